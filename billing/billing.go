@@ -1,0 +1,348 @@
+// Package billing prices requests: the vendor cost of a request's usage
+// from the rate card, the charge to the caller (cost x 1.09), and the hold
+// placed on the caller's balance before the vendor is called.
+//
+// It is pure policy: it reads a ratecard.Card and a gw.Usage and returns
+// gw.Money; the balance, the ledger and the HTTP wiring live elsewhere.
+//
+// Policies, in one place:
+//   - Cost sums each usage bucket times its rate exactly and rounds once,
+//     half up, to the micro-cent. Tokens the optimization layer added are
+//     taken off the uncached input; no bucket is ever negative; reasoning
+//     tokens are part of the output count and not added again; the
+//     long-context tier is chosen by every prompt token the vendor saw,
+//     cached or not, optimizer tokens included.
+//   - The charge is cost x 1.09, rounded half up (gw.Charge, saturating
+//     instead of wrapping for absurd amounts).
+//   - OpenRouter requests cost what the aggregator reports (usage.cost).
+//     When it reports nothing, Price returns ErrCostMissing together with
+//     the fallback quote: the caller is charged the OpenRouter hold (the
+//     amount it already agreed to have held), never silently 0.
+//   - Holds over-estimate on purpose; see HoldAmount.
+package billing
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"math/bits"
+	"strconv"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/ratecard"
+)
+
+// OpenRouter is the prefix of the aggregator, the one vendor priced from
+// its own reported cost rather than from the rate card.
+const OpenRouter = "openrouter"
+
+// HoldBytesPerToken is the ratio HoldAmount uses to estimate prompt tokens
+// from the request body: one token per 3 bytes, rounded up. English text
+// runs about 4 bytes per token and JSON framing adds bytes that are not
+// tokens, so this over-estimates on purpose; CJK text (3 UTF-8 bytes per
+// character, about one token each) comes out close to exact.
+const HoldBytesPerToken = 3
+
+// DefaultOpenRouterHold is the hold for an OpenRouter request when Options
+// sets none: 50 cents.
+const DefaultOpenRouterHold = 50 * gw.Cent
+
+// Errors returned by Price and HoldAmount; test with errors.Is.
+var (
+	// ErrUnknownModel: the model has no rate-card entry. It comes wrapped
+	// in a *gw.Error with CodeInvalidRequest naming the model.
+	ErrUnknownModel = errors.New("model has no rate-card entry")
+	// ErrCostMissing: an OpenRouter answer carried no usage.cost. The
+	// caller logs "cost_missing" and bills the fallback quote returned
+	// with it.
+	ErrCostMissing = errors.New("openrouter reported no cost")
+)
+
+// Options configures a Biller. The zero value is valid.
+type Options struct {
+	// OpenRouterHold is the hold placed for an OpenRouter request, whose
+	// price is unknown until the aggregator reports it, and the charge
+	// when it reports none. Zero means DefaultOpenRouterHold.
+	OpenRouterHold gw.Money
+}
+
+// Validate reports an option out of range.
+func (o Options) Validate() error {
+	if o.OpenRouterHold < 0 {
+		return fmt.Errorf("billing options: negative openrouter hold %d", o.OpenRouterHold)
+	}
+	return nil
+}
+
+// Biller prices requests against one rate card. It is immutable and safe
+// for concurrent use.
+type Biller struct {
+	card           *ratecard.Card
+	openRouterHold gw.Money
+}
+
+// New returns a Biller for card (nil: an empty card, so only OpenRouter is
+// priced). Zero or invalid options take their defaults; call
+// Options.Validate first to reject them instead.
+func New(card *ratecard.Card, opts Options) *Biller {
+	if card == nil {
+		card = &ratecard.Card{}
+	}
+	b := &Biller{card: card, openRouterHold: opts.OpenRouterHold}
+	if b.openRouterHold <= 0 {
+		b.openRouterHold = DefaultOpenRouterHold
+	}
+	return b
+}
+
+// Card returns the rate card b prices from.
+func (b *Biller) Card() *ratecard.Card { return b.card }
+
+// Quote is the price of one request: the vendor cost, the charge to the
+// caller, and a note for the log when a policy other than the plain rate
+// applied (a long-context tier, the OpenRouter reported cost or its
+// fallback).
+type Quote struct {
+	Cost, Charge gw.Money
+	Note         string
+}
+
+// Known reports whether vendor's model can be priced: it has a rate-card
+// entry, or the vendor is OpenRouter. The caller answers an unknown model
+// with 400 naming it.
+func (b *Biller) Known(vendor, model string) bool {
+	if vendor == OpenRouter {
+		return true
+	}
+	_, ok := b.card.Lookup(vendor, model)
+	return ok
+}
+
+// Price returns the cost and charge of a request with usage u.
+//
+// OpenRouter is priced from u.ReportedCost. Without one Price returns
+// ErrCostMissing together with the fallback quote (no known cost, the
+// OpenRouter hold as the charge), which the caller bills after logging
+// "cost_missing". Any other vendor is priced by Cost from the rate card;
+// an unknown model is a *gw.Error (CodeInvalidRequest) wrapping
+// ErrUnknownModel.
+func (b *Biller) Price(vendor, model string, u gw.Usage) (Quote, error) {
+	if vendor == OpenRouter {
+		if !u.HasReportedCost {
+			return Quote{Charge: b.openRouterHold, Note: "cost_missing: charged the openrouter hold"},
+				fmt.Errorf("price %s/%s: %w", vendor, model, ErrCostMissing)
+		}
+		if u.ReportedCost < 0 {
+			return Quote{}, fmt.Errorf("price %s/%s: negative reported cost %d", vendor, model, u.ReportedCost)
+		}
+		return Quote{Cost: u.ReportedCost, Charge: charge(u.ReportedCost), Note: "openrouter reported cost"}, nil
+	}
+	m, err := b.lookup(vendor, model)
+	if err != nil {
+		return Quote{}, err
+	}
+	t := buckets(u)
+	prompt := t.prompt()
+	cost := priced(m, prompt, t)
+	q := Quote{Cost: cost, Charge: charge(cost)}
+	if i := m.TierIndex(prompt); i > 0 {
+		q.Note = "long-context price: prompt above " + strconv.FormatInt(m.Tiers[i-1].AbovePromptTokens, 10) + " tokens"
+	}
+	return q, nil
+}
+
+// HoldAmount returns the amount to hold on the caller's balance before a
+// request of bodyBytes bytes that may generate up to maxOutput tokens.
+//
+// The prompt is estimated at one token per HoldBytesPerToken bytes,
+// rounded up and capped at the model's context window; it is priced at the
+// highest of the input and cache-write rates (the gateway may write the
+// prompt to a cache) of the tier that size falls in. maxOutput is the
+// request's max tokens; zero or less, or more than the model's
+// MaxOutputTokens, means MaxOutputTokens. The sum is marked up like a
+// charge. OpenRouter requests hold Options.OpenRouterHold.
+func (b *Biller) HoldAmount(vendor, model string, bodyBytes int, maxOutput int64) (gw.Money, error) {
+	if vendor == OpenRouter {
+		return b.openRouterHold, nil
+	}
+	m, err := b.lookup(vendor, model)
+	if err != nil {
+		return 0, err
+	}
+	n := int64(max(bodyBytes, 0))
+	in := n / HoldBytesPerToken
+	if n%HoldBytesPerToken != 0 {
+		in++
+	}
+	if m.ContextWindow > 0 {
+		in = min(in, m.ContextWindow)
+	}
+	if maxOutput <= 0 || maxOutput > m.MaxOutputTokens {
+		maxOutput = m.MaxOutputTokens
+	}
+	// Put the whole prompt in the dearest of the buckets it may land in.
+	p := m.PriceFor(in).Resolved()
+	t := tokens{output: maxOutput}
+	switch {
+	case p.CacheWrite1h.Cmp(p.Input) > 0 && p.CacheWrite1h.Cmp(p.CacheWrite5m) >= 0:
+		t.write1h = in
+	case p.CacheWrite5m.Cmp(p.Input) > 0:
+		t.write5m = in
+	default:
+		t.input = in
+	}
+	return charge(priced(m, in, t)), nil
+}
+
+func (b *Biller) lookup(vendor, model string) (*ratecard.Model, error) {
+	m, ok := b.card.Lookup(vendor, model)
+	if !ok {
+		return nil, &gw.Error{
+			Code:    gw.CodeInvalidRequest,
+			Message: fmt.Sprintf("model %q is not priced: it has no rate-card entry", vendor+"/"+model),
+			Err:     ErrUnknownModel,
+		}
+	}
+	return m, nil
+}
+
+// Cost returns the vendor cost of usage u on model m, exactly, rounded
+// once half up to the micro-cent: the uncached input (InputTokens minus
+// OptimizerTokens, never below zero) at the input rate, CacheReadTokens at
+// the cached rate, CacheWrite5mTokens and CacheWrite1hTokens at the write
+// rates and OutputTokens at the output rate (ReasoningTokens are part of
+// OutputTokens and not added again), summed exactly, with the tier chosen
+// by u.PromptTokens(). Negative counts count as zero. A cost beyond
+// gw.Money's range saturates at math.MaxInt64 rather than wrap.
+func Cost(m *ratecard.Model, u gw.Usage) gw.Money {
+	t := buckets(u)
+	return priced(m, t.prompt(), t)
+}
+
+// priced returns t at m's rates for a prompt of promptTokens, exactly,
+// rounded once half up.
+func priced(m *ratecard.Model, promptTokens int64, t tokens) gw.Money {
+	r, ok := m.RatesFor(promptTokens)
+	if !ok {
+		return costRat(m.PriceFor(promptTokens).Resolved(), t)
+	}
+	var sum acc
+	sum.addMul(t.input, r.Input)
+	sum.addMul(t.cacheRead, r.CachedInput)
+	sum.addMul(t.write5m, r.CacheWrite5m)
+	sum.addMul(t.write1h, r.CacheWrite1h)
+	sum.addMul(t.output, r.Output)
+	return sum.money()
+}
+
+// tokens are the billed buckets of a usage, none negative.
+type tokens struct {
+	input, cacheRead, write5m, write1h, output int64
+	// optimizer is the part of the prompt the optimization layer added,
+	// already taken off input; it still counts toward the tier.
+	optimizer int64
+}
+
+func buckets(u gw.Usage) tokens {
+	in := max(u.InputTokens, 0)
+	opt := min(max(u.OptimizerTokens, 0), in)
+	return tokens{
+		input:     in - opt,
+		cacheRead: max(u.CacheReadTokens, 0),
+		write5m:   max(u.CacheWrite5mTokens, 0),
+		write1h:   max(u.CacheWrite1hTokens, 0),
+		output:    max(u.OutputTokens, 0),
+		optimizer: opt,
+	}
+}
+
+// prompt returns every prompt token the vendor saw (u.PromptTokens() with
+// negative buckets as zero), saturating instead of overflowing.
+func (t tokens) prompt() int64 {
+	var s int64
+	for _, n := range []int64{t.input, t.optimizer, t.cacheRead, t.write5m, t.write1h} {
+		if s > math.MaxInt64-n {
+			return math.MaxInt64
+		}
+		s += n
+	}
+	return s
+}
+
+// acc is an unsigned 128-bit sum of tokens x rate products, in 1e-6
+// micro-cents. Token counts are below 2^63 and rates below 2^47
+// (ratecard.MaxPrice x ratecard.RateScale), so each product is below
+// 2^110 and a handful of them cannot overflow.
+type acc struct{ hi, lo uint64 }
+
+func (a *acc) addMul(n, rate int64) {
+	hi, lo := bits.Mul64(uint64(n), uint64(rate))
+	var c uint64
+	a.lo, c = bits.Add64(a.lo, lo, 0)
+	a.hi += hi + c
+}
+
+// money divides the sum by 1e6, rounding half up, saturating at
+// math.MaxInt64.
+func (a acc) money() gw.Money {
+	const div = ratecard.RateScale / 100 // 1e-6 micro-cents per micro-cent
+	if a.hi >= div {
+		return math.MaxInt64
+	}
+	q, r := bits.Div64(a.hi, a.lo, div)
+	if 2*r >= div {
+		q++
+	}
+	if q > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return gw.Money(q)
+}
+
+// costRat is Cost for prices that do not scale to integers: the same sum
+// in big.Rat.
+func costRat(p ratecard.Price, t tokens) gw.Money {
+	sum := new(big.Rat)
+	term := new(big.Rat)
+	for _, b := range []struct {
+		n    int64
+		rate *big.Rat
+	}{
+		{t.input, p.Input}, {t.cacheRead, p.CachedInput}, {t.write5m, p.CacheWrite5m},
+		{t.write1h, p.CacheWrite1h}, {t.output, p.Output},
+	} {
+		if b.n == 0 {
+			continue
+		}
+		sum.Add(sum, term.Mul(b.rate, term.SetInt64(b.n)))
+	}
+	return ratMoney(sum.Quo(sum, big.NewRat(1_000_000, 1)))
+}
+
+// ratMoney converts a non-negative exact USD amount to Money, rounding
+// half up once (gw.RatToMoney) and saturating at math.MaxInt64.
+func ratMoney(usd *big.Rat) gw.Money {
+	if usd.Cmp(big.NewRat(math.MaxInt64/int64(gw.USD), 1)) >= 0 {
+		return math.MaxInt64
+	}
+	return gw.RatToMoney(usd)
+}
+
+// charge is gw.Charge (cost x 1.09, half up) for a non-negative cost,
+// computed in int64 without gw.Charge's big.Int allocations; a cost whose
+// product with 109 would overflow int64 (gw.Charge wraps there, above
+// about 846 million dollars) takes a big.Int path and saturates at
+// math.MaxInt64. TestChargeMatchesGW holds it to gw.Charge.
+func charge(cost gw.Money) gw.Money {
+	if cost <= (math.MaxInt64-gw.MarkupDen/2)/gw.MarkupNum {
+		return (cost*gw.MarkupNum + gw.MarkupDen/2) / gw.MarkupDen
+	}
+	n := new(big.Int).Mul(big.NewInt(int64(cost)), big.NewInt(gw.MarkupNum))
+	n.Add(n, big.NewInt(gw.MarkupDen/2))
+	n.Quo(n, big.NewInt(gw.MarkupDen))
+	if !n.IsInt64() {
+		return math.MaxInt64
+	}
+	return gw.Money(n.Int64())
+}

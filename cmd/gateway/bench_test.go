@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/fakevendor"
+	"github.com/gwlabs/gateway/route"
+)
+
+// The benchmarks here measure the gateway against a baseline in the same
+// process:
+//
+//	BenchmarkPassThrough/direct    a client calling the fake vendor itself
+//	BenchmarkPassThrough/gateway   the same call through the gateway (auth,
+//	                               routing, guard, limits, hold, settle on SQLite)
+//	BenchmarkSettled/<store>/{nobilling,billing}
+//	                               requests through the full path with billing
+//	                               off (baseline) and on, per store
+//
+// Compare ns/op and allocs/op between the pairs (benchstat works on the
+// output). Run: go test -run '^$' -bench . -benchmem ./cmd/gateway/
+
+type benchEnv struct {
+	url  string
+	key  string
+	body []byte
+	path string
+	hdr  http.Header
+}
+
+func benchClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}}
+}
+
+func startBenchGateway(b *testing.B, dbURL string, billingOn bool) (*Main, *fakevendor.Server, string) {
+	b.Helper()
+	fake, err := fakevendor.Start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { fake.Close() })
+	cfg, _ := envConfig(func(string) string { return "" })
+	cfg.Addr = "127.0.0.1:0"
+	cfg.DatabaseURL = dbURL
+	cfg.RPM, cfg.TPM = 0, 0
+	for _, v := range route.Vendors() {
+		cfg.Vendors[v] = VendorConfig{BaseURL: fake.BaseURL(v), APIKey: fake.APIKey(v)}
+	}
+	m := &Main{Config: cfg, noBilling: !billingOn}
+	if err := m.Open(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- m.Serve() }()
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = m.Shutdown(ctx)
+		<-done
+		_ = m.Close()
+	})
+	secret, _, err := createKey(context.Background(), m.Store(), fmt.Sprintf("bench-%d", time.Now().UnixNano()), 1_000_000*gw.USD)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m, fake, secret
+}
+
+func runBench(b *testing.B, e benchEnv) {
+	client := benchClient()
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest(http.MethodPost, e.url+e.path, bytes.NewReader(e.body))
+			req.Header = e.hdr.Clone()
+			if e.key != "" {
+				req.Header.Set("Authorization", "Bearer "+e.key)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+}
+
+func BenchmarkPassThrough(b *testing.B) {
+	for _, stream := range []bool{false, true} {
+		name := "nonstream"
+		if stream {
+			name = "stream"
+		}
+		b.Run(name, func(b *testing.B) {
+			m, fake, key := startBenchGateway(b, filepath.Join(b.TempDir(), "bench.db"), true)
+			_ = m
+			hdr := http.Header{"Content-Type": {"application/json"}}
+			model := nativeModels["openai"]
+			extra := ""
+			if stream {
+				// The caller asks for usage itself, so both runs send the
+				// vendor the same body.
+				extra = `,"stream_options":{"include_usage":true}`
+			}
+			b.Run("direct", func(b *testing.B) {
+				h := hdr.Clone()
+				h.Set("Authorization", "Bearer "+fake.APIKey("openai"))
+				runBench(b, benchEnv{url: fake.BaseURL("openai"), path: "/chat/completions", body: chatBody(model, "Say hello.", stream, extra), hdr: h})
+			})
+			b.Run("gateway", func(b *testing.B) {
+				runBench(b, benchEnv{url: "http://" + m.Addr(), path: "/v1/chat/completions", key: key, body: chatBody("openai/"+model, "Say hello.", stream, extra), hdr: hdr})
+			})
+		})
+	}
+}
+
+func BenchmarkSettled(b *testing.B) {
+	stores := map[string]func(b *testing.B) string{
+		"sqlite": func(b *testing.B) string { return filepath.Join(b.TempDir(), "bench.db") },
+	}
+	if u := os.Getenv("GATEWAY_TEST_POSTGRES_URL"); u != "" {
+		stores["postgres"] = func(b *testing.B) string { return u }
+	}
+	for _, name := range []string{"sqlite", "postgres"} {
+		open, ok := stores[name]
+		if !ok {
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
+			for _, billingOn := range []bool{false, true} {
+				mode := "nobilling"
+				if billingOn {
+					mode = "billing"
+				}
+				b.Run(mode, func(b *testing.B) {
+					m, _, key := startBenchGateway(b, open(b), billingOn)
+					runBench(b, benchEnv{url: "http://" + m.Addr(), path: "/v1/chat/completions", key: key,
+						body: chatBody("openai/"+nativeModels["openai"], "Say hello.", false, ""), hdr: http.Header{"Content-Type": {"application/json"}}})
+					if billingOn {
+						assertLedger(b, m)
+					}
+				})
+			}
+		})
+	}
+}
+
+// assertLedger checks the balance identity after a billed run.
+func assertLedger(b *testing.B, m *Main) {
+	b.Helper()
+	keys, err := m.Store().Keys(context.Background())
+	if err != nil || len(keys) == 0 {
+		b.Fatal("no keys", err)
+	}
+	for _, k := range keys {
+		if !strings.HasPrefix(k.AccountName, "bench-") {
+			continue
+		}
+		bal, err := m.Store().Balance(context.Background(), k.AccountID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if bal.Balance != bal.TopUps-bal.Charged || bal.Held != 0 {
+			b.Fatalf("balance identity broken: %+v", bal)
+		}
+	}
+}

@@ -1,0 +1,469 @@
+// Command guardtrain trains the prompt-attack guard's model and measures
+// it with cross-validation grouped by collection.
+//
+// Usage:
+//
+//	go run ./cmd/guardtrain -data PATH/dev.jsonl -cv -out guard/model.json
+//
+// The data file holds one JSON object per line: {"text", "label"
+// ("attack" or "benign"), "kind", "source"}. Only rows whose source
+// licence allows shipping weights trained on them (see allowedSources)
+// are used for training; every row is used for evaluation.
+//
+// With -cv, every collection is held out in turn: a model is trained on
+// the allowed rows of all other collections and scores the held-out
+// collection's rows, so no fold trains and tests on the same collection.
+// The threshold is then chosen on those out-of-fold scores so that the
+// false-positive rate on benign rows is at most -fpr, and per-fold and
+// per-kind precision, recall and false-positive rate are printed. The
+// final model (trained on all allowed rows) stores that threshold.
+// Everything is deterministic for a given -seed.
+package main
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gwlabs/gateway/guard"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "guardtrain:", err)
+		os.Exit(1)
+	}
+}
+
+type row struct {
+	Text   string `json:"text"`
+	Label  string `json:"label"`
+	Kind   string `json:"kind"`
+	Source string `json:"source"`
+}
+
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("guardtrain", flag.ContinueOnError)
+	data := fs.String("data", "", "labelled JSONL file (required)")
+	out := fs.String("out", "", "write the trained model here (e.g. guard/model.json)")
+	cv := fs.Bool("cv", false, "run leave-one-collection-out cross-validation and set the threshold from it")
+	fpr := fs.Float64("fpr", 0.01, "target false-positive rate on benign rows for the threshold")
+	threshold := fs.Float64("threshold", 0, "threshold to store instead of the CV one (0: from -cv, else 0.5)")
+	seed := fs.Uint64("seed", 1, "random seed (shuffling and augmentation)")
+	epochs := fs.Int("epochs", 12, "training epochs")
+	workers := fs.Int("workers", 2, "folds trained in parallel")
+	dump := fs.String("dump", "", "with -cv: write out-of-fold scores as JSONL here")
+	l2s := fs.Float64("l2sparse", 0, "L2 penalty on hashed weights (0: default)")
+	l2d := fs.Float64("l2dense", 0, "L2 penalty on concept weights (0: default)")
+	lr := fs.Float64("lr", 0, "learning rate (0: default)")
+	exclude := fs.String("exclude", "", "leave this collection out of the final model's training (for inspection)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *data == "" {
+		return errors.New("-data is required")
+	}
+	rows, err := load(*data)
+	if err != nil {
+		return err
+	}
+	opt := guard.TrainOptions{Epochs: *epochs, Seed: *seed, L2Sparse: *l2s, L2Dense: *l2d, LearningRate: *lr}
+
+	thr := *threshold
+	if *cv {
+		t, err := crossValidate(rows, opt, *fpr, *workers, *dump, stdout)
+		if err != nil {
+			return err
+		}
+		if thr == 0 {
+			thr = t
+		}
+	}
+	if *out == "" {
+		return nil
+	}
+	if thr == 0 {
+		thr = 0.5
+	}
+	train := trainingSet(rows, map[string]bool{*exclude: *exclude != ""}, *seed)
+	opt.Threshold = thr
+	opt.Meta = fmt.Sprintf("trained by guardtrain on %d examples (allowed-licence rows, hand-written examples and obfuscated variants); seed %d, %d epochs; threshold %.4f", len(train), *seed, *epochs, thr)
+	m, err := guard.Train(train, opt)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode model: %w", err)
+	}
+	if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write model: %w", err)
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d bytes), threshold %.4f\n", *out, len(b)+1, thr)
+	return nil
+}
+
+func load(path string) ([]row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open data: %w", err)
+	}
+	defer f.Close()
+	var rows []row
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var r row
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if r.Label != "attack" && r.Label != "benign" {
+			return nil, fmt.Errorf("line %d: label %q", n, r.Label)
+		}
+		rows = append(rows, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read data: %w", err)
+	}
+	return rows, nil
+}
+
+// allowedSources are the source prefixes whose licence allows shipping
+// weights trained on them (MIT, Apache-2.0, CC0, CC-BY(-SA)). Everything
+// else (non-commercial, GPL, no licence, licence not checked) is used
+// for evaluation only.
+func allowedSources() []string {
+	return []string{
+		"yunwei37/satml-llmail-injection:",                                         // MIT (verbatim copy of an MIT data file)
+		"Parapet-Tech/parapet:schema/eval/opensource_deepset_",                     // deepset/prompt-injections, Apache-2.0
+		"Parapet-Tech/parapet:schema/eval/opensource_gandalf_attacks.yaml",         // Lakera gandalf_ignore_instructions, MIT
+		"Parapet-Tech/parapet:schema/eval/opensource_mosscap_attacks.yaml",         // Lakera mosscap_prompt_injection, MIT
+		"Parapet-Tech/parapet:schema/eval/l1_holdout.yaml#ultrachat",               // MIT
+		"Parapet-Tech/parapet:schema/eval/l1_holdout.yaml#awesome-chatgpt-prompts", // CC0
+		"Giskard-AI/prompt-injections:",                                            // MIT
+		"microsoft/BIPIA:",                                                         // MIT (embedded CC-BY-SA text)
+		"yizhongw/self-instruct:",                                                  // Apache-2.0
+		"tatsu-lab/stanford_alpaca:",                                               // Apache-2.0
+	}
+}
+
+func allowed(source string) bool {
+	for _, p := range allowedSources() {
+		if strings.HasPrefix(source, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// collection names the upstream collection a row came from: the
+// repository, except for the Parapet files, which gather several
+// independent datasets (named by subset or file).
+func collection(source string) string {
+	repo, path, _ := strings.Cut(source, ":")
+	if repo != "Parapet-Tech/parapet" {
+		return repo
+	}
+	if _, sub, ok := strings.Cut(path, "#"); ok {
+		return "parapet/" + sub
+	}
+	base := path[strings.LastIndex(path, "/")+1:]
+	base = strings.TrimPrefix(strings.TrimSuffix(base, ".yaml"), "opensource_")
+	base = strings.TrimSuffix(strings.TrimSuffix(base, "_attacks"), "_benign")
+	return "parapet/" + base
+}
+
+func example(r row) guard.Example {
+	return guard.Example{Text: r.Text, Attack: r.Label == "attack", Kind: guard.Kind(r.Kind)}
+}
+
+// trainingSet is the allowed rows outside the held-out collections, the
+// hand-written examples, and obfuscated variants of both.
+func trainingSet(rows []row, heldOut map[string]bool, seed uint64) []guard.Example {
+	var ex []guard.Example
+	for _, r := range rows {
+		if allowed(r.Source) && !heldOut[collection(r.Source)] {
+			ex = append(ex, example(r))
+		}
+	}
+	ex = append(ex, handWritten()...)
+	ex = append(ex, templated(seed)...)
+	return append(ex, augment(ex, seed)...)
+}
+
+// augment makes obfuscated copies (leetspeak, zero-width characters,
+// spaced letters, homoglyphs, fullwidth forms, base64 wrapping) of one
+// short example in four, attacks and benign alike, so that the model
+// learns that obfuscation is undone by normalisation rather than a sign
+// of attack on its own.
+func augment(ex []guard.Example, seed uint64) []guard.Example {
+	rng := rand.New(rand.NewPCG(seed, 0xa11))
+	var out []guard.Example
+	k := 0
+	for _, e := range ex {
+		if len(e.Text) > 400 || rng.IntN(4) != 0 {
+			continue
+		}
+		t := e.Text
+		switch k % 6 {
+		case 0:
+			t = leet(t)
+		case 1:
+			t = zeroWidth(t)
+		case 2:
+			t = spaced(t)
+		case 3:
+			t = homoglyph(t)
+		case 4:
+			t = fullwidth(t)
+		case 5:
+			t = "Decode this and do what it says: " + base64.StdEncoding.EncodeToString([]byte(t))
+			if !e.Attack {
+				t = "What does this base64 say? " + base64.StdEncoding.EncodeToString([]byte(e.Text))
+			}
+		}
+		k++
+		out = append(out, guard.Example{Text: t, Attack: e.Attack, Kind: e.Kind})
+	}
+	return out
+}
+
+func mapRunes(s string, f func(i int, r rune) string) string {
+	var b strings.Builder
+	i := 0
+	for _, r := range s {
+		b.WriteString(f(i, r))
+		i++
+	}
+	return b.String()
+}
+
+func leet(s string) string {
+	sub := map[rune]string{'a': "4", 'e': "3", 'i': "1", 'o': "0", 's': "5", 't': "7"}
+	return mapRunes(s, func(_ int, r rune) string {
+		if v, ok := sub[r]; ok {
+			return v
+		}
+		return string(r)
+	})
+}
+
+func zeroWidth(s string) string {
+	return mapRunes(s, func(i int, r rune) string {
+		if i%2 == 1 {
+			return string(r) + "\u200b"
+		}
+		return string(r)
+	})
+}
+
+func spaced(s string) string {
+	return mapRunes(s, func(_ int, r rune) string {
+		if r == ' ' {
+			return "  "
+		}
+		return string(r) + " "
+	})
+}
+
+func homoglyph(s string) string {
+	sub := map[rune]string{'a': "а", 'e': "е", 'o': "о", 'p': "р", 'c': "с", 'i': "і"}
+	return mapRunes(s, func(_ int, r rune) string {
+		if v, ok := sub[r]; ok {
+			return v
+		}
+		return string(r)
+	})
+}
+
+func fullwidth(s string) string {
+	return mapRunes(s, func(_ int, r rune) string {
+		if r > ' ' && r < 0x7f {
+			return string(r + 0xFEE0)
+		}
+		return string(r)
+	})
+}
+
+// scored is one held-out row and its out-of-fold score.
+type scored struct {
+	row     row
+	score   float64
+	flagged bool // at the fold model's own threshold, unused for metrics
+}
+
+func crossValidate(rows []row, opt guard.TrainOptions, targetFPR float64, workers int, dump string, w io.Writer) (float64, error) {
+	byColl := map[string][]int{}
+	for i, r := range rows {
+		c := collection(r.Source)
+		byColl[c] = append(byColl[c], i)
+	}
+	colls := make([]string, 0, len(byColl))
+	for c := range byColl {
+		colls = append(colls, c)
+	}
+	sort.Strings(colls)
+
+	scores := make([]float64, len(rows))
+	errs := make([]error, len(colls))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, workers))
+	for ci, c := range colls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			train := trainingSet(rows, map[string]bool{c: true}, opt.Seed)
+			m, err := guard.Train(train, opt)
+			if err != nil {
+				errs[ci] = fmt.Errorf("fold %s: %w", c, err)
+				return
+			}
+			g, err := guard.NewWithModel(m, guard.Config{})
+			if err != nil {
+				errs[ci] = fmt.Errorf("fold %s: %w", c, err)
+				return
+			}
+			for _, i := range byColl[c] {
+				scores[i] = g.Check([]guard.Segment{{Source: guard.SourceUser, Text: rows[i].Text}}).Score
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+
+	if dump != "" {
+		if err := dumpScores(dump, rows, scores); err != nil {
+			return 0, err
+		}
+	}
+	thr := pickThreshold(rows, scores, targetFPR)
+	fmt.Fprintf(w, "leave-one-collection-out CV, %d folds, threshold %.4f (target FPR %.3f)\n\n", len(colls), thr, targetFPR)
+	fmt.Fprintf(w, "%-42s %-8s %7s %7s %7s %7s\n", "held-out collection", "trained?", "attacks", "recall", "benign", "fpr")
+	for _, c := range colls {
+		var na, ta, nb, fb int
+		for _, i := range byColl[c] {
+			f := scores[i] >= thr
+			if rows[i].Label == "attack" {
+				na++
+				if f {
+					ta++
+				}
+			} else {
+				nb++
+				if f {
+					fb++
+				}
+			}
+		}
+		tr := "eval"
+		if allowed(rows[byColl[c][0]].Source) {
+			tr = "train"
+		}
+		fmt.Fprintf(w, "%-42s %-8s %7d %7s %7d %7s\n", c, tr, na, ratio(ta, na), nb, ratio(fb, nb))
+	}
+	fmt.Fprintln(w)
+	report(w, "all rows (each row as user text)", rows, scores, thr, func(row) bool { return true })
+	report(w, "without the benign system prompts (Tensor Trust defences)", rows, scores, thr, func(r row) bool {
+		return !strings.Contains(r.Source, "#pre_prompt+post_prompt")
+	})
+	report(w, "rows never trained on in any fold (licence-restricted collections)", rows, scores, thr, func(r row) bool {
+		return !allowed(r.Source)
+	})
+	return thr, nil
+}
+
+// pickThreshold returns the lowest threshold, rounded up to 1e-4, whose
+// false-positive rate on benign rows is at most target.
+func pickThreshold(rows []row, scores []float64, target float64) float64 {
+	var ben []float64
+	for i, r := range rows {
+		if r.Label == "benign" {
+			ben = append(ben, scores[i])
+		}
+	}
+	sort.Sort(sort.Reverse(sort.Float64Slice(ben)))
+	k := int(math.Floor(target * float64(len(ben))))
+	if k >= len(ben) {
+		return 0.5
+	}
+	t := math.Ceil((ben[k]+1e-9)*1e4) / 1e4
+	return math.Min(math.Max(t, 0.05), 0.995)
+}
+
+func ratio(a, b int) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", float64(a)/float64(b))
+}
+
+// report prints overall and per-kind precision, recall and FPR. Per kind:
+// recall over that kind's attacks; FPR over all benign rows (the same for
+// every kind); precision = that kind's flagged attacks over those plus all
+// flagged benign rows, as if the kind were the only attack present.
+func report(w io.Writer, title string, rows []row, scores []float64, thr float64, keep func(row) bool) {
+	var tp, fn, fp, tn int
+	kinds := []string{"extraction", "jailbreak", "injection"}
+	ktp := map[string]int{}
+	kn := map[string]int{}
+	for i, r := range rows {
+		if !keep(r) {
+			continue
+		}
+		f := scores[i] >= thr
+		if r.Label == "attack" {
+			kn[r.Kind]++
+			if f {
+				tp++
+				ktp[r.Kind]++
+			} else {
+				fn++
+			}
+		} else if f {
+			fp++
+		} else {
+			tn++
+		}
+	}
+	fmt.Fprintf(w, "%s: threshold %.4f\n", title, thr)
+	fmt.Fprintf(w, "  %-11s %6s %9s %7s %7s\n", "kind", "rows", "precision", "recall", "fpr")
+	fmt.Fprintf(w, "  %-11s %6d %9s %7s %7s\n", "all", tp+fn+fp+tn, ratio(tp, tp+fp), ratio(tp, tp+fn), ratio(fp, fp+tn))
+	for _, k := range kinds {
+		fmt.Fprintf(w, "  %-11s %6d %9s %7s %7s\n", k, kn[k], ratio(ktp[k], ktp[k]+fp), ratio(ktp[k], kn[k]), ratio(fp, fp+tn))
+	}
+	fmt.Fprintln(w)
+}
+
+func dumpScores(path string, rows []row, scores []float64) error {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	for i, r := range rows {
+		if err := enc.Encode(struct {
+			row
+			Score float64 `json:"score"`
+		}{r, scores[i]}); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("write scores: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,181 @@
+// Package fakevendor impersonates the gateway's nine upstream vendors on
+// loopback, in their real wire formats, so tests (and "gateway serve
+// --fake-vendors") can exercise every prefix with no vendor keys and no
+// network. One Server serves all vendors from one listener, each under
+// "/<vendor>"; BaseURL gives the base URL to configure for each. Answers
+// are scripted deterministically from the request, and every request is
+// recorded (Requests, WaitCancelled). It imports only the standard library.
+//
+// # Routes and auth
+//
+//	openai      POST /openai/v1/chat/completions           Authorization: Bearer fake-openai-key
+//	together    POST /together/v1/chat/completions         Bearer
+//	fireworks   POST /fireworks/inference/v1/chat/completions  Bearer
+//	groq        POST /groq/openai/v1/chat/completions      Bearer
+//	mistral     POST /mistral/v1/chat/completions          Bearer
+//	deepseek    POST /deepseek/chat/completions (and /deepseek/v1/...)  Bearer
+//	openrouter  POST /openrouter/api/v1/chat/completions   Bearer
+//	anthropic   POST /anthropic/v1/messages                x-api-key, and anthropic-version is required (400 without)
+//	google      POST /google/v1beta/models/{model}:generateContent
+//	            POST /google/v1beta/models/{model}:streamGenerateContent?alt=sse   x-goog-api-key (or ?key=)
+//
+// The expected key is APIKey(vendor) = "fake-<vendor>-key". A wrong or
+// missing key gets the vendor's own answer: 401 with its error body, except
+// Google, which answers a wrong key with 400 INVALID_ARGUMENT (ErrorInfo
+// reason API_KEY_INVALID) and a missing one with 403 PERMISSION_DENIED, as
+// the real API does. A model name containing "missing" gets the vendor's
+// 404 model-not-found error; an OpenRouter model without a "/" gets 400.
+//
+// # Default reply
+//
+// The reply text is DefaultText(vendor, model) = "Hello from <vendor>
+// <model>. This is a deterministic fake reply.", where model is the
+// requested model, which every response echoes. Streams send it one word
+// per content chunk ("Hello", " from", ...). Ids follow each vendor's
+// style (chatcmpl-..., msg_01..., Gemini responseId, gen-... on OpenRouter)
+// and derive from a hash of vendor, model and body, so they are stable.
+//
+// Per-vendor stream details: OpenAI sends a first chunk with role and ""
+// content, an "obfuscation" field on every chunk unless
+// stream_options.include_obfuscation is false, and, only with
+// stream_options.include_usage, "usage":null on every chunk plus a final
+// {"choices":[],"usage":{...}} chunk (DeepSeek and Groq do the same).
+// Groq puts x_groq{id} on the first chunk and x_groq{id,usage} on the
+// finish chunk always. Together ("usage":null on every chunk), Fireworks
+// and Mistral put usage on the finish chunk. OpenRouter starts with a
+// ": OPENROUTER PROCESSING" comment and always sends the usage chunk
+// (with cost). DeepSeek starts with ": keep-alive" comments and, when not
+// streaming, writes blank lines before the JSON body. Anthropic sends
+// message_start, ping, content_block_start/delta/stop per block,
+// message_delta (cumulative usage) and message_stop. Gemini sends "data:"
+// records separated by "\r\n\r\n", usageMetadata on every record, the
+// finishReason on a last record with an empty text part, and no
+// terminator. All C streams end with "data: [DONE]".
+//
+// # Usage formula
+//
+// Let P = PromptTokens(body) = max(1, ceil(len(body)/4)) over the raw
+// request body bytes as received; Tokens(n) = ceil(n/4) for a text of n
+// bytes. Output: T = Tokens(len(reply text)), R = Tokens(len(reasoning
+// text)) (0 without [fake:reasoning]), and per tool call
+// Tokens(len(name)+len(arguments JSON)), summed as U. Output total
+// O = T + U + R.
+//
+//   - C vendors: prompt_tokens = P (cached included), completion_tokens = O
+//     (reasoning included), total_tokens = P + O.
+//   - Anthropic: input_tokens = P - cache_read - cache_write (uncached part
+//     only), output_tokens = O, cache fields always present (0 by default).
+//   - Gemini: promptTokenCount = P (cached included), candidatesTokenCount
+//     = T + U, thoughtsTokenCount = R (omitted when 0), totalTokenCount =
+//     P + T + U + R.
+//   - OpenRouter usage.cost = (P + 2*O) micro-USD as an exact decimal
+//     ($1/M input, $2/M output), or the value of [fake:cost=...].
+//   - DeepSeek prompt_cache_hit_tokens = cache read, miss = P - hit (always).
+//   - OpenAI completion_tokens_details.reasoning_tokens = R (reasoning is
+//     only visible in usage there).
+//
+// # Directives
+//
+// Directives are read from the text of the last user message that has
+// text: C the last "user" message (string content or "text" parts), M the
+// last "user" message (string content or "text" blocks), Gemini the last
+// "user" content's non-thought text parts. Tool results are not user text,
+// so in a tool loop the directives of the user turn that started it still
+// apply. The grammar, any number anywhere in the text:
+//
+//	directive = "[fake:" name [ "=" value ] "]"    value = any characters but "]"
+//
+// An unknown name or a bad value is answered with the vendor's 400 naming
+// the directive. Names:
+//
+//	text=STRING       exact reply text (a tool result reply is overridden too)
+//	tool, tool=N, tools=N
+//	                  reply with N (default 1) parallel tool calls to the
+//	                  declared tools, the first N cycling; arguments from each
+//	                  tool's JSON schema: required properties only, string "x",
+//	                  integer/number 1, boolean true, array [], object
+//	                  recursively, enum its first value, anyOf/oneOf the first
+//	                  branch. Ids: OpenAI-style "call_"+24 base62 (DeepSeek
+//	                  "call_0<i>_..."), Mistral 9 base62, Anthropic
+//	                  "toolu_01"+22, Gemini an 8-char "id" plus a
+//	                  thoughtSignature. No text accompanies the calls; finish
+//	                  reason tool_calls / tool_use / STOP. Streams: OpenAI-style
+//	                  first fragment {index,id,type,function{name,arguments:""}}
+//	                  then 3 argument fragments {index,function{arguments}};
+//	                  Mistral one whole call per chunk; Anthropic tool_use with
+//	                  input {} then 3 input_json_delta; Gemini one functionCall
+//	                  part per record. With no tools declared the directive is
+//	                  ignored.
+//	                  When the request ends in tool results (C trailing "tool"
+//	                  messages, M tool_result blocks in the last user message,
+//	                  Gemini functionResponse parts in the last user content),
+//	                  the reply is "Tool said: " + the results joined by " | "
+//	                  (a Gemini response object with a single string field
+//	                  contributes that string, else its compact JSON).
+//	reasoning         add reasoning text ReasoningText(model), one word per
+//	                  chunk: Anthropic thinking block with signature (stream:
+//	                  thinking_delta then signature_delta), DeepSeek and
+//	                  Fireworks reasoning_content, Groq/Together/OpenRouter
+//	                  "reasoning" (OpenRouter also reasoning_details), Mistral
+//	                  array content with a "thinking" chunk, Gemini
+//	                  thought:true parts; OpenAI only reasoning_tokens in usage.
+//	cache, cache=READ[/WRITE5M[/WRITE1H]]
+//	                  report prompt caching: default READ = P/2, WRITE5M =
+//	                  P/4, WRITE1H = 0 (clamped so the sum never exceeds P).
+//	                  Anthropic cache_read_input_tokens = READ,
+//	                  cache_creation_input_tokens = WRITE5M+WRITE1H with
+//	                  cache_creation{ephemeral_5m,ephemeral_1h}; OpenAI and
+//	                  OpenRouter prompt_tokens_details.cached_tokens = READ and
+//	                  cache_write_tokens = writes (when > 0); DeepSeek hit =
+//	                  READ; Gemini cachedContentTokenCount = READ; Groq and
+//	                  Fireworks prompt_tokens_details.cached_tokens = READ.
+//	                  Together and Mistral report no cache fields.
+//	stop=REASON       force the finish reason. Generic names map to the
+//	                  vendor's own: length|max_tokens, content_filter|refusal,
+//	                  stop|end_turn, stop_sequence (Anthropic echoes the
+//	                  request's first stop sequence, or "STOP"), tool_calls|
+//	                  tool_use, eos (Together "eos", others "stop"); any other
+//	                  value is sent verbatim (e.g. model_length, pause_turn,
+//	                  RECITATION).
+//	status=NNN        answer HTTP NNN with the vendor's error body (OpenAI-style
+//	                  nested error{message,type,param,code}; Anthropic
+//	                  {"type":"error","error":{type,message},"request_id"},
+//	                  529 overloaded_error; Gemini google.rpc error with
+//	                  RetryInfo on 429; Mistral top-level {"object":"error"};
+//	                  OpenRouter {"error":{code,message,metadata}}). A 429
+//	                  carries retry-after (not on Google).
+//	retry=SECONDS     retry-after / retryDelay value, default 2.
+//	fail-first=N      the first N calls answer fail-status (default 503) with
+//	                  the vendor's error body, later ones proceed. Calls are
+//	                  counted per vendor and per exact sequence of directives
+//	                  in the message; Reset clears the counters.
+//	fail-status=NNN   status used by fail-first.
+//	slow=DURATION     wait before the status line (Go duration, "300ms");
+//	                  gives up when the client goes away.
+//	delay=DURATION    wait between stream frames.
+//	hang              never answer; the call is recorded Cancelled when the
+//	                  client goes away or the server closes.
+//	break=N           stream: after N content chunks close the connection
+//	                  abruptly (no terminator, unfinished chunked encoding).
+//	error-after=N     stream: after N content chunks send the vendor's
+//	                  in-stream error and end: Anthropic event: error
+//	                  overloaded_error; OpenAI-compatible data:{"error":{...}};
+//	                  OpenRouter a chunk with error and finish_reason "error"
+//	                  then [DONE]; Groq a chunk with x_groq.error; Gemini a
+//	                  data: record holding only a google.rpc error (503).
+//	malformed         non-stream: 200 with a non-JSON body; stream: a garbage
+//	                  data line after the first content chunk (the stream
+//	                  then continues normally).
+//	chunks=N          split the reply text into N content chunks of nearly
+//	                  equal length instead of one per word.
+//	cost=DECIMAL      OpenRouter usage.cost.
+//
+// Content chunks, counted by break and error-after, are the frames that
+// carry reasoning text, reply text or tool-call payload (for Anthropic the
+// content_block_delta events except signature_delta; for Gemini every
+// record but the last). With N at or beyond the count, the cut comes after
+// the last content chunk; with 0, before the first.
+//
+// Precedence: hang, then slow, then fail-first, then status, then the
+// reply. Authentication and request validation come before all of them.
+package fakevendor

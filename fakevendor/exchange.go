@@ -1,0 +1,248 @@
+package fakevendor
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// exchange is one request being answered.
+type exchange struct {
+	srv    *Server
+	w      http.ResponseWriter
+	r      *http.Request
+	vendor string
+	path   string
+	body   []byte
+
+	status   int  // status sent, 0 before headers
+	complete bool // the whole response was written
+	broken   bool // the fake cut the connection on purpose
+}
+
+// chatPath is the chat completions path under each C vendor's prefix.
+func chatPath(vendor string) string {
+	p, _ := basePath(vendor)
+	return p + "/chat/completions"
+}
+
+func (ex *exchange) serve() {
+	if ex.vendor == "" {
+		ex.writePlain(http.StatusNotFound, "fake vendor: no vendor route for this path")
+		return
+	}
+	c := &call{vendor: ex.vendor, body: ex.body}
+	fam := familyOf(ex.vendor)
+	switch fam {
+	case famChat:
+		if ex.path != chatPath(ex.vendor) && !(ex.vendor == "deepseek" && ex.path == "/v1/chat/completions") {
+			ex.writePlain(http.StatusNotFound, "fake vendor: unknown path")
+			return
+		}
+	case famMessages:
+		if ex.path != "/v1/messages" {
+			ex.writePlain(http.StatusNotFound, "fake vendor: unknown path")
+			return
+		}
+	case famGemini:
+		rest, ok := strings.CutPrefix(ex.path, "/v1beta/models/")
+		i := strings.LastIndexByte(rest, ':')
+		if !ok || i <= 0 {
+			ex.writePlain(http.StatusNotFound, "fake vendor: unknown path")
+			return
+		}
+		c.model = rest[:i]
+		switch rest[i+1:] {
+		case "generateContent":
+		case "streamGenerateContent":
+			if ex.r.URL.Query().Get("alt") != "sse" {
+				ex.writeError(newVendorError(c, ex.vendor, 400, "fake vendor: streamGenerateContent is served only with alt=sse", 0))
+				return
+			}
+			c.stream = true
+		default:
+			ex.writeError(newVendorError(c, ex.vendor, 404, "Method not found.", 0))
+			return
+		}
+	}
+	if ex.r.Method != http.MethodPost {
+		ex.writePlain(http.StatusMethodNotAllowed, "fake vendor: method not allowed")
+		return
+	}
+	if e := ex.checkAuth(); e != nil {
+		ex.writeError(e)
+		return
+	}
+	var err error
+	switch fam {
+	case famChat:
+		err = decodeChat(c)
+	case famMessages:
+		err = decodeMessages(c)
+	case famGemini:
+		err = decodeGemini(c)
+	}
+	c.seed = sha256.Sum256([]byte(c.vendor + "\x00" + c.model + "\x00" + string(c.body)))
+	if err == nil {
+		c.dirs, err = parseDirectives(c.userText)
+		if err != nil {
+			err = bad("fake vendor: %v", err)
+		}
+	}
+	if err != nil {
+		br, _ := err.(*badRequest)
+		ex.writeError(newVendorError(c, ex.vendor, br.status, br.msg, 0))
+		return
+	}
+	if ex.vendor == "openrouter" && !strings.Contains(c.model, "/") {
+		ex.writeError(newVendorError(c, ex.vendor, 400, c.model+" is not a valid model ID", 0))
+		return
+	}
+	if strings.Contains(c.model, "missing") {
+		ex.writeError(modelNotFound(c))
+		return
+	}
+	d := c.dirs
+	ctx := ex.r.Context()
+	if d.hang {
+		ex.wait(ctx, -1)
+		return
+	}
+	if d.slow > 0 && !ex.wait(ctx, d.slow) {
+		return
+	}
+	if d.failFirst > 0 && ex.srv.failFirst(c.vendor+"\x00"+strings.Join(d.raw, ""), d.failFirst) {
+		ex.writeError(newVendorError(c, ex.vendor, d.failStatus, defaultMessage(d.failStatus), d.retry))
+		return
+	}
+	if d.status != 0 {
+		ex.writeError(newVendorError(c, ex.vendor, d.status, defaultMessage(d.status), d.retry))
+		return
+	}
+	r := plan(c)
+	if !c.stream {
+		ex.writeBody(c, r)
+		return
+	}
+	ex.writeStream(ctx, c, streamFrames(c, r), streamError(c, r))
+}
+
+// checkAuth checks the vendor's credentials header.
+func (ex *exchange) checkAuth() *vendorError {
+	h := ex.r.Header
+	want := APIKey(ex.vendor)
+	var got string
+	switch ex.vendor {
+	case "anthropic":
+		got = h.Get("X-Api-Key")
+	case "google":
+		got = h.Get("X-Goog-Api-Key")
+		if got == "" {
+			got = ex.r.URL.Query().Get("key")
+		}
+	default:
+		a := h.Get("Authorization")
+		if t, ok := strings.CutPrefix(a, "Bearer "); ok {
+			got = strings.TrimSpace(t)
+		}
+	}
+	if got != want {
+		return authError(ex.vendor, got == "")
+	}
+	if ex.vendor == "anthropic" && h.Get("Anthropic-Version") == "" {
+		return newVendorError(nil, "anthropic", 400, "anthropic-version: header is required", 0)
+	}
+	return nil
+}
+
+// wait sleeps for d (forever when d < 0) unless the client goes away or the
+// server closes. It reports whether the full time passed.
+func (ex *exchange) wait(ctx context.Context, d time.Duration) bool {
+	var tc <-chan time.Time
+	if d >= 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		tc = t.C
+	}
+	select {
+	case <-tc:
+		return true
+	case <-ctx.Done():
+	case <-ex.srv.done:
+	}
+	return false
+}
+
+func (ex *exchange) writePlain(status int, msg string) {
+	ex.status = status
+	http.Error(ex.w, msg, status)
+	ex.complete = true
+}
+
+func (ex *exchange) writeError(e *vendorError) {
+	h := ex.w.Header()
+	for k, v := range e.header {
+		h[k] = v
+	}
+	ex.setIDHeaders(nil)
+	ex.status = e.status
+	ex.w.WriteHeader(e.status)
+	_, err := ex.w.Write(e.body)
+	ex.complete = err == nil
+}
+
+// setIDHeaders sets the vendor's request-id and rate-limit headers.
+func (ex *exchange) setIDHeaders(c *call) {
+	h := ex.w.Header()
+	var seed [32]byte
+	if c != nil {
+		seed = c.seed
+	}
+	switch ex.vendor {
+	case "anthropic":
+		h.Set("Request-Id", "req_011"+idFrom(seed, "request", 21))
+		h.Set("Anthropic-Ratelimit-Requests-Limit", "4000")
+		h.Set("Anthropic-Ratelimit-Requests-Remaining", "3999")
+		h.Set("Anthropic-Ratelimit-Requests-Reset", "2026-01-01T00:00:01Z")
+	case "openai", "groq", "together", "fireworks":
+		h.Set("X-Request-Id", "req_"+hexFrom(seed, "request", 32))
+		h.Set("X-Ratelimit-Limit-Requests", "10000")
+		h.Set("X-Ratelimit-Remaining-Requests", "9999")
+		h.Set("X-Ratelimit-Reset-Requests", "6ms")
+		if ex.vendor == "openai" {
+			h.Set("Openai-Processing-Ms", "1")
+		}
+	}
+}
+
+// writeBody writes a non-stream answer.
+func (ex *exchange) writeBody(c *call, r *reply) {
+	var body []byte
+	switch familyOf(c.vendor) {
+	case famMessages:
+		body = messagesBody(c, r)
+	case famGemini:
+		body = geminiBody(c, r)
+	default:
+		body = chatBody(c, r)
+	}
+	if c.dirs.malformed {
+		body = []byte("<html><body>upstream hiccup: {\"id\": </body></html>")
+	}
+	h := ex.w.Header()
+	h.Set("Content-Type", "application/json")
+	ex.setIDHeaders(c)
+	ex.status = http.StatusOK
+	ex.w.WriteHeader(http.StatusOK)
+	if c.vendor == "deepseek" {
+		// DeepSeek writes blank keep-alive lines while a request is queued.
+		if _, err := ex.w.Write([]byte("\n\n")); err != nil {
+			return
+		}
+		_ = http.NewResponseController(ex.w).Flush()
+	}
+	_, err := ex.w.Write(body)
+	ex.complete = err == nil
+}

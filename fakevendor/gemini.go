@@ -1,0 +1,93 @@
+package fakevendor
+
+import "encoding/json"
+
+// geminiUsage returns usageMetadata with candidatesTokenCount visible
+// output (text and function calls) and thoughts counted apart.
+func geminiUsage(r *reply, candidates, thoughts int) map[string]any {
+	u := r.usage
+	m := map[string]any{
+		"promptTokenCount":     u.prompt,
+		"candidatesTokenCount": candidates,
+		"totalTokenCount":      u.prompt + candidates + thoughts,
+		"promptTokensDetails":  []any{map[string]any{"modality": "TEXT", "tokenCount": u.prompt}},
+	}
+	if thoughts > 0 {
+		m["thoughtsTokenCount"] = thoughts
+	}
+	if u.cacheRead > 0 {
+		m["cachedContentTokenCount"] = u.cacheRead
+		m["cacheTokensDetails"] = []any{map[string]any{"modality": "TEXT", "tokenCount": u.cacheRead}}
+	}
+	return m
+}
+
+func geminiCallPart(tc toolCall, sig string) map[string]any {
+	return map[string]any{
+		"functionCall":     map[string]any{"id": tc.id, "name": tc.name, "args": toolInput(tc.args)},
+		"thoughtSignature": sig,
+	}
+}
+
+// geminiSignature is the thoughtSignature on a function call part.
+func geminiSignature(c *call, i int) string {
+	return idFrom(c.seed, "thought-signature"+string(rune('0'+i%10)), 48) + "=="
+}
+
+func geminiResponse(c *call, r *reply, parts []any, finish string, usage map[string]any) map[string]any {
+	cand := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
+	if finish != "" {
+		cand["finishReason"] = finish
+	}
+	return map[string]any{"candidates": []any{cand}, "usageMetadata": usage, "modelVersion": c.model, "responseId": r.id}
+}
+
+// geminiBody returns a non-stream generateContent response.
+func geminiBody(c *call, r *reply) []byte {
+	parts := []any{}
+	if r.reasoning != "" {
+		parts = append(parts, map[string]any{"text": r.reasoning, "thought": true})
+	}
+	if r.text != "" {
+		parts = append(parts, map[string]any{"text": r.text})
+	}
+	for i, tc := range r.calls {
+		parts = append(parts, geminiCallPart(tc, geminiSignature(c, i)))
+	}
+	u := r.usage
+	b, _ := json.Marshal(geminiResponse(c, r, parts, r.stop, geminiUsage(r, u.text+u.tool, u.reasoning)))
+	return b
+}
+
+// geminiFrames returns the records of a streamGenerateContent?alt=sse
+// stream: "data: " records separated by "\r\n\r\n", no terminator. The
+// finish reason and final usage ride on the last record.
+func geminiFrames(c *call, r *reply) []frame {
+	type rec struct {
+		parts    []any
+		thoughts int // cumulative
+		cands    int // cumulative
+	}
+	var recs []rec
+	thoughts, cands, text := 0, 0, 0
+	for _, p := range r.reasonPieces {
+		thoughts += len(p)
+		recs = append(recs, rec{parts: []any{map[string]any{"text": p, "thought": true}}, thoughts: Tokens(thoughts)})
+	}
+	for _, p := range r.textPieces {
+		text += len(p)
+		cands = Tokens(text)
+		recs = append(recs, rec{parts: []any{map[string]any{"text": p}}, thoughts: Tokens(thoughts), cands: cands})
+	}
+	for i, tc := range r.calls {
+		cands += Tokens(len(tc.name) + len(tc.args))
+		recs = append(recs, rec{parts: []any{geminiCallPart(tc, geminiSignature(c, i))}, thoughts: Tokens(thoughts), cands: cands})
+	}
+	var fs []frame
+	for _, x := range recs {
+		fs = append(fs, dataFrame(frameContent, geminiResponse(c, r, x.parts, "", geminiUsage(r, x.cands, x.thoughts)), "\r\n\r\n"))
+	}
+	u := r.usage
+	fs = append(fs, dataFrame(frameOther, geminiResponse(c, r, []any{map[string]any{"text": ""}}, r.stop, geminiUsage(r, u.text+u.tool, u.reasoning)), "\r\n\r\n"))
+	return fs
+}

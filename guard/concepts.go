@@ -1,0 +1,169 @@
+package guard
+
+import (
+	"hash/fnv"
+	"strings"
+)
+
+// A concept is a hand-built word class describing what an attack does:
+// verbs that discard rules (IGNORE), words naming the hidden context
+// (INSTR, SECRET, SYSTEM), persona switches (PERSONA, DEVMODE)... The
+// model sees which concepts occur and which ordered pairs of concepts occur
+// close together, with and without a negation just before, so it learns
+// "ignore ... previous ... instructions" as a shape, not as a string.
+const (
+	cIgnore = iota
+	cPrior
+	cInstr
+	cReveal
+	cSecret
+	cSystem
+	cYour
+	cYou
+	cNeg
+	cWithout
+	cPersona
+	cMode
+	cDeveloper
+	cEnabled
+	cNow
+	cPretend
+	cAI
+	cRestrict
+	cNew
+	cSay
+	cObey
+	cAll
+	cAttn
+	cPiece
+	cVerbatim
+	cInject
+	cUser
+	cResponse
+	cHarm
+	cRefuse
+	cStay
+	cDual
+	cFiction
+	cWhat
+	cMe
+	cInstead
+	cFrom
+	cTask
+	numConcepts
+)
+
+// conceptNames are used in verdict reasons.
+func conceptName(c int) string {
+	names := [numConcepts]string{
+		"ignore", "prior", "instructions", "reveal", "secret", "system", "your", "you", "negation",
+		"without", "persona", "mode", "developer", "enabled", "now", "pretend", "ai", "restrictions",
+		"new", "say", "obey", "all", "attention", "piecewise", "verbatim", "inject", "user", "response",
+		"harm", "refusal", "stay", "dual", "fiction", "what", "me", "instead", "from", "task",
+	}
+	if c < 0 || c >= numConcepts {
+		return "?"
+	}
+	return names[c]
+}
+
+// conceptWords lists each concept's words (after normalisation). English
+// first, then a few German, French, Spanish and Italian forms seen in
+// multilingual attacks.
+func conceptWords() [numConcepts]string {
+	return [numConcepts]string{
+		cIgnore:    "ignore ignoring ignored ignores disregard disregarding disregarded forget forgetting forgot forgotten skip override overriding overwrite bypass bypassing neglect dismiss abandon discard scrap drop ditch vergiss vergessen ignoriere ignorieren ignorier olvida olvidar ignora ignorar oublie oubliez ignorez dimentica",
+		cPrior:     "previous previously prior above earlier preceding initial original former foregoing aforementioned past preceeding beforehand first starting vorherigen vorherige bisherigen obigen vorher anteriores anterior precedentes precedenti",
+		cInstr:     "instructions instruction directions directives directive rules rule guidelines guideline commands command prompt prompts programming constraints restrictions guardrails policies orders context configuration config setup briefing anweisungen anweisung instruktionen regeln befehle instrucciones reglas consignes istruzioni",
+		cReveal:    "reveal reveals revealing print printing show tell repeat repeating output display disclose disclosing share spell leak leaking recite dump echo expose provide give type paste copy reproduce return list divulge unveil summarize summarise translate write state verrate zeige zeig sag gib muestra revela dime",
+		cSecret:    "password passwords passphrase passcode secret secrets key keys code codes pin token credentials credential apikey pw pwd passwort kennwort geheimnis contrasena mot",
+		cSystem:    "system hidden internal confidential initial underlying developer pre-prompt preprompt metaprompt meta secret original",
+		cYour:      "your yours yourself deine dein ihre votre tu",
+		cYou:       "you u you're youre you'll you've du sie vous",
+		cNeg:       "not never don't dont do't no cannot can't cant won't wont shouldn't mustn't nor nothing nicht kein keine nie niemals ne pas nunca",
+		cWithout:   "without unrestricted unfiltered uncensored unlimited unbound unbounded unchained limitless unconstrained unmoderated free freed liberated regardless ohne",
+		cPersona:   "dan jailbreak jailbroken jailbreaking amoral immoral unethical evil rogue anarchy antigpt betterdan devmode godmode chaos villain malicious",
+		cMode:      "mode persona character role personality alter ego identity version modus",
+		cDeveloper: "developer developers dev admin administrator god sudo root debug debugging maintenance superuser creator creators engineer operator",
+		cEnabled:   "enabled enable activated activate unlocked unlock engaged switched enter entering entered aktiviert",
+		cNow:       "now henceforth onwards onward hereafter forth jetzt ab",
+		cPretend:   "pretend pretending act acting imagine simulate simulating emulate behave impersonate play playing become roleplay role-play assume embody",
+		cAI:        "ai assistant model chatbot bot gpt chatgpt llm openai claude gemini bard anthropic machine",
+		cRestrict:  "restrictions restricted restriction filters filter filtering censorship censor censored guidelines policies policy limitations limits limit boundaries ethics ethical moral morals morality safety safeguards guardrails constraints principles",
+		cNew:       "new updated different real actual true changed alternative",
+		cSay:       "say says saying respond reply answer output print write type begin start",
+		cObey:      "obey comply follow must always obligated required shall",
+		cAll:       "all every any everything anything whatever entire alle allen",
+		cAttn:      "important attention urgent warning note stop immediately emergency priority wichtig achtung",
+		cPiece:     "letter letters character characters spell spelled backwards reverse reversed reversing acrostic hint hints rhyme riddle encode encoded decode base64 cipher hex binary morse rot13 syllable syllables first last length sentence poem",
+		cVerbatim:  "verbatim exact exactly word-for-word literally full fully entire complete completely unmodified unaltered raw everything",
+		cInject:    "append appended include insert add mention recommend visit click link url http https www email send forward execute run import download install inject redirect subscribe",
+		cUser:      "user users human reader recipient customer",
+		cResponse:  "response responses answer answers reply replies output outputs summary message messages text",
+		cHarm:      "illegal harmful dangerous offensive explicit nsfw violent violence drugs weapons weapon hack hacking malware unethical fuck fucking shit racist sexual swear swearing profanity",
+		cRefuse:    "refuse refusal refusing decline reject deny apologize apologise sorry disclaimer disclaimers warnings censor",
+		cStay:      "stay remain remember break breaking character",
+		cDual:      "two both dual separate paragraphs normal classic alongside",
+		cFiction:   "fictional fiction hypothetical hypothetically story scenario universe world simulation game novel",
+		cWhat:      "what what's whats which how wie was",
+		cMe:        "me us mir moi",
+		cInstead:   "instead rather replace replaced replacing substitute",
+		cFrom:      "from starting beginning begin start",
+		cTask:      "task tasks job goal objective mission purpose function",
+	}
+}
+
+// lexicon maps a normalised word to the bitmask of its concepts.
+type lexicon map[string]uint64
+
+func newLexicon() lexicon {
+	lex := lexicon{}
+	words := conceptWords()
+	for c, list := range words {
+		for _, w := range strings.Fields(list) {
+			lex[w] |= 1 << uint(c)
+		}
+	}
+	return lex
+}
+
+// keyStems are looked for inside long tokens (joined spaced letters,
+// camelCase or concatenated words) to recover the concepts they hide.
+func keyStems() [16]struct {
+	stem string
+	mask uint64
+} {
+	return [16]struct {
+		stem string
+		mask uint64
+	}{
+		{"ignore", 1 << cIgnore}, {"disregard", 1 << cIgnore}, {"forget", 1 << cIgnore},
+		{"previous", 1 << cPrior}, {"instruction", 1 << cInstr}, {"prompt", 1 << cInstr},
+		{"password", 1 << cSecret}, {"secret", 1<<cSecret | 1<<cSystem}, {"reveal", 1 << cReveal},
+		{"system", 1 << cSystem}, {"jailbr", 1 << cPersona}, {"developer", 1 << cDeveloper},
+		{"override", 1 << cIgnore}, {"above", 1 << cPrior}, {"repeat", 1 << cReveal}, {"restrict", 1 << cRestrict},
+	}
+}
+
+// lexiconSignature fingerprints everything the feature extractor depends
+// on, so that a model trained with other features is refused at load.
+func lexiconSignature() string {
+	h := fnv.New64a()
+	words := conceptWords()
+	for _, w := range words {
+		h.Write([]byte(w))
+		h.Write([]byte{0})
+	}
+	for _, k := range keyStems() {
+		h.Write([]byte(k.stem))
+	}
+	h.Write([]byte{featureVersion, bucketBits, pairWindow, negWindow, denseRef})
+	const hexd = "0123456789abcdef"
+	v := h.Sum64()
+	var b [16]byte
+	for i := range b {
+		b[15-i] = hexd[v&15]
+		v >>= 4
+	}
+	return string(b[:])
+}

@@ -1,0 +1,323 @@
+package guard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Kind names the type of attack a verdict found.
+type Kind string
+
+// Kinds of attack.
+const (
+	KindExtraction Kind = "extraction" // asks for the system prompt, hidden instructions or a secret
+	KindJailbreak  Kind = "jailbreak"  // redefines the assistant's rules or persona
+	KindInjection  Kind = "injection"  // hijacks the task, often from inside a document or tool result
+)
+
+// Source says where a segment of text came from.
+type Source int
+
+// Sources. System segments are the operator's own instructions and are
+// never scored; tool results and documents are scored like user text
+// (an injection there is the classic indirect attack).
+const (
+	SourceSystem Source = iota
+	SourceUser
+	SourceAssistant
+	SourceTool // tool results and documents
+)
+
+// String names the source.
+func (s Source) String() string {
+	switch s {
+	case SourceSystem:
+		return "system"
+	case SourceUser:
+		return "user"
+	case SourceAssistant:
+		return "assistant"
+	case SourceTool:
+		return "tool"
+	}
+	return fmt.Sprintf("Source(%d)", int(s))
+}
+
+// Segment is one piece of a request's text and its source.
+type Segment struct {
+	Source Source
+	Text   string
+}
+
+// Verdict is the guard's decision on a whole request. Score is the
+// highest attack score among the scanned segments (0..1); Kind and
+// Reason describe the segment that scored it and are empty when nothing
+// scored above zero.
+type Verdict struct {
+	Flagged bool
+	Kind    Kind
+	Score   float64
+	Reason  string // short, human readable
+}
+
+// Config configures a Guard. The zero value uses the model's defaults.
+type Config struct {
+	// Threshold is the attack score at or above which a request is
+	// flagged, in (0, 1); 0 means the model's default.
+	Threshold float64
+}
+
+// Validate reports whether the configuration is usable.
+func (c Config) Validate() error {
+	if c.Threshold < 0 || c.Threshold >= 1 {
+		return fmt.Errorf("guard threshold %v outside [0, 1)", c.Threshold)
+	}
+	return nil
+}
+
+// Scanning bounds. A segment is scored in windows of windowSize bytes
+// overlapping by windowOverlap, the verdict being the highest window. Up
+// to maxWindows windows are scored per segment; a longer segment is
+// scored on its head, its tail, the windows holding attack cue words, and
+// evenly spaced windows in between.
+const (
+	windowSize    = 6144
+	windowOverlap = 512
+	maxWindows    = 24
+	headTail      = 3
+)
+
+// Guard detects prompt-extraction, jailbreak and injection attempts. It
+// is safe for concurrent use.
+type Guard struct {
+	model     *Model
+	lex       lexicon
+	threshold float64
+	pool      sync.Pool // *scratch
+}
+
+// New loads the embedded model.
+func New(cfg Config) (*Guard, error) {
+	var m Model
+	if err := json.Unmarshal([]byte(embeddedModel), &m); err != nil {
+		return nil, fmt.Errorf("load guard model: %w", err)
+	}
+	return NewWithModel(&m, cfg)
+}
+
+// NewWithModel builds a Guard on a given model (the training command
+// uses it to evaluate models it has just trained).
+func NewWithModel(m *Model, cfg Config) (*Guard, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if m == nil || len(m.sparse) != numBuckets*numCols || len(m.dense) != numDense*numCols {
+		return nil, errors.New("guard model is empty or malformed")
+	}
+	g := &Guard{model: m, lex: newLexicon(), threshold: cfg.Threshold}
+	if g.threshold == 0 {
+		g.threshold = m.Threshold
+	}
+	g.pool.New = func() any {
+		return &scratch{
+			norm:   make([]byte, 0, 8192),
+			toks:   make([]byte, 0, 8192),
+			tokens: make([]token, 0, 2048),
+			sparse: make([]uint32, 0, 16384),
+			hits:   make([]int32, 0, 256),
+		}
+	}
+	return g, nil
+}
+
+// Threshold is the score at or above which Check flags a request.
+func (g *Guard) Threshold() float64 { return g.threshold }
+
+// assistantThreshold is stricter: assistant turns in a request are
+// normally the model's own past answers, which may quote attacks while
+// refusing them, but a caller can forge them to carry one.
+func (g *Guard) assistantThreshold() float64 { return g.threshold + (1-g.threshold)/2 }
+
+// Check scores every non-system segment and returns the request's
+// verdict.
+func (g *Guard) Check(segs []Segment) Verdict {
+	sc := g.pool.Get().(*scratch)
+	defer g.pool.Put(sc)
+	var best Verdict
+	var bestRes result
+	var bestSrc Source
+	for _, s := range segs {
+		if s.Source == SourceSystem || strings.TrimSpace(s.Text) == "" {
+			continue
+		}
+		r := g.scoreText(sc, s.Text)
+		thr := g.threshold
+		if s.Source == SourceAssistant {
+			thr = g.assistantThreshold()
+		}
+		flagged := r.score >= thr
+		if flagged && !best.Flagged || flagged == best.Flagged && r.score > best.Score {
+			best.Flagged, best.Score = flagged, r.score
+			bestRes, bestSrc = r, s.Source
+		}
+	}
+	if best.Score == 0 {
+		return best
+	}
+	best.Kind = bestRes.kind
+	if bestSrc == SourceTool {
+		best.Kind = KindInjection // an instruction smuggled into a document
+	}
+	if best.Flagged {
+		if bestRes.rule != "" {
+			best.Reason = fmt.Sprintf("%s in %s text: %s", best.Kind, bestSrc, bestRes.rule)
+		} else {
+			best.Reason = fmt.Sprintf("%s in %s text (score %.2f", best.Kind, bestSrc, best.Score)
+			if bestRes.cue != "" {
+				best.Reason += ", cue " + bestRes.cue
+			}
+			best.Reason += ")"
+		}
+	}
+	return best
+}
+
+// result is the score of one text.
+type result struct {
+	score float64
+	kind  Kind
+	rule  string
+	cue   string
+}
+
+// scoreText scores one segment through its windows.
+func (g *Guard) scoreText(sc *scratch, text string) result {
+	if len(text) <= windowSize {
+		return g.scoreWindow(sc, text)
+	}
+	var best result
+	consider := func(start int) {
+		end := start + windowSize
+		if end > len(text) {
+			end = len(text)
+		}
+		start, end = alignWindow(text, start, end)
+		if r := g.scoreWindow(sc, text[start:end]); r.score > best.score {
+			best = r
+		}
+	}
+	step := windowSize - windowOverlap
+	n := (len(text) - windowOverlap + step - 1) / step
+	if n <= maxWindows {
+		for i := 0; i < n; i++ {
+			consider(i * step)
+		}
+		return best
+	}
+	// Too long to scan whole: head and tail, windows with cue words,
+	// then evenly spaced ones, up to maxWindows.
+	var chosen [maxWindows]int
+	k := 0
+	pick := func(i int) {
+		if k >= maxWindows || i < 0 || i >= n {
+			return
+		}
+		for _, c := range chosen[:k] {
+			if c == i {
+				return
+			}
+		}
+		chosen[k] = i
+		k++
+	}
+	for i := 0; i < headTail; i++ {
+		pick(i)
+		pick(n - 1 - i)
+	}
+	for i := 0; i < n && k < maxWindows-4; i++ {
+		end := i*step + windowSize
+		if end > len(text) {
+			end = len(text)
+		}
+		if hasCue(text[i*step : end]) {
+			pick(i)
+		}
+	}
+	for s := 1; k < maxWindows; s++ {
+		pick(s * n / (maxWindows - k + 1))
+		if s > maxWindows*2 {
+			break
+		}
+	}
+	for _, i := range chosen[:k] {
+		consider(i * step)
+	}
+	return best
+}
+
+// alignWindow moves window edges to the next whitespace so words are
+// not cut, staying within 64 bytes.
+func alignWindow(s string, start, end int) (int, int) {
+	if start > 0 {
+		for i := start; i < len(s) && i < start+64; i++ {
+			if s[i] == ' ' || s[i] == '\n' {
+				start = i + 1
+				break
+			}
+		}
+	}
+	if end < len(s) {
+		for i := end; i > start && i > end-64; i-- {
+			if s[i] == ' ' || s[i] == '\n' {
+				end = i
+				break
+			}
+		}
+	}
+	return start, end
+}
+
+// hasCue is a cheap, case-insensitive look for attack words, used to
+// choose which windows of a very long text to score.
+func hasCue(s string) bool {
+	for _, cue := range [...]string{"gnor", "nstruct", "rompt", "asswor", "ecret", "ailbr", "eveal", "isregard", "retend", "ystem", "YSTEM", "GNOR", "NSTRUCT", "ROMPT"} {
+		if strings.Contains(s, cue) {
+			return true
+		}
+	}
+	return false
+}
+
+// scoreWindow extracts features of text and scores them.
+func (g *Guard) scoreWindow(sc *scratch, text string) result {
+	extract(sc, g.lex, text)
+	l := g.model.logits(sc)
+	r := result{score: sigmoid(l[colAttack])}
+	r.kind = kindOf(l)
+	if sc.rule.name != "" && r.score < ruleScore {
+		r.score = ruleScore
+		if sc.rule.kind != "" {
+			r.kind = sc.rule.kind
+		}
+	}
+	if sc.rule.name != "" {
+		r.rule = sc.rule.name
+	}
+	if r.score >= g.threshold && r.rule == "" {
+		r.cue = g.model.topCue(sc)
+	}
+	return r
+}
+
+func kindOf(l [numCols]float64) Kind {
+	switch {
+	case l[colExtraction] >= l[colJailbreak] && l[colExtraction] >= l[colInjection]:
+		return KindExtraction
+	case l[colJailbreak] >= l[colInjection]:
+		return KindJailbreak
+	}
+	return KindInjection
+}

@@ -1,0 +1,196 @@
+package guard
+
+import (
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+)
+
+//go:embed model.json
+var embeddedModel string
+
+// Columns of the weight tables: the attack logit, then one logit per kind.
+const (
+	colAttack = iota
+	colExtraction
+	colJailbreak
+	colInjection
+	numCols
+)
+
+// Model is a trained guard model: a logistic regression for "attack or
+// not" and a softmax over the three attack kinds, sharing one feature
+// space (hashed n-grams plus dense concept features). Hashed weights are
+// quantised to int8 with one scale per column.
+type Model struct {
+	// Threshold is the default decision threshold on the attack score.
+	Threshold float64
+	// Meta describes how the model was trained (free text, kept in the
+	// file for provenance).
+	Meta string
+
+	signature string
+	bias      [numCols]float32
+	scale     [numCols]float32
+	sparse    []int8    // numBuckets*numCols, interleaved by bucket
+	dense     []float32 // numDense*numCols, interleaved by feature
+}
+
+type modelFile struct {
+	Signature string    `json:"signature"`
+	Meta      string    `json:"meta,omitempty"`
+	Threshold float64   `json:"threshold"`
+	Buckets   int       `json:"buckets"`
+	Bias      []float32 `json:"bias"`
+	Scale     []float32 `json:"scale"`
+	Sparse    string    `json:"sparse"` // base64 of int8 weights
+	Dense     []float32 `json:"dense"`
+}
+
+// MarshalJSON encodes the model in its file format.
+func (m *Model) MarshalJSON() ([]byte, error) {
+	raw := make([]byte, len(m.sparse))
+	for i, v := range m.sparse {
+		raw[i] = byte(v)
+	}
+	dense := make([]float32, len(m.dense))
+	for i, v := range m.dense {
+		dense[i] = float32(math.Round(float64(v)*1e4) / 1e4)
+	}
+	return json.Marshal(modelFile{
+		Signature: m.signature,
+		Meta:      m.Meta,
+		Threshold: m.Threshold,
+		Buckets:   numBuckets,
+		Bias:      m.bias[:],
+		Scale:     m.scale[:],
+		Sparse:    base64.StdEncoding.EncodeToString(raw),
+		Dense:     dense,
+	})
+}
+
+// UnmarshalJSON decodes a model file, refusing one built for other
+// features.
+func (m *Model) UnmarshalJSON(b []byte) error {
+	var f modelFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("decode model: %w", err)
+	}
+	if f.Signature != lexiconSignature() {
+		return fmt.Errorf("model features %q do not match this build's %q: retrain the model", f.Signature, lexiconSignature())
+	}
+	if f.Buckets != numBuckets || len(f.Bias) != numCols || len(f.Scale) != numCols || len(f.Dense) != numDense*numCols {
+		return errors.New("decode model: wrong table sizes")
+	}
+	raw, err := base64.StdEncoding.DecodeString(f.Sparse)
+	if err != nil {
+		return fmt.Errorf("decode model weights: %w", err)
+	}
+	if len(raw) != numBuckets*numCols {
+		return errors.New("decode model: wrong weight count")
+	}
+	if f.Threshold <= 0 || f.Threshold >= 1 {
+		return fmt.Errorf("decode model: threshold %v outside (0, 1)", f.Threshold)
+	}
+	m.signature = f.Signature
+	m.Meta = f.Meta
+	m.Threshold = f.Threshold
+	copy(m.bias[:], f.Bias)
+	copy(m.scale[:], f.Scale)
+	m.sparse = make([]int8, len(raw))
+	for i, v := range raw {
+		m.sparse[i] = int8(v)
+	}
+	m.dense = f.Dense
+	return nil
+}
+
+// logits scores the features in sc.
+func (m *Model) logits(sc *scratch) [numCols]float64 {
+	var acc [numCols]int32
+	sp := m.sparse
+	for _, b := range sc.sparse {
+		w := sp[int(b)*numCols : int(b)*numCols+numCols : int(b)*numCols+numCols]
+		acc[0] += int32(w[0])
+		acc[1] += int32(w[1])
+		acc[2] += int32(w[2])
+		acc[3] += int32(w[3])
+	}
+	var out [numCols]float64
+	norm := 0.0
+	if len(sc.sparse) > 0 {
+		norm = 1 / math.Sqrt(float64(len(sc.sparse)))
+	}
+	for c := range out {
+		out[c] = float64(m.bias[c]) + float64(acc[c])*float64(m.scale[c])*norm
+	}
+	var dsum [numCols]float64
+	for _, d := range sc.hits {
+		w := m.dense[int(d)*numCols : int(d)*numCols+numCols]
+		for c := range dsum {
+			dsum[c] += float64(w[c])
+		}
+	}
+	dn := denseNorm(len(sc.hits))
+	for c := range out {
+		out[c] += dsum[c] * dn
+	}
+	return out
+}
+
+// topCue names the dense feature that pushed the attack score most.
+func (m *Model) topCue(sc *scratch) string {
+	best, bestW := int32(-1), float32(0)
+	for _, d := range sc.hits {
+		if w := m.dense[int(d)*numCols+colAttack]; w > bestW {
+			best, bestW = d, w
+		}
+	}
+	return denseName(int(best))
+}
+
+func denseName(d int) string {
+	switch {
+	case d < 0:
+		return ""
+	case d < densePairs:
+		return conceptName(d)
+	case d < denseMisc:
+		p := (d - densePairs) / 2
+		s := conceptName(p/numConcepts) + "→" + conceptName(p%numConcepts)
+		if (d-densePairs)%2 == 1 {
+			s = "negated " + s
+		}
+		return s
+	}
+	switch d {
+	case miscDecoded:
+		return "encoded text"
+	case miscTransform:
+		return "rot13 or reversed text"
+	case miscInvisible:
+		return "invisible characters"
+	case miscSpaced:
+		return "spaced-out letters"
+	case miscLeet:
+		return "leetspeak"
+	case miscFlood:
+		return "repeated-token flood"
+	}
+	return ""
+}
+
+// denseNorm scales the concept features of texts with many of them, so
+// that a long document does not add up weak cues into certainty: up to
+// denseRef² features count fully, beyond that the vector is L2-normalised.
+func denseNorm(n int) float64 {
+	if n <= denseRef*denseRef {
+		return 1
+	}
+	return denseRef / math.Sqrt(float64(n))
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }

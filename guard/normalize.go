@@ -1,0 +1,331 @@
+package guard
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// latin1Fold maps U+00C0..U+017F (Latin-1 Supplement letters and Latin
+// Extended-A) to their base ASCII letter; '.' means "keep the rune".
+const latin1Fold = "" +
+	"aaaaaaaceeeeiiii" + // C0..CF
+	"dnooooo.ouuuuyts" + // D0..DF
+	"aaaaaaaceeeeiiii" + // E0..EF
+	"dnooooo.ouuuuyty" + // F0..FF
+	"aaaaaaccccccccdd" + // 100..10F
+	"ddeeeeeeeeeegggg" + // 110..11F
+	"gggghhhhiiiiiiii" + // 120..12F
+	"iijjjjkkklllllll" + // 130..13F
+	"lllnnnnnnnnnoooo" + // 140..14F
+	"oooorrrrrrssssss" + // 150..15F
+	"ssttttttuuuuuuuu" + // 160..16F
+	"uuuuwwyyyzzzzzzs" //   170..17F
+
+// foldRune maps a rune to the ASCII letter or digit it imitates, or
+// returns it lowercased. It returns -1 for runes that carry nothing
+// (zero-width and formatting characters, variation selectors).
+func foldRune(r rune) rune {
+	if r < 0x80 {
+		if r >= 'A' && r <= 'Z' {
+			return r + 32
+		}
+		return r
+	}
+	switch {
+	case r == 0xAD || r == 0x34F || r == 0x180E || r == 0x61C,
+		r >= 0x200B && r <= 0x200F,
+		r >= 0x202A && r <= 0x202E,
+		r >= 0x2060 && r <= 0x206F,
+		r >= 0xFE00 && r <= 0xFE0F,
+		r == 0xFEFF,
+		r >= 0xE0100 && r <= 0xE01EF:
+		return -1
+	case r >= 0xE0020 && r <= 0xE007E: // tag characters smuggle ASCII
+		return foldRune(r - 0xE0000)
+	case r >= 0xE0000 && r <= 0xE007F:
+		return -1
+	case r >= 0xC0 && r <= 0x17F:
+		if c := latin1Fold[r-0xC0]; c != '.' {
+			return rune(c)
+		}
+	case r >= 0xFF01 && r <= 0xFF5E: // fullwidth ASCII
+		return foldRune(r - 0xFEE0)
+	case r >= 0x1D400 && r <= 0x1D6A3: // mathematical alphanumeric letters
+		k := (r - 0x1D400) % 52
+		if k < 26 {
+			return 'a' + k
+		}
+		return 'a' + k - 26
+	case r >= 0x1D7CE && r <= 0x1D7FF: // mathematical digits
+		return '0' + (r-0x1D7CE)%10
+	case r >= 0x24B6 && r <= 0x24CF: // circled capitals
+		return 'a' + r - 0x24B6
+	case r >= 0x24D0 && r <= 0x24E9:
+		return 'a' + r - 0x24D0
+	case r >= 0x249C && r <= 0x24B5: // parenthesized
+		return 'a' + r - 0x249C
+	case r >= 0x1F130 && r <= 0x1F149: // squared
+		return 'a' + r - 0x1F130
+	case r >= 0x1F150 && r <= 0x1F169: // negative circled
+		return 'a' + r - 0x1F150
+	case r >= 0x1F170 && r <= 0x1F189: // negative squared
+		return 'a' + r - 0x1F170
+	case r >= 0x1F1E6 && r <= 0x1F1FF: // regional indicators
+		return 'a' + r - 0x1F1E6
+	case r >= 0x2018 && r <= 0x201F, r == 0x2032 || r == 0x2033 || r == 0xB4 || r == 0x60:
+		return '\''
+	case r >= 0x2010 && r <= 0x2015, r == 0x2212:
+		return '-'
+	case r == 0x3000 || r == 0xA0 || r >= 0x2000 && r <= 0x200A || r == 0x202F || r == 0x205F:
+		return ' '
+	}
+	if c, ok := confusable(r); ok {
+		return c
+	}
+	return unicode.ToLower(r)
+}
+
+// confusable maps Cyrillic and Greek letters that look like Latin ones.
+func confusable(r rune) (rune, bool) {
+	switch r {
+	case 'а', 'А', 'α', 'Α':
+		return 'a', true
+	case 'в', 'В', 'β', 'Β':
+		return 'b', true
+	case 'с', 'С', 'ϲ':
+		return 'c', true
+	case 'ԁ':
+		return 'd', true
+	case 'е', 'Е', 'ε', 'Ε', 'ё', 'Ё':
+		return 'e', true
+	case 'һ', 'Н', 'н', 'Η':
+		return 'h', true
+	case 'і', 'І', 'ι', 'Ι', 'ї', 'ӏ':
+		return 'i', true
+	case 'ј', 'Ј':
+		return 'j', true
+	case 'к', 'К', 'κ', 'Κ':
+		return 'k', true
+	case 'м', 'М', 'Μ':
+		return 'm', true
+	case 'ν', 'Ν':
+		return 'n', true
+	case 'о', 'О', 'ο', 'Ο', 'σ':
+		return 'o', true
+	case 'р', 'Р', 'ρ', 'Ρ':
+		return 'p', true
+	case 'ѕ', 'Ѕ':
+		return 's', true
+	case 'т', 'Т', 'τ', 'Τ':
+		return 't', true
+	case 'υ', 'Υ':
+		return 'u', true
+	case 'х', 'Х', 'χ', 'Χ':
+		return 'x', true
+	case 'у', 'У', 'γ':
+		return 'y', true
+	case 'ζ', 'Ζ':
+		return 'z', true
+	}
+	return 0, false
+}
+
+// normalize appends the folded form of s to dst: lowercase, confusables
+// and compatibility forms mapped to ASCII, invisible characters dropped,
+// whitespace runs collapsed to one space (newlines kept as '\n').
+func normalize(dst []byte, s string) []byte {
+	prevSpace := true
+	for i := 0; i < len(s); {
+		c := s[i]
+		var r rune
+		if c < utf8.RuneSelf {
+			r = rune(c)
+			i++
+			if r >= 'A' && r <= 'Z' {
+				r += 32
+			}
+		} else {
+			var n int
+			r, n = utf8.DecodeRuneInString(s[i:])
+			i += n
+			r = foldRune(r)
+			if r < 0 {
+				continue
+			}
+		}
+		switch r {
+		case ' ', '\t', '\r', '\v', '\f':
+			if !prevSpace {
+				dst = append(dst, ' ')
+				prevSpace = true
+			}
+			continue
+		case '\n':
+			if n := len(dst); n > 0 && dst[n-1] == ' ' {
+				dst = dst[:n-1]
+			}
+			if n := len(dst); n == 0 || dst[n-1] != '\n' {
+				dst = append(dst, '\n')
+			}
+			prevSpace = true
+			continue
+		}
+		prevSpace = false
+		if r < utf8.RuneSelf {
+			dst = append(dst, byte(r))
+		} else {
+			dst = utf8.AppendRune(dst, r)
+		}
+	}
+	return dst
+}
+
+// maxDecoded bounds how much decoded text one scan adds.
+const maxDecoded = 4096
+
+// appendDecoded looks in raw for base64 and hex runs that decode to
+// readable text and appends that text, after a newline, to dst. It
+// returns dst and whether anything was decoded.
+func appendDecoded(dst []byte, raw string) ([]byte, bool) {
+	found := false
+	added := 0
+	for i := 0; i < len(raw) && added < maxDecoded; {
+		if !isB64(raw[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(raw) && isB64(raw[j]) {
+			j++
+		}
+		run := raw[i:j]
+		i = j
+		if len(run) < 16 {
+			continue
+		}
+		var dec []byte
+		if isHexRun(run) {
+			if len(run)%2 == 1 {
+				run = run[:len(run)-1]
+			}
+			d, err := hex.DecodeString(run)
+			if err == nil {
+				dec = d
+			}
+		} else {
+			trim := strings.TrimRight(run, "=")
+			if len(trim)%4 == 1 {
+				trim = trim[:len(trim)-1]
+			}
+			enc := base64.RawStdEncoding
+			if strings.ContainsAny(trim, "-_") {
+				enc = base64.RawURLEncoding
+			}
+			if d, err := enc.DecodeString(trim); err == nil {
+				dec = d
+			}
+		}
+		if len(dec) == 0 || !readable(dec) {
+			continue
+		}
+		if len(dec) > maxDecoded-added {
+			dec = dec[:maxDecoded-added]
+		}
+		added += len(dec)
+		dst = append(dst, '\n')
+		dst = normalize(dst, string(dec))
+		found = true
+	}
+	return dst, found
+}
+
+func isB64(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_'
+}
+
+func isHexRun(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// readable reports whether b looks like natural-language text: valid
+// UTF-8, mostly printable, with letters and spaces.
+func readable(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	letters, spaces, bad := 0, 0, 0
+	for _, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			letters++
+		case c == ' ':
+			spaces++
+		case c < 0x20 && c != '\n' && c != '\t' && c != '\r':
+			bad++
+		}
+	}
+	return bad == 0 && letters*10 >= len(b)*6 && spaces > 0
+}
+
+// rot13 and reversal are checked by looking for a few attack words in
+// their transformed spelling; when enough are present the transformed
+// text is appended.
+func rot13Cues() [9]string {
+	return [...]string{"vtaber", "vafgehpgvba", "cnffjbeq", "cebzcg", "flfgrz", "cerivbhf", "frperg", "erirny", "ehyrf"}
+}
+
+func reverseCues() [8]string {
+	return [...]string{"erongi", "snoitcurtsni", "drowssap", "tpmorp", "metsys", "suoiverp", "terces", "laever"}
+}
+
+// appendTransformed appends rot13 or reversed copies of norm when the
+// text seems written that way.
+func appendTransformed(dst []byte, norm []byte) ([]byte, bool) {
+	s := unsafe.String(unsafe.SliceData(norm), len(norm))
+	rc, vc := rot13Cues(), reverseCues()
+	if countCues(s, rc[:]) >= 2 {
+		dst = append(dst, '\n')
+		for _, c := range norm {
+			switch {
+			case c >= 'a' && c <= 'm':
+				c += 13
+			case c >= 'n' && c <= 'z':
+				c -= 13
+			}
+			dst = append(dst, c)
+		}
+		return dst, true
+	}
+	if countCues(s, vc[:]) >= 2 {
+		dst = append(dst, '\n')
+		for i := len(norm) - 1; i >= 0; i-- {
+			c := norm[i]
+			if c >= 0x80 {
+				c = ' '
+			}
+			dst = append(dst, c)
+		}
+		return dst, true
+	}
+	return dst, false
+}
+
+func countCues(s string, cues []string) int {
+	n := 0
+	for _, c := range cues {
+		if strings.Contains(s, c) {
+			n++
+		}
+	}
+	return n
+}

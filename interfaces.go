@@ -1,0 +1,219 @@
+package gw
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Call is one upstream request, already in the vendor's native shape.
+type Call struct {
+	RequestID string
+	Model     string // vendor model id, prefix stripped
+	Stream    bool
+	Body      []byte
+	// Header holds the caller's headers; each provider forwards only
+	// those meant for it (anthropic-version and anthropic-beta to
+	// Anthropic, OpenAI-Organization and OpenAI-Project to OpenAI).
+	Header http.Header
+}
+
+// Provider is one upstream vendor.
+//
+// Send performs the call and returns the vendor's 2xx answer with its body
+// unread, or an *Error mapped from the vendor's failure: invalid_request,
+// not_found, request_too_large, rate_limited (with RetryAfter),
+// overloaded, upstream_error, upstream_timeout or vendor_unavailable.
+// Send retries only before it returns an answer. Cancelling ctx aborts the
+// call and, after Send returned, the body.
+//
+// PassThrough prepares a caller body of the provider's own shape for
+// Send: it rewrites only "model" and, on a stream whose caller did not ask
+// for usage, asks the vendor for it; hideUsage then says the usage-only
+// chunk must be held back from the caller.
+type Provider interface {
+	Name() string
+	Shape() Shape
+	Send(ctx context.Context, c *Call) (*Upstream, error)
+	PassThrough(body []byte, model string, stream bool) (out []byte, hideUsage bool, err error)
+}
+
+// Codec translates between the canonical types and a vendor's native
+// shape, for mapped routes (the caller's shape differs from the vendor's).
+// Every Provider implements it.
+//
+// EncodeRequest returns an *Error with CodeInvalidRequest naming the field
+// when the request asks for something the vendor cannot honour.
+// DecodeStream takes ownership of body and closes it on Close.
+type Codec interface {
+	EncodeRequest(r *Request) ([]byte, error)
+	DecodeResponse(body []byte) (*Response, error)
+	DecodeStream(body io.ReadCloser) EventStream
+}
+
+// Principal is the authenticated caller: the key and its account, with the
+// key's own rate limits (zero: the configured defaults).
+type Principal struct {
+	KeyID       string
+	AccountID   string
+	AccountName string
+	RPM         int64
+	TPM         int64
+}
+
+// Account holds a prepaid balance and owns keys.
+type Account struct {
+	ID        string
+	Name      string
+	CreatedAt time.Time
+}
+
+// Key is an API key's stored form: never the secret, only its hash (kept
+// by the store) and a short hint for display ("gwk_AbCd…").
+type Key struct {
+	ID          string
+	AccountID   string
+	AccountName string
+	Hint        string
+	CreatedAt   time.Time
+	RevokedAt   *time.Time
+	RPM         int64
+	TPM         int64
+}
+
+// Balance is an account's money. Balance = TopUps - Charged, always, to
+// the unit; Available = Balance - Held.
+type Balance struct {
+	TopUps    Money
+	Charged   Money
+	Held      Money
+	Balance   Money
+	Available Money
+}
+
+// Hold reserves money for one request until it settles or is released.
+// Its ID is the request id. A hold past ExpiresAt no longer counts against
+// the balance and is swept by ExpireHolds.
+type Hold struct {
+	ID        string
+	AccountID string
+	KeyID     string
+	Amount    Money
+	ExpiresAt time.Time
+}
+
+// Record is one request's row in the log and usage ledger: metadata only,
+// never prompt or response content.
+type Record struct {
+	RequestID string
+	AccountID string
+	KeyID     string
+	Endpoint  Shape
+	Vendor    string
+	Model     string
+	Stream    bool
+	Status    int   // HTTP status sent to the caller
+	ErrorCode Code  // empty on success
+	Usage     Usage // as reported (or counted) for this request
+	Cost      Money // vendor cost
+	Charge    Money // Charge(Cost); zero unless the request succeeded
+	Latency   time.Duration
+	TTFB      time.Duration
+	Guard     string // guard verdict: "pass", "flagged:<kind>", "off", "error"
+	Note      string // e.g. "usage_missing", dropped fields
+	CreatedAt time.Time
+}
+
+// RecordFilter selects log rows, newest first. Zero fields do not filter.
+type RecordFilter struct {
+	AccountID string
+	Model     string
+	Vendor    string
+	Status    int
+	Since     time.Time
+	Until     time.Time
+	Limit     int    // default 100
+	Before    string // request id cursor: rows strictly older
+}
+
+// Incident is a request the guard blocked, kept for support review.
+type Incident struct {
+	ID        string
+	RequestID string
+	AccountID string
+	KeyID     string
+	Kind      string
+	Score     float64
+	Reason    string
+	Excerpt   string // bounded
+	CreatedAt time.Time
+}
+
+// Store persists accounts, keys, balances, holds, the ledger, request
+// records and incidents. Implementations: sqlite and postgres; both pass
+// storetest.
+//
+// Lookups of missing rows return an error wrapping ErrNotFound. PlaceHold
+// returns *Error with CodeInsufficientBalance when the account's available
+// balance is below the hold. Settle is atomic (hold released, charge
+// debited, ledger entry and record written together) and durable when it
+// returns: a charge the caller was told of survives a crash. Settle and
+// Release of an unknown or already-finished hold return ErrNotFound and
+// change nothing, so money is never double-counted. Under any concurrency
+// the balance never goes below zero.
+type Store interface {
+	Ping(ctx context.Context) error
+	Close() error
+
+	// EnsureAccount returns the account with this name, creating it.
+	EnsureAccount(ctx context.Context, name string) (*Account, error)
+	AccountByName(ctx context.Context, name string) (*Account, error)
+	// CreateKey stores k (ID, AccountID, Hint, limits) with hash, the
+	// SHA-256 of the secret key.
+	CreateKey(ctx context.Context, k *Key, hash [32]byte) error
+	Keys(ctx context.Context) ([]Key, error)
+	RevokeKey(ctx context.Context, id string) error
+	// KeyByHash returns the principal of a live key; revoked or unknown
+	// keys are ErrNotFound.
+	KeyByHash(ctx context.Context, hash [32]byte) (*Principal, error)
+
+	TopUp(ctx context.Context, accountID string, amount Money, note string) error
+	Balance(ctx context.Context, accountID string) (Balance, error)
+	PlaceHold(ctx context.Context, h Hold) error
+	Settle(ctx context.Context, holdID string, r *Record) error
+	// Release frees the hold; r, when not nil, is logged with no charge.
+	Release(ctx context.Context, holdID string, r *Record) error
+	ExpireHolds(ctx context.Context, now time.Time) (int, error)
+	// Log writes a record for a request that placed no hold.
+	Log(ctx context.Context, r *Record) error
+
+	Records(ctx context.Context, f RecordFilter) ([]Record, error)
+	Record(ctx context.Context, requestID string) (*Record, error)
+
+	CreateIncident(ctx context.Context, in *Incident) error
+	Incidents(ctx context.Context, limit int) ([]Incident, error)
+	Incident(ctx context.Context, id string) (*Incident, error)
+}
+
+// Limit is a key's rate limit; zero fields are unlimited.
+type Limit struct {
+	RPM int64 // requests per minute
+	TPM int64 // tokens per minute
+}
+
+// LimitDecision is a Limiter's answer.
+type LimitDecision struct {
+	Allowed           bool
+	RequestsLimit     int64
+	RequestsRemaining int64
+	RetryAfter        time.Duration // when not allowed
+}
+
+// Limiter enforces per-key limits. Allow counts one request and reserves
+// tokens (an estimate) against the minute's windows; Adjust reconciles the
+// reservation with the real count (delta may be negative).
+type Limiter interface {
+	Allow(ctx context.Context, key string, lim Limit, tokens int64) (LimitDecision, error)
+	Adjust(ctx context.Context, key string, lim Limit, delta int64) error
+}

@@ -1,0 +1,196 @@
+// Package rawjson edits the top-level members of a JSON object in place,
+// byte for byte, without decoding and re-encoding the rest: the
+// pass-through path rewrites only "model" (and, for usage, one stream
+// option) so that everything else the caller sent reaches the vendor
+// exactly as sent, keeping vendors' prompt caches warm.
+package rawjson
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Member is one top-level member: Key decoded, and the byte offsets of
+// the key's opening quote and of the value [ValStart, ValEnd).
+type Member struct {
+	Key      string
+	KeyStart int
+	ValStart int
+	ValEnd   int
+}
+
+var errSyntax = errors.New("rawjson: malformed JSON object")
+
+// Members returns the top-level members of the JSON object b, in order.
+func Members(b []byte) ([]Member, error) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, errSyntax
+	}
+	i++
+	var out []Member
+	for {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return nil, errSyntax
+		}
+		if b[i] == '}' {
+			return out, nil
+		}
+		if len(out) > 0 {
+			if b[i] != ',' {
+				return nil, errSyntax
+			}
+			i = skipWS(b, i+1)
+		}
+		ks := i
+		ke, err := skipString(b, i)
+		if err != nil {
+			return nil, err
+		}
+		key, err := decodeKey(b[ks:ke])
+		if err != nil {
+			return nil, err
+		}
+		i = skipWS(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return nil, errSyntax
+		}
+		vs := skipWS(b, i+1)
+		ve, err := skipValue(b, vs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Member{Key: key, KeyStart: ks, ValStart: vs, ValEnd: ve})
+		i = ve
+	}
+}
+
+func decodeKey(q []byte) (string, error) {
+	for _, c := range q[1 : len(q)-1] {
+		if c == '\\' {
+			var s string
+			if err := json.Unmarshal(q, &s); err != nil {
+				return "", fmt.Errorf("rawjson: key: %w", err)
+			}
+			return s, nil
+		}
+	}
+	return string(q[1 : len(q)-1]), nil
+}
+
+// Set returns b with every top-level member named key given the raw JSON
+// value v, or with the member appended when b has none.
+func Set(b []byte, key string, v []byte) ([]byte, error) {
+	ms, err := Members(b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(b)+len(v)+len(key)+4)
+	last := 0
+	found := false
+	for _, m := range ms {
+		if m.Key != key {
+			continue
+		}
+		found = true
+		out = append(out, b[last:m.ValStart]...)
+		out = append(out, v...)
+		last = m.ValEnd
+	}
+	if found {
+		return append(out, b[last:]...), nil
+	}
+	// Append before the closing brace.
+	end := len(b) - 1
+	for end >= 0 && b[end] != '}' {
+		end--
+	}
+	out = append(out, b[:end]...)
+	if len(ms) > 0 {
+		out = append(out, ',')
+	}
+	kq, _ := json.Marshal(key)
+	out = append(out, kq...)
+	out = append(out, ':')
+	out = append(out, v...)
+	return append(out, b[end:]...), nil
+}
+
+// Get returns the raw value of the last top-level member named key (the
+// one encoding/json would keep), or nil.
+func Get(b []byte, key string) []byte {
+	ms, err := Members(b)
+	if err != nil {
+		return nil
+	}
+	var v []byte
+	for _, m := range ms {
+		if m.Key == key {
+			v = b[m.ValStart:m.ValEnd]
+		}
+	}
+	return v
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func skipString(b []byte, i int) (int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, errSyntax
+	}
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, nil
+		}
+	}
+	return 0, errSyntax
+}
+
+func skipValue(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, errSyntax
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				e, err := skipString(b, i)
+				if err != nil {
+					return 0, err
+				}
+				i = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, nil
+				}
+			}
+		}
+		return 0, errSyntax
+	default:
+		s := i
+		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\n' && b[i] != '\r' && b[i] != '\t' {
+			i++
+		}
+		if i == s {
+			return 0, errSyntax
+		}
+		return i, nil
+	}
+}

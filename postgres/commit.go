@@ -1,0 +1,290 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/jackc/pgx/v5"
+)
+
+// opKind says what a group-committed call does.
+type opKind int
+
+const (
+	opHold opKind = iota
+	opSettle
+	opRelease
+	opLog
+)
+
+func (k opKind) String() string {
+	switch k {
+	case opHold:
+		return "place hold"
+	case opSettle:
+		return "settle"
+	case opRelease:
+		return "release"
+	}
+	return "log"
+}
+
+// errHoldExists refuses a second hold with the same id.
+var errHoldExists = errors.New("hold already exists")
+
+// op is one call waiting for the group committer.
+type op struct {
+	kind opKind
+	hold gw.Hold    // opHold
+	id   string     // hold id, for opSettle and opRelease
+	rec  *gw.Record // the record to write; nil for a bare release
+	res  chan error // buffered; receives exactly one result
+}
+
+// submit hands o to the committer and waits for its result. ctx bounds
+// only the hand-over: once the committer took the call, submit waits for
+// the commit, since the call may succeed even if the caller gave up, and
+// telling it otherwise would be a lie about money.
+func (db *DB) submit(ctx context.Context, o *op, what string) error {
+	o.res = make(chan error, 1)
+	select {
+	case db.ops <- o:
+	case <-db.quit:
+		return fmt.Errorf("%s: %w", what, ErrClosed)
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	}
+	return <-o.res
+}
+
+// run is the committer: it takes one call, gathers every call already
+// waiting (up to maxBatch), applies them in one transaction, answers each,
+// and starts over. The ops channel is unbuffered, so a call is either taken
+// (and answered) or its sender sees quit: none is lost on Close.
+func (db *DB) run() {
+	defer close(db.done)
+	batch := make([]*op, 0, db.maxBatch)
+	for {
+		select {
+		case o := <-db.ops:
+			batch = append(batch[:0], o)
+		case <-db.quit:
+			return
+		}
+	fill:
+		for len(batch) < db.maxBatch {
+			select {
+			case o := <-db.ops:
+				batch = append(batch, o)
+			default:
+				break fill
+			}
+		}
+		db.commit(batch)
+	}
+}
+
+// commit applies batch in one transaction and answers every call. If the
+// transaction fails (a constraint, a deadlock, a lost connection), each
+// call is retried in a transaction of its own, so that one bad call cannot
+// fail the others.
+func (db *DB) commit(batch []*op) {
+	db.batches.Add(1)
+	db.opsDone.Add(int64(len(batch)))
+	results := make([]error, len(batch))
+	err := db.apply(batch, results)
+	if err != nil && len(batch) > 1 {
+		db.retried.Add(int64(len(batch)))
+		for i := range batch {
+			if err := db.apply(batch[i:i+1], results[i:i+1]); err != nil {
+				results[i] = err
+			}
+		}
+	} else if err != nil {
+		results[0] = err
+	}
+	for i, o := range batch {
+		if results[i] != nil {
+			results[i] = fmt.Errorf("%s: %w", o.kind, results[i])
+		}
+		o.res <- results[i]
+	}
+}
+
+// clean reports whether err is a call's own refusal, made before it wrote
+// anything; the transaction is still usable after it.
+func clean(err error) bool {
+	var e *gw.Error
+	return errors.Is(err, gw.ErrNotFound) || errors.Is(err, errHoldExists) || errors.As(err, &e)
+}
+
+// lockAccounts locks, in id order, every account the batch touches: those
+// of new holds and those of the holds being settled or released. Taking
+// them up front in one order keeps batches of several instances from
+// deadlocking, and makes every later statement of the batch see the
+// accounts' holds as of after the lock.
+const lockAccounts = `SELECT id FROM accounts
+	WHERE id = ANY($1::text[]) OR id IN (SELECT account_id FROM holds WHERE id = ANY($2::text[]))
+	ORDER BY id FOR UPDATE`
+
+// placeHold inserts the hold if the account's balance covers it and every
+// live hold. $1 id, $2 account, $3 key, $4 amount, $5 expiry, $6 now.
+const placeHold = `WITH acct AS (SELECT balance FROM accounts WHERE id = $2),
+	held AS (SELECT coalesce(sum(amount), 0)::bigint AS s FROM holds WHERE account_id = $2 AND expires_at > $6),
+	dup AS (SELECT EXISTS (SELECT 1 FROM holds WHERE id = $1) AS e),
+	ins AS (
+		INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at)
+		SELECT $1::text, $2::text, $3::text, $4::bigint, $5::timestamptz, $6::timestamptz FROM acct, held, dup
+		WHERE NOT dup.e AND acct.balance - held.s >= $4::bigint
+		RETURNING 1
+	)
+	SELECT acct.balance, held.s, dup.e, EXISTS (SELECT 1 FROM ins) FROM acct, held, dup`
+
+// finishHold deletes the hold, debits the charge ($21) with its ledger
+// entry, and writes the record when $28 is true: $1 to $26 are the
+// record's columns, $27 the hold id, $28 whether to write the record, $29
+// the ledger time. It returns the hold's account, or no row when the hold
+// does not exist (and then writes nothing).
+const finishHold = `WITH h AS (DELETE FROM holds WHERE id = $27 RETURNING account_id, key_id),
+	debit AS (
+		UPDATE accounts SET charged = charged + $21, balance = balance - $21
+		FROM h WHERE accounts.id = h.account_id AND $21::bigint > 0
+		RETURNING 1
+	),
+	entry AS (
+		INSERT INTO ledger (account_id, amount, request_id, note, created_at)
+		SELECT h.account_id, -$21::bigint, $1::text, 'charge', $29::timestamptz FROM h WHERE $21::bigint > 0
+		RETURNING 1
+	),
+	rec AS (
+		INSERT INTO records (` + recordColumns + `)
+		SELECT $1, coalesce(nullif($2::text, ''), h.account_id), coalesce(nullif($3::text, ''), h.key_id),
+			$4::text, $5::text, $6::text, $7::boolean, $8::integer, $9::text,
+			$10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::bigint, $15::bigint, $16::bigint,
+			$17::boolean, $18::bigint, $19::boolean, $20::bigint, $21::bigint, $22::bigint, $23::bigint,
+			$24::text, $25::text, $26::timestamptz
+		FROM h WHERE $28::boolean
+		RETURNING 1
+	)
+	SELECT account_id FROM h`
+
+const insertRecord = `INSERT INTO records (` + recordColumns + `)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`
+
+// apply runs ops in one transaction, as one pipelined batch, storing each
+// call's own outcome in results. A call's clean failure (ErrNotFound,
+// insufficient balance) has changed nothing and leaves the transaction
+// usable; any other error aborts the transaction and is returned.
+func (db *DB) apply(ops []*op, results []error) (err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultCommitTime)
+	defer cancel()
+	now := db.now()
+
+	b := &pgx.Batch{}
+	var accounts, holds []string
+	for _, o := range ops {
+		switch o.kind {
+		case opHold:
+			accounts = append(accounts, o.hold.AccountID)
+		case opSettle, opRelease:
+			holds = append(holds, o.id)
+		}
+	}
+	locking := len(accounts) > 0 || len(holds) > 0
+	if locking {
+		sort.Strings(accounts)
+		b.Queue(lockAccounts, accounts, holds)
+	}
+	for _, o := range ops {
+		switch o.kind {
+		case opHold:
+			h := o.hold
+			b.Queue(placeHold, h.ID, h.AccountID, h.KeyID, int64(h.Amount), h.ExpiresAt, now)
+		case opSettle, opRelease:
+			rec := o.rec
+			if rec == nil {
+				rec = &gw.Record{RequestID: o.id, CreatedAt: now}
+			}
+			args := append(recordArgs(rec), o.id, o.rec != nil, now)
+			if o.kind == opRelease {
+				args[20] = int64(0) // $21, the charge
+			}
+			b.Queue(finishHold, args...)
+		case opLog:
+			b.Queue(insertRecord, recordArgs(o.rec)...)
+		}
+	}
+
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	br := tx.SendBatch(ctx, b)
+	defer br.Close()
+	if locking {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("lock accounts: %w", err)
+		}
+	}
+	for i, o := range ops {
+		err := read(br, o)
+		if err != nil && !clean(err) {
+			return err
+		}
+		results[i] = err
+	}
+	if err := br.Close(); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// read reads the result of o's statement from the batch.
+func read(br pgx.BatchResults, o *op) error {
+	switch o.kind {
+	case opHold:
+		var balance, held int64
+		var dup, placed bool
+		if err := br.QueryRow().Scan(&balance, &held, &dup, &placed); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("account %q: %w", o.hold.AccountID, gw.ErrNotFound)
+			}
+			return err
+		}
+		switch {
+		case dup:
+			return fmt.Errorf("hold %q: %w", o.hold.ID, errHoldExists)
+		case !placed:
+			return insufficient(o.hold.Amount, gw.Money(balance-held))
+		}
+		return nil
+	case opSettle, opRelease:
+		var account string
+		if err := br.QueryRow().Scan(&account); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("hold %q: %w", o.id, gw.ErrNotFound)
+			}
+			return err
+		}
+		return nil
+	}
+	_, err := br.Exec()
+	return err
+}
+
+// insufficient is the caller-facing refusal of a hold.
+func insufficient(need, avail gw.Money) *gw.Error {
+	return &gw.Error{
+		Code: gw.CodeInsufficientBalance,
+		Message: fmt.Sprintf("insufficient balance: this request needs up to $%s, the available balance is $%s",
+			need.USDString(), max(avail, 0).USDString()),
+		NoRetry: true,
+	}
+}

@@ -1,0 +1,658 @@
+// Package postgres implements gw.Store on PostgreSQL through pgx, for a
+// fleet of gateway instances sharing one database. The sqlite package is
+// the single-instance alternative; both pass the storetest suite.
+//
+// # Design
+//
+// Several instances may start at once: migrations (embedded SQL, recorded
+// in schema_migrations) run in one transaction under a transaction-scoped
+// advisory lock, so exactly one instance applies each.
+//
+// An account's row is the lock that serialises its money. PlaceHold locks
+// the row, then sums the account's live holds and inserts the new one only
+// if the balance covers them all; the sum runs as a statement of its own
+// after the lock is granted, so under READ COMMITTED it sees every hold
+// committed by whoever held the lock before. Holds therefore never
+// over-commit the balance, across any number of connections and
+// instances.
+//
+// PlaceHold, Settle, Release and Log go through a group committer: one
+// goroutine per store collects the calls that arrive while the previous
+// transaction commits and sends them as one pipelined batch in one
+// transaction, each caller waiting for its own result. The batch first
+// locks every account it touches in id order, so batches of different
+// instances cannot deadlock on accounts. A call that fails cleanly (hold
+// unknown, balance too low) changes nothing and leaves the others alone;
+// any other failure rolls the batch back and its calls are retried one
+// transaction each. ExpireHolds skips holds that a settlement has locked.
+//
+// # Durability
+//
+// A call returns after its transaction committed, which with PostgreSQL's
+// default synchronous_commit=on means the commit record was flushed to the
+// write-ahead log: a Settle that returned survives a crash of the gateway
+// and of the database server.
+//
+// # Money
+//
+// Amounts are bigint micro-cents. The accounts table keeps top_ups,
+// charged and balance columns (balance = top_ups - charged), updated in the
+// same transaction as the ledger row that explains the change; VerifyLedger
+// recomputes them from the ledger. A settled charge larger than the
+// account's remaining balance is still recorded in full (the money was
+// spent upstream), which can leave the balance below zero; hold sizing
+// makes that rare, and the next PlaceHold then fails until a top-up.
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// ErrClosed is returned by calls made after Close.
+var ErrClosed = errors.New("postgres: store closed")
+
+// Defaults for Options.
+const (
+	DefaultMaxBatch   = 256
+	DefaultCommitTime = 30 * time.Second
+)
+
+// Options configures a store. The zero value is ready to use.
+type Options struct {
+	// Schema, when set, is created if missing and becomes every
+	// connection's search_path, so that the store's tables live there.
+	// Tests use it to isolate runs sharing one server.
+	Schema string
+	// MaxConns overrides the pool size (pool_max_conns in the URL, or
+	// pgxpool's default).
+	MaxConns int32
+	// MaxBatch caps how many calls one group commit applies. Zero means
+	// DefaultMaxBatch; 1 disables batching.
+	MaxBatch int
+	// Now is the clock, for hold expiry and default timestamps. Nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// Stats counts group commits.
+type Stats struct {
+	Batches int64 // transactions the committer ran
+	Ops     int64 // calls those transactions carried
+	Retried int64 // calls retried alone after their batch failed
+}
+
+// DB is a gw.Store on a PostgreSQL database. It is safe for concurrent
+// use.
+type DB struct {
+	pool *pgxpool.Pool
+	now  func() time.Time
+
+	maxBatch int
+	ops      chan *op
+	quit     chan struct{}
+	done     chan struct{}
+	close    sync.Once
+
+	batches, opsDone, retried atomic.Int64
+}
+
+// Open connects to the database at url (a postgres:// URL or key=value
+// string), applies pending migrations and starts the group committer.
+func Open(ctx context.Context, url string) (*DB, error) {
+	return OpenWith(ctx, url, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	if opt.Schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = opt.Schema
+	}
+	if opt.MaxConns > 0 {
+		cfg.MaxConns = opt.MaxConns
+	}
+	maxBatch := opt.MaxBatch
+	if maxBatch <= 0 {
+		maxBatch = DefaultMaxBatch
+	}
+	now := opt.Now
+	if now == nil {
+		now = time.Now
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	if opt.Schema != "" {
+		if _, err := pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{opt.Schema}.Sanitize()); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("open postgres: create schema: %w", err)
+		}
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	db := &DB{
+		pool: pool, now: now,
+		maxBatch: maxBatch,
+		ops:      make(chan *op),
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	go db.run()
+	return db, nil
+}
+
+// migrate applies the embedded migrations not yet recorded in
+// schema_migrations, all in one transaction holding an advisory lock named
+// after the schema, so that instances starting together apply each once.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	sort.Strings(names)
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('gwlabs/gateway migrate ' || coalesce(current_schema(), ''), 0))`); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    integer PRIMARY KEY,
+		name       text NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now()
+	)`); err != nil {
+		return fmt.Errorf("migrate: create schema_migrations: %w", err)
+	}
+	for _, name := range names {
+		base := strings.TrimPrefix(name, "migrations/")
+		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migrate: bad migration name %q", base)
+		}
+		var applied bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, version).Scan(&applied); err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+		if applied {
+			continue
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+		// No arguments: pgx sends the file with the simple protocol,
+		// which accepts several statements.
+		if _, err := tx.Exec(ctx, string(body)); err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, version, base); err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	return nil
+}
+
+// Close stops the group committer, after it answered every call it took,
+// and closes the pool. Calls made after Close return ErrClosed. Close is
+// idempotent.
+func (db *DB) Close() error {
+	db.close.Do(func() {
+		close(db.quit)
+		<-db.done
+		db.pool.Close()
+	})
+	return nil
+}
+
+// Stats returns the group commit counters.
+func (db *DB) Stats() Stats {
+	return Stats{Batches: db.batches.Load(), Ops: db.opsDone.Load(), Retried: db.retried.Load()}
+}
+
+// EnsureAccount returns the account with this name, creating it.
+func (db *DB) EnsureAccount(ctx context.Context, name string) (*gw.Account, error) {
+	if name == "" {
+		return nil, errors.New("ensure account: empty name")
+	}
+	// Two statements: when another instance inserts the same name at
+	// once, the INSERT waits for it and does nothing, and the SELECT,
+	// with a snapshot taken after, sees its row.
+	if _, err := db.pool.Exec(ctx, `INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)
+		ON CONFLICT (name) DO NOTHING`, newID("acct_"), name, db.now()); err != nil {
+		return nil, fmt.Errorf("ensure account: %w", err)
+	}
+	a, err := db.AccountByName(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("ensure account: %w", err)
+	}
+	return a, nil
+}
+
+// AccountByName returns the account with this name.
+func (db *DB) AccountByName(ctx context.Context, name string) (*gw.Account, error) {
+	var a gw.Account
+	err := db.pool.QueryRow(ctx, `SELECT id, name, created_at FROM accounts WHERE name = $1`, name).Scan(&a.ID, &a.Name, &a.CreatedAt)
+	if err != nil {
+		return nil, fmt.Errorf("account %q: %w", name, notFound(err))
+	}
+	a.CreatedAt = a.CreatedAt.UTC()
+	return &a, nil
+}
+
+// CreateKey stores k with the SHA-256 hash of its secret. It fills in
+// k.CreatedAt when zero and k.AccountName. An unknown account is
+// ErrNotFound.
+func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
+	if k.ID == "" || k.AccountID == "" {
+		return errors.New("create key: id and account id are required")
+	}
+	if k.CreatedAt.IsZero() {
+		k.CreatedAt = db.now()
+	}
+	k.CreatedAt = k.CreatedAt.Truncate(time.Microsecond)
+	err := db.pool.QueryRow(ctx, `INSERT INTO api_keys (id, account_id, hash, hint, rpm, tpm, created_at, revoked_at)
+		SELECT $1::text, a.id, $3::bytea, $4::text, $5::bigint, $6::bigint, $7::timestamptz, $8::timestamptz FROM accounts a WHERE a.id = $2
+		RETURNING (SELECT name FROM accounts WHERE id = $2)`,
+		k.ID, k.AccountID, hash[:], k.Hint, k.RPM, k.TPM, k.CreatedAt, k.RevokedAt).Scan(&k.AccountName)
+	if err != nil {
+		return fmt.Errorf("create key: %w", notFound(err))
+	}
+	return nil
+}
+
+// Keys lists every key, revoked ones included, newest first.
+func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
+	rows, err := db.pool.Query(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at
+		FROM api_keys k JOIN accounts a ON a.id = k.account_id
+		ORDER BY k.created_at DESC, k.id DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("keys: %w", err)
+	}
+	keys, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (gw.Key, error) {
+		var k gw.Key
+		err := row.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &k.CreatedAt, &k.RevokedAt)
+		k.CreatedAt = k.CreatedAt.UTC()
+		if k.RevokedAt != nil {
+			t := k.RevokedAt.UTC()
+			k.RevokedAt = &t
+		}
+		return k, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("keys: %w", err)
+	}
+	return keys, nil
+}
+
+// RevokeKey marks the key revoked; revoking twice keeps the first time.
+// An unknown key is ErrNotFound.
+func (db *DB) RevokeKey(ctx context.Context, id string) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1`, id, db.now())
+	if err != nil {
+		return fmt.Errorf("revoke key: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("revoke key %q: %w", id, gw.ErrNotFound)
+	}
+	return nil
+}
+
+// KeyByHash returns the principal of the live key with this hash. Unknown
+// and revoked keys are ErrNotFound.
+func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, error) {
+	var p gw.Principal
+	var stored []byte
+	var revoked *time.Time
+	err := db.pool.QueryRow(ctx, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at
+		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1`, hash[:]).
+		Scan(&p.KeyID, &p.AccountID, &p.AccountName, &p.RPM, &p.TPM, &stored, &revoked)
+	if err != nil {
+		return nil, fmt.Errorf("key by hash: %w", notFound(err))
+	}
+	if subtle.ConstantTimeCompare(stored, hash[:]) != 1 || revoked != nil {
+		return nil, fmt.Errorf("key by hash: %w", gw.ErrNotFound)
+	}
+	return &p, nil
+}
+
+// TopUp credits amount (positive) to the account and writes a ledger
+// entry, in one statement. An unknown account is ErrNotFound.
+func (db *DB) TopUp(ctx context.Context, accountID string, amount gw.Money, note string) error {
+	if amount <= 0 {
+		return fmt.Errorf("top up: amount %d must be positive", amount)
+	}
+	var id int64
+	err := db.pool.QueryRow(ctx, `WITH a AS (
+			UPDATE accounts SET top_ups = top_ups + $2, balance = balance + $2 WHERE id = $1 RETURNING id
+		)
+		INSERT INTO ledger (account_id, amount, note, created_at) SELECT id, $2::bigint, $3::text, $4::timestamptz FROM a RETURNING id`,
+		accountID, int64(amount), note, db.now()).Scan(&id)
+	if err != nil {
+		return fmt.Errorf("top up %q: %w", accountID, notFound(err))
+	}
+	return nil
+}
+
+// Balance returns the account's money; holds past their expiry do not
+// count. An unknown account is ErrNotFound.
+func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error) {
+	var b gw.Balance
+	err := db.pool.QueryRow(ctx, `SELECT a.top_ups, a.charged, a.balance,
+		(SELECT coalesce(sum(amount), 0)::bigint FROM holds WHERE account_id = a.id AND expires_at > $2)
+		FROM accounts a WHERE a.id = $1`, accountID, db.now()).
+		Scan(&b.TopUps, &b.Charged, &b.Balance, &b.Held)
+	if err != nil {
+		return gw.Balance{}, fmt.Errorf("balance of %q: %w", accountID, notFound(err))
+	}
+	b.Available = b.Balance - b.Held
+	return b, nil
+}
+
+// VerifyLedger recomputes the account's top-ups, charges and balance from
+// its ledger entries and returns an error when they disagree with the
+// account's columns.
+func (db *DB) VerifyLedger(ctx context.Context, accountID string) error {
+	var topUps, charged, balance, credits, debits int64
+	err := db.pool.QueryRow(ctx, `SELECT a.top_ups, a.charged, a.balance,
+		(SELECT coalesce(sum(amount), 0)::bigint FROM ledger WHERE account_id = a.id AND amount > 0),
+		(SELECT coalesce(-sum(amount), 0)::bigint FROM ledger WHERE account_id = a.id AND amount < 0)
+		FROM accounts a WHERE a.id = $1`, accountID).Scan(&topUps, &charged, &balance, &credits, &debits)
+	if err != nil {
+		return fmt.Errorf("verify ledger of %q: %w", accountID, notFound(err))
+	}
+	if topUps != credits || charged != debits || balance != credits-debits || balance != topUps-charged {
+		return fmt.Errorf("verify ledger of %q: columns top_ups=%d charged=%d balance=%d, ledger credits=%d debits=%d",
+			accountID, topUps, charged, balance, credits, debits)
+	}
+	return nil
+}
+
+// PlaceHold reserves h.Amount on h.AccountID until h.ExpiresAt. It fails
+// with a *gw.Error of CodeInsufficientBalance when the available balance is
+// below the amount, and with ErrNotFound for an unknown account.
+func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
+	if h.ID == "" || h.AccountID == "" {
+		return errors.New("place hold: id and account id are required")
+	}
+	if h.Amount < 0 {
+		return fmt.Errorf("place hold: negative amount %d", h.Amount)
+	}
+	if h.ExpiresAt.IsZero() {
+		return errors.New("place hold: no expiry")
+	}
+	return db.submit(ctx, &op{kind: opHold, hold: h}, "place hold")
+}
+
+// Settle finishes the hold: it deletes it, debits r.Charge, writes the
+// ledger entry and the record, in one durable transaction. An unknown or
+// already finished hold is ErrNotFound and changes nothing. A hold past
+// its expiry that was not swept yet still settles. r.RequestID defaults to
+// the hold id and r.AccountID, r.KeyID to the hold's.
+func (db *DB) Settle(ctx context.Context, holdID string, r *gw.Record) error {
+	if r == nil {
+		return errors.New("settle: nil record")
+	}
+	if r.Charge < 0 {
+		return fmt.Errorf("settle: negative charge %d", r.Charge)
+	}
+	return db.submit(ctx, &op{kind: opSettle, id: holdID, rec: db.prepare(r, holdID)}, "settle")
+}
+
+// Release deletes the hold without charging and, when r is not nil, writes
+// r with a zero charge. An unknown or already finished hold is ErrNotFound
+// and changes nothing.
+func (db *DB) Release(ctx context.Context, holdID string, r *gw.Record) error {
+	o := &op{kind: opRelease, id: holdID}
+	if r != nil {
+		o.rec = db.prepare(r, holdID)
+		o.rec.Charge = 0
+	}
+	return db.submit(ctx, o, "release")
+}
+
+// Log writes a record for a request that placed no hold.
+func (db *DB) Log(ctx context.Context, r *gw.Record) error {
+	if r == nil || r.RequestID == "" {
+		return errors.New("log: record without request id")
+	}
+	return db.submit(ctx, &op{kind: opLog, rec: db.prepare(r, "")}, "log")
+}
+
+// prepare returns a copy of r with its defaults filled in.
+func (db *DB) prepare(r *gw.Record, holdID string) *gw.Record {
+	c := *r
+	if c.RequestID == "" {
+		c.RequestID = holdID
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = db.now()
+	}
+	return &c
+}
+
+// ExpireHolds deletes the holds whose expiry is not after now and returns
+// how many it deleted. Holds locked by a settlement in flight are skipped:
+// the settlement finishes them.
+func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM holds WHERE id IN (
+		SELECT id FROM holds WHERE expires_at <= $1 FOR UPDATE SKIP LOCKED)`, now)
+	if err != nil {
+		return 0, fmt.Errorf("expire holds: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+const recordColumns = `request_id, account_id, key_id, endpoint, vendor, model, stream, status, error_code,
+	input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens,
+	reasoning_tokens, optimizer_tokens, usage_reported, reported_cost, has_reported_cost,
+	cost, charge, latency_us, ttfb_us, guard, note, created_at`
+
+// recordArgs returns r's columns as arguments $1 to $26, in recordColumns
+// order; $21 is the charge.
+func recordArgs(r *gw.Record) []any {
+	u := r.Usage
+	return []any{r.RequestID, r.AccountID, r.KeyID, string(r.Endpoint), r.Vendor, r.Model, r.Stream, r.Status, string(r.ErrorCode),
+		u.InputTokens, u.CacheReadTokens, u.CacheWrite5mTokens, u.CacheWrite1hTokens, u.OutputTokens,
+		u.ReasoningTokens, u.OptimizerTokens, u.Reported, int64(u.ReportedCost), u.HasReportedCost,
+		int64(r.Cost), int64(r.Charge), r.Latency.Microseconds(), r.TTFB.Microseconds(), r.Guard, r.Note, r.CreatedAt}
+}
+
+func scanRecord(row pgx.Row) (*gw.Record, error) {
+	var r gw.Record
+	var endpoint, code string
+	var latency, ttfb int64
+	u := &r.Usage
+	if err := row.Scan(&r.RequestID, &r.AccountID, &r.KeyID, &endpoint, &r.Vendor, &r.Model, &r.Stream, &r.Status, &code,
+		&u.InputTokens, &u.CacheReadTokens, &u.CacheWrite5mTokens, &u.CacheWrite1hTokens, &u.OutputTokens,
+		&u.ReasoningTokens, &u.OptimizerTokens, &u.Reported, &u.ReportedCost, &u.HasReportedCost,
+		&r.Cost, &r.Charge, &latency, &ttfb, &r.Guard, &r.Note, &r.CreatedAt); err != nil {
+		return nil, err
+	}
+	r.Endpoint, r.ErrorCode = gw.Shape(endpoint), gw.Code(code)
+	r.Latency, r.TTFB = time.Duration(latency)*time.Microsecond, time.Duration(ttfb)*time.Microsecond
+	r.CreatedAt = r.CreatedAt.UTC()
+	return &r, nil
+}
+
+// Record returns one request's record.
+func (db *DB) Record(ctx context.Context, requestID string) (*gw.Record, error) {
+	r, err := scanRecord(db.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE request_id = $1`, requestID))
+	if err != nil {
+		return nil, fmt.Errorf("record %q: %w", requestID, notFound(err))
+	}
+	return r, nil
+}
+
+// Records returns the records matching f, newest first (ties broken by
+// request id, descending). A Before cursor naming no record yields none.
+func (db *DB) Records(ctx context.Context, f gw.RecordFilter) ([]gw.Record, error) {
+	var where []string
+	var args []any
+	add := func(cond string, arg any) {
+		args = append(args, arg)
+		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+	}
+	if f.AccountID != "" {
+		add("account_id = $?", f.AccountID)
+	}
+	if f.Model != "" {
+		add("model = $?", f.Model)
+	}
+	if f.Vendor != "" {
+		add("vendor = $?", f.Vendor)
+	}
+	if f.Status != 0 {
+		add("status = $?", f.Status)
+	}
+	if !f.Since.IsZero() {
+		add("created_at >= $?", f.Since)
+	}
+	if !f.Until.IsZero() {
+		add("created_at < $?", f.Until)
+	}
+	if f.Before != "" {
+		add("(created_at, request_id) < (SELECT created_at, request_id FROM records WHERE request_id = $?)", f.Before)
+	}
+	q := `SELECT ` + recordColumns + ` FROM records`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	args = append(args, limit(f.Limit))
+	q += ` ORDER BY created_at DESC, request_id DESC LIMIT $` + strconv.Itoa(len(args))
+	rows, err := db.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("records: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (gw.Record, error) {
+		r, err := scanRecord(row)
+		if err != nil {
+			return gw.Record{}, err
+		}
+		return *r, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("records: %w", err)
+	}
+	return out, nil
+}
+
+// CreateIncident stores in. It fills in in.ID ("inc_" + random) and
+// in.CreatedAt when they are empty.
+func (db *DB) CreateIncident(ctx context.Context, in *gw.Incident) error {
+	if in.ID == "" {
+		in.ID = newID("inc_")
+	}
+	if in.CreatedAt.IsZero() {
+		in.CreatedAt = db.now()
+	}
+	in.CreatedAt = in.CreatedAt.Truncate(time.Microsecond)
+	if _, err := db.pool.Exec(ctx, `INSERT INTO incidents (id, request_id, account_id, key_id, kind, score, reason, excerpt, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		in.ID, in.RequestID, in.AccountID, in.KeyID, in.Kind, in.Score, in.Reason, in.Excerpt, in.CreatedAt); err != nil {
+		return fmt.Errorf("create incident: %w", err)
+	}
+	return nil
+}
+
+const incidentColumns = `id, request_id, account_id, key_id, kind, score, reason, excerpt, created_at`
+
+func scanIncident(row pgx.Row) (gw.Incident, error) {
+	var in gw.Incident
+	err := row.Scan(&in.ID, &in.RequestID, &in.AccountID, &in.KeyID, &in.Kind, &in.Score, &in.Reason, &in.Excerpt, &in.CreatedAt)
+	in.CreatedAt = in.CreatedAt.UTC()
+	return in, err
+}
+
+// Incidents returns up to limit incidents (default 100), newest first.
+func (db *DB) Incidents(ctx context.Context, n int) ([]gw.Incident, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+incidentColumns+` FROM incidents ORDER BY created_at DESC, id DESC LIMIT $1`, limit(n))
+	if err != nil {
+		return nil, fmt.Errorf("incidents: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (gw.Incident, error) { return scanIncident(row) })
+	if err != nil {
+		return nil, fmt.Errorf("incidents: %w", err)
+	}
+	return out, nil
+}
+
+// Incident returns one incident.
+func (db *DB) Incident(ctx context.Context, id string) (*gw.Incident, error) {
+	in, err := scanIncident(db.pool.QueryRow(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE id = $1`, id))
+	if err != nil {
+		return nil, fmt.Errorf("incident %q: %w", id, notFound(err))
+	}
+	return &in, nil
+}
+
+// limit returns the page size for a requested limit: 100 by default, at
+// most 1000.
+func limit(n int) int {
+	switch {
+	case n <= 0:
+		return 100
+	case n > 1000:
+		return 1000
+	}
+	return n
+}
+
+// notFound maps a missing row, and a foreign key naming a missing row, to
+// gw.ErrNotFound.
+func notFound(err error) error {
+	var pe *pgconn.PgError
+	if errors.Is(err, pgx.ErrNoRows) || errors.As(err, &pe) && pe.Code == "23503" {
+		return gw.ErrNotFound
+	}
+	return err
+}
+
+// newID returns prefix followed by 26 random base32 characters.
+func newID(prefix string) string {
+	var b [16]byte
+	rand.Read(b[:])
+	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+// Interface guard.
+var _ gw.Store = (*DB)(nil)

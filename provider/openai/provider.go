@@ -1,0 +1,171 @@
+// Package openai is the adapter for OpenAI's Chat Completions API and the
+// base of the six OpenAI-compatible vendors (together, fireworks, groq,
+// mistral, deepseek, openrouter), which differ only in their Config: base
+// URL, the headers they take, whether they accept
+// stream_options.include_usage, and their mapping Dialect (package
+// shape/openai).
+//
+// Send posts to BaseURL + "/chat/completions" with a Bearer key through
+// internal/upstream (timeouts, retries before any byte) and maps the
+// vendor's error body (errors.go). PassThrough patches only "model" (and
+// the usage stream option) in the caller's bytes. The Codec methods
+// (codec.go) map canonical requests and responses through shape/openai.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
+	"github.com/gwlabs/gateway/internal/upstream"
+	shape "github.com/gwlabs/gateway/shape/openai"
+)
+
+// Config configures one OpenAI-compatible vendor.
+type Config struct {
+	// Vendor is the prefix, e.g. "openai" or "groq".
+	Vendor string
+	// BaseURL includes the version segment ("https://api.openai.com/v1");
+	// the adapter appends "/chat/completions".
+	BaseURL string
+	// APIKey is the gateway's key at the vendor. Empty: every call
+	// answers vendor_unavailable naming KeySetting.
+	APIKey string
+	// KeySetting names the configuration that holds the key, for that
+	// message (e.g. "GATEWAY_OPENAI_API_KEY").
+	KeySetting string
+	// ForwardHeaders lists caller headers this vendor takes (compared
+	// case-insensitively), e.g. OpenAI-Organization for OpenAI.
+	ForwardHeaders []string
+	// StreamUsageOption says the vendor accepts
+	// stream_options.include_usage; when false the gateway relies on the
+	// usage the vendor sends anyway.
+	StreamUsageOption bool
+	// Dialect is the vendor's mapping dialect; nil: shape/openai's
+	// dialect for Vendor.
+	Dialect *shape.Dialect
+	// HTTP tunes the upstream client.
+	HTTP upstream.Config
+}
+
+// Provider is one OpenAI-compatible vendor.
+type Provider struct {
+	cfg     Config
+	url     string
+	client  *upstream.Client
+	dialect *shape.Dialect
+}
+
+// New returns a Provider. It fails only on a malformed configuration.
+func New(cfg Config) (*Provider, error) {
+	if cfg.Vendor == "" {
+		return nil, fmt.Errorf("openai provider: vendor name is required")
+	}
+	if cfg.BaseURL == "" {
+		return nil, fmt.Errorf("%s provider: base URL is required", cfg.Vendor)
+	}
+	d := cfg.Dialect
+	if d == nil {
+		var ok bool
+		if d, ok = shape.DialectFor(cfg.Vendor); !ok {
+			return nil, fmt.Errorf("%s provider: no mapping dialect", cfg.Vendor)
+		}
+	}
+	return &Provider{
+		cfg:     cfg,
+		url:     strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
+		client:  upstream.New(cfg.Vendor, cfg.HTTP),
+		dialect: d,
+	}, nil
+}
+
+// Name returns the vendor prefix.
+func (p *Provider) Name() string { return p.cfg.Vendor }
+
+// Shape returns gw.ShapeC.
+func (p *Provider) Shape() gw.Shape { return gw.ShapeC }
+
+// Configured reports whether the vendor has a key.
+func (p *Provider) Configured() bool { return p.cfg.APIKey != "" }
+
+// Send posts the body and returns the vendor's 2xx answer or its mapped
+// error.
+func (p *Provider) Send(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
+	if p.cfg.APIKey == "" {
+		return nil, &gw.Error{Code: gw.CodeVendorUnavailable, Message: fmt.Sprintf("%s is not configured: set %s", p.cfg.Vendor, p.keySetting())}
+	}
+	h := make(http.Header, 6)
+	h.Set("Authorization", "Bearer "+p.cfg.APIKey)
+	h.Set("Content-Type", "application/json")
+	if c.Stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	for _, name := range p.cfg.ForwardHeaders {
+		if v := c.Header.Values(name); len(v) > 0 {
+			h[http.CanonicalHeaderKey(name)] = v
+		}
+	}
+	resp, err := p.client.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: p.url, Header: h, Body: c.Body})
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, p.statusError(resp.StatusCode, resp.Header, upstream.ReadErrorBody(resp.Body))
+	}
+	return &gw.Upstream{Status: resp.StatusCode, Header: resp.Header, Body: resp.Body}, nil
+}
+
+func (p *Provider) keySetting() string {
+	if p.cfg.KeySetting != "" {
+		return p.cfg.KeySetting
+	}
+	return "GATEWAY_" + strings.ToUpper(p.cfg.Vendor) + "_API_KEY"
+}
+
+// PassThrough rewrites "model" in a caller's C body and, on a stream
+// whose caller did not ask for usage, asks the vendor for it (hideUsage
+// then tells the relay to hold the usage-only chunk back).
+func (p *Provider) PassThrough(body []byte, model string, stream bool) ([]byte, bool, error) {
+	mq, err := json.Marshal(model)
+	if err != nil {
+		return nil, false, err
+	}
+	out, err := rawjson.Set(body, "model", mq)
+	if err != nil {
+		return nil, false, &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body is not a JSON object", Err: err}
+	}
+	if !stream || !p.cfg.StreamUsageOption {
+		return out, false, nil
+	}
+	so := rawjson.Get(out, "stream_options")
+	if len(so) == 0 || string(so) == "null" {
+		out, err = rawjson.Set(out, "stream_options", []byte(`{"include_usage":true}`))
+		return out, true, err
+	}
+	var opts map[string]json.RawMessage
+	if err := json.Unmarshal(so, &opts); err != nil {
+		return nil, false, &gw.Error{Code: gw.CodeInvalidRequest, Message: "stream_options must be an object", Err: err}
+	}
+	if string(opts["include_usage"]) == "true" {
+		return out, false, nil
+	}
+	opts["include_usage"] = json.RawMessage("true")
+	nso, err := json.Marshal(opts)
+	if err != nil {
+		return nil, false, err
+	}
+	out, err = rawjson.Set(out, "stream_options", nso)
+	return out, true, err
+}
+
+// Interface guards.
+var (
+	_ gw.Provider = (*Provider)(nil)
+	_ gw.Codec    = (*Provider)(nil)
+)

@@ -1,0 +1,522 @@
+// Package proxy runs one request through the gateway's policies, in this
+// order: authenticate (Authenticate), then Begin: route to the vendor,
+// refuse unpriced models, prepare the vendor body (pass-through patch or
+// canonical mapping), count the request against the key's rate limit, and
+// place a hold on the account's balance; then Call: send to the vendor
+// while the guard checks the request, releasing nothing before the
+// guard's verdict; then Finish: price the usage, settle the hold at the
+// exact charge (or release it), and write the request's record.
+//
+// It knows no HTTP server, vendor wire format or database: those arrive as
+// the gw interfaces (Provider, Codec, Store, Limiter) and the small Guard
+// and Biller interfaces below. The server package does the wire work
+// around it.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/id"
+)
+
+// Verdict is the guard's answer for one request.
+type Verdict struct {
+	Flagged bool
+	Kind    string
+	Score   float64
+	Reason  string
+	Excerpt string // a bounded excerpt of the flagged text, for review
+}
+
+// Guard checks a request body of the given shape. It must be safe for
+// concurrent use and fast (it runs beside every vendor call).
+type Guard interface {
+	Check(ctx context.Context, shape gw.Shape, body []byte) (Verdict, error)
+}
+
+// Quote is a priced request.
+type Quote struct {
+	Cost   gw.Money
+	Charge gw.Money
+	Note   string
+}
+
+// Biller prices requests. Known reports whether a model can be billed;
+// HoldAmount sizes the hold placed before the call; Price returns the
+// exact cost and charge of the reported usage.
+type Biller interface {
+	Known(vendor, model string) bool
+	HoldAmount(vendor, model string, bodyBytes int, maxOutput int64) (gw.Money, error)
+	Price(vendor, model string, u gw.Usage) (Quote, error)
+}
+
+// Authenticator finds the caller of an Authorization header value.
+type Authenticator interface {
+	Authenticate(ctx context.Context, header string) (*gw.Principal, error)
+}
+
+// Configured is implemented by providers that can tell whether they have
+// credentials, so no money is held for a call that cannot be made.
+type Configured interface{ Configured() bool }
+
+// Config assembles a Gateway. Store, Auth and Providers are required; a
+// nil Limiter, Biller or Guard turns that policy off.
+type Config struct {
+	Store     gw.Store
+	Auth      Authenticator
+	Providers map[string]gw.Provider
+	Limiter   gw.Limiter
+	// DefaultLimit applies to keys without limits of their own.
+	DefaultLimit gw.Limit
+	Biller       Biller
+	Guard        Guard
+	// GuardTimeout bounds the wait for a verdict (default 2s). What a
+	// timeout or guard error does is GuardFailClosed: false lets the
+	// request through (the record notes "guard:error"), true blocks it.
+	GuardTimeout    time.Duration
+	GuardFailClosed bool
+	// HoldTTL bounds a hold's life if its request never finishes (a
+	// crash); default 30m.
+	HoldTTL time.Duration
+	// Now is the clock (default time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Gateway runs requests through the policies. It is safe for concurrent
+// use.
+type Gateway struct {
+	cfg Config
+}
+
+// New returns a Gateway.
+func New(cfg Config) (*Gateway, error) {
+	if cfg.Store == nil || cfg.Auth == nil || cfg.Providers == nil {
+		return nil, errors.New("proxy: Store, Auth and Providers are required")
+	}
+	if cfg.GuardTimeout == 0 {
+		cfg.GuardTimeout = 2 * time.Second
+	}
+	if cfg.HoldTTL == 0 {
+		cfg.HoldTTL = 30 * time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Gateway{cfg: cfg}, nil
+}
+
+// Store returns the gateway's store.
+func (g *Gateway) Store() gw.Store { return g.cfg.Store }
+
+// Provider returns the vendor's adapter.
+func (g *Gateway) Provider(vendor string) (gw.Provider, bool) {
+	p, ok := g.cfg.Providers[vendor]
+	return p, ok
+}
+
+// Authenticate returns the caller of an Authorization header value.
+func (g *Gateway) Authenticate(ctx context.Context, header string) (*gw.Principal, error) {
+	return g.cfg.Auth.Authenticate(ctx, header)
+}
+
+// Inbound is a parsed, authenticated request.
+type Inbound struct {
+	RequestID string
+	Endpoint  gw.Shape
+	Principal *gw.Principal
+	Vendor    string // the prefix
+	Model     string // the vendor's model id
+	Stream    bool
+	// Body is the caller's body. For a mapped route (the vendor's shape
+	// differs from Endpoint) Canonical holds it decoded.
+	Body      []byte
+	Canonical *gw.Request
+	// MaxOutput is the caller's output cap, 0 when it gave none.
+	MaxOutput int64
+	// Header holds the caller's headers; providers forward only their own.
+	Header http.Header
+	// Received is when the request arrived.
+	Received time.Time
+}
+
+// Exchange is one request's trip through the policies.
+type Exchange struct {
+	g        *Gateway
+	in       Inbound
+	provider gw.Provider
+	native   bool
+
+	// Body is what goes to the vendor; HideUsage says the relay must hold
+	// the usage-only chunk back (the gateway asked for it, not the caller).
+	Body      []byte
+	HideUsage bool
+	// Limit is the rate-limit decision (for the x-ratelimit headers);
+	// zero when no limiter ran.
+	Limit gw.LimitDecision
+	// Guard is the verdict's summary for the record.
+	Guard string
+
+	estTokens int64
+	holdPlaced bool
+	cancel     context.CancelFunc
+	finished   bool
+}
+
+// Native reports whether the vendor speaks the endpoint's shape (the
+// response is relayed byte for byte).
+func (x *Exchange) Native() bool { return x.native }
+
+// Provider returns the vendor adapter.
+func (x *Exchange) Provider() gw.Provider { return x.provider }
+
+// Inbound returns the request.
+func (x *Exchange) Inbound() *Inbound { return &x.in }
+
+// Begin routes and admits a request. It always returns an Exchange (its
+// Limit fills the rate-limit headers even on refusal) and, when the
+// request may not proceed, an *gw.Error: vendor_unavailable,
+// invalid_request (unpriced model, unmappable field), rate_limited,
+// insufficient_balance or internal_error. A refused request is logged.
+func (g *Gateway) Begin(ctx context.Context, in Inbound) (*Exchange, error) {
+	x := &Exchange{g: g, in: in, Guard: "off"}
+	if err := x.begin(ctx); err != nil {
+		x.finishErr(ctx, err)
+		return x, err
+	}
+	return x, nil
+}
+
+func (x *Exchange) begin(ctx context.Context) error {
+	g, in := x.g, &x.in
+	p, ok := g.cfg.Providers[in.Vendor]
+	if !ok {
+		return gw.Errorf(gw.CodeInvalidRequest, "unknown vendor %q", in.Vendor)
+	}
+	x.provider = p
+	if c, ok := p.(Configured); ok && !c.Configured() {
+		// Send words the message (it names the missing setting).
+		_, err := p.Send(ctx, &gw.Call{RequestID: in.RequestID})
+		return err
+	}
+	if g.cfg.Biller != nil && !g.cfg.Biller.Known(in.Vendor, in.Model) {
+		return gw.Errorf(gw.CodeInvalidRequest, "model %q has no price on the rate card; GET /v1/models lists the priced models", in.Vendor+"/"+in.Model)
+	}
+	x.native = p.Shape() == in.Endpoint
+	var err error
+	if x.native {
+		x.Body, x.HideUsage, err = p.PassThrough(in.Body, in.Model, in.Stream)
+	} else {
+		codec, ok := p.(gw.Codec)
+		if !ok || in.Canonical == nil {
+			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: fmt.Errorf("vendor %s cannot map from %s", in.Vendor, in.Endpoint)}
+		}
+		in.Canonical.Model = in.Model
+		in.Canonical.Stream = in.Stream
+		x.Body, err = codec.EncodeRequest(in.Canonical)
+	}
+	if err != nil {
+		return err
+	}
+
+	x.estTokens = int64(len(in.Body)/4) + in.MaxOutput
+	if g.cfg.Limiter != nil {
+		lim := g.cfg.DefaultLimit
+		if in.Principal.RPM > 0 {
+			lim.RPM = in.Principal.RPM
+		}
+		if in.Principal.TPM > 0 {
+			lim.TPM = in.Principal.TPM
+		}
+		d, err := g.cfg.Limiter.Allow(ctx, in.Principal.KeyID, lim, x.estTokens)
+		x.Limit = d
+		if err != nil {
+			// The limiter's store failed; its decision already applies
+			// the configured fail mode.
+			g.cfg.Logger.Error("rate limiter failed", "request_id", in.RequestID, "err", err, "allowed", d.Allowed)
+			if !d.Allowed {
+				var e *gw.Error
+				if errors.As(err, &e) {
+					return e
+				}
+				return &gw.Error{Code: gw.CodeOverloaded, Message: "rate limits cannot be checked right now; retry", RetryAfter: time.Second, Err: err}
+			}
+		}
+		if !d.Allowed {
+			ra := max(d.RetryAfter, time.Second)
+			return &gw.Error{Code: gw.CodeRateLimited, Message: "rate limit reached for this API key; retry after the time in Retry-After", RetryAfter: ra}
+		}
+	}
+
+	if g.cfg.Biller != nil {
+		amount, err := g.cfg.Biller.HoldAmount(in.Vendor, in.Model, len(in.Body), in.MaxOutput)
+		if err != nil {
+			return &gw.Error{Code: gw.CodeInternal, Message: "could not price the request", Err: err}
+		}
+		h := gw.Hold{ID: in.RequestID, AccountID: in.Principal.AccountID, KeyID: in.Principal.KeyID, Amount: amount, ExpiresAt: g.cfg.Now().Add(g.cfg.HoldTTL)}
+		if err := g.cfg.Store.PlaceHold(ctx, h); err != nil {
+			if gw.ErrorCode(err) == gw.CodeInsufficientBalance {
+				e := gw.AsError(err)
+				e.NoRetry = true
+				return e
+			}
+			return &gw.Error{Code: gw.CodeInternal, Message: "could not reserve the request's cost", Err: err}
+		}
+		x.holdPlaced = true
+	}
+	return nil
+}
+
+// Call sends the request to the vendor while the guard checks it, and
+// returns only when both are done: the vendor's answer is never released
+// before the verdict. A flagged request cancels the vendor call and
+// returns request_blocked with an incident id (the incident is stored);
+// Finish must still be called. The returned body belongs to the caller,
+// and ctx's cancellation (the caller going away) aborts it.
+func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
+	vctx, cancel := context.WithCancel(ctx)
+	x.cancel = cancel
+	call := &gw.Call{RequestID: x.in.RequestID, Model: x.in.Model, Stream: x.in.Stream, Body: x.Body, Header: x.in.Header}
+
+	type sent struct {
+		up  *gw.Upstream
+		err error
+	}
+	done := make(chan sent, 1)
+	go func() {
+		up, err := x.provider.Send(vctx, call)
+		done <- sent{up, err}
+	}()
+
+	if v, blocked := x.verdict(ctx); blocked {
+		cancel()
+		if r := <-done; r.up != nil {
+			_ = r.up.Body.Close()
+		}
+		return nil, x.block(ctx, v)
+	}
+	r := <-done
+	return r.up, r.err
+}
+
+// verdict waits for the guard. blocked is true when the request must not
+// go on.
+func (x *Exchange) verdict(ctx context.Context) (Verdict, bool) {
+	g := x.g
+	if g.cfg.Guard == nil {
+		return Verdict{}, false
+	}
+	gctx, cancel := context.WithTimeout(ctx, g.cfg.GuardTimeout)
+	defer cancel()
+	type res struct {
+		v   Verdict
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		v, err := g.cfg.Guard.Check(gctx, x.in.Endpoint, x.in.Body)
+		ch <- res{v, err}
+	}()
+	var r res
+	select {
+	case r = <-ch:
+	case <-gctx.Done():
+		r.err = gctx.Err()
+	}
+	if r.err != nil {
+		x.Guard = "error"
+		g.cfg.Logger.Error("guard failed", "request_id", x.in.RequestID, "err", r.err, "fail_closed", g.cfg.GuardFailClosed)
+		if g.cfg.GuardFailClosed {
+			return Verdict{Flagged: true, Kind: "guard_unavailable", Reason: "the guard could not check the request"}, true
+		}
+		return Verdict{}, false
+	}
+	if r.v.Flagged {
+		x.Guard = "flagged:" + r.v.Kind
+		return r.v, true
+	}
+	x.Guard = "pass"
+	return r.v, false
+}
+
+func (x *Exchange) block(ctx context.Context, v Verdict) error {
+	in := &x.in
+	inc := &gw.Incident{
+		ID: id.New("inc_", x.g.cfg.Now()), RequestID: in.RequestID, AccountID: in.Principal.AccountID, KeyID: in.Principal.KeyID,
+		Kind: v.Kind, Score: v.Score, Reason: v.Reason, Excerpt: v.Excerpt, CreatedAt: x.g.cfg.Now(),
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := x.g.cfg.Store.CreateIncident(wctx, inc); err != nil {
+		x.g.cfg.Logger.Error("store incident", "request_id", in.RequestID, "err", err)
+	}
+	return &gw.Error{
+		Code:       gw.CodeRequestBlocked,
+		Message:    "the request was blocked by the prompt-extraction guard; if you think this is wrong, contact support with the incident_id",
+		IncidentID: inc.ID,
+		NoRetry:    true,
+	}
+}
+
+// Outcome is how a request ended, for Finish.
+type Outcome struct {
+	// Status is the HTTP status sent; Err the failure, nil on success.
+	Status int
+	Err    error
+	// Usage is what the vendor reported (Usage.Reported) or, for an
+	// abandoned stream, what was counted.
+	Usage gw.Usage
+	// Success is true when the request is billable: a 200 whose answer
+	// was complete, or a stream the caller abandoned.
+	Success bool
+	TTFB    time.Duration
+	Note    string
+}
+
+// Quote prices usage for this request without recording anything (so a
+// non-streaming answer can carry its charge in a header).
+func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
+	if x.g.cfg.Biller == nil {
+		return Quote{}, nil
+	}
+	return x.g.cfg.Biller.Price(x.in.Vendor, x.in.Model, u)
+}
+
+// Finish records the request's outcome: on success it settles the hold at
+// the exact charge (durably, before returning), otherwise it releases
+// the hold. It runs even if ctx is cancelled (an abandoned stream is still
+// billed) and returns the charge. Calling it twice does nothing.
+func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
+	if x.finished {
+		return 0, nil
+	}
+	x.finished = true
+	if x.cancel != nil {
+		defer x.cancel()
+	}
+	g, in := x.g, &x.in
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+
+	r := x.record(o)
+	if !o.Success {
+		return 0, x.release(wctx, r)
+	}
+	q, err := x.Quote(o.Usage)
+	if err != nil {
+		// No price (an aggregator answer without its cost): the request
+		// is recorded with no charge and a note, loudly, never silently.
+		g.cfg.Logger.Error("price request", "request_id", in.RequestID, "vendor", in.Vendor, "model", in.Model, "err", err)
+		r.Note = joinNote(r.Note, "cost_missing")
+	}
+	r.Cost, r.Charge = q.Cost, q.Charge
+	r.Note = joinNote(r.Note, q.Note)
+	if g.cfg.Limiter != nil {
+		if delta := o.Usage.TotalTokens() - x.estTokens; delta != 0 && o.Usage.Reported {
+			if err := g.cfg.Limiter.Adjust(wctx, in.Principal.KeyID, g.limitFor(in.Principal), delta); err != nil {
+				g.cfg.Logger.Warn("rate limiter adjust", "request_id", in.RequestID, "err", err)
+			}
+		}
+	}
+	if !x.holdPlaced {
+		return r.Charge, g.cfg.Store.Log(wctx, r)
+	}
+	err = g.cfg.Store.Settle(wctx, in.RequestID, r)
+	if errors.Is(err, gw.ErrNotFound) {
+		// The hold outlived HoldTTL and was swept; the request still
+		// happened, so charge it through a fresh zero hold.
+		if err = g.cfg.Store.PlaceHold(wctx, gw.Hold{ID: in.RequestID, AccountID: in.Principal.AccountID, KeyID: in.Principal.KeyID, ExpiresAt: g.cfg.Now().Add(time.Minute)}); err == nil {
+			err = g.cfg.Store.Settle(wctx, in.RequestID, r)
+		}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("settle %s: %w", in.RequestID, err)
+	}
+	return r.Charge, nil
+}
+
+func (g *Gateway) limitFor(p *gw.Principal) gw.Limit {
+	lim := g.cfg.DefaultLimit
+	if p.RPM > 0 {
+		lim.RPM = p.RPM
+	}
+	if p.TPM > 0 {
+		lim.TPM = p.TPM
+	}
+	return lim
+}
+
+// finishErr records a request refused in Begin.
+func (x *Exchange) finishErr(ctx context.Context, err error) {
+	e := gw.AsError(err)
+	_, ferr := x.Finish(ctx, Outcome{Status: e.Code.Status(), Err: e})
+	if ferr != nil {
+		x.g.cfg.Logger.Error("record refused request", "request_id", x.in.RequestID, "err", ferr)
+	}
+}
+
+func (x *Exchange) release(ctx context.Context, r *gw.Record) error {
+	if x.holdPlaced {
+		if err := x.g.cfg.Store.Release(ctx, x.in.RequestID, r); err != nil {
+			return fmt.Errorf("release %s: %w", x.in.RequestID, err)
+		}
+		return nil
+	}
+	if x.in.Principal == nil {
+		return nil
+	}
+	return x.g.cfg.Store.Log(ctx, r)
+}
+
+func (x *Exchange) record(o Outcome) *gw.Record {
+	in := &x.in
+	r := &gw.Record{
+		RequestID: in.RequestID,
+		Endpoint:  in.Endpoint,
+		Vendor:    in.Vendor,
+		Model:     in.Model,
+		Stream:    in.Stream,
+		Status:    o.Status,
+		Usage:     o.Usage,
+		TTFB:      o.TTFB,
+		Guard:     x.Guard,
+		Note:      o.Note,
+		CreatedAt: in.Received,
+	}
+	if in.Principal != nil {
+		r.AccountID, r.KeyID = in.Principal.AccountID, in.Principal.KeyID
+	}
+	if o.Err != nil {
+		r.ErrorCode = gw.ErrorCode(o.Err)
+	}
+	if !in.Received.IsZero() {
+		r.Latency = x.g.cfg.Now().Sub(in.Received)
+	}
+	return r
+}
+
+func joinNote(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// Refuse records a request refused before Begin could run (a malformed
+// body, a model name without a known prefix).
+func (g *Gateway) Refuse(ctx context.Context, in Inbound, err error) {
+	x := &Exchange{g: g, in: in, Guard: "off"}
+	x.finishErr(ctx, err)
+}

@@ -1,0 +1,380 @@
+package redis
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/ratelimit/limitertest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// client returns a client for the test Redis, or skips the test.
+func client(t testing.TB) *goredis.Client {
+	t.Helper()
+	u := os.Getenv("GATEWAY_TEST_REDIS_URL")
+	if u == "" {
+		t.Skip("GATEWAY_TEST_REDIS_URL is not set; set it (e.g. redis://127.0.0.1:6379/0) to run the Redis limiter tests")
+	}
+	c, err := ParseURL(u)
+	if err != nil {
+		t.Fatalf("GATEWAY_TEST_REDIS_URL: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("ping test redis: %v", err)
+	}
+	return c
+}
+
+// prefix returns a key prefix unique to this test run and deletes its
+// keys when the test ends.
+func prefix(t testing.TB, c *goredis.Client) string {
+	t.Helper()
+	var b [6]byte
+	rand.Read(b[:])
+	p := "gwtest:" + hex.EncodeToString(b[:]) + ":"
+	t.Cleanup(func() {
+		ctx := context.Background()
+		iter := c.Scan(ctx, 0, p+"*", 500).Iterator()
+		var keys []string
+		for iter.Next(ctx) {
+			keys = append(keys, iter.Val())
+		}
+		if len(keys) > 0 {
+			c.Del(ctx, keys...)
+		}
+	})
+	return p
+}
+
+func TestConformance(t *testing.T) {
+	c := client(t)
+	p := prefix(t, c)
+	limitertest.Run(t, func(t *testing.T) gw.Limiter {
+		return New(c, Options{Prefix: p})
+	})
+}
+
+func TestConformanceClock(t *testing.T) {
+	c := client(t)
+	p := prefix(t, c)
+	limitertest.RunClock(t, func(t *testing.T, now func() time.Time) gw.Limiter {
+		return New(c, Options{Prefix: p, Now: now})
+	})
+}
+
+// TestTwoInstancesShareTheLimit is two gateway instances, each with its
+// own connection pool, bursting three times the limit at once.
+func TestTwoInstancesShareTheLimit(t *testing.T) {
+	c1 := client(t)
+	c2 := client(t)
+	p := prefix(t, c1)
+	instances := []*Limiter{New(c1, Options{Prefix: p}), New(c2, Options{Prefix: p})}
+	for _, tc := range []struct {
+		name   string
+		lim    gw.Limit
+		tokens int64
+		want   int64
+	}{
+		{"RPM", gw.Limit{RPM: 40}, 0, 40},
+		{"TPM", gw.Limit{TPM: 4000}, 100, 40},
+		{"Both", gw.Limit{RPM: 30, TPM: 4000}, 100, 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := "two-" + tc.name
+			var admitted, failed atomic.Int64
+			var wg sync.WaitGroup
+			// 3 x the limit: 60 calls from each instance, 6 goroutines each.
+			for _, l := range instances {
+				for range 6 {
+					wg.Go(func() {
+						for range tc.want / 2 {
+							d, err := l.Allow(context.Background(), key, tc.lim, tc.tokens)
+							if err != nil {
+								failed.Add(1)
+							} else if d.Allowed {
+								admitted.Add(1)
+							}
+						}
+					})
+				}
+			}
+			wg.Wait()
+			if failed.Load() != 0 {
+				t.Fatalf("%d calls failed", failed.Load())
+			}
+			if got := admitted.Load(); got != tc.want {
+				t.Fatalf("admitted %d of %d across two instances, want exactly %d", got, 6*tc.want, tc.want)
+			}
+			// Either instance now sees the other's counts.
+			for i, l := range instances {
+				d, err := l.Allow(context.Background(), key, tc.lim, tc.tokens)
+				if err != nil || d.Allowed {
+					t.Fatalf("instance %d after the burst: %+v, %v; want denied", i, d, err)
+				}
+			}
+		})
+	}
+}
+
+func TestKeyExpiresAfterTheWindow(t *testing.T) {
+	c := client(t)
+	p := prefix(t, c)
+	l := New(c, Options{Prefix: p})
+	ctx := context.Background()
+	if _, err := l.Allow(ctx, "ttl", gw.Limit{RPM: 5}, 0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.PTTL(ctx, p+"ttl").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got <= 61*time.Second || got > 62*time.Second {
+		t.Fatalf("PTTL = %v, want in (61s, 62s]", got)
+	}
+	// Unlimited calls write nothing.
+	if _, err := l.Allow(ctx, "none", gw.Limit{}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Exists(ctx, p+"none").Val(); n != 0 {
+		t.Fatalf("unlimited Allow created a key")
+	}
+}
+
+func TestOldBucketsAreDeleted(t *testing.T) {
+	c := client(t)
+	p := prefix(t, c)
+	now := time.Unix(1_900_000_000, 0)
+	l := New(c, Options{Prefix: p, Now: func() time.Time { return now }})
+	ctx := context.Background()
+	for range 200 {
+		if _, err := l.Allow(ctx, "k", gw.Limit{RPM: 1000, TPM: 1e6}, 5); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Second)
+	}
+	// The window's 61 buckets of each kind, plus the head.
+	if n := c.HLen(ctx, p+"k").Val(); n > 2*61+1 {
+		t.Fatalf("hash holds %d fields, want at most %d", n, 2*61+1)
+	}
+}
+
+func TestScriptCacheFlushed(t *testing.T) {
+	c := client(t)
+	p := prefix(t, c)
+	l := New(c, Options{Prefix: p})
+	ctx := context.Background()
+	lim := gw.Limit{RPM: 2, TPM: 100}
+	if d, err := l.Allow(ctx, "k", lim, 10); err != nil || !d.Allowed {
+		t.Fatalf("first Allow: %+v, %v", d, err)
+	}
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := l.Allow(ctx, "k", lim, 10); err != nil || !d.Allowed || d.RequestsRemaining != 0 {
+		t.Fatalf("Allow after SCRIPT FLUSH: %+v, %v; want admitted, 0 remaining", d, err)
+	}
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Adjust(ctx, "k", lim, -5); err != nil {
+		t.Fatalf("Adjust after SCRIPT FLUSH: %v", err)
+	}
+}
+
+// deadClient points at a loopback port nothing listens on.
+func deadClient(t *testing.T) *goredis.Client {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestRedisDown(t *testing.T) {
+	ctx := context.Background()
+	lim := gw.Limit{RPM: 10, TPM: 1000}
+	t.Run("FailClosedDenies", func(t *testing.T) {
+		l := New(deadClient(t), Options{})
+		d, err := l.Allow(ctx, "k", lim, 5)
+		if d.Allowed || d.RetryAfter != time.Second || d.RequestsLimit != 10 {
+			t.Fatalf("decision %+v, want denied with RetryAfter 1s", d)
+		}
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("err = %v, want ErrUnavailable", err)
+		}
+		var ge *gw.Error
+		if !errors.As(err, &ge) || ge.Code != gw.CodeOverloaded || ge.RetryAfter != time.Second {
+			t.Fatalf("err = %#v, want *gw.Error overloaded with RetryAfter 1s", err)
+		}
+		if strings.Contains(ge.Message, "127.0.0.1") {
+			t.Fatalf("caller-facing message names the host: %q", ge.Message)
+		}
+	})
+	t.Run("FailOpenAdmits", func(t *testing.T) {
+		l := New(deadClient(t), Options{FailOpen: true})
+		d, err := l.Allow(ctx, "k", lim, 5)
+		if !d.Allowed || d.RequestsLimit != 10 || d.RequestsRemaining != 10 {
+			t.Fatalf("decision %+v, want admitted with the full limit remaining", d)
+		}
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("err = %v, want ErrUnavailable for the log", err)
+		}
+		var ge *gw.Error
+		if errors.As(err, &ge) {
+			t.Fatalf("fail-open error is a *gw.Error (%v); it must not look like a caller-facing failure", ge)
+		}
+	})
+	t.Run("AdjustReportsError", func(t *testing.T) {
+		for _, open := range []bool{false, true} {
+			l := New(deadClient(t), Options{FailOpen: open})
+			if err := l.Adjust(ctx, "k", lim, 5); !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("FailOpen=%v: Adjust err = %v, want ErrUnavailable", open, err)
+			}
+		}
+	})
+	t.Run("UnlimitedNeedsNoRedis", func(t *testing.T) {
+		l := New(deadClient(t), Options{})
+		if d, err := l.Allow(ctx, "k", gw.Limit{}, 5); err != nil || !d.Allowed {
+			t.Fatalf("unlimited Allow: %+v, %v", d, err)
+		}
+		if err := l.Adjust(ctx, "k", gw.Limit{RPM: 5}, 5); err != nil {
+			t.Fatalf("Adjust without TPM: %v", err)
+		}
+	})
+}
+
+// TestRedisHangs: a server that accepts and never answers must not hold
+// the request longer than Options.Timeout.
+func TestRedisHangs(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Go(func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+		}
+	})
+	c := goredis.NewClient(&goredis.Options{Addr: ln.Addr().String(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	t.Cleanup(func() {
+		c.Close()
+		ln.Close()
+		wg.Wait()
+		mu.Lock()
+		for _, conn := range conns {
+			conn.Close()
+		}
+		mu.Unlock()
+	})
+	for _, open := range []bool{false, true} {
+		l := New(c, Options{FailOpen: open, Timeout: 100 * time.Millisecond})
+		begin := time.Now()
+		d, err := l.Allow(context.Background(), "k", gw.Limit{RPM: 1}, 0)
+		if took := time.Since(begin); took > 2*time.Second {
+			t.Fatalf("Allow took %v with a 100ms timeout", took)
+		}
+		if !errors.Is(err, ErrUnavailable) || d.Allowed != open {
+			t.Fatalf("FailOpen=%v: %+v, %v", open, d, err)
+		}
+	}
+}
+
+func TestParseURL(t *testing.T) {
+	tests := []struct {
+		name    string
+		url     string
+		addr    string
+		db      int
+		wantErr bool
+	}{
+		{"HostPortDB", "redis://127.0.0.1:6390/3", "127.0.0.1:6390", 3, false},
+		{"Password", "redis://:s3cret@localhost:6379/0", "localhost:6379", 0, false},
+		{"BadScheme", "http://s3cret@localhost:6379", "", 0, true},
+		{"BadDB", "redis://:s3cret@localhost:6379/x", "", 0, true},
+		{"Unparseable", "redis://:s3cret@local host:port/0", "", 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseURL(tc.url)
+			if tc.wantErr {
+				if err == nil {
+					c.Close()
+					t.Fatal("no error")
+				}
+				if strings.Contains(err.Error(), "s3cret") {
+					t.Fatalf("error reveals the password: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if o := c.Options(); o.Addr != tc.addr || o.DB != tc.db || !o.ContextTimeoutEnabled {
+				t.Fatalf("addr %q db %d context timeouts %v, want %q %d true", o.Addr, o.DB, o.ContextTimeoutEnabled, tc.addr, tc.db)
+			}
+		})
+	}
+}
+
+func BenchmarkRedisAllow(b *testing.B) {
+	c := client(b)
+	l := New(c, Options{Prefix: prefix(b, c)})
+	lim := gw.Limit{RPM: 1 << 40, TPM: 1 << 50}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := l.Allow(ctx, "bench", lim, 100); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRedisAllowParallel(b *testing.B) {
+	c := client(b)
+	l := New(c, Options{Prefix: prefix(b, c)})
+	lim := gw.Limit{RPM: 1 << 40, TPM: 1 << 50}
+	b.ReportAllocs()
+	var n atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		key := "bench-" + string(rune('a'+n.Add(1)%26))
+		for pb.Next() {
+			if _, err := l.Allow(ctx, key, lim, 100); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

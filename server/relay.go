@@ -1,0 +1,243 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/proxy"
+	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
+	openaishape "github.com/gwlabs/gateway/shape/openai"
+	"github.com/gwlabs/gateway/sse"
+)
+
+// maxResponseBytes bounds a non-streaming vendor answer held in memory.
+const maxResponseBytes = 64 << 20
+
+// meter reads usage on the side of a relayed stream.
+type meter interface {
+	observe(ev *sse.Event) (hide bool)
+	Usage() gw.Usage
+	Done() bool
+	Err() *gw.Error
+}
+
+type mMeter struct{ *anthropicshape.Meter }
+
+func (m mMeter) observe(ev *sse.Event) bool { m.Observe(ev); return false }
+
+type cMeter struct{ *openaishape.Meter }
+
+func (m cMeter) observe(ev *sse.Event) bool { return m.Observe(ev) }
+
+func newMeter(shape gw.Shape, vendor string, hideUsage bool) meter {
+	if shape == gw.ShapeM {
+		return mMeter{anthropicshape.NewMeter()}
+	}
+	m := openaishape.NewMeter(hideUsage)
+	m.SetVendor(vendor)
+	return cMeter{m}
+}
+
+// flushWriter flushes after every write, so each event leaves at once.
+type flushWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (f flushWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err != nil {
+		return n, err
+	}
+	return n, f.rc.Flush()
+}
+
+// relay answers with the vendor's own bytes: the endpoint and the vendor
+// speak the same shape.
+func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream) {
+	defer up.Body.Close()
+	if x.Inbound().Stream {
+		s.relayStream(w, r, x, up)
+		return
+	}
+	in := x.Inbound()
+	body, err := io.ReadAll(io.LimitReader(up.Body, maxResponseBytes))
+	if err != nil {
+		s.upstreamBroke(w, r.Context(), x, err)
+		return
+	}
+	ttfb := s.cfg.Now().Sub(in.Received)
+	var u gw.Usage
+	if in.Endpoint == gw.ShapeM {
+		u, err = anthropicshape.UsageFromBody(body)
+	} else {
+		u, err = openaishape.UsageFromBody(body)
+	}
+	if err != nil {
+		s.upstreamBroke(w, r.Context(), x, &gw.Error{Code: gw.CodeUpstream, Message: in.Vendor + ": the vendor sent a malformed answer", Err: err})
+		return
+	}
+	note := ""
+	if !u.Reported {
+		u, note = estimateUsage(in, 0), "usage_missing"
+	}
+	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note})
+	if err != nil {
+		writeError(w, in.Endpoint, in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", contentType(up, "application/json"))
+	h.Set(HeaderCharge, charge.CentsString())
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+func contentType(up *gw.Upstream, def string) string {
+	if v := http.Header(up.Header).Get("Content-Type"); v != "" {
+		return v
+	}
+	return def
+}
+
+// upstreamBroke answers a vendor failure that happened after its headers
+// but before anything reached the caller.
+func (s *Server) upstreamBroke(w http.ResponseWriter, ctx context.Context, x *proxy.Exchange, err error) {
+	e := gw.AsError(err)
+	if e.Code == gw.CodeInternal {
+		e = &gw.Error{Code: gw.CodeUpstream, Message: x.Inbound().Vendor + ": the vendor's answer broke off", Err: err}
+	}
+	s.finish(ctx, x, proxy.Outcome{Status: e.Code.Status(), Err: e})
+	writeError(w, x.Inbound().Endpoint, x.Inbound().RequestID, e)
+}
+
+// startStream sends the stream's headers, declaring the charge trailer.
+func startStream(w http.ResponseWriter, up *gw.Upstream) flushWriter {
+	h := w.Header()
+	if up != nil {
+		h.Set("Content-Type", contentType(up, "text/event-stream"))
+	} else {
+		h.Set("Content-Type", "text/event-stream")
+	}
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Trailer", HeaderCharge)
+	w.WriteHeader(http.StatusOK)
+	fw := flushWriter{w: w, rc: http.NewResponseController(w)}
+	_ = fw.rc.Flush()
+	return fw
+}
+
+// relayStream forwards a vendor stream event by event, each exactly as
+// the vendor framed it and flushed at once, while the meter reads usage.
+func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream) {
+	in := x.Inbound()
+	ctx := r.Context()
+	fw := startStream(w, up)
+	ttfb := s.cfg.Now().Sub(in.Received)
+	m := newMeter(in.Endpoint, in.Vendor, x.HideUsage)
+	rd := sse.NewReader(up.Body)
+	var events int64
+	clientGone := false
+	for rd.Next() {
+		ev := rd.Event()
+		if m.observe(&ev) {
+			continue
+		}
+		raw := ev.Raw
+		if ev.Data != nil {
+			events++
+			if x.HideUsage {
+				raw = stripUsageNull(raw)
+			}
+		}
+		if _, err := fw.Write(raw); err != nil {
+			clientGone = true
+			break
+		}
+	}
+	readErr := rd.Err()
+	o := proxy.Outcome{Status: http.StatusOK, TTFB: ttfb}
+	switch {
+	case clientGone || ctx.Err() != nil:
+		// The caller left: bill what was used up to here.
+		o.Success, o.Usage, o.Note = true, abandonedUsage(in, m.Usage(), events), "abandoned"
+	case m.Err() != nil:
+		// The vendor's own in-stream error was relayed as is.
+		o.Err = m.Err()
+	case readErr != nil || !m.Done():
+		e := streamBreak(in.Vendor, readErr)
+		o.Err = e
+		writeStreamError(fw, in.Endpoint, in.RequestID, e)
+	default:
+		o.Success, o.Usage = true, m.Usage()
+		if !o.Usage.Reported {
+			o.Usage, o.Note = estimateUsage(in, events), "usage_missing"
+		}
+	}
+	charge, _ := s.finish(ctx, x, o)
+	w.Header().Set(HeaderCharge, charge.CentsString())
+}
+
+// usageNull is the member a C vendor adds to every chunk once asked for
+// stream usage.
+var usageNull = []byte(`,"usage":null`)
+
+// stripUsageNull removes the "usage":null member that only appears because
+// the gateway asked for usage, so the caller gets the chunk it would have
+// got.
+func stripUsageNull(raw []byte) []byte {
+	i := bytes.Index(raw, usageNull)
+	if i < 0 {
+		return raw
+	}
+	out := make([]byte, 0, len(raw)-len(usageNull))
+	out = append(out, raw[:i]...)
+	return append(out, raw[i+len(usageNull):]...)
+}
+
+// streamBreak describes a vendor stream that ended without finishing.
+func streamBreak(vendor string, err error) *gw.Error {
+	var e *gw.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if err == nil {
+		return &gw.Error{Code: gw.CodeUpstream, Message: vendor + ": the vendor's stream ended early"}
+	}
+	return &gw.Error{Code: gw.CodeUpstream, Message: vendor + ": the vendor's stream broke off", Err: err}
+}
+
+// writeStreamError sends the shape's own in-stream error: an error event
+// on M, an error chunk then [DONE] on C.
+func writeStreamError(w io.Writer, shape gw.Shape, rid string, e *gw.Error) {
+	if shape == gw.ShapeM {
+		_, _ = w.Write(anthropicshape.ErrorEvent(rid, e))
+		return
+	}
+	buf := sse.AppendEvent(nil, "", openaishape.ErrorChunk(rid, e))
+	buf = sse.AppendEvent(buf, "", []byte("[DONE]"))
+	_, _ = w.Write(buf)
+}
+
+// estimateUsage counts a request whose vendor reported no usage: the
+// prompt at four bytes a token, and one output token per relayed content
+// event.
+func estimateUsage(in *proxy.Inbound, events int64) gw.Usage {
+	return gw.Usage{InputTokens: int64(len(in.Body)+3) / 4, OutputTokens: events}
+}
+
+// abandonedUsage is what an abandoned stream is billed: the vendor's
+// counts so far, with output at least the events relayed.
+func abandonedUsage(in *proxy.Inbound, u gw.Usage, events int64) gw.Usage {
+	if !u.Reported {
+		return estimateUsage(in, events)
+	}
+	if u.OutputTokens < events {
+		u.OutputTokens = events
+	}
+	return u
+}

@@ -1,0 +1,366 @@
+// Package server is the gateway's HTTP face: POST /v1/messages (shape M)
+// and POST /v1/chat/completions (shape C), GET /v1/models, /healthz,
+// /readyz and the dashboard mount.
+//
+// A chat request is read (bounded), authenticated, parsed just enough to
+// route it (model, messages, stream, max tokens), decoded to the canonical
+// form when the vendor speaks the other shape, and handed to the proxy's
+// policies. The answer goes back in the endpoint's shape: relayed byte for
+// byte when the vendor speaks it (relay.go), mapped otherwise (mapped.go).
+// Every response carries x-gateway-request-id (plus request-id on M and
+// x-request-id on C); errors use the envelope in errors.go.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/id"
+	"github.com/gwlabs/gateway/proxy"
+	"github.com/gwlabs/gateway/route"
+	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
+	openaishape "github.com/gwlabs/gateway/shape/openai"
+)
+
+// Header names the gateway sets.
+const (
+	HeaderRequestID    = "X-Gateway-Request-Id"
+	HeaderVendor       = "X-Gateway-Vendor"
+	HeaderCharge       = "X-Gateway-Customer-Charge-Cents"
+	HeaderDropped      = "X-Gateway-Dropped-Fields"
+	headerRateLimit    = "X-Ratelimit-Limit-Requests"
+	headerRateRemain   = "X-Ratelimit-Remaining-Requests"
+	defaultMaxBodySize = 32 << 20
+)
+
+// Config assembles a Server. Gateway is required.
+type Config struct {
+	Gateway *proxy.Gateway
+	// MaxBodyBytes bounds a request body (default 32 MiB), enforced while
+	// reading.
+	MaxBodyBytes int64
+	// Models serves GET /v1/models; nil: 404.
+	Models http.Handler
+	// Dashboard serves /dashboard and below; nil: 404.
+	Dashboard http.Handler
+	// Ready reports whether the store is reachable, for /readyz.
+	Ready  func(ctx context.Context) error
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Server serves the gateway's HTTP API.
+type Server struct {
+	cfg      Config
+	draining atomic.Bool
+}
+
+// New returns a Server.
+func New(cfg Config) *Server {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = defaultMaxBodySize
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Server{cfg: cfg}
+}
+
+// SetDraining makes /readyz fail and new chat requests answer 503, while
+// requests already running finish.
+func (s *Server) SetDraining(v bool) { s.draining.Store(v) }
+
+// ServeHTTP routes a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch p := r.URL.Path; {
+	case p == "/v1/messages":
+		s.chat(w, r, gw.ShapeM)
+	case p == "/v1/chat/completions":
+		s.chat(w, r, gw.ShapeC)
+	case p == "/v1/models" && s.cfg.Models != nil:
+		if !allow(w, r, s.cfg.Now(), http.MethodGet) {
+			return
+		}
+		s.cfg.Models.ServeHTTP(w, r)
+	case p == "/healthz":
+		if allow(w, r, s.cfg.Now(), http.MethodGet) {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		}
+	case p == "/readyz":
+		if allow(w, r, s.cfg.Now(), http.MethodGet) {
+			s.ready(w, r)
+		}
+	case (p == "/dashboard" || len(p) > len("/dashboard/") && p[:len("/dashboard/")] == "/dashboard/" || p == "/dashboard/") && s.cfg.Dashboard != nil:
+		s.cfg.Dashboard.ServeHTTP(w, r)
+	default:
+		rid := id.New("req_", s.cfg.Now())
+		w.Header().Set(HeaderRequestID, rid)
+		writeError(w, gw.ShapeC, rid, gw.Errorf(gw.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+	}
+}
+
+// allow answers 405 for other methods.
+func allow(w http.ResponseWriter, r *http.Request, now time.Time, method string) bool {
+	if r.Method == method || method == http.MethodGet && r.Method == http.MethodHead {
+		return true
+	}
+	rid := id.New("req_", now)
+	w.Header().Set(HeaderRequestID, rid)
+	w.Header().Set("Allow", method)
+	writeError(w, gw.ShapeC, rid, gw.Errorf(gw.CodeMethodNotAllowed, "%s is not allowed on %s; use %s", r.Method, r.URL.Path, method))
+	return false
+}
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+		return
+	}
+	if s.cfg.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.cfg.Ready(ctx); err != nil {
+			s.cfg.Logger.Warn("not ready", "err", err)
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "store unreachable"})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// envelope is the part of a chat request the gateway reads itself.
+type envelope struct {
+	Model               json.RawMessage `json:"model"`
+	Messages            json.RawMessage `json:"messages"`
+	MaxTokens           json.RawMessage `json:"max_tokens"`
+	MaxCompletionTokens json.RawMessage `json:"max_completion_tokens"`
+	Stream              json.RawMessage `json:"stream"`
+}
+
+type parsed struct {
+	model     string
+	stream    bool
+	maxOutput int64
+}
+
+// parseEnvelope validates the body just enough to route it. Decoding into
+// the struct checks that the whole body is valid JSON.
+func parseEnvelope(shape gw.Shape, body []byte) (parsed, error) {
+	var p parsed
+	if len(body) == 0 {
+		return p, gw.Errorf(gw.CodeInvalidRequest, "request body is empty; send a JSON object")
+	}
+	var env envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field == "" {
+			return p, gw.Errorf(gw.CodeInvalidRequest, "request body must be a JSON object")
+		}
+		return p, &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body is not valid JSON: " + err.Error(), Err: err}
+	}
+	if len(env.Model) == 0 || string(env.Model) == "null" {
+		return p, gw.Errorf(gw.CodeInvalidRequest, "model is required, in the form <vendor>/<model>, e.g. openai/gpt-4.1")
+	}
+	if err := json.Unmarshal(env.Model, &p.model); err != nil {
+		return p, gw.Errorf(gw.CodeInvalidRequest, "model must be a string")
+	}
+	if len(env.Messages) == 0 || string(env.Messages) == "null" {
+		return p, gw.Errorf(gw.CodeInvalidRequest, "messages is required")
+	}
+	if env.Messages[0] != '[' {
+		return p, gw.Errorf(gw.CodeInvalidRequest, "messages must be an array")
+	}
+	if len(env.Stream) > 0 && string(env.Stream) != "null" {
+		if err := json.Unmarshal(env.Stream, &p.stream); err != nil {
+			return p, gw.Errorf(gw.CodeInvalidRequest, "stream must be a boolean")
+		}
+	}
+	maxField, maxRaw := "max_tokens", env.MaxTokens
+	if shape == gw.ShapeC && len(env.MaxCompletionTokens) > 0 && string(env.MaxCompletionTokens) != "null" {
+		maxField, maxRaw = "max_completion_tokens", env.MaxCompletionTokens
+	}
+	if len(maxRaw) == 0 || string(maxRaw) == "null" {
+		if shape == gw.ShapeM {
+			return p, gw.Errorf(gw.CodeInvalidRequest, "max_tokens is required")
+		}
+		return p, nil
+	}
+	if err := json.Unmarshal(maxRaw, &p.maxOutput); err != nil || p.maxOutput < 0 {
+		return p, gw.Errorf(gw.CodeInvalidRequest, "%s must be a non-negative integer", maxField)
+	}
+	return p, nil
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request, shape gw.Shape) {
+	received := s.cfg.Now()
+	rid := id.New("req_", received)
+	h := w.Header()
+	h.Set(HeaderRequestID, rid)
+	if shape == gw.ShapeM {
+		h.Set("Request-Id", rid)
+	} else {
+		h.Set("X-Request-Id", rid)
+	}
+	fail := func(err error) { writeError(w, shape, rid, gw.AsError(err)) }
+	if r.Method != http.MethodPost {
+		h.Set("Allow", http.MethodPost)
+		fail(gw.Errorf(gw.CodeMethodNotAllowed, "%s is not allowed on %s; use POST", r.Method, r.URL.Path))
+		return
+	}
+	if s.draining.Load() {
+		fail(&gw.Error{Code: gw.CodeOverloaded, Message: "the gateway is shutting down; retry", RetryAfter: time.Second})
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			fail(gw.Errorf(gw.CodeInvalidRequest, "Content-Type must be application/json, not %q", ct))
+			return
+		}
+	}
+	ctx := r.Context()
+	gwy := s.cfg.Gateway
+	principal, err := gwy.Authenticate(ctx, r.Header.Get("Authorization"))
+	if err != nil {
+		fail(err)
+		return
+	}
+	body, err := readBody(w, r, s.cfg.MaxBodyBytes)
+	if err != nil {
+		fail(err)
+		return
+	}
+	in := proxy.Inbound{RequestID: rid, Endpoint: shape, Principal: principal, Body: body, Header: r.Header, Received: received}
+	env, err := parseEnvelope(shape, body)
+	if err != nil {
+		gwy.Refuse(ctx, in, err)
+		fail(err)
+		return
+	}
+	in.Stream, in.MaxOutput = env.stream, env.maxOutput
+	target, err := route.Parse(env.model)
+	if err != nil {
+		gwy.Refuse(ctx, in, err)
+		fail(err)
+		return
+	}
+	in.Vendor, in.Model = target.Vendor, target.Model
+	h.Set(HeaderVendor, target.Vendor)
+	p, ok := gwy.Provider(target.Vendor)
+	if !ok {
+		err := gw.Errorf(gw.CodeVendorUnavailable, "%s is not configured on this gateway", target.Vendor)
+		gwy.Refuse(ctx, in, err)
+		fail(err)
+		return
+	}
+	if p.Shape() != shape {
+		in.Canonical, err = decodeRequest(shape, body)
+		if err != nil {
+			gwy.Refuse(ctx, in, err)
+			fail(err)
+			return
+		}
+	}
+
+	x, err := gwy.Begin(ctx, in)
+	if d := x.Limit; d.RequestsLimit > 0 {
+		h.Set(headerRateLimit, strconv.FormatInt(d.RequestsLimit, 10))
+		h.Set(headerRateRemain, strconv.FormatInt(max(d.RequestsRemaining, 0), 10))
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	if in.Canonical != nil && len(in.Canonical.Dropped) > 0 {
+		h.Set(HeaderDropped, joinComma(in.Canonical.Dropped))
+	}
+	up, err := x.Call(ctx)
+	if err != nil {
+		e := gw.AsError(err)
+		if ctx.Err() != nil {
+			e = &gw.Error{Code: gw.CodeUpstream, Message: "the caller went away", Err: ctx.Err()}
+		}
+		s.finish(ctx, x, proxy.Outcome{Status: e.Code.Status(), Err: e})
+		fail(e)
+		return
+	}
+	if x.Native() {
+		s.relay(w, r, x, up)
+	} else {
+		s.mapped(w, r, x, up)
+	}
+}
+
+// finish records an outcome, logging a failure to do so.
+func (s *Server) finish(ctx context.Context, x *proxy.Exchange, o proxy.Outcome) (gw.Money, error) {
+	charge, err := x.Finish(ctx, o)
+	if err != nil {
+		s.cfg.Logger.Error("finish request", "request_id", x.Inbound().RequestID, "err", err)
+	}
+	return charge, err
+}
+
+func decodeRequest(shape gw.Shape, body []byte) (*gw.Request, error) {
+	if shape == gw.ShapeM {
+		return anthropicshape.DecodeRequest(body)
+	}
+	return openaishape.DecodeRequest(body)
+}
+
+// readBody reads at most limit bytes, answering 413 as soon as the body
+// goes past it.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, gw.Errorf(gw.CodeRequestTooLarge, "request body is %d bytes; the limit is %d", r.ContentLength, limit)
+	}
+	rd := http.MaxBytesReader(w, r.Body, limit)
+	var buf []byte
+	if r.ContentLength > 0 {
+		buf = make([]byte, 0, r.ContentLength)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, gw.Errorf(gw.CodeRequestTooLarge, "request body is over the %d-byte limit", limit)
+			}
+			return nil, gw.Errorf(gw.CodeInvalidRequest, "could not read the request body")
+		}
+	}
+}
+
+func joinComma(ss []string) string {
+	out := ""
+	for i, s := range ss {
+		if i > 0 {
+			out += ","
+		}
+		out += s
+	}
+	return out
+}

@@ -1,0 +1,106 @@
+package anthropic
+
+import (
+	"encoding/json"
+
+	"github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/sse"
+)
+
+// Meter reads the usage of an M stream that the server relays unchanged
+// (pass-through). It only looks: usage from message_start and
+// message_delta (whose cumulative counts replace earlier ones, never add
+// to them), the end of the stream at message_stop, and an in-stream error
+// event. Content deltas are not decoded. A Meter is not safe for
+// concurrent use.
+type Meter struct {
+	usage gw.Usage
+	done  bool
+	err   *gw.Error
+}
+
+// NewMeter returns a Meter for one stream.
+func NewMeter() *Meter { return &Meter{} }
+
+// Observe looks at one relayed event. Malformed usage is ignored: the
+// relay must not fail on what it only meters, and Usage then reports what
+// was seen (Reported false when nothing was).
+func (m *Meter) Observe(ev *sse.Event) {
+	typ := ev.Type
+	if typ == "" {
+		if len(ev.Data) == 0 {
+			return
+		}
+		// A data-only event; M streams name their events, but fall back
+		// on the payload's own type.
+		var t struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(ev.Data, &t) != nil {
+			return
+		}
+		typ = t.Type
+	}
+	switch typ {
+	case "message_start":
+		var s struct {
+			Message struct {
+				Usage *wireUsage `json:"usage"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(ev.Data, &s) == nil && s.Message.Usage != nil {
+			applyUsage(&m.usage, s.Message.Usage)
+		}
+	case "message_delta":
+		var d struct {
+			Usage *wireUsage `json:"usage"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil && d.Usage != nil {
+			applyUsage(&m.usage, d.Usage)
+		}
+	case "message_stop":
+		m.done = true
+	case "error":
+		m.err = decodeErrorEvent(ev.Data)
+	}
+}
+
+// Usage returns the usage seen so far; after message_stop it is final.
+func (m *Meter) Usage() gw.Usage { return m.usage }
+
+// Done reports whether message_stop was seen. A stream that ended
+// without it was cut short.
+func (m *Meter) Done() bool { return m.done }
+
+// Err returns the in-stream error event's error, or nil: CodeOverloaded
+// for overloaded_error, CodeUpstream for anything else.
+func (m *Meter) Err() *gw.Error { return m.err }
+
+// wireError is the payload of an M error (event or body).
+type wireError struct {
+	Type  string `json:"type"`
+	Error struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// decodeErrorEvent maps an in-stream M error payload to a gateway error.
+func decodeErrorEvent(data []byte) *gw.Error {
+	var w wireError
+	if err := json.Unmarshal(data, &w); err != nil {
+		return upstreamErr("malformed error event", err)
+	}
+	code := gw.CodeUpstream
+	if w.Error.Type == "overloaded_error" {
+		code = gw.CodeOverloaded
+	}
+	msg := w.Error.Message
+	if msg == "" {
+		msg = w.Error.Type
+	}
+	if msg == "" {
+		msg = "stream error"
+	}
+	return &gw.Error{Code: code, Message: "anthropic: " + msg}
+}

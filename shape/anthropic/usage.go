@@ -1,0 +1,147 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/gwlabs/gateway"
+)
+
+// wireUsage is an M usage object. Every count is a pointer so that a
+// stream's message_delta, which may carry only some counts, replaces
+// exactly the counts it carries.
+type wireUsage struct {
+	InputTokens              *int64               `json:"input_tokens"`
+	CacheCreationInputTokens *int64               `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *int64               `json:"cache_read_input_tokens"`
+	CacheCreation            *wireCacheCreation   `json:"cache_creation"`
+	OutputTokens             *int64               `json:"output_tokens"`
+	OutputTokensDetails      *wireOutputTokensDet `json:"output_tokens_details"`
+}
+
+type wireCacheCreation struct {
+	Ephemeral5m *int64 `json:"ephemeral_5m_input_tokens"`
+	Ephemeral1h *int64 `json:"ephemeral_1h_input_tokens"`
+}
+
+type wireOutputTokensDet struct {
+	ThinkingTokens *int64 `json:"thinking_tokens"`
+}
+
+// DecodeUsage decodes an M usage object into disjoint billing buckets.
+// Cache writes come from the cache_creation object (5-minute and 1-hour
+// TTLs) when it is present, else from cache_creation_input_tokens, counted
+// as 5-minute writes; when the legacy total exceeds the object's sum the
+// remainder is counted as 5-minute writes, so no write goes unbilled.
+// No count is ever negative.
+// A missing or null object yields a zero Usage with Reported false.
+// A malformed object is an *gw.Error with CodeUpstream.
+func DecodeUsage(raw []byte) (gw.Usage, error) {
+	var u gw.Usage
+	if isNull(raw) {
+		return u, nil
+	}
+	var w wireUsage
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return u, upstreamErr("malformed usage", err)
+	}
+	applyUsage(&u, &w)
+	return u, nil
+}
+
+// UsageFromBody returns the usage of a non-streaming M response body.
+func UsageFromBody(body []byte) (gw.Usage, error) {
+	var msg struct {
+		Usage *wireUsage `json:"usage"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil {
+		return gw.Usage{}, upstreamErr("malformed response body", err)
+	}
+	var u gw.Usage
+	if msg.Usage != nil {
+		applyUsage(&u, msg.Usage)
+	}
+	return u, nil
+}
+
+// applyUsage overlays the counts present in w onto u: a present count
+// replaces the old one (stream usage is cumulative, never added), an
+// absent one leaves it alone.
+func applyUsage(u *gw.Usage, w *wireUsage) {
+	u.Reported = true
+	set := func(dst *int64, src *int64) {
+		if src != nil {
+			*dst = max(*src, 0)
+		}
+	}
+	set(&u.InputTokens, w.InputTokens)
+	set(&u.CacheReadTokens, w.CacheReadInputTokens)
+	set(&u.OutputTokens, w.OutputTokens)
+	if w.OutputTokensDetails != nil {
+		set(&u.ReasoningTokens, w.OutputTokensDetails.ThinkingTokens)
+	}
+	switch {
+	case w.CacheCreation != nil:
+		var m5, h1 int64
+		set(&m5, w.CacheCreation.Ephemeral5m)
+		set(&h1, w.CacheCreation.Ephemeral1h)
+		if w.CacheCreationInputTokens != nil && *w.CacheCreationInputTokens > m5+h1 {
+			m5 = *w.CacheCreationInputTokens - h1
+		}
+		u.CacheWrite5mTokens, u.CacheWrite1hTokens = m5, h1
+	case w.CacheCreationInputTokens != nil:
+		// Only the total: message_delta never carries the TTL split, so
+		// keep the 1-hour part that message_start reported while it still
+		// fits in the new total.
+		total := max(*w.CacheCreationInputTokens, 0)
+		if u.CacheWrite1hTokens > total {
+			u.CacheWrite1hTokens = 0
+		}
+		u.CacheWrite5mTokens = total - u.CacheWrite1hTokens
+	}
+}
+
+// encodeUsage is the M usage object for u, in a stable field order.
+type encodedUsage struct {
+	InputTokens              int64                `json:"input_tokens"`
+	CacheCreationInputTokens int64                `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64                `json:"cache_read_input_tokens"`
+	CacheCreation            encodedCacheCreation `json:"cache_creation"`
+	OutputTokens             int64                `json:"output_tokens"`
+}
+
+type encodedCacheCreation struct {
+	Ephemeral5m int64 `json:"ephemeral_5m_input_tokens"`
+	Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
+}
+
+func toEncodedUsage(u gw.Usage) encodedUsage {
+	return encodedUsage{
+		InputTokens:              u.InputTokens,
+		CacheCreationInputTokens: u.CacheWriteTokens(),
+		CacheReadInputTokens:     u.CacheReadTokens,
+		CacheCreation:            encodedCacheCreation{Ephemeral5m: u.CacheWrite5mTokens, Ephemeral1h: u.CacheWrite1hTokens},
+		OutputTokens:             u.OutputTokens,
+	}
+}
+
+func isNull(raw []byte) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case 'n':
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+func upstreamErr(msg string, err error) *gw.Error {
+	return &gw.Error{Code: gw.CodeUpstream, Message: "anthropic: " + msg, Err: err}
+}
+
+func invalidf(format string, args ...any) *gw.Error {
+	return &gw.Error{Code: gw.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
+}

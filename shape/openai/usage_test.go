@@ -1,0 +1,156 @@
+package openai
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/gwlabs/gateway"
+)
+
+func TestDecodeUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		raw  string
+		want gw.Usage
+	}{
+		{
+			name: "openai cached tokens are a subset of prompt tokens",
+			raw:  `{"prompt_tokens":1816,"completion_tokens":40,"total_tokens":1856,"prompt_tokens_details":{"cached_tokens":1792},"completion_tokens_details":{"reasoning_tokens":12}}`,
+			want: gw.Usage{InputTokens: 24, CacheReadTokens: 1792, OutputTokens: 40, ReasoningTokens: 12, Reported: true},
+		},
+		{
+			name: "cache writes are taken out of the plain input",
+			raw:  `{"prompt_tokens":5000,"completion_tokens":10,"prompt_tokens_details":{"cached_tokens":1000,"cache_write_tokens":3000}}`,
+			want: gw.Usage{InputTokens: 1000, CacheReadTokens: 1000, CacheWrite5mTokens: 3000, OutputTokens: 10, Reported: true},
+		},
+		{
+			name: "deepseek hit and miss",
+			raw:  `{"prompt_tokens":100,"completion_tokens":7,"total_tokens":107,"prompt_cache_hit_tokens":64,"prompt_cache_miss_tokens":36}`,
+			want: gw.Usage{InputTokens: 36, CacheReadTokens: 64, OutputTokens: 7, Reported: true},
+		},
+		{
+			name: "input never negative when details exceed prompt",
+			raw:  `{"prompt_tokens":10,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":50}}`,
+			want: gw.Usage{InputTokens: 0, CacheReadTokens: 50, OutputTokens: 1, Reported: true},
+		},
+		{
+			name: "openrouter cost is exact",
+			raw:  `{"prompt_tokens":10,"completion_tokens":2,"cost":0.000123456789}`,
+			want: gw.Usage{InputTokens: 10, OutputTokens: 2, Reported: true, ReportedCost: 12346, HasReportedCost: true},
+		},
+		{
+			name: "openrouter cost in exponent form",
+			raw:  `{"prompt_tokens":1,"completion_tokens":1,"cost":1.5e-05}`,
+			want: gw.Usage{InputTokens: 1, OutputTokens: 1, Reported: true, ReportedCost: 1500, HasReportedCost: true},
+		},
+		{
+			name: "zero cost is still a reported cost",
+			raw:  `{"prompt_tokens":1,"completion_tokens":1,"cost":0}`,
+			want: gw.Usage{InputTokens: 1, OutputTokens: 1, Reported: true, HasReportedCost: true},
+		},
+		{
+			name: "groq extra timing fields are ignored",
+			raw:  `{"queue_time":0.01,"prompt_tokens":20,"prompt_time":0.002,"completion_tokens":5,"completion_time":0.1,"total_tokens":25,"total_time":0.12}`,
+			want: gw.Usage{InputTokens: 20, OutputTokens: 5, Reported: true},
+		},
+		{
+			name: "null is not reported",
+			raw:  `null`,
+			want: gw.Usage{},
+		},
+		{
+			name: "empty object is reported zero",
+			raw:  `{}`,
+			want: gw.Usage{Reported: true},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := DecodeUsage([]byte(tt.raw))
+			if err != nil {
+				t.Fatalf("DecodeUsage: %v", err)
+			}
+			if got != tt.want {
+				t.Errorf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeUsageMalformed(t *testing.T) {
+	for _, raw := range []string{`[1]`, `{"prompt_tokens":"x"}`, `{"cost":"abc"}`, `{"cost":1e400}`, `{`} {
+		_, err := DecodeUsage([]byte(raw))
+		var ge *gw.Error
+		if !errors.As(err, &ge) || ge.Code != gw.CodeUpstream {
+			t.Errorf("DecodeUsage(%s) = %v, want an upstream_error", raw, err)
+		}
+	}
+}
+
+func TestUsageFromBody(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want gw.Usage
+	}{
+		{
+			name: "top-level usage",
+			body: `{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}`,
+			want: gw.Usage{InputTokens: 9, OutputTokens: 3, Reported: true},
+		},
+		{
+			name: "groq x_groq usage when no top-level usage",
+			body: `{"id":"x","choices":[],"x_groq":{"id":"req_1","usage":{"prompt_tokens":4,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":2}}}}`,
+			want: gw.Usage{InputTokens: 2, CacheReadTokens: 2, OutputTokens: 2, Reported: true},
+		},
+		{
+			name: "top-level usage wins over x_groq",
+			body: `{"usage":{"prompt_tokens":5,"completion_tokens":1},"x_groq":{"usage":{"prompt_tokens":99,"completion_tokens":99}}}`,
+			want: gw.Usage{InputTokens: 5, OutputTokens: 1, Reported: true},
+		},
+		{
+			name: "deepseek keep-alive blank lines before the body",
+			body: "\n\n\n{\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":1,\"prompt_cache_hit_tokens\":8}}",
+			want: gw.Usage{InputTokens: 2, CacheReadTokens: 8, OutputTokens: 1, Reported: true},
+		},
+		{
+			name: "no usage",
+			body: `{"id":"x","choices":[]}`,
+			want: gw.Usage{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := UsageFromBody([]byte(tt.body))
+			if err != nil {
+				t.Fatalf("UsageFromBody: %v", err)
+			}
+			if got != tt.want {
+				t.Errorf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+	if _, err := UsageFromBody([]byte("<html>")); gw.ErrorCode(err) != gw.CodeUpstream {
+		t.Errorf("non-JSON body: err = %v, want upstream_error", err)
+	}
+}
+
+func TestEncodeUsageRoundTrip(t *testing.T) {
+	u := gw.Usage{InputTokens: 3, CacheReadTokens: 100, CacheWrite5mTokens: 7, CacheWrite1hTokens: 5, OutputTokens: 40, ReasoningTokens: 30, Reported: true}
+	b, err := jsonMarshal(encodeUsage(u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"prompt_tokens":115,"completion_tokens":40,"total_tokens":155,"prompt_tokens_details":{"cached_tokens":100,"cache_write_tokens":12},"completion_tokens_details":{"reasoning_tokens":30}}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+	back, err := DecodeUsage(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The 1h bucket has no C field: it comes back as 5m writes.
+	if back.PromptTokens() != u.PromptTokens() || back.CacheWriteTokens() != u.CacheWriteTokens() || back.OutputTokens != u.OutputTokens {
+		t.Errorf("round trip %+v -> %+v", u, back)
+	}
+}

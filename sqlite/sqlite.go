@@ -1,0 +1,739 @@
+// Package sqlite implements gw.Store on a single SQLite database file,
+// through the pure-Go driver modernc.org/sqlite. It is the store of a
+// single gateway instance (or a few sharing one file on one machine); the
+// postgres package serves a fleet. Both pass the storetest suite.
+//
+// # Design
+//
+// SQLite allows one writer at a time, so the store keeps one write
+// connection and a pool of read-only connections. The database runs in WAL
+// mode, so readers never block the writer nor the writer them, and every
+// write transaction starts with BEGIN IMMEDIATE, so two processes sharing
+// the file wait for each other (busy timeout) instead of failing with a
+// lock upgrade deadlock.
+//
+// PlaceHold, Settle, Release and Log go through a group committer: one
+// goroutine collects the calls that arrive while the previous transaction
+// commits and applies them together in one transaction, each caller waiting
+// for its own result. A call that fails cleanly (hold unknown, balance too
+// low) changes nothing and does not disturb the others; any other failure
+// rolls the batch back and its items are retried one transaction each, so
+// one bad item cannot fail its neighbours. Because the checks and writes of
+// a batch run inside one write transaction on the single writer, a hold is
+// checked and inserted atomically: holds never over-commit the balance.
+//
+// # Durability
+//
+// The database runs with synchronous=FULL: with WAL, every commit is
+// fsynced to the log before Commit returns, so a Settle that returned
+// survives a kill -9 of the process and also a power loss. (synchronous=
+// NORMAL would survive a process crash too, since committed frames sit in
+// the operating system's page cache, but can lose the last commits on power
+// loss.) Group commit amortises the fsync over a batch, which is what makes
+// FULL affordable.
+//
+// # Money
+//
+// Amounts are INTEGER micro-cents. The accounts table keeps top_ups,
+// charged and balance columns (balance = top_ups - charged), updated in the
+// same transaction as the ledger row that explains the change; VerifyLedger
+// recomputes them from the ledger. A settled charge larger than the
+// account's remaining balance is still recorded in full (the money was
+// spent upstream), which can leave the balance below zero; hold sizing
+// makes that rare, and the next PlaceHold then fails until a top-up.
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"database/sql"
+	"embed"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// ErrClosed is returned by calls made after Close.
+var ErrClosed = errors.New("sqlite: store closed")
+
+// Defaults for Options.
+const (
+	DefaultBusyTimeout = 10 * time.Second
+	DefaultMaxBatch    = 256
+	DefaultCommitTime  = 30 * time.Second
+)
+
+// Options configures a store. The zero value is ready to use.
+type Options struct {
+	// BusyTimeout is how long a write waits for another process holding
+	// the database's write lock. Zero means DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// MaxBatch caps how many calls one group commit applies. Zero means
+	// DefaultMaxBatch; 1 disables batching.
+	MaxBatch int
+	// ReadConns is the size of the read pool. Zero means 2 x GOMAXPROCS,
+	// at least 4.
+	ReadConns int
+	// Now is the clock, for hold expiry and default timestamps. Nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// Stats counts group commits.
+type Stats struct {
+	Batches int64 // transactions the committer ran
+	Ops     int64 // calls those transactions carried
+	Retried int64 // calls retried alone after their batch failed
+}
+
+// DB is a gw.Store on one SQLite file. It is safe for concurrent use.
+type DB struct {
+	w   *sql.DB // the single write connection
+	r   *sql.DB // read-only pool
+	now func() time.Time
+
+	maxBatch int
+	ops      chan *op
+	quit     chan struct{}
+	done     chan struct{}
+	close    sync.Once
+	closeErr error
+
+	batches, opsDone, retried atomic.Int64
+}
+
+// Open opens (creating if missing) the database file at path with default
+// options, applies pending migrations and starts the group committer.
+func Open(ctx context.Context, path string) (*DB, error) {
+	return OpenWith(ctx, path, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
+	if path == "" || strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("open sqlite: invalid path %q", path)
+	}
+	busy := opt.BusyTimeout
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
+	}
+	maxBatch := opt.MaxBatch
+	if maxBatch <= 0 {
+		maxBatch = DefaultMaxBatch
+	}
+	readConns := opt.ReadConns
+	if readConns <= 0 {
+		readConns = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	now := opt.Now
+	if now == nil {
+		now = time.Now
+	}
+
+	params := "?_busy_timeout=" + strconv.FormatInt(busy.Milliseconds(), 10) +
+		"&_journal_mode=WAL&_synchronous=FULL&_foreign_keys=1"
+	w, err := sql.Open("sqlite", path+params+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	if err := migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	r, err := sql.Open("sqlite", path+params+"&_query_only=1")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	r.SetMaxOpenConns(readConns)
+	r.SetMaxIdleConns(readConns)
+	if err := r.PingContext(ctx); err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	db := &DB{
+		w: w, r: r, now: now,
+		maxBatch: maxBatch,
+		ops:      make(chan *op),
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	go db.run()
+	return db, nil
+}
+
+// migrate applies the embedded migrations not yet recorded in
+// schema_migrations, each in its own IMMEDIATE transaction, so that
+// processes opening the file together apply each exactly once.
+func migrate(ctx context.Context, w *sql.DB) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	sort.Strings(names)
+	if _, err := w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at INTEGER NOT NULL
+	) STRICT`); err != nil {
+		return fmt.Errorf("migrate: create schema_migrations: %w", err)
+	}
+	for _, name := range names {
+		base := strings.TrimPrefix(name, "migrations/")
+		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migrate: bad migration name %q", base)
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if err := applyMigration(ctx, w, version, base, string(body)); err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+func applyMigration(ctx context.Context, w *sql.DB, version int, name, body string) error {
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, body); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+		version, name, time.Now().UnixMicro()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.r.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	var one int
+	if err := db.r.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	return nil
+}
+
+// Close stops the group committer, after it answered every call it took,
+// and closes the database. Calls made after Close return ErrClosed. Close
+// is idempotent.
+func (db *DB) Close() error {
+	db.close.Do(func() {
+		close(db.quit)
+		<-db.done
+		db.closeErr = errors.Join(db.r.Close(), db.w.Close())
+	})
+	return db.closeErr
+}
+
+// Stats returns the group commit counters.
+func (db *DB) Stats() Stats {
+	return Stats{Batches: db.batches.Load(), Ops: db.opsDone.Load(), Retried: db.retried.Load()}
+}
+
+// EnsureAccount returns the account with this name, creating it.
+func (db *DB) EnsureAccount(ctx context.Context, name string) (*gw.Account, error) {
+	if name == "" {
+		return nil, errors.New("ensure account: empty name")
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("ensure account: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)
+		ON CONFLICT (name) DO NOTHING`, newID("acct_"), name, micros(db.now())); err != nil {
+		return nil, fmt.Errorf("ensure account: %w", err)
+	}
+	a, err := scanAccount(tx.QueryRowContext(ctx, `SELECT id, name, created_at FROM accounts WHERE name = ?`, name))
+	if err != nil {
+		return nil, fmt.Errorf("ensure account: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("ensure account: %w", err)
+	}
+	return a, nil
+}
+
+// AccountByName returns the account with this name.
+func (db *DB) AccountByName(ctx context.Context, name string) (*gw.Account, error) {
+	a, err := scanAccount(db.r.QueryRowContext(ctx, `SELECT id, name, created_at FROM accounts WHERE name = ?`, name))
+	if err != nil {
+		return nil, fmt.Errorf("account %q: %w", name, err)
+	}
+	return a, nil
+}
+
+func scanAccount(row *sql.Row) (*gw.Account, error) {
+	var a gw.Account
+	var created int64
+	if err := row.Scan(&a.ID, &a.Name, &created); err != nil {
+		return nil, notFound(err)
+	}
+	a.CreatedAt = fromMicros(created)
+	return &a, nil
+}
+
+// CreateKey stores k with the SHA-256 hash of its secret. It fills in
+// k.CreatedAt when zero and k.AccountName. An unknown account is
+// ErrNotFound.
+func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
+	if k.ID == "" || k.AccountID == "" {
+		return errors.New("create key: id and account id are required")
+	}
+	if k.CreatedAt.IsZero() {
+		k.CreatedAt = db.now()
+	}
+	k.CreatedAt = k.CreatedAt.Truncate(time.Microsecond)
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("create key: %w", err)
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, `SELECT name FROM accounts WHERE id = ?`, k.AccountID).Scan(&k.AccountName); err != nil {
+		return fmt.Errorf("create key: account %q: %w", k.AccountID, notFound(err))
+	}
+	var revoked any
+	if k.RevokedAt != nil {
+		revoked = micros(*k.RevokedAt)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, hash, hint, rpm, tpm, created_at, revoked_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, k.AccountID, hash[:], k.Hint, k.RPM, k.TPM, micros(k.CreatedAt), revoked); err != nil {
+		return fmt.Errorf("create key: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("create key: %w", err)
+	}
+	return nil
+}
+
+// Keys lists every key, revoked ones included, newest first.
+func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at
+		FROM api_keys k JOIN accounts a ON a.id = k.account_id
+		ORDER BY k.created_at DESC, k.id DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("keys: %w", err)
+	}
+	defer rows.Close()
+	var out []gw.Key
+	for rows.Next() {
+		var k gw.Key
+		var created int64
+		var revoked sql.NullInt64
+		if err := rows.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &created, &revoked); err != nil {
+			return nil, fmt.Errorf("keys: %w", err)
+		}
+		k.CreatedAt = fromMicros(created)
+		if revoked.Valid {
+			t := fromMicros(revoked.Int64)
+			k.RevokedAt = &t
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("keys: %w", err)
+	}
+	return out, nil
+}
+
+// RevokeKey marks the key revoked; revoking twice keeps the first time.
+// An unknown key is ErrNotFound.
+func (db *DB) RevokeKey(ctx context.Context, id string) error {
+	res, err := db.w.ExecContext(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, micros(db.now()), id)
+	if err != nil {
+		return fmt.Errorf("revoke key: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("revoke key: %w", err)
+	} else if n == 0 {
+		return fmt.Errorf("revoke key %q: %w", id, gw.ErrNotFound)
+	}
+	return nil
+}
+
+// KeyByHash returns the principal of the live key with this hash. Unknown
+// and revoked keys are ErrNotFound.
+func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, error) {
+	var p gw.Principal
+	var stored []byte
+	var revoked sql.NullInt64
+	err := db.r.QueryRowContext(ctx, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at
+		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`, hash[:]).
+		Scan(&p.KeyID, &p.AccountID, &p.AccountName, &p.RPM, &p.TPM, &stored, &revoked)
+	if err != nil {
+		return nil, fmt.Errorf("key by hash: %w", notFound(err))
+	}
+	if subtle.ConstantTimeCompare(stored, hash[:]) != 1 || revoked.Valid {
+		return nil, fmt.Errorf("key by hash: %w", gw.ErrNotFound)
+	}
+	return &p, nil
+}
+
+// TopUp credits amount (positive) to the account and writes a ledger
+// entry. An unknown account is ErrNotFound.
+func (db *DB) TopUp(ctx context.Context, accountID string, amount gw.Money, note string) error {
+	if amount <= 0 {
+		return fmt.Errorf("top up: amount %d must be positive", amount)
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("top up: %w", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `UPDATE accounts SET top_ups = top_ups + ?1, balance = balance + ?1 WHERE id = ?2`, int64(amount), accountID)
+	if err != nil {
+		return fmt.Errorf("top up: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("top up: %w", err)
+	} else if n == 0 {
+		return fmt.Errorf("top up: account %q: %w", accountID, gw.ErrNotFound)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger (account_id, amount, note, created_at) VALUES (?, ?, ?, ?)`,
+		accountID, int64(amount), note, micros(db.now())); err != nil {
+		return fmt.Errorf("top up: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("top up: %w", err)
+	}
+	return nil
+}
+
+// Balance returns the account's money; holds past their expiry do not
+// count. An unknown account is ErrNotFound.
+func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error) {
+	var b gw.Balance
+	err := db.r.QueryRowContext(ctx, `SELECT a.top_ups, a.charged, a.balance,
+		(SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id AND expires_at > ?)
+		FROM accounts a WHERE a.id = ?`, micros(db.now()), accountID).
+		Scan(&b.TopUps, &b.Charged, &b.Balance, &b.Held)
+	if err != nil {
+		return gw.Balance{}, fmt.Errorf("balance of %q: %w", accountID, notFound(err))
+	}
+	b.Available = b.Balance - b.Held
+	return b, nil
+}
+
+// VerifyLedger recomputes the account's top-ups, charges and balance from
+// its ledger entries and returns an error when they disagree with the
+// account's columns.
+func (db *DB) VerifyLedger(ctx context.Context, accountID string) error {
+	var topUps, charged, balance, credits, debits int64
+	err := db.r.QueryRowContext(ctx, `SELECT a.top_ups, a.charged, a.balance,
+		(SELECT coalesce(sum(amount), 0) FROM ledger WHERE account_id = a.id AND amount > 0),
+		(SELECT coalesce(-sum(amount), 0) FROM ledger WHERE account_id = a.id AND amount < 0)
+		FROM accounts a WHERE a.id = ?`, accountID).Scan(&topUps, &charged, &balance, &credits, &debits)
+	if err != nil {
+		return fmt.Errorf("verify ledger of %q: %w", accountID, notFound(err))
+	}
+	if topUps != credits || charged != debits || balance != credits-debits || balance != topUps-charged {
+		return fmt.Errorf("verify ledger of %q: columns top_ups=%d charged=%d balance=%d, ledger credits=%d debits=%d",
+			accountID, topUps, charged, balance, credits, debits)
+	}
+	return nil
+}
+
+// PlaceHold reserves h.Amount on h.AccountID until h.ExpiresAt. It fails
+// with a *gw.Error of CodeInsufficientBalance when the available balance is
+// below the amount, and with ErrNotFound for an unknown account.
+func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
+	if h.ID == "" || h.AccountID == "" {
+		return errors.New("place hold: id and account id are required")
+	}
+	if h.Amount < 0 {
+		return fmt.Errorf("place hold: negative amount %d", h.Amount)
+	}
+	if h.ExpiresAt.IsZero() {
+		return errors.New("place hold: no expiry")
+	}
+	return db.submit(ctx, &op{kind: opHold, hold: h}, "place hold")
+}
+
+// Settle finishes the hold: it deletes it, debits r.Charge, writes the
+// ledger entry and the record, in one durable transaction. An unknown or
+// already finished hold is ErrNotFound and changes nothing. A hold past
+// its expiry that was not swept yet still settles. r.RequestID defaults to
+// the hold id and r.AccountID, r.KeyID to the hold's.
+func (db *DB) Settle(ctx context.Context, holdID string, r *gw.Record) error {
+	if r == nil {
+		return errors.New("settle: nil record")
+	}
+	if r.Charge < 0 {
+		return fmt.Errorf("settle: negative charge %d", r.Charge)
+	}
+	return db.submit(ctx, &op{kind: opSettle, id: holdID, rec: db.prepare(r, holdID)}, "settle")
+}
+
+// Release deletes the hold without charging and, when r is not nil, writes
+// r with a zero charge. An unknown or already finished hold is ErrNotFound
+// and changes nothing.
+func (db *DB) Release(ctx context.Context, holdID string, r *gw.Record) error {
+	o := &op{kind: opRelease, id: holdID}
+	if r != nil {
+		o.rec = db.prepare(r, holdID)
+		o.rec.Charge = 0
+	}
+	return db.submit(ctx, o, "release")
+}
+
+// Log writes a record for a request that placed no hold.
+func (db *DB) Log(ctx context.Context, r *gw.Record) error {
+	if r == nil || r.RequestID == "" {
+		return errors.New("log: record without request id")
+	}
+	return db.submit(ctx, &op{kind: opLog, rec: db.prepare(r, "")}, "log")
+}
+
+// prepare returns a copy of r with its defaults filled in.
+func (db *DB) prepare(r *gw.Record, holdID string) *gw.Record {
+	c := *r
+	if c.RequestID == "" {
+		c.RequestID = holdID
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = db.now()
+	}
+	return &c
+}
+
+// ExpireHolds deletes the holds whose expiry is not after now and returns
+// how many it deleted.
+func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
+	res, err := db.w.ExecContext(ctx, `DELETE FROM holds WHERE expires_at <= ?`, micros(now))
+	if err != nil {
+		return 0, fmt.Errorf("expire holds: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("expire holds: %w", err)
+	}
+	return int(n), nil
+}
+
+const recordColumns = `request_id, account_id, key_id, endpoint, vendor, model, stream, status, error_code,
+	input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens,
+	reasoning_tokens, optimizer_tokens, usage_reported, reported_cost, has_reported_cost,
+	cost, charge, latency_us, ttfb_us, guard, note, created_at`
+
+func recordArgs(r *gw.Record) []any {
+	u := r.Usage
+	return []any{r.RequestID, r.AccountID, r.KeyID, string(r.Endpoint), r.Vendor, r.Model, r.Stream, r.Status, string(r.ErrorCode),
+		u.InputTokens, u.CacheReadTokens, u.CacheWrite5mTokens, u.CacheWrite1hTokens, u.OutputTokens,
+		u.ReasoningTokens, u.OptimizerTokens, u.Reported, int64(u.ReportedCost), u.HasReportedCost,
+		int64(r.Cost), int64(r.Charge), r.Latency.Microseconds(), r.TTFB.Microseconds(), r.Guard, r.Note, micros(r.CreatedAt)}
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRecord(s scanner) (*gw.Record, error) {
+	var r gw.Record
+	var endpoint, code string
+	var latency, ttfb, created int64
+	u := &r.Usage
+	if err := s.Scan(&r.RequestID, &r.AccountID, &r.KeyID, &endpoint, &r.Vendor, &r.Model, &r.Stream, &r.Status, &code,
+		&u.InputTokens, &u.CacheReadTokens, &u.CacheWrite5mTokens, &u.CacheWrite1hTokens, &u.OutputTokens,
+		&u.ReasoningTokens, &u.OptimizerTokens, &u.Reported, &u.ReportedCost, &u.HasReportedCost,
+		&r.Cost, &r.Charge, &latency, &ttfb, &r.Guard, &r.Note, &created); err != nil {
+		return nil, err
+	}
+	r.Endpoint, r.ErrorCode = gw.Shape(endpoint), gw.Code(code)
+	r.Latency, r.TTFB = time.Duration(latency)*time.Microsecond, time.Duration(ttfb)*time.Microsecond
+	r.CreatedAt = fromMicros(created)
+	return &r, nil
+}
+
+// Record returns one request's record.
+func (db *DB) Record(ctx context.Context, requestID string) (*gw.Record, error) {
+	r, err := scanRecord(db.r.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE request_id = ?`, requestID))
+	if err != nil {
+		return nil, fmt.Errorf("record %q: %w", requestID, notFound(err))
+	}
+	return r, nil
+}
+
+// Records returns the records matching f, newest first (ties broken by
+// request id, descending). A Before cursor naming no record yields none.
+func (db *DB) Records(ctx context.Context, f gw.RecordFilter) ([]gw.Record, error) {
+	var where []string
+	var args []any
+	add := func(cond string, arg any) {
+		where = append(where, cond)
+		args = append(args, arg)
+	}
+	if f.AccountID != "" {
+		add("account_id = ?", f.AccountID)
+	}
+	if f.Model != "" {
+		add("model = ?", f.Model)
+	}
+	if f.Vendor != "" {
+		add("vendor = ?", f.Vendor)
+	}
+	if f.Status != 0 {
+		add("status = ?", f.Status)
+	}
+	if !f.Since.IsZero() {
+		add("created_at >= ?", micros(f.Since))
+	}
+	if !f.Until.IsZero() {
+		add("created_at < ?", micros(f.Until))
+	}
+	if f.Before != "" {
+		add("(created_at, request_id) < (SELECT created_at, request_id FROM records WHERE request_id = ?)", f.Before)
+	}
+	q := `SELECT ` + recordColumns + ` FROM records`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY created_at DESC, request_id DESC LIMIT ?`
+	args = append(args, limit(f.Limit))
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("records: %w", err)
+	}
+	defer rows.Close()
+	var out []gw.Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("records: %w", err)
+		}
+		out = append(out, *r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("records: %w", err)
+	}
+	return out, nil
+}
+
+// CreateIncident stores in. It fills in in.ID ("inc_" + random) and
+// in.CreatedAt when they are empty.
+func (db *DB) CreateIncident(ctx context.Context, in *gw.Incident) error {
+	if in.ID == "" {
+		in.ID = newID("inc_")
+	}
+	if in.CreatedAt.IsZero() {
+		in.CreatedAt = db.now()
+	}
+	in.CreatedAt = in.CreatedAt.Truncate(time.Microsecond)
+	if _, err := db.w.ExecContext(ctx, `INSERT INTO incidents (id, request_id, account_id, key_id, kind, score, reason, excerpt, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		in.ID, in.RequestID, in.AccountID, in.KeyID, in.Kind, in.Score, in.Reason, in.Excerpt, micros(in.CreatedAt)); err != nil {
+		return fmt.Errorf("create incident: %w", err)
+	}
+	return nil
+}
+
+const incidentColumns = `id, request_id, account_id, key_id, kind, score, reason, excerpt, created_at`
+
+func scanIncident(s scanner) (*gw.Incident, error) {
+	var in gw.Incident
+	var created int64
+	if err := s.Scan(&in.ID, &in.RequestID, &in.AccountID, &in.KeyID, &in.Kind, &in.Score, &in.Reason, &in.Excerpt, &created); err != nil {
+		return nil, err
+	}
+	in.CreatedAt = fromMicros(created)
+	return &in, nil
+}
+
+// Incidents returns up to limit incidents (default 100), newest first.
+func (db *DB) Incidents(ctx context.Context, n int) ([]gw.Incident, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+incidentColumns+` FROM incidents ORDER BY created_at DESC, id DESC LIMIT ?`, limit(n))
+	if err != nil {
+		return nil, fmt.Errorf("incidents: %w", err)
+	}
+	defer rows.Close()
+	var out []gw.Incident
+	for rows.Next() {
+		in, err := scanIncident(rows)
+		if err != nil {
+			return nil, fmt.Errorf("incidents: %w", err)
+		}
+		out = append(out, *in)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("incidents: %w", err)
+	}
+	return out, nil
+}
+
+// Incident returns one incident.
+func (db *DB) Incident(ctx context.Context, id string) (*gw.Incident, error) {
+	in, err := scanIncident(db.r.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("incident %q: %w", id, notFound(err))
+	}
+	return in, nil
+}
+
+// limit returns the page size for a requested limit: 100 by default, at
+// most 1000.
+func limit(n int) int {
+	switch {
+	case n <= 0:
+		return 100
+	case n > 1000:
+		return 1000
+	}
+	return n
+}
+
+// notFound maps sql.ErrNoRows to gw.ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return gw.ErrNotFound
+	}
+	return err
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// newID returns prefix followed by 26 random base32 characters.
+func newID(prefix string) string {
+	var b [16]byte
+	rand.Read(b[:])
+	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+// Interface guard.
+var _ gw.Store = (*DB)(nil)

@@ -1,0 +1,70 @@
+package gw
+
+// Usage is one request's token usage, normalised across vendors into
+// disjoint billing buckets. Vendors disagree on what their counts include
+// (OpenAI's prompt_tokens includes cached tokens, Anthropic's input_tokens
+// excludes cache reads and writes, Gemini's candidatesTokenCount excludes
+// thoughts); the shape decoders resolve that so that here no bucket
+// overlaps another except where a field says "subset of".
+type Usage struct {
+	// InputTokens are prompt tokens billed at the plain input price:
+	// neither read from nor written to a prompt cache.
+	InputTokens int64
+	// CacheReadTokens are prompt tokens served from the vendor's cache.
+	CacheReadTokens int64
+	// CacheWrite5mTokens and CacheWrite1hTokens are prompt tokens written
+	// to the cache with a 5-minute (or vendor-default) and a 1-hour TTL.
+	CacheWrite5mTokens int64
+	CacheWrite1hTokens int64
+	// OutputTokens are all generated tokens, reasoning included.
+	OutputTokens int64
+	// ReasoningTokens is the part of OutputTokens spent on reasoning.
+	ReasoningTokens int64
+	// OptimizerTokens is the part of the prompt that the optimization
+	// layer added; it is subtracted from InputTokens when pricing.
+	OptimizerTokens int64
+
+	// Reported is true when the vendor reported usage at all. A stream cut
+	// before its usage arrived has Reported false.
+	Reported bool
+	// ReportedCost is the vendor's own cost figure in USD when it sends one
+	// (OpenRouter's usage.cost); HasReportedCost says it was present.
+	ReportedCost    Money
+	HasReportedCost bool
+}
+
+// PromptTokens returns all prompt tokens: uncached, cache reads and writes.
+func (u Usage) PromptTokens() int64 {
+	return u.InputTokens + u.CacheReadTokens + u.CacheWrite5mTokens + u.CacheWrite1hTokens
+}
+
+// CacheWriteTokens returns the cache writes of both TTLs.
+func (u Usage) CacheWriteTokens() int64 { return u.CacheWrite5mTokens + u.CacheWrite1hTokens }
+
+// TotalTokens returns prompt plus output tokens.
+func (u Usage) TotalTokens() int64 { return u.PromptTokens() + u.OutputTokens }
+
+// Merge overlays the counts in v that are non-zero onto u. Streams report
+// usage piecemeal (Anthropic's message_start then message_delta, with
+// cumulative values), so later non-zero values replace earlier ones; they
+// are never added.
+func (u *Usage) Merge(v Usage) {
+	set := func(dst *int64, src int64) {
+		if src != 0 {
+			*dst = src
+		}
+	}
+	set(&u.InputTokens, v.InputTokens)
+	set(&u.CacheReadTokens, v.CacheReadTokens)
+	set(&u.CacheWrite5mTokens, v.CacheWrite5mTokens)
+	set(&u.CacheWrite1hTokens, v.CacheWrite1hTokens)
+	set(&u.OutputTokens, v.OutputTokens)
+	set(&u.ReasoningTokens, v.ReasoningTokens)
+	set(&u.OptimizerTokens, v.OptimizerTokens)
+	if v.Reported {
+		u.Reported = true
+	}
+	if v.HasReportedCost {
+		u.ReportedCost, u.HasReportedCost = v.ReportedCost, true
+	}
+}
