@@ -394,7 +394,6 @@ func TestStatusDirectiveAnswersVendorError(t *testing.T) {
 	})
 }
 
-
 func TestFailFirstFailsThenSucceeds(t *testing.T) {
 	s := startServer(t)
 	for _, v := range Vendors() {

@@ -26,6 +26,32 @@
 // the real API does. A model name containing "missing" gets the vendor's
 // 404 model-not-found error; an OpenRouter model without a "/" gets 400.
 //
+// Anthropic also serves POST /anthropic/v1/messages/count_tokens, answering
+// {"input_tokens": PromptTokens(body)}. Env returns the GATEWAY_* settings
+// (base URL and key of all nine vendors) that point a gateway here.
+//
+// # Request rules enforced
+//
+// Besides required fields (C model and non-empty messages; M model,
+// max_tokens and messages; Gemini contents), the fake rejects with the
+// vendor's own 400 the requests the real vendors reject and gateways are
+// known to produce:
+//
+//   - Mistral: a tool call id (assistant tool_calls[].id or a tool
+//     message's tool_call_id) not matching ^[a-zA-Z0-9]{9}$.
+//   - DeepSeek: an assistant message with tool_calls but no
+//     reasoning_content field ("" is fine), unless the request has
+//     thinking {"type":"disabled"} (thinking is on by default).
+//   - Groq: n > 1.
+//   - Anthropic: a message with empty content (a final assistant prefill
+//     excepted), an empty or whitespace-only text block, a final assistant
+//     string ending in whitespace, a tool_use not answered by a
+//     tool_result in the next message (unless it is the last message), a
+//     tool_result whose tool_use_id is not a tool_use of the previous
+//     message.
+//   - Google, models named gemini-3*: a model turn whose first
+//     functionCall part has no thoughtSignature.
+//
 // # Default reply
 //
 // The reply text is DefaultText(vendor, model) = "Hello from <vendor>
@@ -175,6 +201,15 @@
 // content_block_delta events except signature_delta; for Gemini every
 // record but the last). With N at or beyond the count, the cut comes after
 // the last content chunk; with 0, before the first.
+//
+// # Recording
+//
+// Every request is recorded on arrival (Requests, in arrival order, deep
+// copies) and completed when its handler returns: Status is the status
+// sent, Done is set, and Cancelled tells a client that went away (or a
+// Close) before the response was complete from a finished one. A stream
+// cut by break is Done, not Cancelled, with Status 200. WaitCancelled and
+// WaitDone block until enough records reach that state.
 //
 // Precedence: hang, then slow, then fail-first, then status, then the
 // reply. Authentication and request validation come before all of them.

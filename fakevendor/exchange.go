@@ -3,6 +3,8 @@ package fakevendor
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -42,6 +44,10 @@ func (ex *exchange) serve() {
 			return
 		}
 	case famMessages:
+		if ex.path == "/v1/messages/count_tokens" {
+			ex.countTokens(c)
+			return
+		}
 		if ex.path != "/v1/messages" {
 			ex.writePlain(http.StatusNotFound, "fake vendor: unknown path")
 			return
@@ -157,8 +163,9 @@ func (ex *exchange) checkAuth() *vendorError {
 	return nil
 }
 
-// wait sleeps for d (forever when d < 0) unless the client goes away or the
-// server closes. It reports whether the full time passed.
+// wait sleeps for d (forever when d < 0) unless the client goes away. It
+// reports whether the full time passed. When the Server closes meanwhile
+// it aborts the handler (the connection is dropped).
 func (ex *exchange) wait(ctx context.Context, d time.Duration) bool {
 	var tc <-chan time.Time
 	if d >= 0 {
@@ -170,9 +177,12 @@ func (ex *exchange) wait(ctx context.Context, d time.Duration) bool {
 	case <-tc:
 		return true
 	case <-ctx.Done():
+		return false
 	case <-ex.srv.done:
+		// Closing: drop the connection rather than let net/http finish
+		// an empty response the client would take for an answer.
+		panic(http.ErrAbortHandler)
 	}
-	return false
 }
 
 func (ex *exchange) writePlain(status int, msg string) {
@@ -244,5 +254,32 @@ func (ex *exchange) writeBody(c *call, r *reply) {
 		_ = http.NewResponseController(ex.w).Flush()
 	}
 	_, err := ex.w.Write(body)
+	ex.complete = err == nil
+}
+
+// countTokens answers Anthropic's /v1/messages/count_tokens with
+// PromptTokens of the body (no directives apply).
+func (ex *exchange) countTokens(c *call) {
+	if ex.r.Method != http.MethodPost {
+		ex.writePlain(http.StatusMethodNotAllowed, "fake vendor: method not allowed")
+		return
+	}
+	if e := ex.checkAuth(); e != nil {
+		ex.writeError(e)
+		return
+	}
+	var req struct {
+		Model    string            `json:"model"`
+		Messages []messagesMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(c.body, &req); err != nil || req.Model == "" || len(req.Messages) == 0 {
+		ex.writeError(newVendorError(nil, ex.vendor, 400, "model and messages are required", 0))
+		return
+	}
+	ex.w.Header().Set("Content-Type", "application/json")
+	ex.setIDHeaders(nil)
+	ex.status = http.StatusOK
+	ex.w.WriteHeader(http.StatusOK)
+	_, err := fmt.Fprintf(ex.w, `{"input_tokens":%d}`, PromptTokens(c.body))
 	ex.complete = err == nil
 }

@@ -2,6 +2,7 @@ package fakevendor
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -348,4 +349,69 @@ func TestBadRequestsAreRejected(t *testing.T) {
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("GET status %d", resp.StatusCode)
 	}
+}
+
+func TestVendorRequestRulesAreEnforced(t *testing.T) {
+	s := startServer(t)
+	tests := []struct {
+		name, vendor, model, body, wantMsg string
+	}{
+		{"mistral rejects non 9-char tool call id", "mistral", "m",
+			`{"model":"m","messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"call_abc","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"call_abc","content":"r"}]}`,
+			"Tool call id was call_abc but must be a-z, A-Z, 0-9, with a length of 9."},
+		{"deepseek requires reasoning_content on tool-call turns", "deepseek", "deepseek-flash",
+			`{"model":"deepseek-flash","messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"r"}]}`,
+			"Missing `reasoning_content` field in the assistant message at message index 1"},
+		{"groq rejects n above 1", "groq", "m", `{"model":"m","n":2,"messages":[{"role":"user","content":"x"}]}`, "'n' : number must be at most 1"},
+		{"anthropic requires tool_result after tool_use", "anthropic", "claude-x",
+			`{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},{"role":"user","content":"next"}]}`,
+			"`tool_use` ids were found without `tool_result` blocks immediately after: toolu_1"},
+		{"anthropic rejects orphan tool_result", "anthropic", "claude-x",
+			`{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"r"}]}]}`,
+			"unexpected `tool_use_id` found in `tool_result` blocks: toolu_9"},
+		{"anthropic rejects empty text block", "anthropic", "claude-x",
+			`{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":""}]}]}`,
+			"text content blocks must be non-empty"},
+		{"gemini 3 requires thought signatures on replayed calls", "google", "gemini-3-pro",
+			`{"contents":[{"role":"user","parts":[{"text":"x"}]},{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"r":"1"}}}]}]}`,
+			"Function call is missing a thought_signature in functionCall parts"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url := s.BaseURL(tt.vendor)
+			switch tt.vendor {
+			case "anthropic":
+				url += "/v1/messages"
+			case "google":
+				url += "/v1beta/models/" + tt.model + ":generateContent"
+			default:
+				url += "/chat/completions"
+			}
+			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(tt.body))
+			authorize(req, tt.vendor, "", true)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 400 || !strings.Contains(string(b), tt.wantMsg) {
+				t.Errorf("status %d body %s", resp.StatusCode, b)
+			}
+			checkErrorShape(t, tt.vendor, 400, b)
+		})
+	}
+	t.Run("deepseek accepts missing reasoning_content with thinking disabled", func(t *testing.T) {
+		body := `{"model":"d","thinking":{"type":"disabled"},"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"r"}]}`
+		req, _ := http.NewRequest(http.MethodPost, s.BaseURL("deepseek")+"/chat/completions", strings.NewReader(body))
+		authorize(req, "deepseek", "", false)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("status %d", resp.StatusCode)
+		}
+	})
 }

@@ -73,9 +73,15 @@ func nativeBody(vendor, model, text string, o reqOpts) []byte {
 	default:
 		msgs := []any{map[string]any{"role": "user", "content": text}}
 		if o.toolResult != "" {
-			msgs = append(msgs,
-				map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": "{}"}}}},
-				map[string]any{"role": "tool", "tool_call_id": "call_1", "content": o.toolResult})
+			id := "call_1"
+			if vendor == "mistral" {
+				id = "abcDEF123"
+			}
+			asst := map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": id, "type": "function", "function": map[string]any{"name": "get_weather", "arguments": "{}"}}}}
+			if vendor == "deepseek" {
+				asst["reasoning_content"] = ""
+			}
+			msgs = append(msgs, asst, map[string]any{"role": "tool", "tool_call_id": id, "content": o.toolResult})
 		}
 		m = map[string]any{"model": model, "messages": msgs}
 		if o.stream {
@@ -434,3 +440,5 @@ func parseStream(t *testing.T, vendor string, b []byte) parsed {
 	}
 	return p
 }
+
+func jsonDecode(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }

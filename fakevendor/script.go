@@ -215,11 +215,12 @@ func textOf(raw json.RawMessage) string {
 // decodeChat decodes a chat completions request.
 func decodeChat(c *call) error {
 	var req struct {
-		Model    string `json:"model"`
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
+		Model    string        `json:"model"`
+		Messages []chatMessage `json:"messages"`
+		N        *int          `json:"n"`
+		Thinking *struct {
+			Type string `json:"type"`
+		} `json:"thinking"`
 		Tools []struct {
 			Type     string `json:"type"`
 			Function struct {
@@ -242,6 +243,10 @@ func decodeChat(c *call) error {
 	}
 	if len(req.Messages) == 0 {
 		return bad("[] is too short - 'messages'")
+	}
+	thinkingOff := req.Thinking != nil && req.Thinking.Type == "disabled"
+	if err := validateChat(c.vendor, req.Messages, req.N, thinkingOff); err != nil {
+		return err
 	}
 	c.model, c.stream = req.Model, req.Stream
 	c.obfuscate = c.vendor == "openai"
@@ -278,16 +283,147 @@ func decodeChat(c *call) error {
 	return nil
 }
 
+// chatMessage is the part of a C message the fake reads.
+type chatMessage struct {
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	ToolCalls []struct {
+		ID string `json:"id"`
+	} `json:"tool_calls"`
+	ToolCallID       string  `json:"tool_call_id"`
+	ReasoningContent *string `json:"reasoning_content"`
+}
+
+var mistralIDRE = regexp.MustCompile(`^[a-zA-Z0-9]{9}$`)
+
+// validateChat enforces the request rules of the OpenAI-compatible
+// vendors that gateways are known to break: Mistral's 9-character tool
+// call ids, DeepSeek's reasoning_content on assistant tool-call turns in
+// thinking mode, Groq's n == 1.
+func validateChat(vendor string, msgs []chatMessage, n *int, thinkingOff bool) error {
+	switch vendor {
+	case "groq":
+		if n != nil && *n > 1 {
+			return bad("'n' : number must be at most 1")
+		}
+	case "mistral":
+		for _, m := range msgs {
+			ids := []string{}
+			for _, tc := range m.ToolCalls {
+				ids = append(ids, tc.ID)
+			}
+			if m.Role == "tool" {
+				ids = append(ids, m.ToolCallID)
+			}
+			for _, id := range ids {
+				if !mistralIDRE.MatchString(id) {
+					return bad("Tool call id was %s but must be a-z, A-Z, 0-9, with a length of 9.", id)
+				}
+			}
+		}
+	case "deepseek":
+		if thinkingOff {
+			return nil
+		}
+		for i, m := range msgs {
+			if m.Role == "assistant" && len(m.ToolCalls) > 0 && m.ReasoningContent == nil {
+				return bad("Missing `reasoning_content` field in the assistant message at message index %d. The reasoning_content in the thinking mode must be passed back to the API.", i)
+			}
+		}
+	}
+	return nil
+}
+
+// messagesBlock is the part of a Messages content block the fake reads.
+type messagesBlock struct {
+	Type      string          `json:"type"`
+	Text      *string         `json:"text"`
+	ID        string          `json:"id"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// validateMessages enforces Anthropic's conversation rules: non-empty
+// content (except a final assistant prefill), non-empty text blocks, and
+// every tool_use answered by a tool_result in the next message (and no
+// tool_result without its tool_use).
+func validateMessages(msgs []messagesMessage) error {
+	blocksOf := func(i int) []messagesBlock {
+		var bs []messagesBlock
+		_ = json.Unmarshal(msgs[i].Content, &bs)
+		return bs
+	}
+	for i, m := range msgs {
+		var str string
+		isString := json.Unmarshal(m.Content, &str) == nil
+		bs := blocksOf(i)
+		last := i == len(msgs)-1
+		if (isString && str == "" || !isString && len(bs) == 0) && !(last && m.Role == "assistant") {
+			return bad("messages.%d: all messages must have non-empty content except for the optional final assistant message", i)
+		}
+		for j, b := range bs {
+			switch {
+			case b.Type != "text":
+			case b.Text == nil || *b.Text == "":
+				return bad("messages.%d.content.%d.text: text content blocks must be non-empty", i, j)
+			case strings.TrimSpace(*b.Text) == "":
+				return bad("messages.%d.content.%d.text: text content blocks must contain non-whitespace text", i, j)
+			}
+		}
+		if last && m.Role == "assistant" && isString && str != strings.TrimRight(str, " \t\r\n") {
+			return bad("messages: final assistant content cannot end with trailing whitespace")
+		}
+		if m.Role == "assistant" {
+			answered := map[string]bool{}
+			if i+1 < len(msgs) {
+				for _, b := range blocksOf(i + 1) {
+					if b.Type == "tool_result" {
+						answered[b.ToolUseID] = true
+					}
+				}
+			}
+			var missing []string
+			for _, b := range bs {
+				if b.Type == "tool_use" && !answered[b.ID] {
+					missing = append(missing, b.ID)
+				}
+			}
+			if len(missing) > 0 && !last {
+				return bad("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i, strings.Join(missing, ", "))
+			}
+		}
+		if m.Role == "user" {
+			asked := map[string]bool{}
+			if i > 0 {
+				for _, b := range blocksOf(i - 1) {
+					if b.Type == "tool_use" {
+						asked[b.ID] = true
+					}
+				}
+			}
+			for j, b := range bs {
+				if b.Type == "tool_result" && !asked[b.ToolUseID] {
+					return bad("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, b.ToolUseID)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// messagesMessage is one Messages conversation turn.
+type messagesMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
 // decodeMessages decodes an Anthropic Messages request.
 func decodeMessages(c *call) error {
 	var req struct {
-		Model     string `json:"model"`
-		MaxTokens *int   `json:"max_tokens"`
-		Messages  []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-		Tools []struct {
+		Model     string            `json:"model"`
+		MaxTokens *int              `json:"max_tokens"`
+		Messages  []messagesMessage `json:"messages"`
+		Tools     []struct {
 			Name        string          `json:"name"`
 			InputSchema json.RawMessage `json:"input_schema"`
 		} `json:"tools"`
@@ -305,19 +441,17 @@ func decodeMessages(c *call) error {
 	case len(req.Messages) == 0:
 		return bad("messages: at least one message is required")
 	}
+	if err := validateMessages(req.Messages); err != nil {
+		return err
+	}
 	c.model, c.stream, c.stopSequences = req.Model, req.Stream, req.StopSequences
 	for _, t := range req.Tools {
 		if t.Name != "" {
 			c.tools = append(c.tools, toolDecl{name: t.Name, schema: t.InputSchema})
 		}
 	}
-	type block struct {
-		Type    string          `json:"type"`
-		Text    string          `json:"text"`
-		Content json.RawMessage `json:"content"`
-	}
 	if last := req.Messages[len(req.Messages)-1]; last.Role == "user" {
-		var blocks []block
+		var blocks []messagesBlock
 		if json.Unmarshal(last.Content, &blocks) == nil {
 			for _, b := range blocks {
 				if b.Type == "tool_result" {
@@ -343,6 +477,10 @@ func decodeGemini(c *call) error {
 	type part struct {
 		Text             string `json:"text"`
 		Thought          bool   `json:"thought"`
+		ThoughtSignature string `json:"thoughtSignature"`
+		FunctionCall     *struct {
+			Name string `json:"name"`
+		} `json:"functionCall"`
 		FunctionResponse *struct {
 			Name     string          `json:"name"`
 			Response json.RawMessage `json:"response"`
@@ -369,6 +507,24 @@ func decodeGemini(c *call) error {
 	}
 	if len(req.Contents) == 0 {
 		return bad("* GenerateContentRequest.contents: contents is not specified")
+	}
+	if strings.HasPrefix(c.model, "gemini-3") {
+		// Gemini 3 rejects a replayed function call turn whose first
+		// functionCall part lost its thoughtSignature.
+		for i, ct := range req.Contents {
+			if ct.Role != "model" {
+				continue
+			}
+			for j, p := range ct.Parts {
+				if p.FunctionCall == nil {
+					continue
+				}
+				if p.ThoughtSignature == "" {
+					return bad("Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly. Additional data, function call `default_api:%s`, position %d.", p.FunctionCall.Name, i*100+j+1)
+				}
+				break
+			}
+		}
 	}
 	c.stopSequences = req.GenerationConfig.StopSequences
 	for _, t := range req.Tools {

@@ -108,7 +108,12 @@ func TestOpenAISDKTalksToChatFakes(t *testing.T) {
 				t.Errorf("no usage accumulated (%s)", v)
 			}
 
-			// Tool round trip.
+			// Tool round trip. DeepSeek in thinking mode wants a
+			// reasoning_content on the tool-call turn ("" is accepted).
+			var opts []option.RequestOption
+			if v == "deepseek" {
+				opts = append(opts, option.WithJSONSet("messages.1.reasoning_content", ""))
+			}
 			resp, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
 				Model: model,
 				Messages: []openai.ChatCompletionMessageParamUnion{
@@ -118,7 +123,7 @@ func TestOpenAISDKTalksToChatFakes(t *testing.T) {
 					openai.ToolMessage("windy", calls[1].ID),
 				},
 				Tools: []openai.ChatCompletionToolUnionParam{weatherTool()},
-			})
+			}, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -143,6 +143,19 @@ func (s *Server) BaseURL(vendor string) string { return BaseURLAt(s.root, vendor
 // APIKey returns the key the fake expects from vendor ("fake-<vendor>-key").
 func (s *Server) APIKey(vendor string) string { return APIKey(vendor) }
 
+// Env returns the gateway configuration that points every vendor at this
+// Server: GATEWAY_<VENDOR>_BASE_URL and GATEWAY_<VENDOR>_API_KEY for all
+// nine vendors (VENDOR in upper case).
+func (s *Server) Env() map[string]string {
+	env := make(map[string]string, 2*len(Vendors()))
+	for _, v := range Vendors() {
+		up := strings.ToUpper(v)
+		env["GATEWAY_"+up+"_BASE_URL"] = s.BaseURL(v)
+		env["GATEWAY_"+up+"_API_KEY"] = APIKey(v)
+	}
+	return env
+}
+
 // Requests returns a copy of everything received so far, in arrival order.
 func (s *Server) Requests() []Received {
 	s.mu.Lock()

@@ -80,7 +80,7 @@ func conceptWords() [numConcepts]string {
 		cSystem:    "system hidden internal confidential initial underlying developer pre-prompt preprompt metaprompt meta secret original",
 		cYour:      "your yours yourself deine dein ihre votre tu",
 		cYou:       "you u you're youre you'll you've du sie vous",
-		cNeg:       "not never don't dont do't no cannot can't cant won't wont shouldn't mustn't nor nothing nicht kein keine nie niemals ne pas nunca",
+		cNeg:       "not never don't dont do't no cannot can't cant won't wont shouldn't mustn't nor nothing forbidden prohibited refuse avoid prevent unless except nicht kein keine nie niemals ne pas nunca bawal",
 		cWithout:   "without unrestricted unfiltered uncensored unlimited unbound unbounded unchained limitless unconstrained unmoderated free freed liberated regardless ohne",
 		cPersona:   "dan jailbreak jailbroken jailbreaking amoral immoral unethical evil rogue anarchy antigpt betterdan devmode godmode chaos villain malicious",
 		cMode:      "mode persona character role personality alter ego identity version modus",
@@ -113,18 +113,59 @@ func conceptWords() [numConcepts]string {
 	}
 }
 
-// lexicon maps a normalised word to the bitmask of its concepts.
-type lexicon map[string]uint64
+// lexicon maps a normalised word, by its 64-bit FNV-1a hash (computed
+// once per token anyway), to the bitmask of its concepts. It is an
+// open-addressing table: cheaper than a map on the hot path.
+type lexicon struct {
+	keys  []uint64
+	masks []uint64
+	mask  uint64
+}
 
-func newLexicon() lexicon {
-	lex := lexicon{}
+func newLexicon() *lexicon {
 	words := conceptWords()
+	const size = 4096 // > 4x the number of words
+	lex := &lexicon{keys: make([]uint64, size), masks: make([]uint64, size), mask: size - 1}
 	for c, list := range words {
 		for _, w := range strings.Fields(list) {
-			lex[w] |= 1 << uint(c)
+			lex.add(wordHash([]byte(w)), 1<<uint(c))
 		}
 	}
 	return lex
+}
+
+func (lex *lexicon) add(h, m uint64) {
+	for i := h & lex.mask; ; i = (i + 1) & lex.mask {
+		switch lex.keys[i] {
+		case h:
+			lex.masks[i] |= m
+			return
+		case 0:
+			lex.keys[i], lex.masks[i] = h, m
+			return
+		}
+	}
+}
+
+func (lex *lexicon) lookup(h uint64) uint64 {
+	for i := h & lex.mask; ; i = (i + 1) & lex.mask {
+		switch lex.keys[i] {
+		case h:
+			return lex.masks[i]
+		case 0:
+			return 0
+		}
+	}
+}
+
+// wordHash is FNV-1a over the word's bytes (never 0 for the words used).
+func wordHash(w []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range w {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
 }
 
 // keyStems are looked for inside long tokens (joined spaced letters,

@@ -14,7 +14,7 @@ const (
 	bucketBits     = 17 // 2^17 hashed buckets for word and character n-grams
 	numBuckets     = 1 << bucketBits
 	pairWindow     = 5 // a concept pair counts when at most this many tokens apart
-	denseRef       = 6 // see denseNorm
+	denseRef       = 1 // see denseNorm
 	negWindow      = 3 // a negation this many tokens before a pair marks it negated
 
 	// Dense features: concept presence, ordered concept pairs (plain and
@@ -45,6 +45,7 @@ type token struct {
 	hash       uint64 // hash of the token's bytes
 	concepts   uint64
 	neg        bool // a negation occurs within negWindow tokens before
+	sent       bool // the token starts a sentence or line
 }
 
 // scratch holds the per-check buffers, reused through a sync.Pool.
@@ -56,6 +57,7 @@ type scratch struct {
 	dense  [denseWords]uint64
 	hits   []int32 // dense indices set, in first-set order
 	rule   ruleHit
+	sentAt int // index of the next token that starts a sentence (tokenize)
 }
 
 func (sc *scratch) reset() {
@@ -66,6 +68,7 @@ func (sc *scratch) reset() {
 	sc.dense = [denseWords]uint64{}
 	sc.hits = sc.hits[:0]
 	sc.rule = ruleHit{}
+	sc.sentAt = 0
 }
 
 func (sc *scratch) setDense(i int) {
@@ -88,7 +91,7 @@ func mix(h uint64) uint64 {
 func bucket(h uint64) uint32 { return uint32(h >> (64 - bucketBits)) }
 
 // extract computes the features of text into sc (which it resets).
-func extract(sc *scratch, lex lexicon, text string) {
+func extract(sc *scratch, lex *lexicon, text string) {
 	sc.reset()
 	sc.norm = normalize(sc.norm, text)
 	invisible := len(text) > 0 && hasInvisible(text)
@@ -203,7 +206,7 @@ func isWordByte(c byte) bool {
 // tokenize splits sc.norm into tokens written to sc.toks, undoing
 // leetspeak and letter spacing, and looks up concepts. It reports
 // whether spacing or leetspeak was undone.
-func tokenize(sc *scratch, lex lexicon) (spaced, leet bool) {
+func tokenize(sc *scratch, lex *lexicon) (spaced, leet bool) {
 	s := sc.norm
 	type raw struct {
 		start, end int
@@ -274,6 +277,7 @@ func tokenize(sc *scratch, lex lexicon) (spaced, leet bool) {
 		}
 		gap := i - lastEnd
 		gapNL := hasNewline(s[lastEnd:i])
+		sent := hasStop(s[lastEnd:i])
 		lastEnd = j
 		i = j
 		if st == en {
@@ -286,6 +290,9 @@ func tokenize(sc *scratch, lex lexicon) (spaced, leet bool) {
 			continue
 		}
 		flushSingles()
+		if sent {
+			sc.sentAt = len(sc.tokens)
+		}
 		if single {
 			pending[0] = raw{st, en, gap}
 			np = 1
@@ -319,6 +326,17 @@ func tokenize(sc *scratch, lex lexicon) (spaced, leet bool) {
 	return spaced, leet
 }
 
+// hasStop reports whether separator bytes end a sentence or line.
+func hasStop(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case '.', '!', '?', '\n', ';', ':':
+			return true
+		}
+	}
+	return false
+}
+
 func hasNewline(b []byte) bool {
 	for _, c := range b {
 		if c == '\n' {
@@ -329,14 +347,10 @@ func hasNewline(b []byte) bool {
 }
 
 // addToken finishes the token written at sc.toks[st:], then a space.
-func (sc *scratch) addToken(lex lexicon, st int) {
+func (sc *scratch) addToken(lex *lexicon, st int) {
 	w := sc.toks[st:]
-	h := uint64(14695981039346656037)
-	for _, c := range w {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	m := lex[string(w)]
+	h := wordHash(w)
+	m := lex.lookup(h)
 	if m == 0 && len(w) >= 9 {
 		ws := string(w) // long tokens are rare; the copy is acceptable
 		for _, k := range keyStems() {
@@ -345,7 +359,7 @@ func (sc *scratch) addToken(lex lexicon, st int) {
 			}
 		}
 	}
-	sc.tokens = append(sc.tokens, token{start: int32(st), end: int32(len(sc.toks)), hash: h, concepts: m})
+	sc.tokens = append(sc.tokens, token{start: int32(st), end: int32(len(sc.toks)), hash: h, concepts: m, sent: len(sc.tokens) == sc.sentAt})
 	sc.toks = append(sc.toks, ' ')
 }
 

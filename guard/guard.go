@@ -53,9 +53,10 @@ type Segment struct {
 }
 
 // Verdict is the guard's decision on a whole request. Score is the
-// highest attack score among the scanned segments (0..1); Kind and
-// Reason describe the segment that scored it and are empty when nothing
-// scored above zero.
+// highest attack score among the scanned segments (0..1). Kind is the
+// likeliest kind of attack in the segment that scored it, set when the
+// request is flagged (and for scores of at least 0.5); Reason says why,
+// set only when flagged.
 type Verdict struct {
 	Flagged bool
 	Kind    Kind
@@ -84,17 +85,21 @@ func (c Config) Validate() error {
 // scored on its head, its tail, the windows holding attack cue words, and
 // evenly spaced windows in between.
 const (
-	windowSize    = 6144
+	windowSize    = 8192
 	windowOverlap = 512
 	maxWindows    = 24
 	headTail      = 3
 )
 
+// kindMinScore is the score from which a window's kind is computed (it
+// costs a second pass over the features).
+const kindMinScore = 0.5
+
 // Guard detects prompt-extraction, jailbreak and injection attempts. It
 // is safe for concurrent use.
 type Guard struct {
 	model     *Model
-	lex       lexicon
+	lex       *lexicon
 	threshold float64
 	pool      sync.Pool // *scratch
 }
@@ -294,9 +299,10 @@ func hasCue(s string) bool {
 // scoreWindow extracts features of text and scores them.
 func (g *Guard) scoreWindow(sc *scratch, text string) result {
 	extract(sc, g.lex, text)
-	l := g.model.logits(sc)
-	r := result{score: sigmoid(l[colAttack])}
-	r.kind = kindOf(l)
+	r := result{score: sigmoid(g.model.attackLogit(sc))}
+	if r.score >= kindMinScore || sc.rule.name != "" {
+		r.kind = kindOf(g.model.kindLogits(sc))
+	}
 	if sc.rule.name != "" && r.score < ruleScore {
 		r.score = ruleScore
 		if sc.rule.kind != "" {

@@ -36,6 +36,7 @@ type Model struct {
 	bias      [numCols]float32
 	scale     [numCols]float32
 	sparse    []int8    // numBuckets*numCols, interleaved by bucket
+	attack    []int8    // column colAttack of sparse, contiguous for the hot path
 	dense     []float32 // numDense*numCols, interleaved by feature
 }
 
@@ -105,40 +106,64 @@ func (m *Model) UnmarshalJSON(b []byte) error {
 		m.sparse[i] = int8(v)
 	}
 	m.dense = f.Dense
+	m.index()
 	return nil
 }
 
-// logits scores the features in sc.
-func (m *Model) logits(sc *scratch) [numCols]float64 {
+// index builds the contiguous attack column.
+func (m *Model) index() {
+	m.attack = make([]int8, numBuckets)
+	for i := range m.attack {
+		m.attack[i] = m.sparse[i*numCols+colAttack]
+	}
+}
+
+// attackLogit scores the features in sc for "attack".
+func (m *Model) attackLogit(sc *scratch) float64 {
+	var acc int32
+	at := m.attack[:numBuckets:numBuckets]
+	for _, b := range sc.sparse {
+		acc += int32(at[b&(numBuckets-1)])
+	}
+	var dsum float64
+	for _, d := range sc.hits {
+		dsum += float64(m.dense[int(d)*numCols+colAttack])
+	}
+	return float64(m.bias[colAttack]) + float64(acc)*float64(m.scale[colAttack])*sparseNorm(len(sc.sparse)) + dsum*denseNorm(len(sc.hits))
+}
+
+// kindLogits scores the features in sc for each kind (columns 1..3; 0
+// is left zero). It is computed only for texts that score high.
+func (m *Model) kindLogits(sc *scratch) [numCols]float64 {
 	var acc [numCols]int32
 	sp := m.sparse
 	for _, b := range sc.sparse {
 		w := sp[int(b)*numCols : int(b)*numCols+numCols : int(b)*numCols+numCols]
-		acc[0] += int32(w[0])
 		acc[1] += int32(w[1])
 		acc[2] += int32(w[2])
 		acc[3] += int32(w[3])
 	}
-	var out [numCols]float64
-	norm := 0.0
-	if len(sc.sparse) > 0 {
-		norm = 1 / math.Sqrt(float64(len(sc.sparse)))
-	}
-	for c := range out {
-		out[c] = float64(m.bias[c]) + float64(acc[c])*float64(m.scale[c])*norm
-	}
 	var dsum [numCols]float64
 	for _, d := range sc.hits {
 		w := m.dense[int(d)*numCols : int(d)*numCols+numCols]
-		for c := range dsum {
+		for c := colExtraction; c < numCols; c++ {
 			dsum[c] += float64(w[c])
 		}
 	}
-	dn := denseNorm(len(sc.hits))
-	for c := range out {
-		out[c] += dsum[c] * dn
+	var out [numCols]float64
+	sn, dn := sparseNorm(len(sc.sparse)), denseNorm(len(sc.hits))
+	for c := colExtraction; c < numCols; c++ {
+		out[c] = float64(m.bias[c]) + float64(acc[c])*float64(m.scale[c])*sn + dsum[c]*dn
 	}
 	return out
+}
+
+// sparseNorm L2-normalises the hashed features (counted with repeats).
+func sparseNorm(n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return 1 / math.Sqrt(float64(n))
 }
 
 // topCue names the dense feature that pushed the attack score most.

@@ -277,23 +277,64 @@ func readable(b []byte) bool {
 	return bad == 0 && letters*10 >= len(b)*6 && spaces > 0
 }
 
-// rot13 and reversal are checked by looking for a few attack words in
-// their transformed spelling; when enough are present the transformed
-// text is appended.
-func rot13Cues() [9]string {
-	return [...]string{"vtaber", "vafgehpgvba", "cnffjbeq", "cebzcg", "flfgrz", "cerivbhf", "frperg", "erirny", "ehyrf"}
+// Rot13 and reversed text are spotted by a few attack words in their
+// transformed spelling, looked for in one pass over the text by their
+// first four bytes.
+func transformCues() [13]string {
+	return [...]string{
+		// rot13 of ignore, instruction, password, prompt, system, previous, secret
+		"vtaber", "vafgehpgvba", "cnffjbeq", "cebzcg", "flfgrz", "cerivbhf", "frperg",
+		// reversed ignore, instructions, password, prompt, system, previous
+		"erongi", "snoitcurtsni", "drowssap", "tpmorp", "metsys", "suoiverp",
+	}
 }
 
-func reverseCues() [8]string {
-	return [...]string{"erongi", "snoitcurtsni", "drowssap", "tpmorp", "metsys", "suoiverp", "terces", "laever"}
+const numRot13Cues = 7
+
+func le32(s string) uint32 {
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// countTransformCues returns how many distinct rot13 and reversed cues
+// occur in s.
+func countTransformCues(s string) (rot, rev int) {
+	cues := transformCues()
+	var prefix [len(cues)]uint32
+	var pairs [256][4]uint64 // first byte -> set of second bytes starting a cue
+	for i, c := range cues {
+		prefix[i] = le32(c)
+		pairs[c[0]][c[1]>>6] |= 1 << (c[1] & 63)
+	}
+	var seen uint32
+	for i := 0; i+4 <= len(s); i++ {
+		c0, c1 := s[i], s[i+1]
+		if pairs[c0][c1>>6]&(1<<(c1&63)) == 0 {
+			continue
+		}
+		v := le32(s[i:])
+		for k, p := range prefix {
+			if v == p && seen&(1<<k) == 0 && strings.HasPrefix(s[i:], cues[k]) {
+				seen |= 1 << k
+			}
+		}
+	}
+	for k := range cues {
+		if seen&(1<<k) != 0 {
+			if k < numRot13Cues {
+				rot++
+			} else {
+				rev++
+			}
+		}
+	}
+	return rot, rev
 }
 
 // appendTransformed appends rot13 or reversed copies of norm when the
 // text seems written that way.
 func appendTransformed(dst []byte, norm []byte) ([]byte, bool) {
-	s := unsafe.String(unsafe.SliceData(norm), len(norm))
-	rc, vc := rot13Cues(), reverseCues()
-	if countCues(s, rc[:]) >= 2 {
+	rot, rev := countTransformCues(unsafe.String(unsafe.SliceData(norm), len(norm)))
+	if rot >= 2 {
 		dst = append(dst, '\n')
 		for _, c := range norm {
 			switch {
@@ -306,7 +347,7 @@ func appendTransformed(dst []byte, norm []byte) ([]byte, bool) {
 		}
 		return dst, true
 	}
-	if countCues(s, vc[:]) >= 2 {
+	if rev >= 2 {
 		dst = append(dst, '\n')
 		for i := len(norm) - 1; i >= 0; i-- {
 			c := norm[i]
@@ -318,14 +359,4 @@ func appendTransformed(dst []byte, norm []byte) ([]byte, bool) {
 		return dst, true
 	}
 	return dst, false
-}
-
-func countCues(s string, cues []string) int {
-	n := 0
-	for _, c := range cues {
-		if strings.Contains(s, c) {
-			n++
-		}
-	}
-	return n
 }

@@ -13,6 +13,25 @@ const ruleScore = 0.99
 type ruleHit struct {
 	name string
 	kind Kind // empty: the kind model decides
+	at   int  // token where the phrasing starts
+}
+
+// isAskVerb: verbs that ask for a value to be given out.
+func isAskVerb(w string) bool {
+	switch w {
+	case "tell", "give", "reveal", "disclose", "leak", "spell", "share", "say", "print", "show", "write", "output", "type", "provide", "divulge":
+		return true
+	}
+	return false
+}
+
+// isEchoVerb: verbs that ask for text to be reproduced.
+func isEchoVerb(w string) bool {
+	switch w {
+	case "repeat", "print", "output", "reveal", "show", "display", "recite", "echo", "copy", "dump", "paste", "reproduce", "return", "write":
+		return true
+	}
+	return false
 }
 
 func (sc *scratch) word(i int) string {
@@ -37,7 +56,7 @@ func findRules(sc *scratch) {
 	n := len(sc.tokens)
 	for i := 0; i < n && sc.rule.name == ""; i++ {
 		t := sc.tokens[i]
-		if t.concepts == 0 || t.neg {
+		if t.concepts == 0 || sc.negated(i) {
 			continue
 		}
 		switch {
@@ -45,41 +64,30 @@ func findRules(sc *scratch) {
 			// ignore / disregard / forget (all) (the) previous|above instructions|rules
 			prior := false
 			for j := i + 1; j < n && j <= i+5; j++ {
-				if sc.has(j, cPrior) || sc.wordIs(j, "all") {
+				if sc.has(j, cPrior) || sc.has(j, cYour) {
 					prior = true
 					continue
 				}
 				if prior && sc.has(j, cInstr) && !sc.wordIs(j, "context") {
-					sc.rule = ruleHit{"ignore previous instructions", ""}
+					sc.rule = ruleHit{"ignore previous instructions", "", i}
 					break
 				}
 			}
 		case t.concepts&(1<<cReveal) != 0:
-			// reveal|print|repeat (me) (your|the) system|initial|hidden prompt|instructions
-			owner := false
-			for j := i + 1; j < n && j <= i+5; j++ {
-				if sc.has(j, cYour) || sc.has(j, cSystem) || sc.has(j, cPrior) {
-					owner = true
-					continue
-				}
-				if owner && (sc.wordIs(j, "prompt") || sc.wordIs(j, "instructions") || sc.wordIs(j, "pre-prompt") || sc.wordIs(j, "preprompt")) {
-					sc.rule = ruleHit{"asks for the system prompt", KindExtraction}
-					break
-				}
-			}
+			sc.revealRules(i)
 		case sc.wordIs(i, "developer") && sc.wordIs(i+1, "mode"):
 			for j := i + 2; j < n && j <= i+5; j++ {
 				if sc.has(j, cEnabled) || sc.wordIs(j, "on") {
-					sc.rule = ruleHit{"enables developer mode", KindJailbreak}
+					sc.rule = ruleHit{"enables developer mode", KindJailbreak, i}
 					break
 				}
 			}
 		case sc.wordIs(i, "anything") && sc.wordIs(i+1, "now") && sc.wordIs(i-1, "do"):
-			sc.rule = ruleHit{"do anything now persona", KindJailbreak}
+			sc.rule = ruleHit{"do anything now persona", KindJailbreak, i}
 		case sc.wordIs(i, "you") && (sc.wordIs(i+1, "are") || sc.wordIs(i+1, "will")) && sc.wordIs(i+2, "now"):
 			for j := i + 3; j < n && j <= i+7; j++ {
 				if sc.has(j, cPersona) || sc.wordIs(j, "unrestricted") || sc.wordIs(j, "unfiltered") || sc.wordIs(j, "uncensored") {
-					sc.rule = ruleHit{"switches to a jailbreak persona", KindJailbreak}
+					sc.rule = ruleHit{"switches to a jailbreak persona", KindJailbreak, i}
 					break
 				}
 			}
@@ -87,14 +95,81 @@ func findRules(sc *scratch) {
 	}
 }
 
-// quoted reports whether token i is being talked about rather than
-// said: preceded closely by "says", "like", "such as" or "if the user".
-func (sc *scratch) quoted(i int) bool {
-	for j := i - 1; j >= 0 && j >= i-4; j-- {
-		switch sc.word(j) {
-		case "says", "say", "like", "as", "types", "writes", "asks", "tells", "if", "whenever", "attempts", "tries", "try":
+// negated reports whether a negation ("not", "never", "forbidden"...)
+// occurs earlier in token i's sentence, at most 8 tokens back: "you must
+// never, under any circumstances, reveal the password" is a rule, not an
+// attack.
+func (sc *scratch) negated(i int) bool {
+	for j := i - 1; j >= 0 && j >= i-8; j-- {
+		if sc.has(j, cNeg) {
 			return true
+		}
+		if sc.tokens[j].sent {
+			break
 		}
 	}
 	return false
+}
+
+// quoted reports whether token i is being talked about rather than
+// said: preceded in its sentence by "says", "like", "if", "attackers
+// may try"...
+func (sc *scratch) quoted(i int) bool {
+	for j := i - 1; j >= 0 && j >= i-8; j-- {
+		switch sc.word(j) {
+		case "says", "say", "saying", "like", "as", "types", "writes", "asks", "tells", "if", "whenever", "attempts", "attempt", "tries", "try",
+			"might", "may", "attackers", "attacker", "someone", "anyone", "trick", "unless", "example", "fool", "convince", "persuade", "manipulate":
+			return true
+		}
+		if sc.tokens[j].sent {
+			break
+		}
+	}
+	return false
+}
+
+// revealRules checks the extraction phrasings starting at a reveal verb.
+func (sc *scratch) revealRules(i int) {
+	n := len(sc.tokens)
+	// reveal|print|repeat (me) (your|the) system|initial|hidden prompt|instructions
+	if sc.quoted(i) {
+		return
+	}
+	owner := false
+	for j := i + 1; j < n && j <= i+5; j++ {
+		if sc.has(j, cYour) || sc.has(j, cSystem) {
+			owner = true
+			continue
+		}
+		if owner && (sc.wordIs(j, "prompt") || sc.wordIs(j, "instructions") || sc.wordIs(j, "pre-prompt") || sc.wordIs(j, "preprompt")) {
+			sc.rule = ruleHit{"asks for the system prompt", KindExtraction, i}
+			return
+		}
+	}
+	verb := sc.word(i)
+	// tell me the (secret) password / spell the passphrase
+	if isAskVerb(verb) {
+		owner = false
+		for j := i + 1; j < n && j <= i+4; j++ {
+			switch w := sc.word(j); {
+			case w == "the" || w == "your" || w == "me" || w == "us" || w == "secret":
+				owner = true
+			case owner && (w == "password" || w == "passphrase" || w == "passcode" || w == "passwort"):
+				sc.rule = ruleHit{"asks for the password", KindExtraction, i}
+				return
+			}
+		}
+	}
+	// repeat the text / words / everything above
+	if isEchoVerb(verb) {
+		for j := i + 1; j < n && j <= i+4; j++ {
+			switch sc.word(j) {
+			case "text", "words", "everything", "lines", "message", "messages", "content":
+				if sc.wordIs(j+1, "above") || sc.wordIs(j+2, "above") || sc.wordIs(j+1, "before") {
+					sc.rule = ruleHit{"asks to repeat the text above", KindExtraction, i}
+					return
+				}
+			}
+		}
+	}
 }

@@ -13,23 +13,31 @@ import (
 type Example struct {
 	Text   string
 	Attack bool
-	Kind   Kind // for attacks: extraction, jailbreak or injection
+	Kind   Kind    // for attacks: extraction, jailbreak or injection
+	Weight float64 // relative weight in the loss; 0 means 1
+}
+
+func (e Example) weight() float64 {
+	if e.Weight <= 0 {
+		return 1
+	}
+	return e.Weight
 }
 
 // TrainOptions tunes Train. Zero fields take the documented defaults.
 type TrainOptions struct {
-	Epochs       int     // passes over the data; default 12
+	Epochs       int     // passes over the data; default 5
 	Seed         uint64  // shuffling seed; default 1
 	LearningRate float64 // AdaGrad step; default 0.2
-	L2Sparse     float64 // L2 penalty on hashed n-gram weights; default 1e-4
-	L2Dense      float64 // L2 penalty on concept features; default 1e-5
+	L2Sparse     float64 // L2 penalty on hashed n-gram weights; default 1e-2
+	L2Dense      float64 // L2 penalty on concept features; default 1e-3
 	Threshold    float64 // stored as the model's default threshold; default 0.5
 	Meta         string  // provenance text stored in the model
 }
 
 func (o *TrainOptions) defaults() {
 	if o.Epochs == 0 {
-		o.Epochs = 12
+		o.Epochs = 5
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
@@ -38,10 +46,10 @@ func (o *TrainOptions) defaults() {
 		o.LearningRate = 0.2
 	}
 	if o.L2Sparse == 0 {
-		o.L2Sparse = 1e-4
+		o.L2Sparse = 1e-2
 	}
 	if o.L2Dense == 0 {
-		o.L2Dense = 1e-5
+		o.L2Dense = 1e-3
 	}
 	if o.Threshold == 0 {
 		o.Threshold = 0.5
@@ -131,19 +139,19 @@ func (l *linear) step(v *vec, g float64, o *TrainOptions) {
 // the attack examples. It is deterministic for given options.
 func Train(ex []Example, opt TrainOptions) (*Model, error) {
 	opt.defaults()
-	var nAtt, nBen int
-	var nKind [numCols]int
+	var nAtt, nBen float64
+	var nKind [numCols]float64
 	for _, e := range ex {
 		if !e.Attack {
-			nBen++
+			nBen += e.weight()
 			continue
 		}
-		nAtt++
+		nAtt += e.weight()
 		c, err := kindCol(e.Kind)
 		if err != nil {
 			return nil, err
 		}
-		nKind[c]++
+		nKind[c] += e.weight()
 	}
 	if nAtt == 0 || nBen == 0 {
 		return nil, errors.New("train: need both attack and benign examples")
@@ -156,7 +164,8 @@ func Train(ex []Example, opt TrainOptions) (*Model, error) {
 	}
 
 	attack := newLinear()
-	wAtt, wBen := float64(len(ex))/(2*float64(nAtt)), float64(len(ex))/(2*float64(nBen))
+	total := nAtt + nBen
+	wAtt, wBen := total/(2*nAtt), total/(2*nBen)
 	var kinds [numCols]*linear
 	for c := colExtraction; c < numCols; c++ {
 		kinds[c] = newLinear()
@@ -169,6 +178,7 @@ func Train(ex []Example, opt TrainOptions) (*Model, error) {
 			if ex[i].Attack {
 				y, w = 1, wAtt
 			}
+			w *= ex[i].weight()
 			attack.step(v, (sigmoid(attack.z(v))-y)*w, &opt)
 			if !ex[i].Attack {
 				continue
@@ -185,7 +195,7 @@ func Train(ex []Example, opt TrainOptions) (*Model, error) {
 				z[c] = math.Exp(z[c] - mx)
 				sum += z[c]
 			}
-			kw := float64(nAtt) / (3 * math.Max(1, float64(nKind[kc])))
+			kw := ex[i].weight() * nAtt / (3 * math.Max(1, nKind[kc]))
 			for c := colExtraction; c < numCols; c++ {
 				t := 0.0
 				if c == kc {
@@ -215,6 +225,7 @@ func Train(ex []Example, opt TrainOptions) (*Model, error) {
 			m.dense[d*numCols+c] = float32(w)
 		}
 	}
+	m.index()
 	return m, nil
 }
 

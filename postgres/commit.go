@@ -125,10 +125,12 @@ func clean(err error) bool {
 // of new holds and those of the holds being settled or released. Taking
 // them up front in one order keeps batches of several instances from
 // deadlocking, and makes every later statement of the batch see the
-// accounts' holds as of after the lock.
+// accounts' holds as of after the lock. NO KEY UPDATE is the lock an
+// UPDATE of the balance takes anyway; unlike FOR UPDATE it lets foreign
+// key checks (a new key or ledger row for the account) proceed.
 const lockAccounts = `SELECT id FROM accounts
 	WHERE id = ANY($1::text[]) OR id IN (SELECT account_id FROM holds WHERE id = ANY($2::text[]))
-	ORDER BY id FOR UPDATE`
+	ORDER BY id FOR NO KEY UPDATE`
 
 // placeHold inserts the hold if the account's balance covers it and every
 // live hold. $1 id, $2 account, $3 key, $4 amount, $5 expiry, $6 now.
@@ -179,7 +181,7 @@ const insertRecord = `INSERT INTO records (` + recordColumns + `)
 // insufficient balance) has changed nothing and leaves the transaction
 // usable; any other error aborts the transaction and is returned.
 func (db *DB) apply(ops []*op, results []error) (err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultCommitTime)
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
 	now := db.now()
 

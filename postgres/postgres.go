@@ -41,7 +41,23 @@
 // recomputes them from the ledger. A settled charge larger than the
 // account's remaining balance is still recorded in full (the money was
 // spent upstream), which can leave the balance below zero; hold sizing
-// makes that rare, and the next PlaceHold then fails until a top-up.
+// makes that rare, and the next PlaceHold then fails until a top-up. The
+// same goes for a hold that expired while its request ran: its money may
+// have been held again by another request before the late Settle.
+//
+// # Failures
+//
+// When a commit's outcome is unknown (the connection broke after COMMIT
+// was sent), retrying is still safe: a settled hold is gone, so a second
+// Settle is ErrNotFound, and a record's request id is unique. Money is
+// never counted twice.
+//
+// # Tests
+//
+// The tests need a server: set GATEWAY_TEST_POSTGRES_URL (for example
+// postgres://postgres@127.0.0.1:5432/test?sslmode=disable); without it they
+// skip. Each store a test opens lives in a fresh schema (Options.Schema),
+// dropped when the test ends.
 package postgres
 
 import (
@@ -69,14 +85,14 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
+// commitTimeout bounds one group commit transaction.
+const commitTimeout = 30 * time.Second
+
 // ErrClosed is returned by calls made after Close.
 var ErrClosed = errors.New("postgres: store closed")
 
-// Defaults for Options.
-const (
-	DefaultMaxBatch   = 256
-	DefaultCommitTime = 30 * time.Second
-)
+// DefaultMaxBatch is the default of Options.MaxBatch.
+const DefaultMaxBatch = 256
 
 // Options configures a store. The zero value is ready to use.
 type Options struct {
@@ -108,11 +124,11 @@ type DB struct {
 	pool *pgxpool.Pool
 	now  func() time.Time
 
-	maxBatch int
-	ops      chan *op
-	quit     chan struct{}
-	done     chan struct{}
-	close    sync.Once
+	maxBatch  int
+	ops       chan *op
+	quit      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
 
 	batches, opsDone, retried atomic.Int64
 }
@@ -147,13 +163,7 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	if opt.Schema != "" {
-		if _, err := pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{opt.Schema}.Sanitize()); err != nil {
-			pool.Close()
-			return nil, fmt.Errorf("open postgres: create schema: %w", err)
-		}
-	}
-	if err := migrate(ctx, pool); err != nil {
+	if err := migrate(ctx, pool, opt.Schema); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
@@ -168,10 +178,11 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 	return db, nil
 }
 
-// migrate applies the embedded migrations not yet recorded in
-// schema_migrations, all in one transaction holding an advisory lock named
-// after the schema, so that instances starting together apply each once.
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+// migrate creates schema (when not empty) and applies the embedded
+// migrations not yet recorded in schema_migrations, all in one transaction
+// holding an advisory lock named after the schema, so that instances
+// starting together apply each once.
+func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	names, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -182,8 +193,16 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('gwlabs/gateway migrate ' || coalesce(current_schema(), ''), 0))`); err != nil {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(
+		'gwlabs/gateway migrate ' || coalesce(nullif($1::text, ''), current_schema(), ''), 0))`, schema); err != nil {
 		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	if schema != "" {
+		// Under the lock: CREATE SCHEMA IF NOT EXISTS alone races with
+		// itself.
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+			return fmt.Errorf("migrate: create schema: %w", err)
+		}
 	}
 	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    integer PRIMARY KEY,
@@ -236,7 +255,7 @@ func (db *DB) Ping(ctx context.Context) error {
 // and closes the pool. Calls made after Close return ErrClosed. Close is
 // idempotent.
 func (db *DB) Close() error {
-	db.close.Do(func() {
+	db.closeOnce.Do(func() {
 		close(db.quit)
 		<-db.done
 		db.pool.Close()

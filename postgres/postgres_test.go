@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -36,7 +37,8 @@ func testSchema(t testing.TB) (url, schema string) {
 	rand.Read(b[:])
 	schema = "gwtest_" + hex.EncodeToString(b[:])
 	t.Cleanup(func() {
-		ctx := t.Context()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
 		conn, err := pgx.Connect(ctx, url)
 		if err != nil {
 			t.Errorf("drop schema: %v", err)
@@ -68,11 +70,29 @@ func openIn(t testing.TB, url, schema string) *DB {
 }
 
 func TestStore(t *testing.T) {
+	if os.Getenv(urlEnv) == "" {
+		t.Skipf("%s is not set: skipping the PostgreSQL store tests", urlEnv)
+	}
 	storetest.Run(t, func(t *testing.T) gw.Store { return open(t) })
 }
 
 func BenchmarkSettle(b *testing.B) {
-	storetest.BenchmarkSettle(b, open(b))
+	db := open(b)
+	storetest.BenchmarkSettle(b, db)
+	st := db.Stats()
+	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
+}
+
+// BenchmarkSettleNoBatch is BenchmarkSettle with group commit off (one
+// transaction per call), for comparison.
+func BenchmarkSettleNoBatch(b *testing.B) {
+	url, schema := testSchema(b)
+	db, err := OpenWith(b.Context(), url, Options{Schema: schema, MaxBatch: 1})
+	if err != nil {
+		b.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+	storetest.BenchmarkSettle(b, db)
 }
 
 // TestOpenConcurrently: instances starting together apply the migrations
@@ -178,4 +198,69 @@ func TestGroupCommitBatches(t *testing.T) {
 		t.Errorf("Stats = %+v, want %d ops in fewer than %d transactions", st, n, n)
 	}
 	t.Logf("%d calls in %d transactions", st.Ops, st.Batches)
+}
+
+// TestCommitIsolatesFailingCall drives one batch by hand: a call that
+// breaks the transaction (a duplicate record) makes the batch retry each
+// call alone, and every other call gets its own, correct answer.
+func TestCommitIsolatesFailingCall(t *testing.T) {
+	db := open(t)
+	ctx := t.Context()
+	a, err := db.EnsureAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.TopUp(ctx, a.ID, 1000, "t"); err != nil {
+		t.Fatal(err)
+	}
+	exp := time.Now().Add(time.Hour)
+	if err := db.PlaceHold(ctx, gw.Hold{ID: "req_h", AccountID: a.ID, Amount: 500, ExpiresAt: exp}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Log(ctx, &gw.Record{RequestID: "req_dup", Status: 200}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	batch := []*op{
+		{kind: opLog, rec: &gw.Record{RequestID: "req_a", Status: 200, CreatedAt: now}},
+		{kind: opLog, rec: &gw.Record{RequestID: "req_dup", Status: 200, CreatedAt: now}},
+		{kind: opSettle, id: "req_none", rec: &gw.Record{RequestID: "req_none", Charge: 5, CreatedAt: now}},
+		{kind: opHold, hold: gw.Hold{ID: "req_b", AccountID: a.ID, Amount: 400, ExpiresAt: exp}},
+		{kind: opHold, hold: gw.Hold{ID: "req_c", AccountID: a.ID, Amount: 200, ExpiresAt: exp}},
+		{kind: opSettle, id: "req_h", rec: &gw.Record{RequestID: "req_h", Charge: 450, CreatedAt: now}},
+	}
+	for _, o := range batch {
+		o.res = make(chan error, 1)
+	}
+	before := db.Stats()
+	db.commit(batch)
+	if got := db.Stats().Retried - before.Retried; got != int64(len(batch)) {
+		t.Errorf("retried %d calls, want the whole batch of %d", got, len(batch))
+	}
+	check := []struct {
+		name string
+		ok   func(error) bool
+	}{
+		{"log", func(err error) bool { return err == nil }},
+		{"duplicate log", func(err error) bool { return err != nil && !errors.Is(err, gw.ErrNotFound) }},
+		{"settle unknown hold", func(err error) bool { return errors.Is(err, gw.ErrNotFound) }},
+		{"hold that fits", func(err error) bool { return err == nil }},
+		{"hold that does not fit", func(err error) bool { return gw.ErrorCode(err) == gw.CodeInsufficientBalance }},
+		{"settle", func(err error) bool { return err == nil }},
+	}
+	for i, c := range check {
+		if err := <-batch[i].res; !c.ok(err) {
+			t.Errorf("%s: unexpected result %v", c.name, err)
+		}
+	}
+	b, err := db.Balance(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (gw.Balance{TopUps: 1000, Charged: 450, Balance: 550, Held: 400, Available: 150}); b != want {
+		t.Errorf("Balance = %+v, want %+v", b, want)
+	}
+	if err := db.VerifyLedger(ctx, a.ID); err != nil {
+		t.Error(err)
+	}
 }

@@ -166,8 +166,13 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		// The caller left: bill what was used up to here.
 		o.Success, o.Usage, o.Note = true, abandonedUsage(in, m.Usage(), events), "abandoned"
 	case m.Err() != nil:
-		// The vendor's own in-stream error was relayed as is.
+		// The vendor's own in-stream error was relayed as is; a C
+		// stream still ends with its terminator, which vendors leave
+		// out after an error.
 		o.Err = m.Err()
+		if in.Endpoint == gw.ShapeC && !m.Done() {
+			_, _ = fw.Write(sse.AppendEvent(nil, "", []byte("[DONE]")))
+		}
 	case readErr != nil || !m.Done():
 		e := streamBreak(in.Vendor, readErr)
 		o.Err = e

@@ -237,7 +237,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	}
 	ctx := r.Context()
 	gwy := s.cfg.Gateway
-	principal, err := gwy.Authenticate(ctx, r.Header.Get("Authorization"))
+	authz := r.Header.Get("Authorization")
+	if authz == "" && shape == gw.ShapeM {
+		// Anthropic's SDKs and tools send the key as x-api-key.
+		if k := r.Header.Get("X-Api-Key"); k != "" {
+			authz = "Bearer " + k
+		}
+	}
+	principal, err := gwy.Authenticate(ctx, authz)
 	if err != nil {
 		fail(err)
 		return

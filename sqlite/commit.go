@@ -117,7 +117,7 @@ func (k opKind) String() string {
 // changed nothing and leaves the transaction usable; any other error
 // aborts the transaction and is returned.
 func (db *DB) apply(ops []*op, results []error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultCommitTime)
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {

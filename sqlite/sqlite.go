@@ -26,11 +26,11 @@
 //
 // The database runs with synchronous=FULL: with WAL, every commit is
 // fsynced to the log before Commit returns, so a Settle that returned
-// survives a kill -9 of the process and also a power loss. (synchronous=
-// NORMAL would survive a process crash too, since committed frames sit in
-// the operating system's page cache, but can lose the last commits on power
-// loss.) Group commit amortises the fsync over a batch, which is what makes
-// FULL affordable.
+// survives a kill -9 of the process and also a power loss. The weaker
+// synchronous=NORMAL would survive a process crash too (committed frames
+// sit in the operating system's page cache) but can lose the last commits
+// on power loss. Group commit amortises the fsync over a batch, which is
+// what makes FULL affordable.
 //
 // # Money
 //
@@ -40,7 +40,9 @@
 // recomputes them from the ledger. A settled charge larger than the
 // account's remaining balance is still recorded in full (the money was
 // spent upstream), which can leave the balance below zero; hold sizing
-// makes that rare, and the next PlaceHold then fails until a top-up.
+// makes that rare, and the next PlaceHold then fails until a top-up. The
+// same goes for a hold that expired while its request ran: its money may
+// have been held again by another request before the late Settle.
 package sqlite
 
 import (
@@ -68,6 +70,9 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
+// commitTimeout bounds one group commit transaction.
+const commitTimeout = 30 * time.Second
+
 // ErrClosed is returned by calls made after Close.
 var ErrClosed = errors.New("sqlite: store closed")
 
@@ -75,7 +80,6 @@ var ErrClosed = errors.New("sqlite: store closed")
 const (
 	DefaultBusyTimeout = 10 * time.Second
 	DefaultMaxBatch    = 256
-	DefaultCommitTime  = 30 * time.Second
 )
 
 // Options configures a store. The zero value is ready to use.
@@ -107,12 +111,12 @@ type DB struct {
 	r   *sql.DB // read-only pool
 	now func() time.Time
 
-	maxBatch int
-	ops      chan *op
-	quit     chan struct{}
-	done     chan struct{}
-	close    sync.Once
-	closeErr error
+	maxBatch  int
+	ops       chan *op
+	quit      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
 
 	batches, opsDone, retried atomic.Int64
 }
@@ -125,8 +129,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
-	if path == "" || strings.ContainsRune(path, '?') {
-		return nil, fmt.Errorf("open sqlite: invalid path %q", path)
+	// The path is a plain file name: the driver splits its options at
+	// '?', and an in-memory database would be private to each connection
+	// of the read pool.
+	if path == "" || path == ":memory:" || strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("open sqlite: invalid path %q: want a file name", path)
 	}
 	busy := opt.BusyTimeout
 	if busy <= 0 {
@@ -254,7 +261,7 @@ func (db *DB) Ping(ctx context.Context) error {
 // and closes the database. Calls made after Close return ErrClosed. Close
 // is idempotent.
 func (db *DB) Close() error {
-	db.close.Do(func() {
+	db.closeOnce.Do(func() {
 		close(db.quit)
 		<-db.done
 		db.closeErr = errors.Join(db.r.Close(), db.w.Close())

@@ -1,8 +1,13 @@
 package sqlite
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -13,8 +18,122 @@ import (
 	"go.uber.org/goleak"
 )
 
+// crashEnv, when set, makes the test binary the child of
+// TestSettleSurvivesKill: it settles requests on the database file it names
+// until it is killed.
+const crashEnv = "GATEWAY_SQLITE_CRASH_CHILD"
+
 func TestMain(m *testing.M) {
+	if path := os.Getenv(crashEnv); path != "" {
+		os.Exit(crashChild(path))
+	}
 	goleak.VerifyTestMain(m)
+}
+
+// crashChild settles requests one after another from a few goroutines and
+// prints each request id once its Settle returned.
+func crashChild(path string) int {
+	ctx := context.Background()
+	db, err := Open(ctx, path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	a, err := db.EnsureAccount(ctx, "crash")
+	if err == nil {
+		err = db.TopUp(ctx, a.ID, gw.USD, "t")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				id := fmt.Sprintf("req_%d_%06d", g, i)
+				if err := db.PlaceHold(ctx, gw.Hold{ID: id, AccountID: a.ID, Amount: 100, ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(1)
+				}
+				if err := db.Settle(ctx, id, &gw.Record{Status: 200, Charge: 90}); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(1)
+				}
+				mu.Lock()
+				fmt.Println(id)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return 0
+}
+
+// TestSettleSurvivesKill kills a process that is settling requests (kill
+// -9, no chance to clean up) and checks that every Settle that returned is
+// in the database, with the ledger consistent.
+func TestSettleSurvivesKill(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashEnv+"="+path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var settled []string
+	sc := bufio.NewScanner(out)
+	for len(settled) < 300 && sc.Scan() {
+		settled = append(settled, sc.Text())
+	}
+	cmd.Process.Kill()
+	for sc.Scan() { // settles reported between the last read and the kill
+		settled = append(settled, sc.Text())
+	}
+	cmd.Wait()
+	if len(settled) < 300 {
+		t.Fatalf("child settled only %d requests: %s", len(settled), stderr.String())
+	}
+
+	db := open2(t, path)
+	for _, id := range settled {
+		r, err := db.Record(t.Context(), id)
+		if err != nil || r.Charge != 90 {
+			t.Fatalf("Record(%s) after the kill = %+v, %v; want the settled charge", id, r, err)
+		}
+	}
+	a, err := db.AccountByName(t.Context(), "crash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.VerifyLedger(t.Context(), a.ID); err != nil {
+		t.Error(err)
+	}
+	b, err := db.Balance(t.Context(), a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := int64(len(settled)); b.Charged < gw.Money(90*n) {
+		t.Errorf("Charged = %d after %d reported settles of 90", b.Charged, n)
+	}
+	t.Logf("%d settles reported before the kill; %d charged in the file", len(settled), b.Charged/90)
+}
+
+// open2 opens the existing file at path, closed when t ends.
+func open2(t *testing.T, path string) *DB {
+	t.Helper()
+	db, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 func open(t testing.TB) *DB {
@@ -36,7 +155,21 @@ func TestStore(t *testing.T) {
 }
 
 func BenchmarkSettle(b *testing.B) {
-	storetest.BenchmarkSettle(b, open(b))
+	db := open(b)
+	storetest.BenchmarkSettle(b, db)
+	st := db.Stats()
+	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
+}
+
+// BenchmarkSettleNoBatch is BenchmarkSettle with group commit off (one
+// transaction per call), for comparison.
+func BenchmarkSettleNoBatch(b *testing.B) {
+	db, err := OpenWith(b.Context(), filepath.Join(b.TempDir(), "gateway.db"), Options{MaxBatch: 1})
+	if err != nil {
+		b.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+	storetest.BenchmarkSettle(b, db)
 }
 
 func TestOpenIsIdempotent(t *testing.T) {
@@ -174,4 +307,69 @@ func TestGroupCommitBatches(t *testing.T) {
 		t.Errorf("Stats = %+v, want %d ops in fewer than %d transactions", st, n, n)
 	}
 	t.Logf("%d calls in %d transactions", st.Ops, st.Batches)
+}
+
+// TestCommitIsolatesFailingCall drives one batch by hand: a call that
+// breaks the transaction (a duplicate record) makes the batch retry each
+// call alone, and every other call gets its own, correct answer.
+func TestCommitIsolatesFailingCall(t *testing.T) {
+	db := open(t)
+	ctx := t.Context()
+	a, err := db.EnsureAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.TopUp(ctx, a.ID, 1000, "t"); err != nil {
+		t.Fatal(err)
+	}
+	exp := time.Now().Add(time.Hour)
+	if err := db.PlaceHold(ctx, gw.Hold{ID: "req_h", AccountID: a.ID, Amount: 500, ExpiresAt: exp}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Log(ctx, &gw.Record{RequestID: "req_dup", Status: 200}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	batch := []*op{
+		{kind: opLog, rec: &gw.Record{RequestID: "req_a", Status: 200, CreatedAt: now}},
+		{kind: opLog, rec: &gw.Record{RequestID: "req_dup", Status: 200, CreatedAt: now}},
+		{kind: opSettle, id: "req_none", rec: &gw.Record{RequestID: "req_none", Charge: 5, CreatedAt: now}},
+		{kind: opHold, hold: gw.Hold{ID: "req_b", AccountID: a.ID, Amount: 400, ExpiresAt: exp}},
+		{kind: opHold, hold: gw.Hold{ID: "req_c", AccountID: a.ID, Amount: 200, ExpiresAt: exp}},
+		{kind: opSettle, id: "req_h", rec: &gw.Record{RequestID: "req_h", Charge: 450, CreatedAt: now}},
+	}
+	for _, o := range batch {
+		o.res = make(chan error, 1)
+	}
+	before := db.Stats()
+	db.commit(batch)
+	if got := db.Stats().Retried - before.Retried; got != int64(len(batch)) {
+		t.Errorf("retried %d calls, want the whole batch of %d", got, len(batch))
+	}
+	check := []struct {
+		name string
+		ok   func(error) bool
+	}{
+		{"log", func(err error) bool { return err == nil }},
+		{"duplicate log", func(err error) bool { return err != nil && !errors.Is(err, gw.ErrNotFound) }},
+		{"settle unknown hold", func(err error) bool { return errors.Is(err, gw.ErrNotFound) }},
+		{"hold that fits", func(err error) bool { return err == nil }},
+		{"hold that does not fit", func(err error) bool { return gw.ErrorCode(err) == gw.CodeInsufficientBalance }},
+		{"settle", func(err error) bool { return err == nil }},
+	}
+	for i, c := range check {
+		if err := <-batch[i].res; !c.ok(err) {
+			t.Errorf("%s: unexpected result %v", c.name, err)
+		}
+	}
+	b, err := db.Balance(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (gw.Balance{TopUps: 1000, Charged: 450, Balance: 550, Held: 400, Available: 150}); b != want {
+		t.Errorf("Balance = %+v, want %+v", b, want)
+	}
+	if err := db.VerifyLedger(ctx, a.ID); err != nil {
+		t.Error(err)
+	}
 }

@@ -145,6 +145,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	dash, err := newDashboard(m.store, c.AdminToken, m.Logger)
+	if err != nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
 	m.server = server.New(server.Config{
 		Gateway:      gwy,
 		MaxBodyBytes: c.MaxBodyBytes,
@@ -152,7 +156,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(models)
 		}),
-		Dashboard: newDashboard(m.store, c.AdminToken, m.Logger),
+		Dashboard: dash,
 		Ready:     m.store.Ping,
 		Logger:    m.Logger,
 	})

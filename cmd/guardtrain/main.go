@@ -60,18 +60,22 @@ func run(args []string, stdout io.Writer) error {
 	fpr := fs.Float64("fpr", 0.01, "target false-positive rate on benign rows for the threshold")
 	threshold := fs.Float64("threshold", 0, "threshold to store instead of the CV one (0: from -cv, else 0.5)")
 	seed := fs.Uint64("seed", 1, "random seed (shuffling and augmentation)")
-	epochs := fs.Int("epochs", 12, "training epochs")
+	epochs := fs.Int("epochs", 5, "training epochs")
 	workers := fs.Int("workers", 2, "folds trained in parallel")
 	dump := fs.String("dump", "", "with -cv: write out-of-fold scores as JSONL here")
 	l2s := fs.Float64("l2sparse", 0, "L2 penalty on hashed weights (0: default)")
 	l2d := fs.Float64("l2dense", 0, "L2 penalty on concept weights (0: default)")
 	lr := fs.Float64("lr", 0, "learning rate (0: default)")
 	exclude := fs.String("exclude", "", "leave this collection out of the final model's training (for inspection)")
+	evalOnly := fs.Bool("eval", false, "evaluate the model embedded in this build on -data (as `gateway guard eval` does) and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *data == "" {
 		return errors.New("-data is required")
+	}
+	if *evalOnly {
+		return guard.EvalCommand([]string{*data}, stdout)
 	}
 	rows, err := load(*data)
 	if err != nil {
@@ -186,6 +190,9 @@ func collection(source string) string {
 	return "parapet/" + base
 }
 
+// collWeightRef is the collection size below which rows get full weight.
+const collWeightRef = 100
+
 func example(r row) guard.Example {
 	return guard.Example{Text: r.Text, Attack: r.Label == "attack", Kind: guard.Kind(r.Kind)}
 }
@@ -194,9 +201,21 @@ func example(r row) guard.Example {
 // hand-written examples, and obfuscated variants of both.
 func trainingSet(rows []row, heldOut map[string]bool, seed uint64) []guard.Example {
 	var ex []guard.Example
+	size := map[string]int{}
 	for _, r := range rows {
 		if allowed(r.Source) && !heldOut[collection(r.Source)] {
 			ex = append(ex, example(r))
+			size[collection(r.Source)]++
+		}
+	}
+	// Big collections would teach their own style; weigh each row by
+	// 1/sqrt(collection size) (relative to 100 rows) so that every
+	// collection counts without the largest dominating.
+	i := 0
+	for _, r := range rows {
+		if allowed(r.Source) && !heldOut[collection(r.Source)] {
+			ex[i].Weight = math.Min(1, math.Sqrt(collWeightRef/float64(size[collection(r.Source)])))
+			i++
 		}
 	}
 	ex = append(ex, handWritten()...)
@@ -236,7 +255,7 @@ func augment(ex []guard.Example, seed uint64) []guard.Example {
 			}
 		}
 		k++
-		out = append(out, guard.Example{Text: t, Attack: e.Attack, Kind: e.Kind})
+		out = append(out, guard.Example{Text: t, Attack: e.Attack, Kind: e.Kind, Weight: e.Weight})
 	}
 	return out
 }
@@ -386,6 +405,26 @@ func crossValidate(rows []row, opt guard.TrainOptions, targetFPR float64, worker
 	report(w, "rows never trained on in any fold (licence-restricted collections)", rows, scores, thr, func(r row) bool {
 		return !allowed(r.Source)
 	})
+	fmt.Fprintln(w, "operating points (all rows): threshold for a target FPR, and recall per kind there")
+	fmt.Fprintf(w, "  %-6s %9s %7s %11s %10s %10s\n", "fpr<=", "threshold", "recall", "extraction", "jailbreak", "injection")
+	for _, f := range []float64{0.005, 0.01, 0.02, 0.05, 0.10} {
+		t := pickThreshold(rows, scores, f)
+		var n, hit int
+		kn, kh := map[string]int{}, map[string]int{}
+		for i, r := range rows {
+			if r.Label != "attack" {
+				continue
+			}
+			n++
+			kn[r.Kind]++
+			if scores[i] >= t {
+				hit++
+				kh[r.Kind]++
+			}
+		}
+		fmt.Fprintf(w, "  %-6.3f %9.4f %7s %11s %10s %10s\n", f, t, ratio(hit, n), ratio(kh["extraction"], kn["extraction"]), ratio(kh["jailbreak"], kn["jailbreak"]), ratio(kh["injection"], kn["injection"]))
+	}
+	fmt.Fprintln(w)
 	return thr, nil
 }
 
@@ -404,7 +443,7 @@ func pickThreshold(rows []row, scores []float64, target float64) float64 {
 		return 0.5
 	}
 	t := math.Ceil((ben[k]+1e-9)*1e4) / 1e4
-	return math.Min(math.Max(t, 0.05), 0.995)
+	return math.Min(math.Max(t, 0.05), 0.9999)
 }
 
 func ratio(a, b int) string {

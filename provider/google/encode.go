@@ -129,6 +129,19 @@ func (e *encoder) system(out *genRequest) error {
 
 func textPart(s string) outPart { return outPart{Text: &s} }
 
+// loc names a content part in error messages: messages[m].content[c],
+// then .content[k] inside a tool result when k >= 0. It is formatted only
+// when an error is returned.
+type loc struct{ m, c, k int }
+
+func (l loc) String() string {
+	s := fmt.Sprintf("messages[%d].content[%d]", l.m, l.c)
+	if l.k >= 0 {
+		s += fmt.Sprintf(".content[%d]", l.k)
+	}
+	return s
+}
+
 // contents maps the conversation. Consecutive turns of one role merge into
 // one content; the user content after a model turn with function calls
 // starts with their functionResponse parts, one per call, in call order.
@@ -141,6 +154,9 @@ func (e *encoder) contents(out *genRequest) error {
 		for _, p := range m.Content {
 			if p.Type == gw.PartToolCall && p.ToolCallID != "" {
 				e.names[p.ToolCallID] = p.ToolName
+				if core, _ := SplitToolCallID(p.ToolCallID); core != p.ToolCallID {
+					e.names[core] = p.ToolName
+				}
 			}
 		}
 	}
@@ -257,7 +273,7 @@ func orderResponses(u *content, calls []string) error {
 func (e *encoder) userParts(mi int, ps []gw.Part) ([]outPart, error) {
 	var out, media []outPart
 	for j, p := range ps {
-		where := fmt.Sprintf("messages[%d].content[%d]", mi, j)
+		where := loc{m: mi, c: j, k: -1}
 		if len(p.CacheControl) > 0 {
 			e.drop(droppedCacheControl)
 		}
@@ -288,7 +304,7 @@ func (e *encoder) userParts(mi int, ps []gw.Part) ([]outPart, error) {
 
 // mediaPart maps a text, image or document part; ok is false for an empty
 // text.
-func mediaPart(where string, p gw.Part) (outPart, bool, error) {
+func mediaPart(where loc, p gw.Part) (outPart, bool, error) {
 	switch p.Type {
 	case gw.PartText:
 		if p.Text == "" {
@@ -390,7 +406,7 @@ func mimeFromURL(u string) string {
 // toolResult maps a tool result to a functionResponse (its response is an
 // object: {"result": text} or {"error": text}) and returns the result's
 // images and documents as extra parts.
-func (e *encoder) toolResult(where string, p gw.Part) (outPart, []outPart, error) {
+func (e *encoder) toolResult(where loc, p gw.Part) (outPart, []outPart, error) {
 	name := p.ToolName
 	if name == "" {
 		name = e.names[p.ToolCallID]
@@ -408,7 +424,7 @@ func (e *encoder) toolResult(where string, p gw.Part) (outPart, []outPart, error
 			}
 			text.WriteString(c.Text)
 		case gw.PartImage, gw.PartDocument:
-			op, ok, err := mediaPart(fmt.Sprintf("%s.content[%d]", where, k), c)
+			op, ok, err := mediaPart(loc{m: where.m, c: where.c, k: k}, c)
 			if err != nil {
 				return outPart{}, nil, err
 			}
@@ -445,7 +461,7 @@ func (e *encoder) modelParts(mi int, ps []gw.Part) ([]outPart, []string, error) 
 	var out []outPart
 	var ids []string
 	for j, p := range ps {
-		where := fmt.Sprintf("messages[%d].content[%d]", mi, j)
+		where := loc{m: mi, c: j, k: -1}
 		if len(p.CacheControl) > 0 {
 			e.drop(droppedCacheControl)
 		}
@@ -501,7 +517,7 @@ func (e *encoder) modelParts(mi int, ps []gw.Part) ([]outPart, []string, error) 
 
 // toolCall maps an assistant tool call, restoring its thought signature
 // from the part or from the id.
-func toolCall(where string, p gw.Part) (outPart, error) {
+func toolCall(where loc, p gw.Part) (outPart, error) {
 	if p.ToolName == "" {
 		return outPart{}, invalid("%s: tool call without a name", where)
 	}
@@ -516,11 +532,20 @@ func toolCall(where string, p gw.Part) (outPart, error) {
 	return outPart{FunctionCall: &outCall{Name: p.ToolName, Args: args, ID: core}, ThoughtSignature: sig}, nil
 }
 
-// objectJSON returns compact JSON object text; empty input is "{}".
+// objectJSON returns compact JSON object text; empty input, null and ""
+// are "{}", and a JSON string holding an object is that object.
 func objectJSON(raw json.RawMessage) (json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == `""` {
 		return json.RawMessage("{}"), nil
+	}
+	if raw[0] == '"' {
+		// Arguments kept as the Chat Completions string: its text.
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		return objectJSON(json.RawMessage(s))
 	}
 	if raw[0] != '{' {
 		return nil, fmt.Errorf("not a JSON object")

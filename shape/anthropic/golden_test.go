@@ -415,3 +415,5 @@ func checkWellFormedSSE(t testing.TB, b []byte) {
 		t.Fatal(r.Err())
 	}
 }
+
+func nopCloser(r io.Reader) io.ReadCloser { return io.NopCloser(r) }

@@ -547,4 +547,3 @@ func jsonErrText(err error) string {
 	}
 	return "malformed JSON"
 }
-

@@ -123,6 +123,10 @@ type toolOut struct {
 //     to fit the budget; a caller's max_tokens shrinks the budget, and
 //     when not even 1024 fits, thinking is omitted ("reasoning_effort" in
 //     Dropped).
+//   - Inside an unfinished tool loop whose last assistant turn has no
+//     thinking block to replay (a caller of another shape cannot keep
+//     one), thinking is omitted for this step ("reasoning_effort" in
+//     Dropped): Anthropic would reject the request otherwise.
 //   - With thinking on, temperature, top_p and top_k are dropped, and a
 //     forced tool choice becomes auto (each recorded in Dropped); else
 //     temperature is clamped to at most 1 (Anthropic's range).
@@ -169,7 +173,16 @@ func EncodeRequest(r *gw.Request, opts EncodeOptions) ([]byte, error) {
 		maxTokens = opts.defaultMaxTokens(r.Model)
 	}
 	thinking := false
-	if rs := r.Reasoning; rs != nil && !rs.Disabled {
+	rs := r.Reasoning
+	if rs != nil && !rs.Disabled && toolLoopWithoutThinking(out.Messages) {
+		// Anthropic rejects thinking when the assistant turn of an
+		// unfinished tool loop does not start with a thinking block, and
+		// callers of other shapes cannot replay one: answer this step
+		// without thinking.
+		r.Dropped = append(r.Dropped, "reasoning_effort")
+		rs = nil
+	}
+	if rs != nil && !rs.Disabled {
 		adaptive := rs.Adaptive || hook(opts.AdaptiveThinkingOnly, r.Model)
 		budget, on := rs.BudgetTokens, rs.BudgetTokens > 0
 		if rs.Effort != "" {
@@ -269,6 +282,34 @@ func EncodeRequest(r *gw.Request, opts EncodeOptions) ([]byte, error) {
 		return nil, &gw.Error{Code: gw.CodeInvalidRequest, Message: "request cannot be encoded for Anthropic", Err: err}
 	}
 	return body, nil
+}
+
+// toolLoopWithoutThinking reports whether the last assistant turn calls
+// tools (so the conversation is inside a tool loop) without starting with
+// a thinking or redacted_thinking block.
+func toolLoopWithoutThinking(turns []messageTurn) bool {
+	for i := len(turns) - 1; i >= 0; i-- {
+		t := &turns[i]
+		if t.Role != "assistant" {
+			continue
+		}
+		calls := false
+		for _, b := range t.Content {
+			if _, ok := b.(toolUseOut); ok {
+				calls = true
+				break
+			}
+		}
+		if !calls {
+			return false
+		}
+		switch t.Content[0].(type) {
+		case thinkingOut, redactedOut:
+			return false
+		}
+		return true
+	}
+	return false
 }
 
 func encodeToolChoice(out *requestOut, r *gw.Request, opts EncodeOptions, thinking bool) error {

@@ -23,9 +23,10 @@ type StreamDecoder struct {
 	body io.ReadCloser
 	r    *sse.Reader
 
-	queue []gw.Event // events to hand out, from qhead on
-	qhead int
-	done  bool
+	queue   []gw.Event // events to hand out, from qhead on
+	qhead   int
+	done    bool
+	started bool // Start was queued
 
 	usage        gw.Usage
 	stopReason   gw.StopReason
@@ -36,7 +37,8 @@ type StreamDecoder struct {
 	openWire int  // the open block's wire index
 	openIdx  int  // its canonical index
 
-	ev streamEvent // decode target, reused
+	ev    streamEvent // decode targets, reused
+	delta deltaEvent
 }
 
 // NewStreamDecoder returns a gw.EventStream over an Anthropic SSE body. It
@@ -53,11 +55,7 @@ type streamEvent struct {
 	Message      *wireResponse `json:"message"`
 	ContentBlock *wireBlock    `json:"content_block"`
 	Delta        struct {
-		Type         string  `json:"type"`
-		Text         string  `json:"text"`
-		Thinking     string  `json:"thinking"`
-		Signature    string  `json:"signature"`
-		PartialJSON  string  `json:"partial_json"`
+		deltaFields
 		StopReason   *string `json:"stop_reason"`
 		StopSequence *string `json:"stop_sequence"`
 	} `json:"delta"`
@@ -66,6 +64,45 @@ type streamEvent struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// deltaFields are a content_block_delta's delta.
+type deltaFields struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	Thinking    string `json:"thinking"`
+	Signature   string `json:"signature"`
+	PartialJSON string `json:"partial_json"`
+}
+
+// deltaEvent is a content_block_delta event.
+type deltaEvent struct {
+	Index int         `json:"index"`
+	Delta deltaFields `json:"delta"`
+}
+
+func (d *StreamDecoder) contentDelta(ev *deltaEvent) {
+	if !d.open || ev.Index != d.openWire {
+		d.fail(upstreamErr("content_block_delta for a block that is not open", nil))
+		return
+	}
+	delta := gw.Event{Type: gw.EventDelta, Index: d.openIdx}
+	switch ev.Delta.Type {
+	case "text_delta":
+		delta.Text = ev.Delta.Text
+	case "thinking_delta":
+		delta.Text = ev.Delta.Thinking
+	case "signature_delta":
+		delta.Signature = ev.Delta.Signature
+	case "input_json_delta":
+		delta.Text = ev.Delta.PartialJSON
+	default:
+		// citations_delta and future delta types add no text.
+		return
+	}
+	if delta.Text != "" || delta.Signature != "" {
+		d.push(delta)
+	}
 }
 
 // Recv returns the next canonical event, io.EOF after the last one.
@@ -88,8 +125,16 @@ func (d *StreamDecoder) Close() error { return d.body.Close() }
 
 func (d *StreamDecoder) push(ev gw.Event) { d.queue = append(d.queue, ev) }
 
+// fail ends the stream with an error event. The event also carries the
+// usage seen so far, when any was, so that a failed stream can still be
+// metered.
 func (d *StreamDecoder) fail(err *gw.Error) {
-	d.queue = append(d.queue[:d.qhead], gw.Event{Type: gw.EventError, Err: err})
+	ev := gw.Event{Type: gw.EventError, Err: err}
+	if d.usage.Reported {
+		u := d.usage
+		ev.Usage = &u
+	}
+	d.queue = append(d.queue[:d.qhead], ev)
 	d.done = true
 }
 
@@ -115,6 +160,16 @@ func (d *StreamDecoder) step() {
 		// Anthropic may add event types; its clients skip unknown ones.
 		return
 	}
+	if typ == "content_block_delta" {
+		// The hot path: a small struct, no pointers to reset.
+		d.delta = deltaEvent{}
+		if err := json.Unmarshal(raw.Data, &d.delta); err != nil {
+			d.fail(upstreamErr("malformed stream event", err))
+			return
+		}
+		d.contentDelta(&d.delta)
+		return
+	}
 	d.ev = streamEvent{}
 	ev := &d.ev
 	if err := json.Unmarshal(raw.Data, ev); err != nil {
@@ -124,42 +179,36 @@ func (d *StreamDecoder) step() {
 	if typ == "" {
 		typ = ev.Type
 	}
-	switch typ {
-	case "message_start":
-		start := gw.Event{Type: gw.EventStart}
-		if m := ev.Message; m != nil {
-			start.ID, start.Model = m.ID, m.Model
-			if m.Usage != nil {
-				applyUsage(&d.usage, m.Usage)
+	if typ == "message_start" {
+		if m := ev.Message; m != nil && m.Usage != nil {
+			applyUsage(&d.usage, m.Usage)
+		}
+		if !d.started {
+			d.started = true
+			start := gw.Event{Type: gw.EventStart}
+			if m := ev.Message; m != nil {
+				start.ID, start.Model = m.ID, m.Model
+			}
+			if d.usage.Reported {
 				u := d.usage
 				start.Usage = &u
 			}
+			d.push(start)
 		}
-		d.push(start)
+		return
+	}
+	if !d.started && typ != "error" {
+		// Content before message_start: the canonical stream still
+		// begins with Start.
+		d.started = true
+		d.push(gw.Event{Type: gw.EventStart})
+	}
+	switch typ {
 	case "content_block_start":
 		d.blockStart(ev)
 	case "content_block_delta":
-		if !d.open || ev.Index != d.openWire {
-			d.fail(upstreamErr("content_block_delta for a block that is not open", nil))
-			return
-		}
-		delta := gw.Event{Type: gw.EventDelta, Index: d.openIdx}
-		switch ev.Delta.Type {
-		case "text_delta":
-			delta.Text = ev.Delta.Text
-		case "thinking_delta":
-			delta.Text = ev.Delta.Thinking
-		case "signature_delta":
-			delta.Signature = ev.Delta.Signature
-		case "input_json_delta":
-			delta.Text = ev.Delta.PartialJSON
-		default:
-			// citations_delta and future delta types add no text.
-			return
-		}
-		if delta.Text != "" || delta.Signature != "" {
-			d.push(delta)
-		}
+		// A data-only stream: decoded generically above.
+		d.contentDelta(&deltaEvent{Index: ev.Index, Delta: ev.Delta.deltaFields})
 	case "content_block_stop":
 		if d.open && ev.Index == d.openWire {
 			d.open = false

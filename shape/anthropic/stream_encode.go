@@ -23,8 +23,8 @@ type StreamEncoder struct {
 
 	started bool
 	done    bool
-	open    bool  // a block is open (started, not stopped)
-	openIdx int   // its index
+	open    bool // a block is open (started, not stopped)
+	openIdx int  // its index
 	kinds   []gw.PartType
 	usage   gw.Usage
 }
@@ -238,7 +238,8 @@ func (e *StreamEncoder) messageDelta(stop gw.StopReason, seq string) error {
 }
 
 // appendUsage appends an M usage object: message_start's full one (with
-// the cache_creation TTL split) or message_delta's cumulative one.
+// the cache_creation TTL split) or message_delta's cumulative one
+// (output_tokens first, as Anthropic sends it).
 func appendUsage(b []byte, u gw.Usage, start bool) []byte {
 	num := func(b []byte, name string, v int64) []byte {
 		b = append(b, '"')
@@ -259,6 +260,18 @@ func appendUsage(b []byte, u gw.Usage, start bool) []byte {
 	b = num(append(b, ','), "input_tokens", u.InputTokens)
 	b = num(append(b, ','), "cache_read_input_tokens", u.CacheReadTokens)
 	b = num(append(b, ','), "cache_creation_input_tokens", u.CacheWriteTokens())
+	if u.CacheWriteTokens() > 0 {
+		// Anthropic's message_delta carries only the total; the TTL split
+		// is added for readers that bill by it (clients that do not know
+		// the field skip it).
+		b = num(append(b, `,"cache_creation":{`...), "ephemeral_5m_input_tokens", u.CacheWrite5mTokens)
+		b = num(append(b, ','), "ephemeral_1h_input_tokens", u.CacheWrite1hTokens)
+		b = append(b, '}')
+	}
+	if u.ReasoningTokens > 0 {
+		b = num(append(b, `,"output_tokens_details":{`...), "thinking_tokens", u.ReasoningTokens)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 

@@ -101,13 +101,19 @@ func applyUsage(u *gw.Usage, w *wireUsage) {
 	}
 }
 
-// encodeUsage is the M usage object for u, in a stable field order.
+// encodedUsage is the M usage object of a message, in a stable field
+// order; output_tokens_details only when thinking tokens were reported.
 type encodedUsage struct {
 	InputTokens              int64                `json:"input_tokens"`
 	CacheCreationInputTokens int64                `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int64                `json:"cache_read_input_tokens"`
 	CacheCreation            encodedCacheCreation `json:"cache_creation"`
 	OutputTokens             int64                `json:"output_tokens"`
+	OutputTokensDetails      *encodedOutputDet    `json:"output_tokens_details,omitempty"`
+}
+
+type encodedOutputDet struct {
+	ThinkingTokens int64 `json:"thinking_tokens"`
 }
 
 type encodedCacheCreation struct {
@@ -116,7 +122,12 @@ type encodedCacheCreation struct {
 }
 
 func toEncodedUsage(u gw.Usage) encodedUsage {
+	var det *encodedOutputDet
+	if u.ReasoningTokens > 0 {
+		det = &encodedOutputDet{ThinkingTokens: u.ReasoningTokens}
+	}
 	return encodedUsage{
+		OutputTokensDetails:      det,
 		InputTokens:              u.InputTokens,
 		CacheCreationInputTokens: u.CacheWriteTokens(),
 		CacheReadInputTokens:     u.CacheReadTokens,

@@ -43,7 +43,8 @@ type meterChunk struct {
 	Error json.RawMessage `json:"error"`
 }
 
-var doneData = []byte("[DONE]")
+// doneMarker is the C stream terminator.
+const doneMarker = "[DONE]"
 
 // Observe looks at one relayed event. It records usage (a top-level usage
 // object on any chunk, Groq's x_groq.usage, OpenRouter's cost; a later
@@ -60,7 +61,7 @@ func (m *Meter) Observe(ev *sse.Event) (hide bool) {
 		return false
 	}
 	if data[0] == '[' || data[0] == ' ' {
-		if bytes.Equal(bytes.TrimSpace(data), doneData) {
+		if string(bytes.TrimSpace(data)) == doneMarker {
 			m.done = true
 		}
 		return false

@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -91,17 +92,30 @@ type inReqPart struct {
 	CacheControl json.RawMessage `json:"cache_control"`
 }
 
-// requestFields classifies the top-level fields of a C request: the
-// decoded ones, the ones refused with a 400 (their meaning cannot be
-// carried), and the ones dropped by rule (recorded in Dropped).
-var (
-	refusedFields = []string{"logit_bias", "top_logprobs", "audio", "modalities", "prediction", "functions", "function_call", "web_search_options"}
-	droppedFields = []string{"presence_penalty", "frequency_penalty", "service_tier", "store", "metadata", "verbosity",
-		"prompt_cache_key", "prompt_cache_retention", "prompt_cache_options", "stream_options.include_obfuscation", "moderation"}
-	knownFields = []string{"model", "messages", "max_completion_tokens", "max_tokens", "temperature", "top_p", "top_k",
-		"stop", "seed", "n", "logprobs", "stream", "stream_options", "tools", "tool_choice", "parallel_tool_calls",
-		"reasoning_effort", "response_format", "user", "safety_identifier"}
+// fieldClass says what DecodeRequest does with a top-level field.
+type fieldClass int
+
+const (
+	fieldUnknown fieldClass = iota // dropped, recorded
+	fieldKnown                     // decoded
+	fieldRefused                   // 400 unless null or empty
+	fieldDropped                   // dropped by rule, recorded unless null
 )
+
+func classify(k string) fieldClass {
+	switch k {
+	case "model", "messages", "max_completion_tokens", "max_tokens", "temperature", "top_p", "top_k",
+		"stop", "seed", "n", "logprobs", "stream", "stream_options", "tools", "tool_choice", "parallel_tool_calls",
+		"reasoning_effort", "response_format", "user", "safety_identifier":
+		return fieldKnown
+	case "logit_bias", "top_logprobs", "audio", "modalities", "prediction", "functions", "function_call", "web_search_options":
+		return fieldRefused
+	case "presence_penalty", "frequency_penalty", "service_tier", "store", "metadata", "verbosity",
+		"prompt_cache_key", "prompt_cache_retention", "prompt_cache_options", "moderation":
+		return fieldDropped
+	}
+	return fieldUnknown
+}
 
 // DecodeRequest decodes a C client's chat completion request into the
 // canonical request. Errors are *gw.Error with CodeInvalidRequest naming
@@ -141,7 +155,7 @@ func DecodeRequest(body []byte) (*gw.Request, error) {
 	}
 	var in inRequest
 	if err := json.Unmarshal(t, &in); err != nil {
-		return nil, &gw.Error{Code: gw.CodeInvalidRequest, Message: "invalid request: " + jsonErrText(err), Err: err}
+		return nil, &gw.Error{Code: gw.CodeInvalidRequest, Message: jsonErrText(err), Err: err}
 	}
 	r := &gw.Request{Model: in.Model}
 	if in.Model == "" {
@@ -156,13 +170,13 @@ func DecodeRequest(body []byte) (*gw.Request, error) {
 	for _, k := range keys {
 		v := fields[k]
 		null := bytes.Equal(bytes.TrimSpace(v), []byte("null"))
-		switch {
-		case slices.Contains(knownFields, k):
-		case slices.Contains(refusedFields, k):
+		switch classify(k) {
+		case fieldKnown:
+		case fieldRefused:
 			if !null && !isEmptyJSON(v) {
 				return nil, invalid("%s is not supported on this route", k)
 			}
-		case slices.Contains(droppedFields, k):
+		case fieldDropped:
 			if !null {
 				r.Dropped = append(r.Dropped, k)
 			}
@@ -238,18 +252,10 @@ func DecodeRequest(body []byte) (*gw.Request, error) {
 // type names.
 func jsonErrText(err error) string {
 	var te *json.UnmarshalTypeError
-	if ok := asTypeError(err, &te); ok && te.Field != "" {
+	if errors.As(err, &te) && te.Field != "" {
 		return fmt.Sprintf("%s has the wrong type (%s)", te.Field, te.Value)
 	}
 	return "malformed JSON"
-}
-
-func asTypeError(err error, te **json.UnmarshalTypeError) bool {
-	t, ok := err.(*json.UnmarshalTypeError)
-	if ok {
-		*te = t
-	}
-	return ok
 }
 
 func isEmptyJSON(v json.RawMessage) bool {
@@ -540,8 +546,6 @@ func userParts(raw json.RawMessage, i int) ([]gw.Part, error) {
 	return out, nil
 }
 
-var imageTypes = []string{"image/jpeg", "image/png", "image/gif", "image/webp"}
-
 func imagePart(url, field string) (gw.Part, error) {
 	if strings.HasPrefix(url, "data:") {
 		mt, data, ok := parseDataURI(url)
@@ -551,7 +555,9 @@ func imagePart(url, field string) (gw.Part, error) {
 		if mt == "image/jpg" {
 			mt = "image/jpeg"
 		}
-		if !slices.Contains(imageTypes, mt) {
+		switch mt {
+		case "image/jpeg", "image/png", "image/gif", "image/webp":
+		default:
 			return gw.Part{}, invalid("%s: image media type %q is not one of image/jpeg, image/png, image/gif, image/webp", field, mt)
 		}
 		return gw.Part{Type: gw.PartImage, MediaType: mt, Data: data}, nil

@@ -149,7 +149,7 @@ func (s *streamDecoder) step() {
 	if len(data) == 0 {
 		return // comments (": keep-alive"), blank blocks
 	}
-	if bytes.Equal(data, doneData) {
+	if string(data) == doneMarker {
 		s.end()
 		return
 	}

@@ -1,0 +1,273 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// chromiumPath is where Debian's chromium package puts the browser; CI
+// installs it.
+const chromiumPath = "/usr/bin/chromium"
+
+// TestBrowser drives headless Chromium through the dashboard: sign in
+// through the form, land on the logs and see a row, open the activity
+// page, take a screenshot and find the SVG charts.
+//
+// Without Chromium the test fails, unless GATEWAY_SKIP_BROWSER_TESTS=1.
+// With GATEWAY_DASHBOARD_SCREENSHOTS=<dir> it also saves full-page PNGs of
+// every page there, for looking at the design.
+func TestBrowser(t *testing.T) {
+	if os.Getenv("GATEWAY_SKIP_BROWSER_TESTS") == "1" {
+		t.Skip("GATEWAY_SKIP_BROWSER_TESTS=1")
+	}
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("browser test needs Chromium at %s (Debian package \"chromium\"): %v; set GATEWAY_SKIP_BROWSER_TESTS=1 to skip", chromiumPath, err)
+	}
+	fx := newFixture(t)
+	fx.store.add(demoRecords(testNow, "acc_alpha", "key_alpha", 400)...)
+	mux := http.NewServeMux()
+	mux.Handle("/dashboard", fx.d)
+	mux.Handle("/dashboard/", fx.d)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	// The deadline bounds the whole browser; chromedp starts it on the
+	// first Do below.
+	limit := 20 * time.Second
+	if os.Getenv("GATEWAY_DASHBOARD_SCREENSHOTS") != "" {
+		limit = time.Minute // extra pages and full-page PNGs
+	}
+	parent, stop := context.WithTimeout(t.Context(), limit)
+	defer stop()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(parent,
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox, // tests run as root in CI containers
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	defer cancel()
+
+	shots := os.Getenv("GATEWAY_DASHBOARD_SCREENSHOTS")
+	save := func(name string) {
+		if shots == "" {
+			return
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	began := time.Now()
+	if err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(1440, 900),
+		chromedp.Navigate(srv.URL+"/dashboard"),
+		chromedp.WaitVisible(chromedp.CSS("#key")),
+	); err != nil {
+		t.Fatalf("open sign-in page: %v", err)
+	}
+	t.Logf("browser up, sign-in page open: %v", time.Since(began).Round(time.Millisecond))
+	save("signin")
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#key"), alphaKey),
+		chromedp.Click(chromedp.CSS(`.signin-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("table.logs")),
+	); err != nil {
+		t.Fatalf("sign in: %v", err)
+	}
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil || !strings.HasSuffix(loc, "/dashboard/logs") {
+		t.Fatalf("after sign-in the browser is at %q (%v), want /dashboard/logs", loc, err)
+	}
+	first, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("table.logs tbody tr a.rid").title`))
+	if err != nil {
+		t.Fatalf("read the first row: %v", err)
+	}
+	if r, err := fx.store.Record(ctx, first); err != nil || r.AccountID != "acc_alpha" || !r.CreatedAt.Equal(newest(fx.store, "acc_alpha")) {
+		t.Errorf("first row is %q (%v), want alpha's newest request", first, err)
+	}
+	body, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(body, "req_beta") {
+		t.Error("alpha's logs show beta's requests")
+	}
+	t.Logf("signed in, logs shown: %v", time.Since(began).Round(time.Millisecond))
+	save("logs")
+	if shots != "" {
+		if err := chromedp.Do(ctx,
+			chromedp.Click(chromedp.CSS("table.logs tbody tr a.rid")),
+			chromedp.WaitVisible(chromedp.CSS(".detail-head")),
+		); err != nil {
+			t.Fatalf("open a request: %v", err)
+		}
+		save("detail")
+	}
+
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`nav.tabs a[href^="/dashboard/activity"]`)),
+		chromedp.WaitVisible(chromedp.CSS("svg.chart")),
+	); err != nil {
+		t.Fatalf("open activity: %v", err)
+	}
+	t.Logf("activity shown: %v", time.Since(began).Round(time.Millisecond))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	t.Logf("screenshot taken: %v", time.Since(began).Round(time.Millisecond))
+	file := filepath.Join(t.TempDir(), "activity.png")
+	if err := os.WriteFile(file, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) || len(png) < 10_000 {
+		t.Errorf("screenshot %s is not a plausible PNG (%d bytes)", file, len(png))
+	}
+	if shots != "" {
+		if err := os.WriteFile(filepath.Join(shots, "activity.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Three charts, each with a bar per hour, and the bars drawn with a
+	// real size (the stylesheet loaded and the SVG laid out).
+	charts, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("svg.chart").length`))
+	if err != nil || charts != 3 {
+		t.Errorf("activity has %d SVG charts (%v), want 3", charts, err)
+	}
+	width, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.querySelector("svg.chart").getBoundingClientRect().width`))
+	if err != nil || width < 300 {
+		t.Errorf("chart is %v px wide (%v), want a laid-out chart", width, err)
+	}
+	filled, err := chromedp.Run(ctx, chromedp.Evaluate[int](`[...document.querySelectorAll("#chart-spend rect.s-charge")].filter(r => r.getBBox().height > 0).length`))
+	if err != nil || filled == 0 {
+		t.Errorf("spend chart draws %d bars (%v), want some", filled, err)
+	}
+
+	if shots != "" {
+		for _, page := range []struct{ name, path string }{{"activity-7d", "/dashboard/activity?range=7d"}, {"logs-filtered", "/dashboard/logs?vendor=anthropic&status=200"}} {
+			if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+page.path), chromedp.WaitVisible(chromedp.CSS("main"))); err != nil {
+				t.Fatal(err)
+			}
+			save(page.name)
+		}
+		if err := chromedp.Do(ctx,
+			chromedp.Click(chromedp.CSS(`.who button[type="submit"]`)),
+			chromedp.WaitVisible(chromedp.CSS("#key")),
+			chromedp.SendKeys(chromedp.CSS("#key"), adminToken),
+			chromedp.Click(chromedp.CSS(`.signin-form button[type="submit"]`)),
+			chromedp.WaitVisible(chromedp.CSS("table.logs")),
+		); err != nil {
+			t.Fatalf("sign in as admin: %v", err)
+		}
+		save("admin-logs")
+	}
+}
+
+// newest returns the time of the account's newest record.
+func newest(s *fakeStore, account string) time.Time {
+	var t time.Time
+	for _, r := range s.records {
+		if r.AccountID == account && r.CreatedAt.After(t) {
+			t = r.CreatedAt
+		}
+	}
+	return t
+}
+
+// demoID returns an id shaped like the gateway's ("req_" and 26
+// Crockford base32 characters).
+func demoID(rng *rand.Rand) string {
+	const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	b := []byte("req_01JD")
+	for len(b) < 30 {
+		b = append(b, crockford[rng.IntN(32)])
+	}
+	return string(b)
+}
+
+// demoRecords returns n plausible records of one account spread over the
+// week before now, from a fixed seed.
+func demoRecords(now time.Time, account, key string, n int) []gw.Record {
+	rng := rand.New(rand.NewPCG(1, 2))
+	models := []struct {
+		vendor, model string
+		inPrice       int64 // micro-cents per token, roughly
+	}{
+		{"openai", "openai/gpt-4o", 250},
+		{"openai", "openai/gpt-4o-mini", 15},
+		{"anthropic", "anthropic/claude-sonnet-4", 300},
+		{"google", "google/gemini-2.5-flash", 30},
+		{"groq", "groq/llama-3.3-70b-versatile", 59},
+		{"deepseek", "deepseek/deepseek-reasoner", 55},
+	}
+	out := make([]gw.Record, 0, n)
+	for i := range n {
+		m := models[rng.IntN(len(models))]
+		// Denser in the last day, so both ranges have shape.
+		age := time.Duration(rng.Int64N(int64(24 * time.Hour)))
+		if i%3 == 0 {
+			age = time.Duration(rng.Int64N(int64(7 * 24 * time.Hour)))
+		}
+		r := gw.Record{
+			RequestID: demoID(rng),
+			AccountID: account, KeyID: key, Vendor: m.vendor, Model: m.model,
+			Endpoint: []gw.Shape{gw.ShapeC, gw.ShapeM}[rng.IntN(2)],
+			Stream:   rng.IntN(2) == 0, Status: 200, Guard: "pass",
+			CreatedAt: now.Add(-age),
+			Latency:   time.Duration(300+rng.IntN(4000)) * time.Millisecond,
+		}
+		r.TTFB = r.Latency / time.Duration(3+rng.IntN(5))
+		u := gw.Usage{InputTokens: int64(200 + rng.IntN(6000)), OutputTokens: int64(50 + rng.IntN(1500)), Reported: true}
+		if m.vendor == "anthropic" || m.vendor == "openai" {
+			u.CacheReadTokens = int64(rng.IntN(4000))
+		}
+		if m.vendor == "anthropic" && rng.IntN(4) == 0 {
+			u.CacheWrite5mTokens = int64(rng.IntN(3000))
+		}
+		if m.vendor == "deepseek" {
+			u.ReasoningTokens = u.OutputTokens / 2
+		}
+		r.Usage = u
+		r.Cost = gw.Money(u.InputTokens*m.inPrice + u.CacheReadTokens*m.inPrice/10 + u.CacheWrite5mTokens*m.inPrice*5/4 + u.OutputTokens*m.inPrice*4)
+		switch k := rng.IntN(40); {
+		case k == 0:
+			r.Status, r.ErrorCode, r.Usage, r.Cost = 429, gw.CodeRateLimited, gw.Usage{}, 0
+		case k == 1:
+			r.Status, r.ErrorCode, r.Usage, r.Cost = 502, gw.CodeUpstream, gw.Usage{}, 0
+		case k == 2:
+			r.Status, r.ErrorCode, r.Usage, r.Cost, r.Guard = 403, gw.CodeRequestBlocked, gw.Usage{}, 0, "flagged:prompt_extraction"
+		case k == 3:
+			r.Note = "usage_missing"
+		}
+		if r.Status == 200 {
+			r.Charge = gw.Charge(r.Cost)
+		}
+		out = append(out, r)
+	}
+	return out
+}

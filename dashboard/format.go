@@ -1,0 +1,157 @@
+package dashboard
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// usd formats m in dollars with all eight decimals ("$0.00012345"), from
+// Money.USDString: exact, never through a float.
+func usd(m gw.Money) string {
+	s := m.USDString()
+	if rest, ok := strings.CutPrefix(s, "-"); ok {
+		return "-$" + rest
+	}
+	return "$" + s
+}
+
+// usdShort formats m in dollars without trailing zeros beyond the cents
+// ("$0.05", "$0.0125", "$12.00"), for chart axes. It is still exact.
+func usdShort(m gw.Money) string {
+	s := usd(m)
+	dot := strings.IndexByte(s, '.')
+	end := len(s)
+	for end > dot+3 && s[end-1] == '0' {
+		end--
+	}
+	return s[:end]
+}
+
+// cents formats m in cents with six decimals ("1.234567¢").
+func cents(m gw.Money) string { return m.CentsString() + "¢" }
+
+// count formats n with thousands separators ("12,345").
+func count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// compact formats n briefly for chart axes ("950", "12.5k", "3M"),
+// with at most two decimals, truncated.
+func compact(n int64) string {
+	units := [...]struct {
+		size   int64
+		suffix string
+	}{{1_000_000_000, "B"}, {1_000_000, "M"}, {1_000, "k"}}
+	for _, u := range units {
+		if n < u.size {
+			continue
+		}
+		whole, frac := n/u.size, n%u.size
+		s := strconv.FormatInt(whole, 10)
+		if frac != 0 {
+			digits := len(strconv.FormatInt(u.size, 10)) - 1
+			f := strconv.FormatInt(frac, 10)
+			f = strings.Repeat("0", digits-len(f)) + f
+			if len(f) > 2 {
+				f = f[:2]
+			}
+			if f = strings.TrimRight(f, "0"); f != "" {
+				s += "." + f
+			}
+		}
+		return s + u.suffix
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// duration formats a latency: "—" when not measured, milliseconds below
+// ten seconds, seconds above.
+func duration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "—"
+	case d < 10*time.Millisecond:
+		return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + " ms"
+	case d < 10*time.Second:
+		return count(d.Milliseconds()) + " ms"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + " s"
+}
+
+// Time layouts shown on the pages, all in UTC.
+const (
+	timeLayout    = "2006-01-02 15:04:05"
+	timeLayoutMs  = "2006-01-02 15:04:05.000 UTC"
+	inputLayout   = "2006-01-02T15:04"
+	hourLabel     = "15:00"
+	dayLabel      = "Jan 2"
+	bucketDayFull = "Mon 2006-01-02"
+)
+
+// endpointPath returns the HTTP path of a shape's endpoint.
+func endpointPath(s gw.Shape) string {
+	switch s {
+	case gw.ShapeM:
+		return "/v1/messages"
+	case gw.ShapeC:
+		return "/v1/chat/completions"
+	case "":
+		return "—"
+	}
+	return string(s)
+}
+
+// statusClass returns the badge class of an HTTP status.
+func statusClass(status int) string {
+	switch {
+	case status >= 200 && status < 300:
+		return "ok"
+	case status >= 400 && status < 500:
+		return "warn"
+	case status >= 500:
+		return "bad"
+	}
+	return "neutral"
+}
+
+// guardClass returns the badge class of a guard verdict.
+func guardClass(verdict string) string {
+	switch {
+	case verdict == "pass":
+		return "ok"
+	case strings.HasPrefix(verdict, "flagged"):
+		return "bad"
+	case verdict == "error":
+		return "warn"
+	}
+	return "neutral"
+}
+
+// vendors lists the vendor names the gateway routes to, for the filter.
+func vendors() []string {
+	return []string{"openai", "anthropic", "google", "together", "fireworks", "groq", "mistral", "deepseek", "openrouter"}
+}
+
+// statuses lists the HTTP statuses the gateway answers with, for the
+// filter.
+func statuses() []int {
+	return []int{200, 400, 401, 402, 403, 404, 413, 429, 500, 502, 503, 504}
+}
