@@ -81,7 +81,8 @@
 // # Usage formula
 //
 // Let P = PromptTokens(body) = max(1, ceil(len(body)/4)) over the raw
-// request body bytes as received; Tokens(n) = ceil(n/4) for a text of n
+// request body bytes as received (a test that does not know what the
+// gateway sent upstream computes it from the recorded Received.Body); Tokens(n) = ceil(n/4) for a text of n
 // bytes. Output: T = Tokens(len(reply text)), R = Tokens(len(reasoning
 // text)) (0 without [fake:reasoning]), and per tool call
 // Tokens(len(name)+len(arguments JSON)), summed as U. Output total
@@ -163,19 +164,21 @@
 //	                  tool_use, eos (Together "eos", others "stop"); any other
 //	                  value is sent verbatim (e.g. model_length, pause_turn,
 //	                  RECITATION).
-//	status=NNN        answer HTTP NNN with the vendor's error body (OpenAI-style
-//	                  nested error{message,type,param,code}; Anthropic
-//	                  {"type":"error","error":{type,message},"request_id"},
-//	                  529 overloaded_error; Gemini google.rpc error with
-//	                  RetryInfo on 429; Mistral top-level {"object":"error"};
-//	                  OpenRouter {"error":{code,message,metadata}}). A 429
-//	                  carries retry-after (not on Google).
+//	status=NNN        answer HTTP NNN (>= 400) with the vendor's error body:
+//	                  OpenAI-style nested error{message,type,param,code}
+//	                  (429 code rate_limit_exceeded, 404 model_not_found);
+//	                  Anthropic {"type":"error","error":{type,message},
+//	                  "request_id"} (529 overloaded_error, 500 api_error);
+//	                  Gemini google.rpc error with RetryInfo on 429; Mistral
+//	                  top-level {"object":"error",...}; OpenRouter
+//	                  {"error":{code,message,metadata}}. A 429 carries
+//	                  retry-after (not on Google, which has RetryInfo).
 //	retry=SECONDS     retry-after / retryDelay value, default 2.
 //	fail-first=N      the first N calls answer fail-status (default 503) with
 //	                  the vendor's error body, later ones proceed. Calls are
 //	                  counted per vendor and per exact sequence of directives
 //	                  in the message; Reset clears the counters.
-//	fail-status=NNN   status used by fail-first.
+//	fail-status=NNN   status used by fail-first (>= 400).
 //	slow=DURATION     wait before the status line (Go duration, "300ms");
 //	                  gives up when the client goes away.
 //	delay=DURATION    wait between stream frames.
@@ -189,6 +192,7 @@
 //	                  OpenRouter a chunk with error and finish_reason "error"
 //	                  then [DONE]; Groq a chunk with x_groq.error; Gemini a
 //	                  data: record holding only a google.rpc error (503).
+//	                  Except on OpenRouter no [DONE] follows.
 //	malformed         non-stream: 200 with a non-JSON body; stream: a garbage
 //	                  data line after the first content chunk (the stream
 //	                  then continues normally).
@@ -200,7 +204,9 @@
 // carry reasoning text, reply text or tool-call payload (for Anthropic the
 // content_block_delta events except signature_delta; for Gemini every
 // record but the last). With N at or beyond the count, the cut comes after
-// the last content chunk; with 0, before the first.
+// the last content chunk; with 0, before the first. An OpenAI-style tool
+// call's first fragment (id and name) is a content chunk too. break,
+// error-after, delay and chunks only affect streams.
 //
 // # Recording
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -30,6 +31,8 @@ func chatPath(vendor string) string {
 	return p + "/chat/completions"
 }
 
+// serve routes, authenticates, validates and answers one request; see the
+// package documentation for the order in which directives apply.
 func (ex *exchange) serve() {
 	if ex.vendor == "" {
 		ex.writePlain(http.StatusNotFound, "fake vendor: no vendor route for this path")
@@ -98,7 +101,8 @@ func (ex *exchange) serve() {
 		}
 	}
 	if err != nil {
-		br, _ := err.(*badRequest)
+		br := &badRequest{status: http.StatusBadRequest, msg: err.Error()}
+		errors.As(err, &br)
 		ex.writeError(newVendorError(c, ex.vendor, br.status, br.msg, 0))
 		return
 	}

@@ -144,3 +144,44 @@ func TestAnthropicCountTokens(t *testing.T) {
 		t.Errorf("count_tokens = %+v, %v", out, err)
 	}
 }
+
+func TestConcurrentCallsAreAllRecordedAndFailFirstIsExact(t *testing.T) {
+	s := startServer(t)
+	const n = 40
+	statuses := make(chan int, n)
+	for i := range n {
+		go func() {
+			body := nativeBody("groq", "m", "[fake:fail-first=5]", reqOpts{stream: i%2 == 0})
+			req, _ := http.NewRequest(http.MethodPost, nativeURL(s, "groq", "m", i%2 == 0), bytes.NewReader(body))
+			authorize(req, "groq", "", false)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	failed := 0
+	for range n {
+		switch st := <-statuses; st {
+		case 503:
+			failed++
+		case 200:
+		default:
+			t.Errorf("status %d", st)
+		}
+	}
+	if failed != 5 {
+		t.Errorf("%d calls failed, want exactly 5", failed)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.WaitDone(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(s.Requests()); got != n {
+		t.Errorf("%d recorded, want %d", got, n)
+	}
+}

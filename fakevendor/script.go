@@ -136,13 +136,13 @@ func parseDirectives(text string) (directives, error) {
 				err = fmt.Errorf("directive %s: want a finish reason", m[0])
 			}
 		case "status":
-			d.status = num(100)
+			d.status = num(400)
 		case "retry":
 			d.retry = num(0)
 		case "fail-first":
 			d.failFirst = num(1)
 		case "fail-status":
-			d.failStatus = num(100)
+			d.failStatus = num(400)
 		case "slow":
 			d.slow = dur()
 		case "delay":

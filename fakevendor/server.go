@@ -107,8 +107,9 @@ type Server struct {
 }
 
 // NewHandler returns a Server that is not listening: use it as an
-// http.Handler. BaseURL and URL return relative paths until it is served by
-// Start; prefer BaseURLAt with the URL of the server that mounts it.
+// http.Handler (for example with httptest.NewServer) and build base URLs
+// with BaseURLAt and that server's URL; its own URL is "" and BaseURL
+// returns bare paths. Close it to release calls still waiting.
 func NewHandler() *Server {
 	return &Server{
 		done:    make(chan struct{}),

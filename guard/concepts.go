@@ -50,6 +50,11 @@ const (
 	cInstead
 	cFrom
 	cTask
+	cCond
+	cDefend
+	cFormat
+	cExpert
+	cLiberate
 	numConcepts
 )
 
@@ -59,7 +64,7 @@ func conceptName(c int) string {
 		"ignore", "prior", "instructions", "reveal", "secret", "system", "your", "you", "negation",
 		"without", "persona", "mode", "developer", "enabled", "now", "pretend", "ai", "restrictions",
 		"new", "say", "obey", "all", "attention", "piecewise", "verbatim", "inject", "user", "response",
-		"harm", "refusal", "stay", "dual", "fiction", "what", "me", "instead", "from", "task",
+		"harm", "refusal", "stay", "dual", "fiction", "what", "me", "instead", "from", "task", "condition", "defence", "format", "expert", "liberate",
 	}
 	if c < 0 || c >= numConcepts {
 		return "?"
@@ -110,6 +115,11 @@ func conceptWords() [numConcepts]string {
 		cInstead:   "instead rather replace replaced replacing substitute",
 		cFrom:      "from starting beginning begin start",
 		cTask:      "task tasks job goal objective mission purpose function",
+		cCond:      "if unless otherwise whenever else except only exactly matches match",
+		cLiberate:  "free freed freedom liberated liberate unleashed unchained escape escaped broke broken longer anymore opinions emotions feelings sentient conscious tokens consequences",
+		cFormat:    "format formatting markdown bullet bullets json yaml table tables headings heading tone concise structure structured section sections template outline style",
+		cExpert:    "expert expertise professional specialist skilled experienced senior helpful friendly knowledgeable consultant advisor tutor teacher coach analyst",
+		cDefend:    "protect protecting protection guard guarding defend defending defense defence security secure attacker attackers hacker hackers malicious trick tricks tricking manipulate manipulation deny denied granted access intruder",
 	}
 }
 

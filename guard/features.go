@@ -200,7 +200,16 @@ func hasInvisible(s string) bool {
 // '|' count so that leetspeak like "p@$$w0rd" stays one token; they are
 // trimmed from token edges.
 func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '\'' || c == '@' || c == '$'
+	// Bitmaps of a-z, 0-9, '\'', '@' and '$' over bytes 0-63 and 64-127.
+	const lo = 0x3FF<<48 | 1<<39 | 1<<36
+	const hi = 0x3FFFFFF<<33 | 1
+	switch {
+	case c < 64:
+		return lo>>c&1 != 0
+	case c < 128:
+		return hi>>(c-64)&1 != 0
+	}
+	return false
 }
 
 // tokenize splits sc.norm into tokens written to sc.toks, undoing

@@ -3,6 +3,7 @@ package guard
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -138,9 +139,23 @@ func confusable(r rune) (rune, bool) {
 // and compatibility forms mapped to ASCII, invisible characters dropped,
 // whitespace runs collapsed to one space (newlines kept as '\n').
 func normalize(dst []byte, s string) []byte {
+	if cap(dst)-len(dst) < len(s) {
+		dst = slices.Grow(dst, len(s))
+	}
 	prevSpace := true
 	for i := 0; i < len(s); {
 		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			// Fast path: a run of lowercase letters and digits copies as is.
+			j := i + 1
+			for j < len(s) && (s[j] >= 'a' && s[j] <= 'z' || s[j] >= '0' && s[j] <= '9') {
+				j++
+			}
+			dst = append(dst, s[i:j]...)
+			i = j
+			prevSpace = false
+			continue
+		}
 		var r rune
 		if c < utf8.RuneSelf {
 			r = rune(c)

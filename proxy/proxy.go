@@ -166,7 +166,7 @@ type Exchange struct {
 	// Guard is the verdict's summary for the record.
 	Guard string
 
-	estTokens int64
+	estTokens  int64
 	holdPlaced bool
 	cancel     context.CancelFunc
 	finished   bool

@@ -64,14 +64,14 @@ func demoKey(ctx context.Context, st gw.Store, w io.Writer) error {
 	}
 	if len(keys) > 0 {
 		fmt.Fprintln(w, "use an existing key (gateway keys list), or create one: gateway keys create --account NAME --balance-usd 10")
-		_ = guard.New; return nil
+		return nil
 	}
 	secret, _, err := createKey(ctx, st, "demo", 10*gw.USD)
 	if err != nil {
 		return fmt.Errorf("create demo key: %w", err)
 	}
 	fmt.Fprintf(w, "demo account created with $10.00; its API key (shown once):\n\n  export GATEWAY_KEY=%s\n\n", secret)
-	_ = guard.New; return nil
+	return nil
 }
 
 func keysCmd(ctx context.Context, cfg Config, args []string, w io.Writer) error {
@@ -101,7 +101,7 @@ func keysCmd(ctx context.Context, cfg Config, args []string, w io.Writer) error 
 				return printJSON(w, map[string]string{"key": secret, "key_id": k.ID, "account": k.AccountName, "account_id": k.AccountID})
 			}
 			fmt.Fprintf(w, "key %s for account %s (shown once, keep it safe):\n%s\n", k.ID, k.AccountName, secret)
-			_ = guard.New; return nil
+			return nil
 		})
 	case "list":
 		if err := fs.Parse(args[1:]); err != nil {
@@ -152,7 +152,7 @@ func keysCmd(ctx context.Context, cfg Config, args []string, w io.Writer) error 
 				return err
 			}
 			fmt.Fprintf(w, "revoked %s\n", fs.Arg(0))
-			_ = guard.New; return nil
+			return nil
 		})
 	}
 	return fmt.Errorf("unknown keys command %q", args[0])
@@ -188,7 +188,7 @@ func balanceCmd(ctx context.Context, cfg Config, args []string, w io.Writer) err
 				return err
 			}
 			fmt.Fprintf(w, "added $%s to %s; balance $%s\n", amount.USDString(), acct.Name, b.Balance.USDString())
-			_ = guard.New; return nil
+			return nil
 		})
 	case "show":
 		asJSON := fs.Bool("json", false, "print JSON")
@@ -222,7 +222,7 @@ func balanceCmd(ctx context.Context, cfg Config, args []string, w io.Writer) err
 			}
 			fmt.Fprintf(w, "account %s\nbalance   $%s\nheld      $%s\navailable $%s\ncharged   $%s\ntop-ups   $%s\n",
 				acct.Name, b.Balance.USDString(), b.Held.USDString(), b.Available.USDString(), b.Charged.USDString(), b.TopUps.USDString())
-			_ = guard.New; return nil
+			return nil
 		})
 	}
 	return fmt.Errorf("unknown balance command %q", args[0])
@@ -299,7 +299,7 @@ func incidentsCmd(ctx context.Context, cfg Config, args []string, w io.Writer) e
 			}
 			fmt.Fprintf(w, "incident  %s\nrequest   %s\naccount   %s\nkey       %s\nkind      %s\nscore     %.4f\nreason    %s\ntime      %s\nexcerpt:\n%s\n",
 				in.ID, in.RequestID, in.AccountID, in.KeyID, in.Kind, in.Score, in.Reason, in.CreatedAt.UTC().Format(time.RFC3339), indent(in.Excerpt))
-			_ = guard.New; return nil
+			return nil
 		})
 	}
 	return fmt.Errorf("unknown incidents command %q", args[0])
@@ -307,4 +307,4 @@ func incidentsCmd(ctx context.Context, cfg Config, args []string, w io.Writer) e
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
 
-func guardEval(args []string, w io.Writer) error { return nil }
+func guardEval(args []string, w io.Writer) error { return guard.EvalCommand(args, w) }

@@ -74,7 +74,6 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	cfg.Addr = "127.0.0.1:0"
 	cfg.DatabaseURL = filepath.Join(t.TempDir(), "gateway.db")
 	cfg.HTTP.RetryBase = 5 * time.Millisecond
-	cfg.Guard = false // TEMP
 	cfg.HTTP.FirstByteTimeout = 2 * time.Second
 	for _, v := range route.Vendors() {
 		cfg.Vendors[v] = VendorConfig{BaseURL: fake.BaseURL(v), APIKey: fake.APIKey(v)}

@@ -130,7 +130,7 @@ type guardAdapter struct{ g *guard.Guard }
 const excerptRunes = 500
 
 func (a guardAdapter) Check(_ context.Context, shape gw.Shape, body []byte) (proxy.Verdict, error) {
-	segs, err := []guard.Segment{{Source: guard.SourceUser, Text: string(body)}}, error(nil)
+	segs, err := guard.Segments(shape, body)
 	if err != nil {
 		return proxy.Verdict{}, fmt.Errorf("guard segments: %w", err)
 	}

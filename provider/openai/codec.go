@@ -8,7 +8,9 @@ import (
 )
 
 // EncodeRequest maps a canonical request to this vendor's dialect.
-func (p *Provider) EncodeRequest(r *gw.Request) ([]byte, error) { return shape.EncodeRequest(r, p.dialect) }
+func (p *Provider) EncodeRequest(r *gw.Request) ([]byte, error) {
+	return shape.EncodeRequest(r, p.dialect)
+}
 
 // DecodeResponse maps the vendor's chat.completion to the canonical form.
 func (p *Provider) DecodeResponse(body []byte) (*gw.Response, error) {

@@ -239,11 +239,11 @@ func decodeMessage(r *gw.Request, i int, m wireMessage) error {
 	msg := gw.Message{Role: role, Content: make([]gw.Part, 0, len(blocks))}
 	for j := range blocks {
 		b := &blocks[j]
-		bpath := fmt.Sprintf("%s[%d]", path, j)
+		bpath := loc{msg: i, blk: j, sub: -1}
 		if b.Type == "mid_conv_system" {
 			// A system instruction in the middle of the conversation: split
 			// the message around it so that it keeps its place.
-			sys, err := decodeTextBlocks(bpath+".content", b.Content)
+			sys, err := decodeTextBlocks(bpath.String()+".content", b.Content)
 			if err != nil {
 				return err
 			}
@@ -266,7 +266,19 @@ func decodeMessage(r *gw.Request, i int, m wireMessage) error {
 	return nil
 }
 
-func decodeBlock(path string, role gw.Role, b *wireBlock) (gw.Part, error) {
+// loc locates a content block for error messages, formatted only when
+// one is needed: messages[msg].content[blk], plus .content[sub] inside a
+// tool result when sub >= 0.
+type loc struct{ msg, blk, sub int }
+
+func (l loc) String() string {
+	if l.sub >= 0 {
+		return fmt.Sprintf("messages[%d].content[%d].content[%d]", l.msg, l.blk, l.sub)
+	}
+	return fmt.Sprintf("messages[%d].content[%d]", l.msg, l.blk)
+}
+
+func decodeBlock(path loc, role gw.Role, b *wireBlock) (gw.Part, error) {
 	switch b.Type {
 	case "text":
 		if b.Text == nil {
@@ -296,7 +308,7 @@ func decodeBlock(path string, role gw.Role, b *wireBlock) (gw.Part, error) {
 		if b.ToolUseID == "" {
 			return gw.Part{}, invalidf("%s.tool_use_id: field required", path)
 		}
-		content, err := decodeToolResultContent(path+".content", b.Content)
+		content, err := decodeToolResultContent(path, b.Content)
 		if err != nil {
 			return gw.Part{}, err
 		}
@@ -321,7 +333,7 @@ func decodeBlock(path string, role gw.Role, b *wireBlock) (gw.Part, error) {
 	return gw.Part{}, invalidf("%s: content block type %q is not supported for this model's vendor", path, b.Type)
 }
 
-func decodeImage(path string, b *wireBlock) (gw.Part, error) {
+func decodeImage(path loc, b *wireBlock) (gw.Part, error) {
 	s := b.Source
 	if s == nil {
 		return gw.Part{}, invalidf("%s.source: field required", path)
@@ -347,7 +359,7 @@ func decodeImage(path string, b *wireBlock) (gw.Part, error) {
 	return p, nil
 }
 
-func decodeDocument(path string, b *wireBlock) (gw.Part, error) {
+func decodeDocument(path loc, b *wireBlock) (gw.Part, error) {
 	s := b.Source
 	if s == nil {
 		return gw.Part{}, invalidf("%s.source: field required", path)
@@ -367,7 +379,7 @@ func decodeDocument(path string, b *wireBlock) (gw.Part, error) {
 	case "text":
 		p.MediaType, p.Text = "text/plain", s.Data
 	case "content":
-		parts, err := decodeTextBlocks(path+".source.content", s.Content)
+		parts, err := decodeTextBlocks(path.String()+".source.content", s.Content)
 		if err != nil {
 			return gw.Part{}, err
 		}
@@ -382,7 +394,10 @@ func decodeDocument(path string, b *wireBlock) (gw.Part, error) {
 	return p, nil
 }
 
-func decodeToolResultContent(path string, raw json.RawMessage) ([]gw.Part, error) {
+// decodeToolResultContent decodes the content of the tool_result block at
+// at.
+func decodeToolResultContent(at loc, raw json.RawMessage) ([]gw.Part, error) {
+	path := fmt.Sprintf("%s.content", at) // only formatted on error, below
 	switch firstByte(raw) {
 	case 0, 'n':
 		return nil, nil
@@ -406,7 +421,7 @@ func decodeToolResultContent(path string, raw json.RawMessage) ([]gw.Part, error
 	parts := make([]gw.Part, 0, len(blocks))
 	for j := range blocks {
 		b := &blocks[j]
-		bpath := fmt.Sprintf("%s[%d]", path, j)
+		bpath := loc{msg: at.msg, blk: at.blk, sub: j}
 		switch b.Type {
 		case "text", "image", "document":
 		default:

@@ -421,11 +421,11 @@ func encodeMessages(out *requestOut, msgs []gw.Message) error {
 			// results first in a user turn.
 			prev := &out.Messages[n-1]
 			if role == "assistant" {
-				prev.Content = append(append(thinking, prev.Content...), rest...)
+				prev.Content = insertLeading(prev.Content, thinking, isThinkingBlock)
 			} else {
-				prev.Content = insertResults(prev.Content, results)
-				prev.Content = append(prev.Content, rest...)
+				prev.Content = insertLeading(prev.Content, results, isToolResultBlock)
 			}
+			prev.Content = append(prev.Content, rest...)
 			continue
 		}
 		content := append(append(thinking, results...), rest...)
@@ -437,23 +437,33 @@ func encodeMessages(out *requestOut, msgs []gw.Message) error {
 	return nil
 }
 
-// insertResults puts tool results after the results already leading the
-// turn and before its other content.
-func insertResults(content, results []any) []any {
-	if len(results) == 0 {
+// insertLeading puts blocks after the blocks of their kind that already
+// lead the turn and before its other content.
+func insertLeading(content, blocks []any, leading func(any) bool) []any {
+	if len(blocks) == 0 {
 		return content
 	}
 	k := 0
-	for k < len(content) {
-		if _, ok := content[k].(toolResultOut); !ok {
-			break
-		}
+	for k < len(content) && leading(content[k]) {
 		k++
 	}
-	merged := make([]any, 0, len(content)+len(results))
+	merged := make([]any, 0, len(content)+len(blocks))
 	merged = append(merged, content[:k]...)
-	merged = append(merged, results...)
+	merged = append(merged, blocks...)
 	return append(merged, content[k:]...)
+}
+
+func isThinkingBlock(b any) bool {
+	switch b.(type) {
+	case thinkingOut, redactedOut:
+		return true
+	}
+	return false
+}
+
+func isToolResultBlock(b any) bool {
+	_, ok := b.(toolResultOut)
+	return ok
 }
 
 // encodePart encodes a text, image, document or tool call part; nil for

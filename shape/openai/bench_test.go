@@ -18,7 +18,7 @@ func benchClientRequest(tb testing.TB) []byte {
 	sentence := "The gateway maps requests between shapes without losing meaning. "
 	type m = map[string]any
 	msgs := []any{m{"role": "system", "content": strings.Repeat(sentence, 20)}}
-	for i := range 6 {
+	for i := range 9 {
 		msgs = append(msgs,
 			m{"role": "user", "content": fmt.Sprintf("Question %d: %s", i, strings.Repeat(sentence, 3))},
 			m{"role": "assistant", "content": "Looking it up.", "tool_calls": []any{

@@ -14,6 +14,7 @@ import (
 	"testing/iotest"
 
 	"github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/sse"
 	"golang.org/x/tools/txtar"
 )
 
@@ -387,6 +388,7 @@ func TestGoldenStream(t *testing.T) {
 			g.t.Errorf("uneven reads differ")
 		}
 		checkWellFormed(g.t, evs)
+		checkMeterAgrees(g.t, upstream, evs)
 
 		for _, includeUsage := range []bool{true, false} {
 			var out writeRecorder
@@ -479,6 +481,39 @@ func checkClientStream(t testing.TB, writes [][]byte) {
 		}
 		if !json.Valid([]byte(payload)) {
 			t.Fatalf("write %d is not valid JSON: %q", i, payload)
+		}
+	}
+}
+
+// checkMeterAgrees asserts that the pass-through Meter reads the same
+// usage, end and error from the raw stream as the decoder does, so that
+// mapped and relayed copies of a stream bill the same.
+func checkMeterAgrees(t *testing.T, stream []byte, evs []gw.Event) {
+	t.Helper()
+	m := NewMeter(false)
+	rd := sse.NewReader(bytes.NewReader(stream))
+	for rd.Next() {
+		ev := rd.Event()
+		m.Observe(&ev)
+	}
+	last := evs[len(evs)-1]
+	switch last.Type {
+	case gw.EventFinish:
+		if m.Err() != nil {
+			t.Errorf("meter saw error %v on a finished stream", m.Err())
+		}
+		if !m.Done() {
+			t.Error("meter did not see the end")
+		}
+		if m.Usage() != *last.Usage {
+			t.Errorf("meter usage %+v != decoder usage %+v", m.Usage(), *last.Usage)
+		}
+	case gw.EventError:
+		if m.Err() == nil && m.Done() {
+			t.Errorf("decoder failed (%v) but the meter saw a clean end", last.Err)
+		}
+		if m.Err() != nil && m.Err().Code != last.Err.Code {
+			t.Errorf("meter error %v, decoder error %v", m.Err(), last.Err)
 		}
 	}
 }

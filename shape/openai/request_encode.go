@@ -35,7 +35,9 @@ import (
 //     (<= 8192) or high; disabled -> "none" (DeepSeek: thinking disabled;
 //     OpenRouter: reasoning.enabled false, budget -> reasoning.max_tokens).
 //   - Mistral: tool call ids are rewritten to 9 alphanumerics (base62 of
-//     their SHA-256) in assistant tool_calls and tool messages alike.
+//     their SHA-256) in assistant tool_calls and tool messages alike, so
+//     the pairs still match; responses need no mapping back, since the
+//     ids Mistral mints already have that form.
 //
 // Dropped by rule and recorded in r.Dropped: top_k where the vendor has
 // none, user on Mistral, thinking and redacted_thinking blocks where the

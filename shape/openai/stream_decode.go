@@ -98,8 +98,12 @@ type streamDecoder struct {
 	chunk inChunk // reused decode target
 }
 
-// Recv returns the next canonical event, or io.EOF after the last one.
+// Recv returns the next canonical event, or io.EOF after the last one
+// (and after Close).
 func (s *streamDecoder) Recv() (gw.Event, error) {
+	if s.closed {
+		return gw.Event{}, io.EOF
+	}
 	for s.head >= len(s.queue) {
 		s.queue, s.head = s.queue[:0], 0
 		if s.terminal || s.closed {
@@ -187,7 +191,9 @@ func (s *streamDecoder) chunkEvent(data []byte) {
 	}
 	if !s.started {
 		s.started = true
-		s.push(gw.Event{Type: gw.EventStart, ID: c.ID, Model: c.Model})
+		var h inChunkHead
+		_ = json.Unmarshal(data, &h) // it decoded as a chunk just now
+		s.push(gw.Event{Type: gw.EventStart, ID: h.ID, Model: h.Model})
 	}
 	if c.Usage != nil {
 		if u, err := c.Usage.normalise(); err == nil {

@@ -1,7 +1,9 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // This file holds the C wire types the gateway writes to vendors and
@@ -193,14 +195,28 @@ func (c *inContent) UnmarshalJSON(b []byte) error {
 		return nil
 	case '[':
 		return json.Unmarshal(b, &c.Parts)
+	case '"':
+		// Fast path for the common case, a fragment without escapes:
+		// its bytes between the quotes are the text.
+		if len(b) >= 2 {
+			if inner := b[1 : len(b)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+				c.Text = string(inner)
+				return nil
+			}
+		}
 	}
 	return json.Unmarshal(b, &c.Text)
 }
 
-// inChunk is a chat.completion.chunk as a vendor sends it.
+// inChunkHead is the part of the first chunk that Start reports.
+type inChunkHead struct {
+	ID    string `json:"id"`
+	Model string `json:"model"`
+}
+
+// inChunk is a chat.completion.chunk as a vendor sends it, without the
+// id and model that only the first chunk needs (see inChunkHead).
 type inChunk struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
 	Choices []struct {
 		Index        int       `json:"index"`
 		Delta        inMessage `json:"delta"`
