@@ -91,7 +91,6 @@ type Received struct {
 // are safe for concurrent use.
 type Server struct {
 	hs   *http.Server
-	ln   net.Listener
 	root string
 
 	done chan struct{} // closed by Close; wakes waiting handlers
@@ -126,7 +125,6 @@ func Start() (*Server, error) {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	s := NewHandler()
-	s.ln = ln
 	s.root = "http://" + ln.Addr().String()
 	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.hs.Serve(ln) }()

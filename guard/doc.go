@@ -44,10 +44,11 @@
 //
 //   - hashed word unigrams and bigrams and character 4-grams, 2^17
 //     buckets, L2-normalised per window;
-//   - hand-designed semantic features: 38 word classes ("concepts"
+//   - hand-designed semantic features: 43 word classes ("concepts"
 //     such as ignore, prior, instructions, reveal, secret, system,
 //     persona, developer, enabled, without, restrictions, pretend,
-//     inject, negation), which of them occur, and which ordered pairs
+//     inject, negation, and the vocabulary of operator prompts: condition,
+//     defence, format, expert), which of them occur, and which ordered pairs
 //     occur within 5 words of each other, separately when a negation
 //     precedes them ("do not reveal the password" is not "reveal the
 //     password"); plus flags for decoded, transformed, invisible, spaced
@@ -93,26 +94,27 @@
 // precision = that kind's flagged attacks over those plus all flagged
 // benign rows. Measured on the development set (4,337 rows):
 //
-//	threshold 0.9214 (leave-one-collection-out)
+//	threshold 0.8701 (leave-one-collection-out)
 //	kind        precision  recall   fpr
-//	all             0.968   0.290  0.010
-//	extraction      0.935   0.474  0.010
-//	jailbreak       0.909   0.298  0.010
-//	injection       0.843   0.138  0.010
+//	all             0.973   0.352  0.010
+//	extraction      0.944   0.548  0.010
+//	jailbreak       0.928   0.382  0.010
+//	injection       0.870   0.173  0.010
 //
-//	without the benign system prompts: fpr 0.004, same recall
-//	at fpr <= 0.05 (threshold 0.72): recall 0.49 (extraction 0.73, jailbreak 0.51, injection 0.30)
+//	without the benign system prompts: fpr 0.005, same recall
+//	at fpr <= 0.05 (threshold 0.6953): recall 0.494 (extraction 0.719, jailbreak 0.529, injection 0.286)
 //
 // These are far from the 0.95 recall target. The weak folds are the
 // ones whose style no other collection shares: BIPIA's off-task
-// instructions hidden in tables and emails (recall 0.00 when held out),
-// HackAPrompt (0.12), deepset (0.14), Mosscap (0.14) and the in-the-wild
-// jailbreaks (0.26 when held out, which leaves the model with few
-// jailbreaks to learn from). The false positives at the threshold are
-// operator prompts: awesome-chatgpt-prompts (3.5% when held out) and the
-// Tensor Trust defences (8.7%). On the whole development file the
-// shipped model (which has seen the allowed collections) flags 48% of
-// attacks (extraction 55%, jailbreak 71%, injection 22%) at 0.7% FPR.
+// instructions hidden in tables and emails (recall 0.01 when held out),
+// Mosscap (0.17), HackAPrompt (0.20), deepset (0.22), and the in-the-wild
+// jailbreaks (0.35 when held out, which leaves the model few jailbreaks
+// to learn from). The false positives at the threshold are operator
+// prompts: awesome-chatgpt-prompts (5.0% when held out) and the Tensor
+// Trust defences (6.7%). On the whole development file the shipped model
+// (which has seen the allowed collections) has precision 0.991, recall
+// 0.590 (extraction 0.661, jailbreak 0.818, injection 0.335) and FPR
+// 0.006.
 //
 // # Cost
 //

@@ -14,7 +14,6 @@
 package sse
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -53,7 +52,11 @@ func (e *Event) Empty() bool { return e.Type == "" && e.Data == nil && e.ID == "
 
 // Reader reads events from a stream.
 type Reader struct {
-	br      *bufio.Reader
+	src     io.Reader
+	buf     []byte
+	start   int // unread bytes are buf[start:end]
+	end     int
+	srcErr  error
 	max     int
 	ev      Event
 	raw     []byte
@@ -65,7 +68,7 @@ type Reader struct {
 
 // NewReader returns a Reader over r.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 16<<10), max: DefaultMaxEventSize}
+	return &Reader{src: r, buf: make([]byte, 16<<10), max: DefaultMaxEventSize}
 }
 
 // SetMaxEventSize changes the per-event byte limit.
@@ -123,48 +126,84 @@ func (r *Reader) emit() bool {
 	return true
 }
 
-// readLine returns one line with its terminator (LF, CRLF or lone CR).
+// readLine returns one line with its terminator (LF, CRLF or lone CR),
+// or the rest of the stream without one at its end. The slice is valid
+// until the next call.
 func (r *Reader) readLine() ([]byte, error) {
-	var line []byte
+	scanned := 0 // bytes of buf[start:end] known to hold no terminator
 	for {
-		b, err := r.br.ReadSlice('\n')
-		if i := bytes.IndexByte(b, '\r'); i >= 0 && i+1 < len(b) && b[i+1] != '\n' {
-			// A lone CR ends the line early; push the rest back by
-			// handling it on the next call.
-			line = append(line, b[:i+1]...)
-			r.unread(b[i+1:])
-			return line, nil
-		}
-		if err == bufio.ErrBufferFull {
-			line = append(line, b...)
-			if len(line) > r.max {
-				return line, nil
+		b := r.buf[r.start:r.end]
+		if i := lineEnd(b[scanned:]); i >= 0 {
+			j := scanned + i
+			if b[j] == '\r' {
+				if j+1 == len(b) && r.srcErr == nil {
+					// A CR at the end of what we have: an LF may follow.
+					scanned = j
+					r.fill()
+					continue
+				}
+				if j+1 < len(b) && b[j+1] == '\n' {
+					j++
+				}
 			}
-			continue
+			r.start += j + 1
+			return b[:j+1], nil
 		}
-		if line == nil {
-			// Copy: ReadSlice's buffer is reused.
-			line = append([]byte(nil), b...)
-		} else {
-			line = append(line, b...)
+		scanned = len(b)
+		if r.srcErr != nil {
+			r.start = r.end
+			if len(b) == 0 {
+				return nil, r.srcErr
+			}
+			return b, r.srcErr
 		}
-		if err == nil && len(b) >= 1 && b[len(b)-1] == '\n' {
-			return line, nil
+		if len(b) > r.max {
+			// Too long to be a line of an acceptable event; the caller
+			// sees the size and stops.
+			r.start = r.end
+			return b, nil
 		}
-		if err == nil {
-			return line, nil
-		}
-		if len(line) > 0 && line[len(line)-1] == '\r' && err == io.EOF {
-			return line, io.EOF
-		}
-		return line, err
+		r.fill()
 	}
 }
 
-// unread puts b back in front of the buffered input.
-func (r *Reader) unread(b []byte) {
-	rest := append([]byte(nil), b...)
-	r.br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(rest), r.br), 16<<10)
+// lineEnd returns the index of the first CR or LF in b, or -1.
+func lineEnd(b []byte) int {
+	n := bytes.IndexByte(b, '\n')
+	lim := b
+	if n >= 0 {
+		lim = b[:n]
+	}
+	if c := bytes.IndexByte(lim, '\r'); c >= 0 {
+		return c
+	}
+	return n
+}
+
+// fill reads more input, first moving unread bytes to the front and
+// growing the buffer when it is full.
+func (r *Reader) fill() {
+	if r.start > 0 {
+		r.end = copy(r.buf, r.buf[r.start:r.end])
+		r.start = 0
+	}
+	if r.end == len(r.buf) {
+		nb := make([]byte, 2*len(r.buf))
+		copy(nb, r.buf[:r.end])
+		r.buf = nb
+	}
+	for range 100 {
+		n, err := r.src.Read(r.buf[r.end:])
+		r.end += n
+		if err != nil {
+			r.srcErr = err
+			return
+		}
+		if n > 0 {
+			return
+		}
+	}
+	r.srcErr = io.ErrNoProgress
 }
 
 func trimEOL(b []byte) []byte {

@@ -154,3 +154,17 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestReaderLoneCRLinear guards against a quadratic slowdown on streams
+// that end lines with a lone CR: 20,000 such lines must read in one pass.
+func TestReaderLoneCRLinear(t *testing.T) {
+	in := strings.Repeat("data: x\r\r", 20000)
+	rd := NewReader(iotest.HalfReader(strings.NewReader(in)))
+	n := 0
+	for rd.Next() {
+		n++
+	}
+	if rd.Err() != nil || n != 20000 {
+		t.Fatalf("%d events, err %v", n, rd.Err())
+	}
+}

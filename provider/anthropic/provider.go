@@ -35,8 +35,9 @@ type Config struct {
 	// APIKey is the gateway's key. Empty: calls answer
 	// vendor_unavailable naming GATEWAY_ANTHROPIC_API_KEY.
 	APIKey string
-	// Encode tunes the mapping of canonical requests (default max_tokens
-	// per model, model capabilities).
+	// Encode tunes the mapping of canonical requests: the default
+	// max_tokens per model, and model capabilities (nil hooks take this
+	// package's model rules, models.go).
 	Encode shape.EncodeOptions
 	// HTTP tunes the upstream client.
 	HTTP upstream.Config
@@ -53,6 +54,16 @@ type Provider struct {
 func New(cfg Config) (*Provider, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
+	}
+	e := &cfg.Encode
+	if e.ForcedToolChoiceUnsupported == nil {
+		e.ForcedToolChoiceUnsupported = forcedToolChoiceUnsupported
+	}
+	if e.AdaptiveThinkingOnly == nil {
+		e.AdaptiveThinkingOnly = adaptiveThinkingOnly
+	}
+	if e.SamplingUnsupported == nil {
+		e.SamplingUnsupported = samplingUnsupported
 	}
 	return &Provider{
 		cfg:    cfg,

@@ -397,14 +397,13 @@ func decodeDocument(path loc, b *wireBlock) (gw.Part, error) {
 // decodeToolResultContent decodes the content of the tool_result block at
 // at.
 func decodeToolResultContent(at loc, raw json.RawMessage) ([]gw.Part, error) {
-	path := fmt.Sprintf("%s.content", at) // only formatted on error, below
 	switch firstByte(raw) {
 	case 0, 'n':
 		return nil, nil
 	case '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, invalidf("%s: %s", path, jsonErrText(err))
+			return nil, invalidf("%s.content: %s", at, jsonErrText(err))
 		}
 		if s == "" {
 			return nil, nil
@@ -412,11 +411,11 @@ func decodeToolResultContent(at loc, raw json.RawMessage) ([]gw.Part, error) {
 		return []gw.Part{{Type: gw.PartText, Text: s}}, nil
 	case '[':
 	default:
-		return nil, invalidf("%s: must be a string or a list of content blocks", path)
+		return nil, invalidf("%s.content: must be a string or a list of content blocks", at)
 	}
 	var blocks []wireBlock
 	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return nil, invalidf("%s: %s", path, jsonErrText(err))
+		return nil, invalidf("%s.content: %s", at, jsonErrText(err))
 	}
 	parts := make([]gw.Part, 0, len(blocks))
 	for j := range blocks {

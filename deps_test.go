@@ -1,0 +1,87 @@
+package gw_test
+
+import (
+	"go/build"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/gwlabs/gateway"
+
+// allowed lists, for the packages that must stay small, every import of
+// this module or outside the standard library they may have, and why the
+// line is drawn there. Imports point down the layers: the vocabulary at
+// the root, policies and wire formats at the edge, wiring only in cmd.
+var allowed = map[string]struct {
+	why     string
+	imports []string
+}{
+	".":          {"the root package is the vocabulary: standard library only", nil},
+	"sse":        {"the SSE codec depends on nothing of ours", nil},
+	"proxy":      {"proxy runs the policies over gw interfaces: no HTTP server, vendor, wire format or database", []string{module, module + "/internal/id"}},
+	"route":      {"routing is pure computation over the vocabulary", []string{module}},
+	"auth":       {"keys are checked through a lookup interface", []string{module}},
+	"ratecard":   {"the rate card is data", nil},
+	"billing":    {"pricing is computation over the vocabulary and the card", []string{module, module + "/ratecard"}},
+	"guard":      {"the guard is pure computation", []string{module}},
+	"fakevendor": {"the fakes impersonate vendors independently of the gateway", []string{module}},
+}
+
+// banned lists imports that would couple packages that must stay apart.
+var banned = map[string]map[string]string{
+	"shape/openai":    {module + "/shape/anthropic": "shapes meet only through gw"},
+	"shape/anthropic": {module + "/shape/openai": "shapes meet only through gw"},
+	"provider/openai": {
+		module + "/provider/anthropic": "vendors do not import each other",
+		module + "/provider/google":    "vendors do not import each other",
+	},
+	"provider/anthropic": {
+		module + "/provider/openai": "vendors do not import each other",
+		module + "/provider/google": "vendors do not import each other",
+	},
+	"provider/google": {
+		module + "/provider/openai":    "vendors do not import each other",
+		module + "/provider/anthropic": "vendors do not import each other",
+		module + "/shape/openai":       "Gemini maps to the canonical types only",
+		module + "/shape/anthropic":    "Gemini maps to the canonical types only",
+	},
+	"sqlite":   {module + "/postgres": "stores are independent"},
+	"postgres": {module + "/sqlite": "stores are independent"},
+	"server": {
+		module + "/sqlite":   "server reaches the store only through proxy",
+		module + "/postgres": "server reaches the store only through proxy",
+		module + "/guard":    "the guard is wired in cmd",
+		module + "/billing":  "billing is wired in cmd",
+	},
+}
+
+func isStdlib(imp string) bool { return !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") }
+
+func TestDependencies(t *testing.T) {
+	for dir, rule := range allowed {
+		pkg, err := build.ImportDir(dir, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		ok := map[string]bool{}
+		for _, imp := range rule.imports {
+			ok[imp] = true
+		}
+		for _, imp := range pkg.Imports {
+			if !isStdlib(imp) && !ok[imp] {
+				t.Errorf("%s imports %s: %s", dir, imp, rule.why)
+			}
+		}
+	}
+	for dir, rules := range banned {
+		pkg, err := build.ImportDir(dir, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		for _, imp := range pkg.Imports {
+			if why, bad := rules[imp]; bad {
+				t.Errorf("%s imports %s: %s", dir, imp, why)
+			}
+		}
+	}
+}
