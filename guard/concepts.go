@@ -141,8 +141,22 @@ func newLexicon() *lexicon {
 			lex.add(wordHash([]byte(w)), 1<<uint(c))
 		}
 	}
+	rot, rev := transformCues()
+	for _, w := range rot {
+		lex.add(wordHash([]byte(w)), cueRot13)
+	}
+	for _, w := range rev {
+		lex.add(wordHash([]byte(w)), cueReversed)
+	}
 	return lex
 }
+
+// Lexicon bits above the concepts mark rot13 and reversed attack words.
+const (
+	cueRot13    = 1 << 62
+	cueReversed = 1 << 63
+	conceptBits = 1<<numConcepts - 1
+)
 
 func (lex *lexicon) add(h, m uint64) {
 	for i := h & lex.mask; ; i = (i + 1) & lex.mask {
@@ -208,6 +222,8 @@ func lexiconSignature() string {
 	for _, k := range keyStems() {
 		h.Write([]byte(k.stem))
 	}
+	rot, rev := transformCues()
+	h.Write([]byte(strings.Join(rot, " ") + strings.Join(rev, " ")))
 	h.Write([]byte{featureVersion, bucketBits, pairWindow, negWindow, denseRef})
 	const hexd = "0123456789abcdef"
 	v := h.Sum64()

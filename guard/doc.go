@@ -78,8 +78,9 @@
 // prompts, role-play requests and questions about security) and
 // obfuscated copies (leetspeak, zero-width, spacing, homoglyphs,
 // fullwidth, base64) of one short example in four, attacks and benign
-// alike. Rows are weighted by 1/sqrt(collection size) so that the largest
-// collection does not set the style. Training is AdaGrad over 5 epochs
+// alike. Data rows are weighted by 1/sqrt(collection size) (full weight
+// up to 100 rows) so that the largest collection does not set the style;
+// the project's own examples weigh 2. Training is AdaGrad over 5 epochs
 // with fixed seeds, and is reproducible.
 //
 // # Threshold and measured figures
@@ -94,32 +95,35 @@
 // precision = that kind's flagged attacks over those plus all flagged
 // benign rows. Measured on the development set (4,337 rows):
 //
-//	threshold 0.8701 (leave-one-collection-out)
+//	threshold 0.8506 (leave-one-collection-out)
 //	kind        precision  recall   fpr
-//	all             0.973   0.352  0.010
-//	extraction      0.944   0.548  0.010
-//	jailbreak       0.928   0.382  0.010
-//	injection       0.870   0.173  0.010
+//	all             0.976   0.396  0.010
+//	extraction      0.945   0.566  0.010
+//	jailbreak       0.936   0.433  0.010
+//	injection       0.900   0.230  0.010
 //
-//	without the benign system prompts: fpr 0.005, same recall
-//	at fpr <= 0.05 (threshold 0.6953): recall 0.494 (extraction 0.719, jailbreak 0.529, injection 0.286)
+//	without the benign system prompts: fpr 0.006, same recall
+//	at fpr <= 0.05 (threshold 0.6801): recall 0.539 (extraction 0.729, jailbreak 0.567, injection 0.367)
 //
 // These are far from the 0.95 recall target. The weak folds are the
 // ones whose style no other collection shares: BIPIA's off-task
-// instructions hidden in tables and emails (recall 0.01 when held out),
-// Mosscap (0.17), HackAPrompt (0.20), deepset (0.22), and the in-the-wild
-// jailbreaks (0.35 when held out, which leaves the model few jailbreaks
-// to learn from). The false positives at the threshold are operator
-// prompts: awesome-chatgpt-prompts (5.0% when held out) and the Tensor
-// Trust defences (6.7%). On the whole development file the shipped model
-// (which has seen the allowed collections) has precision 0.991, recall
-// 0.590 (extraction 0.661, jailbreak 0.818, injection 0.335) and FPR
-// 0.006.
+// instructions hidden in tables and emails (recall 0.02 when held out),
+// Mosscap (0.18), HackAPrompt (0.18), deepset (0.26), and the in-the-wild
+// jailbreaks (0.40 when held out, which leaves the model few real
+// jailbreaks to learn from). The false positives at the threshold are
+// operator prompts: the Tensor Trust defences (5.3%) and
+// awesome-chatgpt-prompts (4.0% when held out). On the whole development
+// file the shipped model (which has seen the allowed collections) has
+// precision 0.992, recall 0.601 (extraction 0.661, jailbreak 0.814,
+// injection 0.370) and FPR 0.005.
 //
 // # Cost
 //
 // Check allocates nothing on the hot path (buffers come from a
-// sync.Pool) and costs about 100 µs of CPU for an 8 KB prompt on the
-// 2-core development machine; see the benchmarks in bench_test.go
-// (BenchmarkCheck1KB, 8KB, 64KB, and BenchmarkCheckP99 for percentiles).
+// sync.Pool). On the 2-core development machine, shared with other
+// builds, an 8 KB prompt takes about 72 µs (p50), 1 KB about 10 µs and
+// 64 KB about 0.65 ms; the p99 of 8 KB checks measured 130-180 µs
+// because of the machine's load, above the 100 µs target. See
+// bench_test.go: BenchmarkCheck1KB, 8KB, 64KB, and BenchmarkCheckP99
+// for percentiles.
 package guard

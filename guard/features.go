@@ -10,7 +10,7 @@ import (
 // Feature-space constants. Changing any of them changes the model's
 // signature, and a model trained with other values is refused.
 const (
-	featureVersion = 4
+	featureVersion = 8
 	bucketBits     = 17 // 2^17 hashed buckets for word and character n-grams
 	numBuckets     = 1 << bucketBits
 	pairWindow     = 5 // a concept pair counts when at most this many tokens apart
@@ -27,7 +27,8 @@ const (
 	miscSpaced    = denseMisc + 3 // letters written s p a c e d out
 	miscLeet      = denseMisc + 4 // digits standing for letters
 	miscFlood     = denseMisc + 5 // a short token repeated very many times
-	numDense      = denseMisc + 6
+	miscSymbols   = denseMisc + 6 // a long text made mostly of symbols
+	numDense      = denseMisc + 7
 	denseWords    = (numDense + 63) / 64
 )
 
@@ -50,14 +51,15 @@ type token struct {
 
 // scratch holds the per-check buffers, reused through a sync.Pool.
 type scratch struct {
-	norm   []byte
-	toks   []byte
-	tokens []token
-	sparse []uint32 // hashed bucket indices, repeats allowed
-	dense  [denseWords]uint64
-	hits   []int32 // dense indices set, in first-set order
-	rule   ruleHit
-	sentAt int // index of the next token that starts a sentence (tokenize)
+	norm             []byte
+	toks             []byte
+	tokens           []token
+	sparse           []uint32 // hashed bucket indices, repeats allowed
+	dense            [denseWords]uint64
+	hits             []int32 // dense indices set, in first-set order
+	rule             ruleHit
+	sentAt           int // index of the next token that starts a sentence (tokenize)
+	rotCues, revCues int // rot13 and reversed attack words seen (tokenize)
 }
 
 func (sc *scratch) reset() {
@@ -69,6 +71,7 @@ func (sc *scratch) reset() {
 	sc.hits = sc.hits[:0]
 	sc.rule = ruleHit{}
 	sc.sentAt = 0
+	sc.rotCues, sc.revCues = 0, 0
 }
 
 func (sc *scratch) setDense(i int) {
@@ -93,14 +96,20 @@ func bucket(h uint64) uint32 { return uint32(h >> (64 - bucketBits)) }
 // extract computes the features of text into sc (which it resets).
 func extract(sc *scratch, lex *lexicon, text string) {
 	sc.reset()
-	sc.norm = normalize(sc.norm, text)
-	invisible := len(text) > 0 && hasInvisible(text)
+	var invisible bool
+	sc.norm, invisible = normalizeText(sc.norm, text)
 	n0 := len(sc.norm)
 	var decoded bool
 	sc.norm, decoded = appendDecoded(sc.norm, text)
-	var transformed bool
-	sc.norm, transformed = appendTransformed(sc.norm, sc.norm[:n0])
-	spaced, leet := tokenize(sc, lex)
+	spaced, leet := tokenize(sc, lex, 0)
+	transformed := sc.rotCues >= 2 || sc.revCues >= 2
+	if transformed {
+		// Written in rot13 or backwards: add the decoded copy.
+		n1 := len(sc.norm)
+		sc.norm = appendTransformed(sc.norm, sc.norm[:n0], sc.rotCues >= 2)
+		s2, l2 := tokenize(sc, lex, n1)
+		spaced, leet = spaced || s2, leet || l2
+	}
 
 	if decoded {
 		sc.setDense(miscDecoded)
@@ -164,6 +173,9 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	if maxRun >= 30 {
 		sc.setDense(miscFlood)
 	}
+	if n := len(sc.norm); n >= 200 && len(sc.toks)*5 < n {
+		sc.setDense(miscSymbols)
+	}
 
 	// Character 4-grams over the token text (tokens joined by spaces),
 	// which carries morphology, misspellings and languages the word
@@ -173,27 +185,11 @@ func extract(sc *scratch, lex *lexicon, text string) {
 		x := uint32(tb[0])<<16 | uint32(tb[1])<<8 | uint32(tb[2])
 		for i := 3; i < len(tb); i++ {
 			x = x<<8 | uint32(tb[i])
-			sc.sparse = append(sc.sparse, bucket(mix(uint64(x)^seedChar)))
+			// Fibonacci hashing: one multiply, enough for 32-bit keys.
+			sc.sparse = append(sc.sparse, uint32((uint64(x)^seedChar)*0x9e3779b97f4a7c15>>(64-bucketBits)))
 		}
 	}
 	findRules(sc)
-}
-
-// hasInvisible reports whether s holds zero-width, bidi or tag
-// characters, which normal text almost never carries in numbers.
-func hasInvisible(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0xC2 {
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r >= 0x200B && r <= 0x200F || r >= 0x202A && r <= 0x202E || r >= 0x2060 && r <= 0x2064 || r >= 0xE0000 && r <= 0xE007F {
-			return true
-		}
-		i += n - 1
-	}
-	return false
 }
 
 // isWordByte says whether an ASCII byte belongs to a word. '@', '$' and
@@ -215,7 +211,7 @@ func isWordByte(c byte) bool {
 // tokenize splits sc.norm into tokens written to sc.toks, undoing
 // leetspeak and letter spacing, and looks up concepts. It reports
 // whether spacing or leetspeak was undone.
-func tokenize(sc *scratch, lex *lexicon) (spaced, leet bool) {
+func tokenize(sc *scratch, lex *lexicon, from int) (spaced, leet bool) {
 	s := sc.norm
 	type raw struct {
 		start, end int
@@ -223,7 +219,7 @@ func tokenize(sc *scratch, lex *lexicon) (spaced, leet bool) {
 	}
 	var pending [64]raw // spaced-letter run being collected
 	np := 0
-	lastEnd := 0
+	lastEnd := from
 
 	flushSingles := func() {
 		if np == 0 {
@@ -236,18 +232,18 @@ func tokenize(sc *scratch, lex *lexicon) (spaced, leet bool) {
 			for k := 0; k < np; k++ {
 				sc.toks = append(sc.toks, s[pending[k].start])
 			}
-			sc.addToken(lex, st)
+			sc.addToken(lex, st, true)
 		} else {
 			for k := 0; k < np; k++ {
 				st := len(sc.toks)
 				sc.toks = append(sc.toks, s[pending[k].start:pending[k].end]...)
-				sc.addToken(lex, st)
+				sc.addToken(lex, st, false)
 			}
 		}
 		np = 0
 	}
 
-	for i := 0; i < len(s); {
+	for i := from; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if !isWordByte(c) {
@@ -308,15 +304,16 @@ func tokenize(sc *scratch, lex *lexicon) (spaced, leet bool) {
 			continue
 		}
 		tokStart := len(sc.toks)
+		probe := en-st >= 12
 		if hasLeet(s[st:en]) {
-			leet = true
+			leet, probe = true, true
 			for _, c := range s[st:en] {
 				sc.toks = append(sc.toks, unleet(c))
 			}
 		} else {
 			sc.toks = append(sc.toks, s[st:en]...)
 		}
-		sc.addToken(lex, tokStart)
+		sc.addToken(lex, tokStart, probe)
 	}
 	flushSingles()
 	if n := len(sc.toks); n > 0 && sc.toks[n-1] == ' ' {
@@ -356,12 +353,23 @@ func hasNewline(b []byte) bool {
 }
 
 // addToken finishes the token written at sc.toks[st:], then a space.
-func (sc *scratch) addToken(lex *lexicon, st int) {
+// With probe (the token was joined from spaced letters, undone from
+// leetspeak, or is 12 bytes or longer) an unknown token is searched for
+// key stems: "ignorepreviousinstructions".
+func (sc *scratch) addToken(lex *lexicon, st int, probe bool) {
 	w := sc.toks[st:]
 	h := wordHash(w)
 	m := lex.lookup(h)
-	if m == 0 && len(w) >= 9 {
-		ws := string(w) // long tokens are rare; the copy is acceptable
+	if m&(cueRot13|cueReversed) != 0 {
+		if m&cueRot13 != 0 {
+			sc.rotCues++
+		} else {
+			sc.revCues++
+		}
+		m &= conceptBits
+	}
+	if m == 0 && probe && len(w) >= 9 {
+		ws := string(w) // rare; the copy is acceptable
 		for _, k := range keyStems() {
 			if strings.Contains(ws, k.stem) {
 				m |= k.mask

@@ -204,6 +204,8 @@ func denseName(d int) string {
 		return "leetspeak"
 	case miscFlood:
 		return "repeated-token flood"
+	case miscSymbols:
+		return "symbol flood"
 	}
 	return ""
 }

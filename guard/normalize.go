@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // latin1Fold maps U+00C0..U+017F (Latin-1 Supplement letters and Latin
@@ -139,6 +138,13 @@ func confusable(r rune) (rune, bool) {
 // and compatibility forms mapped to ASCII, invisible characters dropped,
 // whitespace runs collapsed to one space (newlines kept as '\n').
 func normalize(dst []byte, s string) []byte {
+	dst, _ = normalizeText(dst, s)
+	return dst
+}
+
+// normalizeText is normalize that also reports whether invisible
+// characters (zero-width, bidi, tags) were dropped.
+func normalizeText(dst []byte, s string) (_ []byte, invisible bool) {
 	if cap(dst)-len(dst) < len(s) {
 		dst = slices.Grow(dst, len(s))
 	}
@@ -169,6 +175,7 @@ func normalize(dst []byte, s string) []byte {
 			i += n
 			r = foldRune(r)
 			if r < 0 {
+				invisible = true
 				continue
 			}
 		}
@@ -196,7 +203,7 @@ func normalize(dst []byte, s string) []byte {
 			dst = utf8.AppendRune(dst, r)
 		}
 	}
-	return dst
+	return dst, invisible
 }
 
 // maxDecoded bounds how much decoded text one scan adds.
@@ -259,7 +266,16 @@ func appendDecoded(dst []byte, raw string) ([]byte, bool) {
 }
 
 func isB64(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_'
+	// Bitmaps of A-Z a-z 0-9 + / = - _ over bytes 0-63 and 64-127.
+	const lo = 0x3FF<<48 | 1<<'+' | 1<<'/' | 1<<'=' | 1<<'-'
+	const hi = 0x3FFFFFF<<1 | 0x3FFFFFF<<33 | 1<<('_'-64)
+	switch {
+	case c < 64:
+		return lo>>c&1 != 0
+	case c < 128:
+		return hi>>(c-64)&1 != 0
+	}
+	return false
 }
 
 func isHexRun(s string) bool {
@@ -293,63 +309,17 @@ func readable(b []byte) bool {
 }
 
 // Rot13 and reversed text are spotted by a few attack words in their
-// transformed spelling, looked for in one pass over the text by their
-// first four bytes.
-func transformCues() [13]string {
-	return [...]string{
-		// rot13 of ignore, instruction, password, prompt, system, previous, secret
-		"vtaber", "vafgehpgvba", "cnffjbeq", "cebzcg", "flfgrz", "cerivbhf", "frperg",
-		// reversed ignore, instructions, password, prompt, system, previous
-		"erongi", "snoitcurtsni", "drowssap", "tpmorp", "metsys", "suoiverp",
-	}
+// transformed spelling, which the lexicon tags with cue bits.
+func transformCues() (rot13, reversed []string) {
+	// rot13 and reversal of ignore, instruction(s), password, prompt,
+	// system, previous, secret, reveal, rules
+	return []string{"vtaber", "vafgehpgvba", "vafgehpgvbaf", "cnffjbeq", "cebzcg", "flfgrz", "cerivbhf", "frperg", "erirny", "ehyrf"},
+		[]string{"erongi", "noitcurtsni", "snoitcurtsni", "drowssap", "tpmorp", "metsys", "suoiverp", "terces", "laever", "selur"}
 }
 
-const numRot13Cues = 7
-
-func le32(s string) uint32 {
-	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
-}
-
-// countTransformCues returns how many distinct rot13 and reversed cues
-// occur in s.
-func countTransformCues(s string) (rot, rev int) {
-	cues := transformCues()
-	var prefix [len(cues)]uint32
-	var pairs [256][4]uint64 // first byte -> set of second bytes starting a cue
-	for i, c := range cues {
-		prefix[i] = le32(c)
-		pairs[c[0]][c[1]>>6] |= 1 << (c[1] & 63)
-	}
-	var seen uint32
-	for i := 0; i+4 <= len(s); i++ {
-		c0, c1 := s[i], s[i+1]
-		if pairs[c0][c1>>6]&(1<<(c1&63)) == 0 {
-			continue
-		}
-		v := le32(s[i:])
-		for k, p := range prefix {
-			if v == p && seen&(1<<k) == 0 && strings.HasPrefix(s[i:], cues[k]) {
-				seen |= 1 << k
-			}
-		}
-	}
-	for k := range cues {
-		if seen&(1<<k) != 0 {
-			if k < numRot13Cues {
-				rot++
-			} else {
-				rev++
-			}
-		}
-	}
-	return rot, rev
-}
-
-// appendTransformed appends rot13 or reversed copies of norm when the
-// text seems written that way.
-func appendTransformed(dst []byte, norm []byte) ([]byte, bool) {
-	rot, rev := countTransformCues(unsafe.String(unsafe.SliceData(norm), len(norm)))
-	if rot >= 2 {
+// appendTransformed appends the rot13 (rot) or reversed copy of norm.
+func appendTransformed(dst []byte, norm []byte, rot bool) []byte {
+	if rot {
 		dst = append(dst, '\n')
 		for _, c := range norm {
 			switch {
@@ -360,18 +330,15 @@ func appendTransformed(dst []byte, norm []byte) ([]byte, bool) {
 			}
 			dst = append(dst, c)
 		}
-		return dst, true
+		return dst
 	}
-	if rev >= 2 {
-		dst = append(dst, '\n')
-		for i := len(norm) - 1; i >= 0; i-- {
-			c := norm[i]
-			if c >= 0x80 {
-				c = ' '
-			}
-			dst = append(dst, c)
+	dst = append(dst, '\n')
+	for i := len(norm) - 1; i >= 0; i-- {
+		c := norm[i]
+		if c >= 0x80 {
+			c = ' '
 		}
-		return dst, true
+		dst = append(dst, c)
 	}
-	return dst, false
+	return dst
 }

@@ -3,7 +3,6 @@ package guard
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	gw "github.com/gwlabs/gateway"
@@ -32,7 +31,7 @@ func Segments(shape gw.Shape, body []byte) ([]Segment, error) {
 	case gw.ShapeC:
 		return segmentsC(body)
 	}
-	return nil, fmt.Errorf("guard segments: unsupported shape %q", shape)
+	return nil, fmt.Errorf("unsupported shape %q", shape)
 }
 
 type mRequest struct {
@@ -62,12 +61,12 @@ type mDocSource struct {
 func segmentsM(body []byte) ([]Segment, error) {
 	var req mRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("guard segments: decode messages request: %w", err)
+		return nil, fmt.Errorf("decode messages request: %w", err)
 	}
 	var segs []Segment
 	var err error
 	if segs, err = appendMContent(segs, req.System, SourceSystem); err != nil {
-		return nil, fmt.Errorf("guard segments: system: %w", err)
+		return nil, fmt.Errorf("system: %w", err)
 	}
 	for i, m := range req.Messages {
 		src := SourceUser
@@ -78,7 +77,7 @@ func segmentsM(body []byte) ([]Segment, error) {
 			src = SourceSystem
 		}
 		if segs, err = appendMContent(segs, m.Content, src); err != nil {
-			return nil, fmt.Errorf("guard segments: messages[%d]: %w", i, err)
+			return nil, fmt.Errorf("messages[%d]: %w", i, err)
 		}
 	}
 	return segs, nil
@@ -164,7 +163,7 @@ type cPart struct {
 func segmentsC(body []byte) ([]Segment, error) {
 	var req cRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("guard segments: decode chat request: %w", err)
+		return nil, fmt.Errorf("decode chat request: %w", err)
 	}
 	var segs []Segment
 	for i, m := range req.Messages {
@@ -183,20 +182,20 @@ func segmentsC(body []byte) ([]Segment, error) {
 		case raw[0] == '"':
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
-				return nil, fmt.Errorf("guard segments: messages[%d].content: %w", i, err)
+				return nil, fmt.Errorf("messages[%d].content: %w", i, err)
 			}
 			segs = appendText(segs, src, s)
 		case raw[0] == '[':
 			var parts []cPart
 			if err := json.Unmarshal(raw, &parts); err != nil {
-				return nil, fmt.Errorf("guard segments: messages[%d].content: %w", i, err)
+				return nil, fmt.Errorf("messages[%d].content: %w", i, err)
 			}
 			for _, p := range parts {
 				segs = appendText(segs, src, p.Text)
 				segs = appendText(segs, src, p.Refusal)
 			}
 		default:
-			return nil, fmt.Errorf("guard segments: messages[%d].content: %w", i, errors.New("not a string or an array"))
+			return nil, fmt.Errorf("messages[%d].content: not a string or an array", i)
 		}
 		segs = appendText(segs, src, m.Refusal)
 		for _, tc := range m.ToolCalls {

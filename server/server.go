@@ -20,6 +20,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -102,7 +103,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, s.cfg.Now(), http.MethodGet) {
 			s.ready(w, r)
 		}
-	case (p == "/dashboard" || len(p) > len("/dashboard/") && p[:len("/dashboard/")] == "/dashboard/" || p == "/dashboard/") && s.cfg.Dashboard != nil:
+	case (p == "/dashboard" || strings.HasPrefix(p, "/dashboard/")) && s.cfg.Dashboard != nil:
 		s.cfg.Dashboard.ServeHTTP(w, r)
 	default:
 		rid := id.New("req_", s.cfg.Now())
@@ -296,7 +297,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		return
 	}
 	if in.Canonical != nil && len(in.Canonical.Dropped) > 0 {
-		h.Set(HeaderDropped, joinComma(in.Canonical.Dropped))
+		h.Set(HeaderDropped, strings.Join(in.Canonical.Dropped, ","))
 	}
 	up, err := x.Call(ctx)
 	if err != nil {
@@ -359,15 +360,4 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 			return nil, gw.Errorf(gw.CodeInvalidRequest, "could not read the request body")
 		}
 	}
-}
-
-func joinComma(ss []string) string {
-	out := ""
-	for i, s := range ss {
-		if i > 0 {
-			out += ","
-		}
-		out += s
-	}
-	return out
 }

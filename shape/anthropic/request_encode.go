@@ -95,6 +95,11 @@ type toolOut struct {
 	CacheControl json.RawMessage `json:"cache_control,omitempty"`
 }
 
+// geminiSignaturePrefix starts the signatures the Gemini adapter puts on
+// the thinking parts it decodes (a history that passed through Gemini).
+// They are Gemini's, not Anthropic's, and are never sent to Anthropic.
+const geminiSignaturePrefix = "gemini:"
+
 // EncodeRequest encodes a canonical request as an M request for
 // Anthropic (a C caller on an Anthropic model). The rules, beyond a field
 // for field copy:
@@ -108,7 +113,8 @@ type toolOut struct {
 //   - Empty text parts are left out (Anthropic rejects empty text blocks);
 //     a turn left with no content is left out. Thinking parts are replayed
 //     only with a signature, first in their assistant turn; thinking
-//     without one is dropped.
+//     without one is dropped, and so is thinking signed by Gemini (its
+//     signatures start with "gemini:"; Anthropic would reject them).
 //   - Tool call arguments must be a JSON object ("" is {}); anything else
 //     is a 400 naming the call. Tool call ids are made to match
 //     ^[a-zA-Z0-9_-]+$ by replacing other characters with "_", the same
@@ -389,7 +395,7 @@ func encodeMessages(out *requestOut, msgs []gw.Message) error {
 			p := &m.Content[j]
 			switch p.Type {
 			case gw.PartThinking:
-				if role == "assistant" && p.Signature != "" {
+				if role == "assistant" && p.Signature != "" && !strings.HasPrefix(p.Signature, geminiSignaturePrefix) {
 					thinking = append(thinking, thinkingOut{Type: "thinking", Thinking: p.Text, Signature: p.Signature})
 				}
 				continue

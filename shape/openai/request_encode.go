@@ -37,7 +37,10 @@ import (
 //   - Mistral: tool call ids are rewritten to 9 alphanumerics (base62 of
 //     their SHA-256) in assistant tool_calls and tool messages alike, so
 //     the pairs still match; responses need no mapping back, since the
-//     ids Mistral mints already have that form.
+//     ids Mistral mints already have that form. On the other dialects an
+//     id longer than 40 characters (OpenAI's limit; Gemini ids carrying a
+//     thought signature are far longer) is rewritten the same way to
+//     "call_" + 24 base62 characters.
 //
 // Dropped by rule and recorded in r.Dropped: top_k where the vendor has
 // none, user on Mistral, thinking and redacted_thinking blocks where the
@@ -428,13 +431,24 @@ func (e *reqEncoder) assistantTurn(msgs []outMessage, i int, m gw.Message) ([]ou
 	return append(msgs, om), nil
 }
 
-// toolID returns the id to send for a tool call id: unchanged, or on
-// dialects with ShortToolIDs a deterministic 9-character rewrite.
+// maxToolIDLen is the longest tool call id OpenAI accepts in a request
+// (longer ones are a 400 "string too long"); OpenRouter routes to OpenAI
+// share the limit.
+const maxToolIDLen = 40
+
+// toolID returns the id to send for a tool call id: on dialects with
+// ShortToolIDs a deterministic 9-character rewrite; else the id itself,
+// or, when longer than maxToolIDLen (ids from other vendors, such as
+// Gemini's, which carry a thought signature), a deterministic rewrite
+// "call_" + 24 base62 characters of its SHA-256.
 func (e *reqEncoder) toolID(id string) string {
-	if !e.d.ShortToolIDs {
+	if e.d.ShortToolIDs {
+		return ShortToolID(id)
+	}
+	if len(id) <= maxToolIDLen {
 		return id
 	}
-	return ShortToolID(id)
+	return "call_" + hashBase62(id, 24)
 }
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -446,16 +460,21 @@ func ShortToolID(id string) string {
 	if len(id) == 9 && isAlnum(id) {
 		return id
 	}
+	return hashBase62(id, 9)
+}
+
+// hashBase62 returns n (at most 43) base62 characters of id's SHA-256.
+func hashBase62(id string, n int) string {
 	sum := sha256.Sum256([]byte(id))
-	n := new(big.Int).SetBytes(sum[:])
-	var buf [9]byte
+	v := new(big.Int).SetBytes(sum[:])
+	buf := make([]byte, n)
 	mod := new(big.Int)
 	b62 := big.NewInt(62)
 	for i := range buf {
-		n.DivMod(n, b62, mod)
+		v.DivMod(v, b62, mod)
 		buf[i] = base62[mod.Int64()]
 	}
-	return string(buf[:])
+	return string(buf)
 }
 
 func isAlnum(s string) bool {
