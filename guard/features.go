@@ -258,12 +258,14 @@ func tokenize(sc *scratch, lex *lexicon, from int) (spaced, leet bool) {
 			}
 		}
 		j := i
+		digits := false // digits, '@', '$' or '\'' (all below 'a'): leetspeak is possible
 		for j < len(s) {
 			c := s[j]
 			if c < utf8.RuneSelf {
 				if !isWordByte(c) {
 					break
 				}
+				digits = digits || c < 'a'
 				j++
 				continue
 			}
@@ -305,7 +307,7 @@ func tokenize(sc *scratch, lex *lexicon, from int) (spaced, leet bool) {
 		}
 		tokStart := len(sc.toks)
 		probe := en-st >= 12
-		if hasLeet(s[st:en]) {
+		if digits && hasLeet(s[st:en]) {
 			leet, probe = true, true
 			for _, c := range s[st:en] {
 				sc.toks = append(sc.toks, unleet(c))

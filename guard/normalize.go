@@ -162,6 +162,15 @@ func normalizeText(dst []byte, s string) (_ []byte, invisible bool) {
 			prevSpace = false
 			continue
 		}
+		if c == ' ' {
+			// Fast path: the single space between words.
+			if !prevSpace {
+				dst = append(dst, ' ')
+				prevSpace = true
+			}
+			i++
+			continue
+		}
 		var r rune
 		if c < utf8.RuneSelf {
 			r = rune(c)
@@ -206,8 +215,12 @@ func normalizeText(dst []byte, s string) (_ []byte, invisible bool) {
 	return dst, invisible
 }
 
-// maxDecoded bounds how much decoded text one scan adds.
-const maxDecoded = 4096
+// maxDecoded bounds how much decoded text one scan adds; minB64Run is
+// the shortest base64 or hex run worth decoding.
+const (
+	maxDecoded = 4096
+	minB64Run  = 16
+)
 
 // appendDecoded looks in raw for base64 and hex runs that decode to
 // readable text and appends that text, after a newline, to dst. It
@@ -216,17 +229,29 @@ func appendDecoded(dst []byte, raw string) ([]byte, bool) {
 	found := false
 	added := 0
 	for i := 0; i < len(raw) && added < maxDecoded; {
-		if !isB64(raw[i]) {
-			i++
+		// A run of minB64Run base64 bytes starting anywhere in
+		// raw[i:p+1] covers p, so when raw[p] is not base64 the whole
+		// stretch is skipped; prose is mostly short words, so this looks
+		// at a fraction of the bytes.
+		p := i + minB64Run - 1
+		if p >= len(raw) {
+			break
+		}
+		if !isB64(raw[p]) {
+			i = p + 1
 			continue
 		}
-		j := i
+		st := p
+		for st > i && isB64(raw[st-1]) {
+			st--
+		}
+		j := p + 1
 		for j < len(raw) && isB64(raw[j]) {
 			j++
 		}
-		run := raw[i:j]
+		run := raw[st:j]
 		i = j
-		if len(run) < 16 {
+		if len(run) < minB64Run {
 			continue
 		}
 		var dec []byte

@@ -109,6 +109,7 @@ type Stats struct {
 type DB struct {
 	w   *sql.DB // the single write connection
 	r   *sql.DB // read-only pool
+	ps  *prepared
 	now func() time.Time
 
 	maxBatch  int
@@ -178,8 +179,14 @@ func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
 		r.Close()
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
+	ps, err := prepareStatements(ctx, w, r)
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
 	db := &DB{
-		w: w, r: r, now: now,
+		w: w, r: r, ps: ps, now: now,
 		maxBatch: maxBatch,
 		ops:      make(chan *op),
 		quit:     make(chan struct{}),
@@ -264,7 +271,7 @@ func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		close(db.quit)
 		<-db.done
-		db.closeErr = errors.Join(db.r.Close(), db.w.Close())
+		db.closeErr = errors.Join(db.ps.close(), db.r.Close(), db.w.Close())
 	})
 	return db.closeErr
 }
@@ -402,8 +409,7 @@ func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, erro
 	var p gw.Principal
 	var stored []byte
 	var revoked sql.NullInt64
-	err := db.r.QueryRowContext(ctx, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at
-		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`, hash[:]).
+	err := db.ps.keyByHash.QueryRowContext(ctx, hash[:]).
 		Scan(&p.KeyID, &p.AccountID, &p.AccountName, &p.RPM, &p.TPM, &stored, &revoked)
 	if err != nil {
 		return nil, fmt.Errorf("key by hash: %w", notFound(err))

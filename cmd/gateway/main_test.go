@@ -365,7 +365,8 @@ func TestErrorRows(t *testing.T) {
 		{"insufficient balance", "POST", "/v1/chat/completions", poor, chatBody(oa, "hi", false, ""), "", 402, "insufficient_balance", ""},
 		{"vendor not configured", "POST", "/v1/chat/completions", "good", chatBody("mistral/"+nativeModels["mistral"], "hi", false, ""), "", 503, "vendor_unavailable", "GATEWAY_MISTRAL_API_KEY"},
 		{"vendor 400", "POST", "/v1/chat/completions", "good", chatBody(oa, "[fake:status=400]", false, ""), "", 400, "invalid_request", "openai:"},
-		{"vendor 404 model", "POST", "/v1/messages", "good", messagesBody("anthropic/claude-missing", "hi", false, ""), "", 400, "invalid_request", "rate card"},
+		{"unpriced model on messages", "POST", "/v1/messages", "good", messagesBody("anthropic/claude-missing", "hi", false, ""), "", 400, "invalid_request", "rate card"},
+		{"vendor 404 model", "POST", "/v1/chat/completions", "good", chatBody("openrouter/meta-llama/missing-model", "hi", false, ""), "", 404, "not_found", "model_not_found"},
 		{"vendor 429", "POST", "/v1/chat/completions", "good", chatBody(oa, "[fake:status=429][fake:retry=7]", false, ""), "", 429, "rate_limited", ""},
 		{"vendor 529", "POST", "/v1/messages", "good", messagesBody(an, "[fake:status=529]", false, ""), "", 503, "overloaded", "anthropic"},
 		{"vendor 500", "POST", "/v1/chat/completions", "good", chatBody("groq/"+nativeModels["groq"], "[fake:status=500]", false, ""), "", 502, "upstream_error", "groq"},
@@ -555,4 +556,37 @@ func TestConcurrentRequests(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestGracefulShutdown: on shutdown the gateway stops accepting new
+// requests but lets a running stream finish, and bills it.
+func TestGracefulShutdown(t *testing.T) {
+	e := newEnv(t)
+	body := chatBody("openai/"+nativeModels["openai"], "[fake:delay=100ms][fake:chunks=8]", true, "")
+	resp := e.post("/v1/chat/completions", e.key, body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- e.m.Shutdown(ctx)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	// New connections are refused while the stream drains.
+	if r, err := http.Get(e.url + "/healthz"); err == nil {
+		r.Body.Close()
+		t.Error("a new request was accepted during shutdown")
+	}
+	got := string(readAll(t, resp.Body))
+	if !strings.HasSuffix(got, "data: [DONE]\n\n") {
+		t.Fatalf("the running stream was cut:\n%s", got)
+	}
+	if c := resp.Trailer.Get("X-Gateway-Customer-Charge-Cents"); c == "" || c == "0.000000" {
+		t.Errorf("drained stream charge trailer = %q", c)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
 }

@@ -137,22 +137,21 @@ type thinkingSeen struct {
 
 // turn is one call's outcome as the caller saw it.
 type turn struct {
-	stream      bool
-	rid         string
-	charge      string // header or trailer
-	vendorBody  []byte
-	text        string
-	reasoning   string
-	thinking    []thinkingSeen // M only
-	calls       []toolCallSeen
-	stop        string // caller's vocabulary
-	stopSeq     string
-	usage       callerUsage
-	startUsage  *callerUsage // M stream: message_start's usage
-	events      [][]byte     // stream: raw event data, in order
-	mNext       anthropic.MessageParam
-	cNext       openai.ChatCompletionMessageParamUnion
-	cToolIndexs []int64 // C stream: tool-call index of each fragment carrying an id
+	rid          string
+	charge       string // header or trailer
+	vendorBody   []byte
+	text         string
+	reasoning    string
+	thinking     []thinkingSeen // M only
+	calls        []toolCallSeen
+	stop         string // caller's vocabulary
+	stopSeq      string
+	usage        callerUsage
+	startUsage   *callerUsage // M stream: message_start's usage
+	events       [][]byte     // stream: raw event data, in order
+	mNext        anthropic.MessageParam
+	cNext        openai.ChatCompletionMessageParamUnion
+	cToolIndices []int64 // C stream: tool-call index of each fragment carrying an id
 }
 
 // mUsageWire is an M usage object.
@@ -235,7 +234,7 @@ func (q *mq) mTurn(t *testing.T, p anthropic.MessageNewParams, stream bool) *tur
 	tag := q.caseTag()
 	p.System = []anthropic.TextBlockParam{{Text: tag}}
 	ctx := context.Background()
-	tr := &turn{stream: stream}
+	tr := &turn{}
 	var hr *http.Response
 	var msg *anthropic.Message
 	if !stream {
@@ -286,6 +285,11 @@ func (q *mq) mTurn(t *testing.T, p anthropic.MessageNewParams, stream bool) *tur
 		s.Close()
 		tr.charge = hr.Trailer.Get("X-Gateway-Customer-Charge-Cents")
 		checkMEvents(t, tr.events)
+		// Clients read the prompt size from message_start: an estimate
+		// where the vendor tells it only at the end, never a zero.
+		if su := tr.startUsage; su == nil || su.Prompt <= 0 {
+			t.Errorf("message_start usage %+v", su)
+		}
 	}
 	tr.rid = hr.Header.Get("X-Gateway-Request-Id")
 	if msg.ID != tr.rid {
@@ -365,7 +369,7 @@ func (q *mq) cTurn(t *testing.T, p openai.ChatCompletionNewParams, stream bool) 
 	tag := q.caseTag()
 	p.Messages = append([]openai.ChatCompletionMessageParamUnion{openai.SystemMessage(tag)}, p.Messages...)
 	ctx := context.Background()
-	tr := &turn{stream: stream}
+	tr := &turn{}
 	var hr *http.Response
 	if !stream {
 		resp, err := q.oc.Chat.Completions.New(ctx, p, ooption.WithResponseInto(&hr))
@@ -431,7 +435,7 @@ func (q *mq) cTurn(t *testing.T, p openai.ChatCompletionNewParams, stream bool) 
 						continue
 					}
 					if tc.ID != "" {
-						tr.cToolIndexs = append(tr.cToolIndexs, *tc.Index)
+						tr.cToolIndices = append(tr.cToolIndices, *tc.Index)
 					}
 				}
 			}
@@ -611,9 +615,6 @@ func TestMappedCacheUsage(t *testing.T) {
 		if u.Input < 0 || u.CacheRead != wantRead || u.CacheWrite != wantWrite || u.Prompt != p || u.Input+u.CacheRead+u.CacheWrite != p {
 			t.Errorf("usage %+v; want prompt %d = input %d + read %d + write %d", u, p, p-wantRead-wantWrite, wantRead, wantWrite)
 		}
-		if s := tr.startUsage; s != nil && s.Input+s.CacheRead+s.CacheWrite <= 0 {
-			t.Errorf("message_start usage is empty: %+v", *s)
-		}
 		q.checkBilled(t, tr)
 		return tr
 	})
@@ -639,8 +640,8 @@ func TestMappedParallelToolCalls(t *testing.T) {
 				t.Errorf("arguments %q", c.Args)
 			}
 		}
-		if stream && !r.messages() && !slices.Equal(tr.cToolIndexs, []int64{0, 1}) {
-			t.Errorf("tool call indices = %v, want [0 1]", tr.cToolIndexs)
+		if stream && !r.messages() && !slices.Equal(tr.cToolIndices, []int64{0, 1}) {
+			t.Errorf("tool call indices = %v, want [0 1]", tr.cToolIndices)
 		}
 		if tr.stop != "tool_use" && tr.stop != "tool_calls" {
 			t.Errorf("stop = %q", tr.stop)
@@ -718,12 +719,13 @@ func TestMappedStopReasons(t *testing.T) {
 	})
 }
 
-// TestMappedStreamVendorError: a vendor error after the stream began
-// becomes the caller's shape's in-stream error; nothing is charged.
+// TestMappedStreamVendorError: a vendor error, a cut connection or a
+// garbage record after the stream began becomes the caller's shape's
+// in-stream error, which the SDKs raise; nothing is charged.
 func TestMappedStreamVendorError(t *testing.T) {
 	q := newMQ(t)
 	for _, r := range mappedRoutes() {
-		for _, directive := range []string{"[fake:error-after=2]", "[fake:break=2]"} {
+		for _, directive := range []string{"[fake:error-after=2]", "[fake:break=2]", "[fake:malformed]"} {
 			t.Run(r.String()+"/"+directive, func(t *testing.T) {
 				var body []byte
 				if r.messages() {
@@ -868,9 +870,6 @@ const tinyPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9
 func TestMappedImages(t *testing.T) {
 	q := newMQ(t)
 	for _, r := range mappedRoutes() {
-		if r.vendor == "deepseek" {
-			continue // no vision model behind the default DeepSeek model
-		}
 		t.Run(r.String(), func(t *testing.T) {
 			var tr *turn
 			if r.messages() {
@@ -1266,6 +1265,66 @@ func TestMappedCrossVendorHistory(t *testing.T) {
 			fin := q.cTurn(t, cp, stream)
 			if fin.text != "Tool said: sunny | noon" {
 				t.Errorf("answer %q", fin.text)
+			}
+		})
+	}
+}
+
+// TestMappedRequestControls: reasoning, sampling, stop and tool-choice
+// controls reach each vendor in its own terms, and what a vendor cannot
+// take is reported in x-gateway-dropped-fields.
+func TestMappedRequestControls(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.RPM, c.TPM = 0, 0 })
+	mTools := `,"tools":[{"name":"w","input_schema":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}}]`
+	cTools := `,"tools":[{"type":"function","function":{"name":"w","parameters":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}}}]`
+	for _, tc := range []struct {
+		name, path, model, extra string
+		want, absent             []string
+		dropped                  string
+	}{
+		{"M-openai reasoning drops sampling", "/v1/messages", "openai/gpt-6-sol",
+			`,"thinking":{"type":"enabled","budget_tokens":2000},"temperature":0.3,"stop_sequences":["END"],"metadata":{"user_id":"u1"},"tool_choice":{"type":"any"}` + mTools,
+			[]string{`"reasoning_effort":"low"`, `"stop":["END"]`, `"tool_choice":"required"`, `"safety_identifier":"u1"`, `"max_completion_tokens":256`},
+			[]string{`"temperature"`}, "temperature"},
+		{"M-openai sampling without reasoning", "/v1/messages", "openai/gpt-6-sol", `,"temperature":0.3`,
+			[]string{`"temperature":0.3`}, []string{`"reasoning_effort"`}, ""},
+		{"M-deepseek thinking off", "/v1/messages", "deepseek/deepseek-flash", `,"thinking":{"type":"disabled"},"top_k":3`,
+			[]string{`"thinking":{"type":"disabled"}`}, []string{`"top_k"`}, "top_k"},
+		{"M-google thinking and named tool", "/v1/messages", "google/gemini-3-flash",
+			`,"thinking":{"type":"enabled","budget_tokens":9000},"stop_sequences":["END"],"tool_choice":{"type":"tool","name":"w"}` + mTools,
+			[]string{`"thinkingConfig":{"includeThoughts":true,"thinkingLevel":"HIGH"}`, `"stopSequences":["END"]`, `"mode":"ANY","allowedFunctionNames":["w"]`}, nil, ""},
+		{"C-anthropic effort and forced tool", "/v1/chat/completions", "anthropic/claude-sonnet-5-5",
+			`,"reasoning_effort":"high","temperature":1.5,"stop":"END","user":"u1","tool_choice":"required","max_tokens":5000` + cTools,
+			[]string{`"output_config":{"effort":"high"}`, `"stop_sequences":["END"]`, `"tool_choice":{"type":"auto"}`, `"metadata":{"user_id":"u1"}`, `"max_tokens":5000`},
+			[]string{`"temperature"`}, "temperature,tool_choice"},
+		{"C-google effort", "/v1/chat/completions", "google/gemini-3-flash", `,"reasoning_effort":"low","stop":["END"],"seed":5` + cTools,
+			[]string{`"thinkingConfig":{"includeThoughts":true,"thinkingLevel":"LOW"}`, `"stopSequences":["END"]`, `"seed":5`}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var body []byte
+			if tc.path == "/v1/messages" {
+				body = messagesBody(tc.model, "hi", false, tc.extra)
+			} else {
+				body = chatBody(tc.model, "hi", false, tc.extra)
+			}
+			resp := e.post(tc.path, e.key, body)
+			got := readAll(t, resp.Body)
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d: %s", resp.StatusCode, got)
+			}
+			sent := e.lastRequest().Body
+			for _, w := range tc.want {
+				if !bytes.Contains(sent, []byte(w)) {
+					t.Errorf("vendor body lacks %s:\n%s", w, sent)
+				}
+			}
+			for _, a := range tc.absent {
+				if bytes.Contains(sent, []byte(a)) {
+					t.Errorf("vendor body has %s:\n%s", a, sent)
+				}
+			}
+			if d := resp.Header.Get("X-Gateway-Dropped-Fields"); d != tc.dropped {
+				t.Errorf("x-gateway-dropped-fields = %q, want %q", d, tc.dropped)
 			}
 		})
 	}

@@ -364,7 +364,7 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 				return
 			}
 			for _, i := range byColl[c] {
-				scores[i] = g.Check([]guard.Segment{{Source: guard.SourceUser, Text: rows[i].Text}}).Score
+				scores[i] = g.Check([]guard.Segment{{Source: rowSource(rows[i]), Text: rows[i].Text}}).Score
 			}
 		}()
 	}
@@ -384,6 +384,9 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 	for _, c := range colls {
 		var na, ta, nb, fb int
 		for _, i := range byColl[c] {
+			if systemPrompt(rows[i]) {
+				continue
+			}
 			f := scores[i] >= thr
 			if rows[i].Label == "attack" {
 				na++
@@ -404,12 +407,15 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 		fmt.Fprintf(w, "%-42s %-8s %7d %7s %7d %7s\n", c, tr, na, ratio(ta, na), nb, ratio(fb, nb))
 	}
 	fmt.Fprintln(w)
-	report(w, "all rows (each row as user text)", rows, scores, thr, func(row) bool { return true })
-	report(w, "without the benign system prompts (Tensor Trust defences)", rows, scores, thr, func(r row) bool {
-		return !strings.Contains(r.Source, "#pre_prompt+post_prompt")
-	})
+	nsys := 0
+	for _, r := range rows {
+		if systemPrompt(r) {
+			nsys++
+		}
+	}
+	report(w, fmt.Sprintf("all rows (user text; the %d benign system prompts are scored as system segments and left out of the FPR)", nsys), rows, scores, thr, func(r row) bool { return !systemPrompt(r) })
 	report(w, "rows never trained on in any fold (licence-restricted collections)", rows, scores, thr, func(r row) bool {
-		return !allowed(r.Source)
+		return !allowed(r.Source) && !systemPrompt(r)
 	})
 	fmt.Fprintln(w, "operating points (all rows): threshold for a target FPR, and recall per kind there")
 	fmt.Fprintf(w, "  %-6s %9s %7s %11s %10s %10s\n", "fpr<=", "threshold", "recall", "extraction", "jailbreak", "injection")
@@ -434,12 +440,30 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 	return thr, nil
 }
 
+// systemPrompt reports whether a row is an operator's system prompt (the
+// Tensor Trust defenders' pre- and post-prompts). The gateway never scores
+// system segments, so cross-validation scores these rows as system text
+// (they cannot be flagged) and leaves them out of every false-positive
+// rate and of the threshold choice: the FPR is measured on user text.
+func systemPrompt(r row) bool {
+	return r.Label == "benign" && strings.Contains(r.Source, "#pre_prompt+post_prompt")
+}
+
+// rowSource is the segment source a row is scored as in cross-validation.
+func rowSource(r row) guard.Source {
+	if systemPrompt(r) {
+		return guard.SourceSystem
+	}
+	return guard.SourceUser
+}
+
 // pickThreshold returns the lowest threshold, rounded up to 1e-4, whose
-// false-positive rate on benign rows is at most target.
+// false-positive rate on benign user-text rows (system prompts excluded)
+// is at most target.
 func pickThreshold(rows []row, scores []float64, target float64) float64 {
 	var ben []float64
 	for i, r := range rows {
-		if r.Label == "benign" {
+		if r.Label == "benign" && !systemPrompt(r) {
 			ben = append(ben, scores[i])
 		}
 	}

@@ -59,6 +59,11 @@ type Dialect struct {
 	// LogprobsInt: logprobs is an integer (the number of top logprobs),
 	// not a boolean (Together); for pass-through fix-ups.
 	LogprobsInt bool
+	// SamplingOnlyWithoutReasoning: temperature and top_p are refused
+	// while the model reasons (OpenAI's reasoning models take them only
+	// with reasoning_effort "none"), so they are dropped when a reasoning
+	// effort other than "none" is sent.
+	SamplingOnlyWithoutReasoning bool
 	// SingleChoice: n must be 1 (Groq).
 	SingleChoice bool
 	// Unsupported lists request fields the vendor rejects or ignores,
@@ -84,6 +89,7 @@ func DialectFor(vendor string) (*Dialect, bool) {
 		d.MaxTokensField = "max_completion_tokens"
 		d.UserField = "safety_identifier"
 		d.Documents = true
+		d.SamplingOnlyWithoutReasoning = true
 	case "together":
 		d.TopK = true
 		d.DeveloperToSystem = true

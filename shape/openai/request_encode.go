@@ -43,7 +43,8 @@ import (
 //     "call_" + 24 base62 characters.
 //
 // Dropped by rule and recorded in r.Dropped: top_k where the vendor has
-// none, user on Mistral, thinking and redacted_thinking blocks where the
+// none, temperature and top_p on OpenAI when a reasoning effort other
+// than "none" is sent (its reasoning models refuse them then), user on Mistral, thinking and redacted_thinking blocks where the
 // vendor cannot replay them, cache_control markers (caching is automatic
 // on these vendors). The error is an *gw.Error with CodeInvalidRequest.
 func EncodeRequest(r *gw.Request, d *Dialect) ([]byte, error) {
@@ -169,6 +170,16 @@ func (e *reqEncoder) encode() (*outRequest, error) {
 
 	if rs := r.Reasoning; rs != nil {
 		e.reasoning(out, rs)
+	}
+	if d.SamplingOnlyWithoutReasoning && out.ReasoningEffort != "" && out.ReasoningEffort != "none" {
+		if out.Temperature != nil {
+			out.Temperature = nil
+			e.drop("temperature")
+		}
+		if out.TopP != nil {
+			out.TopP = nil
+			e.drop("top_p")
+		}
 	}
 	if rf := r.ResponseFormat; rf != nil {
 		switch rf.Type {
