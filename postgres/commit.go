@@ -7,119 +7,9 @@ import (
 	"sort"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/groupcommit"
 	"github.com/jackc/pgx/v5"
 )
-
-// opKind says what a group-committed call does.
-type opKind int
-
-const (
-	opHold opKind = iota
-	opSettle
-	opRelease
-	opLog
-)
-
-func (k opKind) String() string {
-	switch k {
-	case opHold:
-		return "place hold"
-	case opSettle:
-		return "settle"
-	case opRelease:
-		return "release"
-	}
-	return "log"
-}
-
-// errHoldExists refuses a second hold with the same id.
-var errHoldExists = errors.New("hold already exists")
-
-// op is one call waiting for the group committer.
-type op struct {
-	kind opKind
-	hold gw.Hold    // opHold
-	id   string     // hold id, for opSettle and opRelease
-	rec  *gw.Record // the record to write; nil for a bare release
-	res  chan error // buffered; receives exactly one result
-}
-
-// submit hands o to the committer and waits for its result. ctx bounds
-// only the hand-over: once the committer took the call, submit waits for
-// the commit, since the call may succeed even if the caller gave up, and
-// telling it otherwise would be a lie about money.
-func (db *DB) submit(ctx context.Context, o *op, what string) error {
-	o.res = make(chan error, 1)
-	select {
-	case db.ops <- o:
-	case <-db.quit:
-		return fmt.Errorf("%s: %w", what, ErrClosed)
-	case <-ctx.Done():
-		return fmt.Errorf("%s: %w", what, ctx.Err())
-	}
-	return <-o.res
-}
-
-// run is the committer: it takes one call, gathers every call already
-// waiting (up to maxBatch), applies them in one transaction, answers each,
-// and starts over. The ops channel is unbuffered, so a call is either taken
-// (and answered) or its sender sees quit: none is lost on Close.
-func (db *DB) run() {
-	defer close(db.done)
-	batch := make([]*op, 0, db.maxBatch)
-	for {
-		select {
-		case o := <-db.ops:
-			batch = append(batch[:0], o)
-		case <-db.quit:
-			return
-		}
-	fill:
-		for len(batch) < db.maxBatch {
-			select {
-			case o := <-db.ops:
-				batch = append(batch, o)
-			default:
-				break fill
-			}
-		}
-		db.commit(batch)
-	}
-}
-
-// commit applies batch in one transaction and answers every call. If the
-// transaction fails (a constraint, a deadlock, a lost connection), each
-// call is retried in a transaction of its own, so that one bad call cannot
-// fail the others.
-func (db *DB) commit(batch []*op) {
-	db.batches.Add(1)
-	db.opsDone.Add(int64(len(batch)))
-	results := make([]error, len(batch))
-	err := db.apply(batch, results)
-	if err != nil && len(batch) > 1 {
-		db.retried.Add(int64(len(batch)))
-		for i := range batch {
-			if err := db.apply(batch[i:i+1], results[i:i+1]); err != nil {
-				results[i] = err
-			}
-		}
-	} else if err != nil {
-		results[0] = err
-	}
-	for i, o := range batch {
-		if results[i] != nil {
-			results[i] = fmt.Errorf("%s: %w", o.kind, results[i])
-		}
-		o.res <- results[i]
-	}
-}
-
-// clean reports whether err is a call's own refusal, made before it wrote
-// anything; the transaction is still usable after it.
-func clean(err error) bool {
-	var e *gw.Error
-	return errors.Is(err, gw.ErrNotFound) || errors.Is(err, errHoldExists) || errors.As(err, &e)
-}
 
 // lockAccounts locks, in id order, every account the batch touches: those
 // of new holds and those of the holds being settled or released. Taking
@@ -180,7 +70,7 @@ const insertRecord = `INSERT INTO records (` + recordColumns + `)
 // call's own outcome in results. A call's clean failure (ErrNotFound,
 // insufficient balance) has changed nothing and leaves the transaction
 // usable; any other error aborts the transaction and is returned.
-func (db *DB) apply(ops []*op, results []error) (err error) {
+func (db *DB) apply(ops []*groupcommit.Op, results []error) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
 	now := db.now()
@@ -188,11 +78,11 @@ func (db *DB) apply(ops []*op, results []error) (err error) {
 	b := &pgx.Batch{}
 	var accounts, holds []string
 	for _, o := range ops {
-		switch o.kind {
-		case opHold:
-			accounts = append(accounts, o.hold.AccountID)
-		case opSettle, opRelease:
-			holds = append(holds, o.id)
+		switch o.Kind {
+		case groupcommit.Hold:
+			accounts = append(accounts, o.Hold.AccountID)
+		case groupcommit.Settle, groupcommit.Release:
+			holds = append(holds, o.ID)
 		}
 	}
 	locking := len(accounts) > 0 || len(holds) > 0
@@ -201,22 +91,22 @@ func (db *DB) apply(ops []*op, results []error) (err error) {
 		b.Queue(lockAccounts, accounts, holds)
 	}
 	for _, o := range ops {
-		switch o.kind {
-		case opHold:
-			h := o.hold
+		switch o.Kind {
+		case groupcommit.Hold:
+			h := o.Hold
 			b.Queue(placeHold, h.ID, h.AccountID, h.KeyID, int64(h.Amount), h.ExpiresAt, now)
-		case opSettle, opRelease:
-			rec := o.rec
+		case groupcommit.Settle, groupcommit.Release:
+			rec := o.Rec
 			if rec == nil {
-				rec = &gw.Record{RequestID: o.id, CreatedAt: now}
+				rec = &gw.Record{RequestID: o.ID, CreatedAt: now}
 			}
-			args := append(recordArgs(rec), o.id, o.rec != nil, now)
-			if o.kind == opRelease {
+			args := append(recordArgs(rec), o.ID, o.Rec != nil, now)
+			if o.Kind == groupcommit.Release {
 				args[20] = int64(0) // $21, the charge
 			}
 			b.Queue(finishHold, args...)
-		case opLog:
-			b.Queue(insertRecord, recordArgs(o.rec)...)
+		case groupcommit.Log:
+			b.Queue(insertRecord, recordArgs(o.Rec)...)
 		}
 	}
 
@@ -234,7 +124,7 @@ func (db *DB) apply(ops []*op, results []error) (err error) {
 	}
 	for i, o := range ops {
 		err := read(br, o)
-		if err != nil && !clean(err) {
+		if err != nil && !groupcommit.Clean(err) {
 			return err
 		}
 		results[i] = err
@@ -249,29 +139,29 @@ func (db *DB) apply(ops []*op, results []error) (err error) {
 }
 
 // read reads the result of o's statement from the batch.
-func read(br pgx.BatchResults, o *op) error {
-	switch o.kind {
-	case opHold:
+func read(br pgx.BatchResults, o *groupcommit.Op) error {
+	switch o.Kind {
+	case groupcommit.Hold:
 		var balance, held int64
 		var dup, placed bool
 		if err := br.QueryRow().Scan(&balance, &held, &dup, &placed); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("account %q: %w", o.hold.AccountID, gw.ErrNotFound)
+				return fmt.Errorf("account %q: %w", o.Hold.AccountID, gw.ErrNotFound)
 			}
 			return err
 		}
 		switch {
 		case dup:
-			return fmt.Errorf("hold %q: %w", o.hold.ID, errHoldExists)
+			return fmt.Errorf("hold %q: %w", o.Hold.ID, groupcommit.ErrHoldExists)
 		case !placed:
-			return insufficient(o.hold.Amount, gw.Money(balance-held))
+			return insufficient(o.Hold.Amount, gw.Money(balance-held))
 		}
 		return nil
-	case opSettle, opRelease:
+	case groupcommit.Settle, groupcommit.Release:
 		var account string
 		if err := br.QueryRow().Scan(&account); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("hold %q: %w", o.id, gw.ErrNotFound)
+				return fmt.Errorf("hold %q: %w", o.ID, gw.ErrNotFound)
 			}
 			return err
 		}

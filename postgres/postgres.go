@@ -73,10 +73,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/groupcommit"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -89,7 +89,7 @@ var migrations embed.FS
 const commitTimeout = 30 * time.Second
 
 // ErrClosed is returned by calls made after Close.
-var ErrClosed = errors.New("postgres: store closed")
+var ErrClosed = groupcommit.ErrClosed
 
 // DefaultMaxBatch is the default of Options.MaxBatch.
 const DefaultMaxBatch = 256
@@ -112,11 +112,7 @@ type Options struct {
 }
 
 // Stats counts group commits.
-type Stats struct {
-	Batches int64 // transactions the committer ran
-	Ops     int64 // calls those transactions carried
-	Retried int64 // calls retried alone after their batch failed
-}
+type Stats = groupcommit.Stats
 
 // DB is a gw.Store on a PostgreSQL database. It is safe for concurrent
 // use.
@@ -124,13 +120,8 @@ type DB struct {
 	pool *pgxpool.Pool
 	now  func() time.Time
 
-	maxBatch  int
-	ops       chan *op
-	quit      chan struct{}
-	done      chan struct{}
+	gc        *groupcommit.Committer
 	closeOnce sync.Once
-
-	batches, opsDone, retried atomic.Int64
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
@@ -169,12 +160,8 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 	}
 	db := &DB{
 		pool: pool, now: now,
-		maxBatch: maxBatch,
-		ops:      make(chan *op),
-		quit:     make(chan struct{}),
-		done:     make(chan struct{}),
 	}
-	go db.run()
+	db.gc = groupcommit.Start(maxBatch, db.apply)
 	return db, nil
 }
 
@@ -256,8 +243,7 @@ func (db *DB) Ping(ctx context.Context) error {
 // idempotent.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
-		close(db.quit)
-		<-db.done
+		db.gc.Close()
 		db.pool.Close()
 	})
 	return nil
@@ -265,7 +251,7 @@ func (db *DB) Close() error {
 
 // Stats returns the group commit counters.
 func (db *DB) Stats() Stats {
-	return Stats{Batches: db.batches.Load(), Ops: db.opsDone.Load(), Retried: db.retried.Load()}
+	return db.gc.Stats()
 }
 
 // EnsureAccount returns the account with this name, creating it.
@@ -439,7 +425,7 @@ func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
 	if h.ExpiresAt.IsZero() {
 		return errors.New("place hold: no expiry")
 	}
-	return db.submit(ctx, &op{kind: opHold, hold: h}, "place hold")
+	return db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Hold, Hold: h}, "place hold")
 }
 
 // Settle finishes the hold: it deletes it, debits r.Charge, writes the
@@ -454,19 +440,19 @@ func (db *DB) Settle(ctx context.Context, holdID string, r *gw.Record) error {
 	if r.Charge < 0 {
 		return fmt.Errorf("settle: negative charge %d", r.Charge)
 	}
-	return db.submit(ctx, &op{kind: opSettle, id: holdID, rec: db.prepare(r, holdID)}, "settle")
+	return db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Settle, ID: holdID, Rec: db.prepare(r, holdID)}, "settle")
 }
 
 // Release deletes the hold without charging and, when r is not nil, writes
 // r with a zero charge. An unknown or already finished hold is ErrNotFound
 // and changes nothing.
 func (db *DB) Release(ctx context.Context, holdID string, r *gw.Record) error {
-	o := &op{kind: opRelease, id: holdID}
+	o := &groupcommit.Op{Kind: groupcommit.Release, ID: holdID}
 	if r != nil {
-		o.rec = db.prepare(r, holdID)
-		o.rec.Charge = 0
+		o.Rec = db.prepare(r, holdID)
+		o.Rec.Charge = 0
 	}
-	return db.submit(ctx, o, "release")
+	return db.gc.Submit(ctx, o, "release")
 }
 
 // Log writes a record for a request that placed no hold.
@@ -474,7 +460,7 @@ func (db *DB) Log(ctx context.Context, r *gw.Record) error {
 	if r == nil || r.RequestID == "" {
 		return errors.New("log: record without request id")
 	}
-	return db.submit(ctx, &op{kind: opLog, rec: db.prepare(r, "")}, "log")
+	return db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Log, Rec: db.prepare(r, "")}, "log")
 }
 
 // prepare returns a copy of r with its defaults filled in.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/groupcommit"
 	"github.com/gwlabs/gateway/storetest"
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
@@ -221,19 +222,16 @@ func TestCommitIsolatesFailingCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	batch := []*op{
-		{kind: opLog, rec: &gw.Record{RequestID: "req_a", Status: 200, CreatedAt: now}},
-		{kind: opLog, rec: &gw.Record{RequestID: "req_dup", Status: 200, CreatedAt: now}},
-		{kind: opSettle, id: "req_none", rec: &gw.Record{RequestID: "req_none", Charge: 5, CreatedAt: now}},
-		{kind: opHold, hold: gw.Hold{ID: "req_b", AccountID: a.ID, Amount: 400, ExpiresAt: exp}},
-		{kind: opHold, hold: gw.Hold{ID: "req_c", AccountID: a.ID, Amount: 200, ExpiresAt: exp}},
-		{kind: opSettle, id: "req_h", rec: &gw.Record{RequestID: "req_h", Charge: 450, CreatedAt: now}},
-	}
-	for _, o := range batch {
-		o.res = make(chan error, 1)
+	batch := []*groupcommit.Op{
+		{Kind: groupcommit.Log, Rec: &gw.Record{RequestID: "req_a", Status: 200, CreatedAt: now}},
+		{Kind: groupcommit.Log, Rec: &gw.Record{RequestID: "req_dup", Status: 200, CreatedAt: now}},
+		{Kind: groupcommit.Settle, ID: "req_none", Rec: &gw.Record{RequestID: "req_none", Charge: 5, CreatedAt: now}},
+		{Kind: groupcommit.Hold, Hold: gw.Hold{ID: "req_b", AccountID: a.ID, Amount: 400, ExpiresAt: exp}},
+		{Kind: groupcommit.Hold, Hold: gw.Hold{ID: "req_c", AccountID: a.ID, Amount: 200, ExpiresAt: exp}},
+		{Kind: groupcommit.Settle, ID: "req_h", Rec: &gw.Record{RequestID: "req_h", Charge: 450, CreatedAt: now}},
 	}
 	before := db.Stats()
-	db.commit(batch)
+	results := db.gc.Commit(batch)
 	if got := db.Stats().Retried - before.Retried; got != int64(len(batch)) {
 		t.Errorf("retried %d calls, want the whole batch of %d", got, len(batch))
 	}
@@ -249,7 +247,7 @@ func TestCommitIsolatesFailingCall(t *testing.T) {
 		{"settle", func(err error) bool { return err == nil }},
 	}
 	for i, c := range check {
-		if err := <-batch[i].res; !c.ok(err) {
+		if err := results[i]; !c.ok(err) {
 			t.Errorf("%s: unexpected result %v", c.name, err)
 		}
 	}

@@ -138,7 +138,9 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 	}
 	o := proxy.Outcome{Status: http.StatusOK, TTFB: ttfb}
 	switch {
-	case clientGone || ctx.Err() != nil:
+	case !finished && streamErr == nil && (clientGone || ctx.Err() != nil):
+		// The caller left before the end (a caller that closes the body
+		// right after the last event has not abandoned anything).
 		o.Success, o.Usage, o.Note = true, abandonedUsage(in, usage, events), "abandoned"
 	case streamErr != nil:
 		o.Err = streamErr

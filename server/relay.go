@@ -162,8 +162,10 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	readErr := rd.Err()
 	o := proxy.Outcome{Status: http.StatusOK, TTFB: ttfb}
 	switch {
-	case clientGone || ctx.Err() != nil:
-		// The caller left: bill what was used up to here.
+	case !m.Done() && m.Err() == nil && (clientGone || ctx.Err() != nil):
+		// The caller left before the end: bill what was used up to here.
+		// (The OpenAI SDK closes the body as soon as it reads [DONE]; that
+		// stream was complete.)
 		o.Success, o.Usage, o.Note = true, abandonedUsage(in, m.Usage(), events), "abandoned"
 	case m.Err() != nil:
 		// The vendor's own in-stream error was relayed as is; a C
@@ -178,6 +180,7 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		o.Err = e
 		writeStreamError(fw, in.Endpoint, in.RequestID, e)
 	default:
+		// Complete (the caller may have stopped reading after the end).
 		o.Success, o.Usage = true, m.Usage()
 		if !o.Usage.Reported {
 			o.Usage, o.Note = estimateUsage(in, events), "usage_missing"

@@ -7,116 +7,14 @@ import (
 	"fmt"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/groupcommit"
 )
-
-// opKind says what a group-committed call does.
-type opKind int
-
-const (
-	opHold opKind = iota
-	opSettle
-	opRelease
-	opLog
-)
-
-// errHoldExists refuses a second hold with the same id.
-var errHoldExists = errors.New("hold already exists")
-
-// op is one call waiting for the group committer.
-type op struct {
-	kind opKind
-	hold gw.Hold    // opHold
-	id   string     // hold id, for opSettle and opRelease
-	rec  *gw.Record // the record to write; nil for a bare release
-	res  chan error // buffered; receives exactly one result
-}
-
-// submit hands o to the committer and waits for its result. ctx bounds
-// only the hand-over: once the committer took the call, submit waits for
-// the commit, since the call may succeed even if the caller gave up, and
-// telling it otherwise would be a lie about money.
-func (db *DB) submit(ctx context.Context, o *op, what string) error {
-	o.res = make(chan error, 1)
-	select {
-	case db.ops <- o:
-	case <-db.quit:
-		return fmt.Errorf("%s: %w", what, ErrClosed)
-	case <-ctx.Done():
-		return fmt.Errorf("%s: %w", what, ctx.Err())
-	}
-	return <-o.res
-}
-
-// run is the committer: it takes one call, gathers every call already
-// waiting (up to maxBatch), applies them in one transaction, answers each,
-// and starts over. The ops channel is unbuffered, so a call is either taken
-// (and answered) or its sender sees quit: none is lost on Close.
-func (db *DB) run() {
-	defer close(db.done)
-	batch := make([]*op, 0, db.maxBatch)
-	for {
-		select {
-		case o := <-db.ops:
-			batch = append(batch[:0], o)
-		case <-db.quit:
-			return
-		}
-	fill:
-		for len(batch) < db.maxBatch {
-			select {
-			case o := <-db.ops:
-				batch = append(batch, o)
-			default:
-				break fill
-			}
-		}
-		db.commit(batch)
-	}
-}
-
-// commit applies batch in one transaction and answers every call. If the
-// transaction fails, each call is retried in a transaction of its own, so
-// that one bad call cannot fail the others.
-func (db *DB) commit(batch []*op) {
-	db.batches.Add(1)
-	db.opsDone.Add(int64(len(batch)))
-	results := make([]error, len(batch))
-	err := db.apply(batch, results)
-	if err != nil && len(batch) > 1 {
-		db.retried.Add(int64(len(batch)))
-		for i := range batch {
-			if err := db.apply(batch[i:i+1], results[i:i+1]); err != nil {
-				results[i] = err
-			}
-		}
-	} else if err != nil {
-		results[0] = err
-	}
-	for i, o := range batch {
-		if results[i] != nil {
-			results[i] = fmt.Errorf("%s: %w", o.kind, results[i])
-		}
-		o.res <- results[i]
-	}
-}
-
-func (k opKind) String() string {
-	switch k {
-	case opHold:
-		return "place hold"
-	case opSettle:
-		return "settle"
-	case opRelease:
-		return "release"
-	}
-	return "log"
-}
 
 // apply runs ops in one transaction, storing each call's own outcome in
 // results. A call's clean failure (ErrNotFound, insufficient balance) has
 // changed nothing and leaves the transaction usable; any other error
 // aborts the transaction and is returned.
-func (db *DB) apply(ops []*op, results []error) error {
+func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
 	tx, err := db.w.BeginTx(ctx, nil)
@@ -126,7 +24,7 @@ func (db *DB) apply(ops []*op, results []error) error {
 	defer tx.Rollback()
 	for i, o := range ops {
 		err := db.applyOne(ctx, tx, o)
-		if err != nil && !clean(err) {
+		if err != nil && !groupcommit.Clean(err) {
 			return err
 		}
 		results[i] = err
@@ -137,49 +35,42 @@ func (db *DB) apply(ops []*op, results []error) error {
 	return nil
 }
 
-// clean reports whether err is a call's own refusal, made before it wrote
-// anything.
-func clean(err error) bool {
-	var e *gw.Error
-	return errors.Is(err, gw.ErrNotFound) || errors.Is(err, errHoldExists) || errors.As(err, &e)
-}
-
-func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *op) error {
-	switch o.kind {
-	case opHold:
-		return db.placeHold(ctx, tx, o.hold)
-	case opSettle, opRelease:
+func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op) error {
+	switch o.Kind {
+	case groupcommit.Hold:
+		return db.placeHold(ctx, tx, o.Hold)
+	case groupcommit.Settle, groupcommit.Release:
 		var account, key string
-		err := tx.StmtContext(ctx, db.ps.deleteHold).QueryRowContext(ctx, o.id).Scan(&account, &key)
+		err := tx.StmtContext(ctx, db.ps.deleteHold).QueryRowContext(ctx, o.ID).Scan(&account, &key)
 		if err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("hold %q: %w", o.id, gw.ErrNotFound)
+				return fmt.Errorf("hold %q: %w", o.ID, gw.ErrNotFound)
 			}
 			return err
 		}
-		if o.rec == nil {
+		if o.Rec == nil {
 			return nil
 		}
-		if o.rec.AccountID == "" {
-			o.rec.AccountID = account
+		if o.Rec.AccountID == "" {
+			o.Rec.AccountID = account
 		}
-		if o.rec.KeyID == "" {
-			o.rec.KeyID = key
+		if o.Rec.KeyID == "" {
+			o.Rec.KeyID = key
 		}
-		if o.kind == opSettle && o.rec.Charge > 0 {
-			if _, err := tx.StmtContext(ctx, db.ps.charge).ExecContext(ctx, int64(o.rec.Charge), account); err != nil {
+		if o.Kind == groupcommit.Settle && o.Rec.Charge > 0 {
+			if _, err := tx.StmtContext(ctx, db.ps.charge).ExecContext(ctx, int64(o.Rec.Charge), account); err != nil {
 				return err
 			}
 			if _, err := tx.StmtContext(ctx, db.ps.ledgerCharge).ExecContext(ctx,
-				account, -int64(o.rec.Charge), o.rec.RequestID, "charge", micros(db.now())); err != nil {
+				account, -int64(o.Rec.Charge), o.Rec.RequestID, "charge", micros(db.now())); err != nil {
 				return err
 			}
 		}
-		return db.insertRecord(ctx, tx, o.rec)
-	case opLog:
-		return db.insertRecord(ctx, tx, o.rec)
+		return db.insertRecord(ctx, tx, o.Rec)
+	case groupcommit.Log:
+		return db.insertRecord(ctx, tx, o.Rec)
 	}
-	return fmt.Errorf("unknown op %d", o.kind)
+	return fmt.Errorf("unknown op %d", o.Kind)
 }
 
 // placeHold checks the account's available balance and inserts the hold.
@@ -197,7 +88,7 @@ func (db *DB) placeHold(ctx context.Context, tx *sql.Tx, h gw.Hold) error {
 		return err
 	}
 	if exists {
-		return fmt.Errorf("hold %q: %w", h.ID, errHoldExists)
+		return fmt.Errorf("hold %q: %w", h.ID, groupcommit.ErrHoldExists)
 	}
 	if avail := gw.Money(balance - held); avail < h.Amount {
 		return insufficient(h.Amount, avail)

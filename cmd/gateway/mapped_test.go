@@ -1122,6 +1122,9 @@ func TestMappedGeminiSignatures(t *testing.T) {
 				!strings.HasSuffix(tr.thinking[0].Signature, sigThk) {
 				t.Errorf("thinking blocks %+v", tr.thinking)
 			}
+			if n := bytes.Count(bytes.Join(tr.events, nil), []byte(`"type":"signature_delta"`)); stream && n != 2 {
+				t.Errorf("%d signature deltas, want one per thinking block", n)
+			}
 			p.Messages = append(p.Messages, tr.mNext, anthropic.NewUserMessage(anthropic.NewTextBlock("Weather?")))
 			g.push(toolTurn...)
 			tr = q.mTurn(t, p, stream)

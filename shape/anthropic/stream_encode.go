@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"github.com/gwlabs/gateway/internal/jsonenc"
 	"io"
 	"strconv"
 
@@ -121,9 +122,9 @@ func (e *StreamEncoder) start() error {
 	}
 	e.started = true
 	b := append(e.tmp[:0], `{"type":"message_start","message":{"id":`...)
-	b = appendString(b, e.meta.ID)
+	b = jsonenc.AppendString(b, e.meta.ID)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = appendString(b, e.meta.Model)
+	b = jsonenc.AppendString(b, e.meta.Model)
 	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":`...)
 	b = appendUsage(b, e.usage, true)
 	b = append(b, "}}"...)
@@ -145,13 +146,13 @@ func (e *StreamEncoder) startBlock(idx int, p *gw.Part) error {
 		b = append(b, `{"type":"thinking","thinking":"","signature":""}`...)
 	case gw.PartRedactedThinking:
 		b = append(b, `{"type":"redacted_thinking","data":`...)
-		b = appendString(b, p.RedactedData)
+		b = jsonenc.AppendString(b, p.RedactedData)
 		b = append(b, '}')
 	case gw.PartToolCall:
 		b = append(b, `{"type":"tool_use","id":`...)
-		b = appendString(b, p.ToolCallID)
+		b = jsonenc.AppendString(b, p.ToolCallID)
 		b = append(b, `,"name":`...)
-		b = appendString(b, p.ToolName)
+		b = jsonenc.AppendString(b, p.ToolName)
 		b = append(b, `,"input":{}}`...)
 	default:
 		return gw.Errorf(gw.CodeUpstream, "the vendor streamed a %s part, which a Messages stream cannot carry", p.Type)
@@ -205,7 +206,7 @@ func (e *StreamEncoder) deltaEvent(idx int, typ, field, text string) error {
 	b = append(b, `","`...)
 	b = append(b, field...)
 	b = append(b, `":`...)
-	b = appendString(b, text)
+	b = jsonenc.AppendString(b, text)
 	b = append(b, "}}"...)
 	e.tmp = b
 	return e.event("content_block_delta")
@@ -224,10 +225,10 @@ func (e *StreamEncoder) messageDelta(stop gw.StopReason, seq string) error {
 		stop = gw.StopEndTurn
 	}
 	b := append(e.tmp[:0], `{"type":"message_delta","delta":{"stop_reason":`...)
-	b = appendString(b, string(stop))
+	b = jsonenc.AppendString(b, string(stop))
 	b = append(b, `,"stop_sequence":`...)
 	if seq != "" {
-		b = appendString(b, seq)
+		b = jsonenc.AppendString(b, seq)
 	} else {
 		b = append(b, "null"...)
 	}
@@ -289,10 +290,10 @@ func ErrorEvent(requestID string, e *gw.Error) []byte {
 	b = append(b, `event: error`+"\n"+`data: {"type":"error","error":{"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","message":`...)
-	b = appendString(b, e.Message)
+	b = jsonenc.AppendString(b, e.Message)
 	if requestID != "" {
 		b = append(b, `,"request_id":`...)
-		b = appendString(b, requestID)
+		b = jsonenc.AppendString(b, requestID)
 	}
 	return append(b, "}}\n\n"...)
 }

@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/gwlabs/gateway/internal/jsonenc"
 	"strings"
 	"testing"
 
@@ -260,17 +261,17 @@ func TestStopReason(t *testing.T) {
 
 func TestAppendString(t *testing.T) {
 	for _, s := range []string{"", "plain", "q\"b\\s", "ctl\x00\x01\x1f\t\n\r", "<&>", "é中😀", "bad\xffutf8", "\u2028\u2029"} {
-		got := appendString(nil, s)
+		got := jsonenc.AppendString(nil, s)
 		want, _ := json.Marshal(s)
 		var back string
 		if err := json.Unmarshal(got, &back); err != nil {
-			t.Errorf("appendString(%q) = %s: invalid JSON: %v", s, got, err)
+			t.Errorf("jsonenc.AppendString(%q) = %s: invalid JSON: %v", s, got, err)
 			continue
 		}
 		var wantBack string
 		_ = json.Unmarshal(want, &wantBack)
 		if back != wantBack {
-			t.Errorf("appendString(%q) decodes to %q, want %q", s, back, wantBack)
+			t.Errorf("jsonenc.AppendString(%q) decodes to %q, want %q", s, back, wantBack)
 		}
 	}
 }

@@ -2,10 +2,10 @@ package openai
 
 import (
 	"fmt"
+	"github.com/gwlabs/gateway/internal/jsonenc"
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gwlabs/gateway"
 )
@@ -47,11 +47,11 @@ func NewStreamEncoder(w io.Writer, meta ResponseMeta, includeUsage bool) *Stream
 		e.requestID = "req_" + rest
 	}
 	p := []byte(`data: {"id":`)
-	p = appendString(p, meta.ID)
+	p = jsonenc.AppendString(p, meta.ID)
 	p = append(p, `,"object":"chat.completion.chunk","created":`...)
 	p = strconv.AppendInt(p, meta.Created, 10)
 	p = append(p, `,"model":`...)
-	p = appendString(p, meta.Model)
+	p = jsonenc.AppendString(p, meta.Model)
 	p = append(p, `,"choices":[`...)
 	e.prefix = p
 	e.buf = make([]byte, 0, 512)
@@ -92,9 +92,9 @@ func (e *StreamEncoder) Encode(ev gw.Event) error {
 		b = append(b, `{"tool_calls":[{"index":`...)
 		b = strconv.AppendInt(b, int64(e.tool), 10)
 		b = append(b, `,"id":`...)
-		b = appendString(b, ev.Part.ToolCallID)
+		b = jsonenc.AppendString(b, ev.Part.ToolCallID)
 		b = append(b, `,"type":"function","function":{"name":`...)
-		b = appendString(b, ev.Part.ToolName)
+		b = jsonenc.AppendString(b, ev.Part.ToolName)
 		b = append(b, `,"arguments":""}}]}`...)
 		return e.close(b, "")
 	case gw.EventDelta:
@@ -108,17 +108,17 @@ func (e *StreamEncoder) Encode(ev gw.Event) error {
 		switch e.kind {
 		case gw.PartText:
 			b = append(b, `{"content":`...)
-			b = appendString(b, ev.Text)
+			b = jsonenc.AppendString(b, ev.Text)
 			b = append(b, '}')
 		case gw.PartThinking:
 			b = append(b, `{"reasoning_content":`...)
-			b = appendString(b, ev.Text)
+			b = jsonenc.AppendString(b, ev.Text)
 			b = append(b, '}')
 		case gw.PartToolCall:
 			b = append(b, `{"tool_calls":[{"index":`...)
 			b = strconv.AppendInt(b, int64(e.tool), 10)
 			b = append(b, `,"function":{"arguments":`...)
-			b = appendString(b, ev.Text)
+			b = jsonenc.AppendString(b, ev.Text)
 			b = append(b, `}}]}`...)
 		default:
 			return nil // redacted thinking and unknown blocks have no C form
@@ -190,7 +190,7 @@ func (e *StreamEncoder) close(b []byte, finish string) error {
 	if finish == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, finish)
+		b = jsonenc.AppendString(b, finish)
 	}
 	b = append(b, "}]"...)
 	if e.includeUsage {
@@ -210,57 +210,4 @@ func (e *StreamEncoder) write(b []byte) error {
 
 func (e *StreamEncoder) done() error {
 	return e.write(append(e.buf[:0], "data: [DONE]\n\n"...))
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
-// U+2028 and U+2029 are escaped as encoding/json does; "<", ">" and "&"
-// are kept as they are.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -1,0 +1,192 @@
+// Package groupcommit batches the stores' money writes (place hold,
+// settle, release, log) into shared transactions, so that a durable commit
+// costs one sync for many concurrent requests instead of one each. Both
+// stores use it; each supplies only how to apply a batch in its own SQL.
+//
+// A Committer runs one goroutine. Submit hands it a call and waits for
+// that call's own result; the goroutine takes a call, gathers every call
+// already waiting (up to the batch limit), applies them in one
+// transaction, and answers each. When the transaction fails, each call is
+// retried in a transaction of its own, so one bad call cannot fail the
+// others.
+package groupcommit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// Kind says what a call does.
+type Kind int
+
+// Kinds of calls.
+const (
+	Hold Kind = iota
+	Settle
+	Release
+	Log
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Hold:
+		return "place hold"
+	case Settle:
+		return "settle"
+	case Release:
+		return "release"
+	}
+	return "log"
+}
+
+// ErrHoldExists refuses a second hold with the same id.
+var ErrHoldExists = errors.New("hold already exists")
+
+// ErrClosed is returned by calls submitted after Close.
+var ErrClosed = errors.New("store closed")
+
+// Op is one call.
+type Op struct {
+	Kind Kind
+	Hold gw.Hold    // Hold
+	ID   string     // the hold id, for Settle and Release
+	Rec  *gw.Record // the record to write; nil for a bare release
+	res  chan error // receives exactly one result
+}
+
+// Apply runs ops in one transaction and stores each call's own outcome in
+// results. A call's clean refusal (see Clean) has changed nothing and
+// leaves the transaction usable; any other error aborts the transaction
+// and is returned.
+type Apply func(ops []*Op, results []error) error
+
+// Clean reports whether err is a call's own refusal, made before it wrote
+// anything: a missing hold or account, a duplicate hold, or a *gw.Error
+// such as insufficient balance.
+func Clean(err error) bool {
+	var e *gw.Error
+	return errors.Is(err, gw.ErrNotFound) || errors.Is(err, ErrHoldExists) || errors.As(err, &e)
+}
+
+// Stats counts the committer's work.
+type Stats struct {
+	Batches int64 // transactions run
+	Ops     int64 // calls those transactions carried
+	Retried int64 // calls retried alone after their batch failed
+}
+
+// Committer is the batching goroutine.
+type Committer struct {
+	apply    Apply
+	maxBatch int
+	ops      chan *Op
+	quit     chan struct{}
+	done     chan struct{}
+	once     sync.Once
+
+	batches, opsDone, retried atomic.Int64
+}
+
+// Start starts a committer applying batches of at most maxBatch calls.
+func Start(maxBatch int, apply Apply) *Committer {
+	c := &Committer{
+		apply:    apply,
+		maxBatch: max(maxBatch, 1),
+		ops:      make(chan *Op),
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	go c.run()
+	return c
+}
+
+// Submit hands o to the committer and waits for its result. ctx bounds
+// only the hand-over: once the committer took the call, Submit waits for
+// the commit, since the call may succeed even if the caller gave up, and
+// telling it otherwise would be a lie about money. what prefixes errors.
+func (c *Committer) Submit(ctx context.Context, o *Op, what string) error {
+	o.res = make(chan error, 1)
+	select {
+	case c.ops <- o:
+	case <-c.quit:
+		return fmt.Errorf("%s: %w", what, ErrClosed)
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	}
+	return <-o.res
+}
+
+// Close stops the committer after the batch in progress. The ops channel
+// is unbuffered, so a call is either taken (and answered) or its sender
+// sees ErrClosed: none is lost.
+func (c *Committer) Close() {
+	c.once.Do(func() {
+		close(c.quit)
+		<-c.done
+	})
+}
+
+// Stats returns the counters.
+func (c *Committer) Stats() Stats {
+	return Stats{Batches: c.batches.Load(), Ops: c.opsDone.Load(), Retried: c.retried.Load()}
+}
+
+func (c *Committer) run() {
+	defer close(c.done)
+	batch := make([]*Op, 0, c.maxBatch)
+	for {
+		select {
+		case o := <-c.ops:
+			batch = append(batch[:0], o)
+		case <-c.quit:
+			return
+		}
+	fill:
+		for len(batch) < c.maxBatch {
+			select {
+			case o := <-c.ops:
+				batch = append(batch, o)
+			default:
+				break fill
+			}
+		}
+		c.commit(batch)
+	}
+}
+
+func (c *Committer) commit(batch []*Op) {
+	for i, err := range c.Commit(batch) {
+		batch[i].res <- err
+	}
+}
+
+// Commit applies batch the way the committer does (one transaction; on
+// failure each call alone) and returns each call's result. The committer
+// goroutine uses it; a test can drive a hand-made batch through it.
+func (c *Committer) Commit(batch []*Op) []error {
+	c.batches.Add(1)
+	c.opsDone.Add(int64(len(batch)))
+	results := make([]error, len(batch))
+	err := c.apply(batch, results)
+	if err != nil && len(batch) > 1 {
+		c.retried.Add(int64(len(batch)))
+		for i := range batch {
+			if err := c.apply(batch[i:i+1], results[i:i+1]); err != nil {
+				results[i] = err
+			}
+		}
+	} else if err != nil {
+		results[0] = err
+	}
+	for i, o := range batch {
+		if results[i] != nil {
+			results[i] = fmt.Errorf("%s: %w", o.Kind, results[i])
+		}
+	}
+	return results
+}
