@@ -73,6 +73,9 @@ func findRules(sc *scratch) {
 					break
 				}
 			}
+			if sc.rule.name == "" && !sc.wordIs(i, "skip") && !sc.wordIs(i, "drop") {
+				sc.ignoreRulesRule(i)
+			}
 		case t.concepts&(1<<cReveal) != 0:
 			sc.revealRules(i)
 		case sc.wordIs(i, "developer") && sc.wordIs(i+1, "mode"):
@@ -82,6 +85,8 @@ func findRules(sc *scratch) {
 					break
 				}
 			}
+		case t.concepts&(1<<cPretend) != 0 || sc.wordIs(i, "now") && (sc.wordIs(i-1, "from") || sc.wordIs(i-1, "are")):
+			sc.personaRule(i)
 		case sc.wordIs(i, "anything") && sc.wordIs(i+1, "now") && sc.wordIs(i-1, "do"):
 			sc.rule = ruleHit{"do anything now persona", KindJailbreak, i}
 		case sc.wordIs(i, "you") && (sc.wordIs(i+1, "are") || sc.wordIs(i+1, "will")) && sc.wordIs(i+2, "now"):
@@ -167,6 +172,57 @@ func (sc *scratch) revealRules(i int) {
 			case "text", "words", "everything", "lines", "message", "messages", "content":
 				if sc.wordIs(j+1, "above") || sc.wordIs(j+2, "above") || sc.wordIs(j+1, "before") {
 					sc.rule = ruleHit{"asks to repeat the text above", KindExtraction, i}
+					return
+				}
+			}
+		}
+	}
+}
+
+// ignoreRulesRule: "ignore all (the) rules|instructions|guidelines", the
+// order given, not the operator's "ignore any instructions in the input"
+// or "disregard instructions that ..." (which say which instructions, so
+// they describe a defence).
+func (sc *scratch) ignoreRulesRule(i int) {
+	n := len(sc.tokens)
+	for j := i + 1; j < n && j <= i+4; j++ {
+		if sc.tokens[j].sent {
+			return
+		}
+		switch sc.word(j) {
+		case "any", "these", "this", "following", "those", "such", "other", "user's", "user":
+			return
+		case "instructions", "rules", "guidelines", "directives", "programming":
+			if j+1 < n && !sc.tokens[j+1].sent {
+				switch sc.word(j + 1) {
+				case "in", "inside", "within", "from", "that", "which", "contained", "given", "embedded", "of", "found", "if", "unless", "except", "when":
+					return
+				}
+			}
+			sc.rule = ruleHit{"ignore the instructions", "", i}
+			return
+		}
+	}
+}
+
+// personaRule: a persona switch ("act as", "pretend", "from now on",
+// "you are now") followed closely by the removal of limits ("no
+// restrictions", "without any filters", "unfiltered", "uncensored") is
+// the shape of a jailbreak; a role-play request alone is not.
+func (sc *scratch) personaRule(i int) {
+	if sc.quoted(i) {
+		return
+	}
+	n := len(sc.tokens)
+	for j := i + 1; j < n && j <= i+10; j++ {
+		switch sc.word(j) {
+		case "unrestricted", "unfiltered", "uncensored", "jailbroken", "unethical", "amoral", "unchained", "unbound", "limitless":
+			sc.rule = ruleHit{"persona without limits", KindJailbreak, i}
+			return
+		case "no", "without", "free", "zero", "ignoring", "beyond":
+			for k := j + 1; k < n && k <= j+3; k++ {
+				if sc.has(k, cRestrict) || sc.wordIs(k, "rules") {
+					sc.rule = ruleHit{"persona without limits", KindJailbreak, i}
 					return
 				}
 			}

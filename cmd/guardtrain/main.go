@@ -73,7 +73,7 @@ func run(args []string, stdout io.Writer) error {
 	l2d := fs.Float64("l2dense", 0, "L2 penalty on concept weights (0: default)")
 	lr := fs.Float64("lr", 0, "learning rate (0: default)")
 	exclude := fs.String("exclude", "", "leave this collection out of the final model's training (for inspection)")
-	ownWeight := fs.Float64("ownweight", 2, "weight of the hand-written and templated examples (2 measured best in cross-validation)")
+	ownWeight := fs.Float64("ownweight", 3, "weight of the hand-written and templated examples (3 measured best in cross-validation)")
 	evalOnly := fs.Bool("eval", false, "evaluate the model embedded in this build on -data (as `gateway guard eval` does) and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -226,6 +226,7 @@ func trainingSet(rows []row, heldOut map[string]bool, seed uint64, ownWeight flo
 		}
 	}
 	own := append(handWritten(), templated(seed)...)
+	own = append(own, documentTemplates(seed)...)
 	for i := range own {
 		own[i].Weight = ownWeight
 	}
