@@ -48,6 +48,9 @@ func retryAfterSeconds(e *gw.Error) string {
 // writeError sends e in shape's envelope with its status, Retry-After
 // (always on 429) and x-should-retry: false on errors a retry cannot fix.
 func writeError(w http.ResponseWriter, shape gw.Shape, rid string, e *gw.Error) {
+	if sw, ok := w.(*statusWriter); ok {
+		sw.err = e
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Del(HeaderCharge)

@@ -210,9 +210,61 @@ func parseEnvelope(shape gw.Shape, body []byte) (parsed, error) {
 	return p, nil
 }
 
-func (s *Server) chat(w http.ResponseWriter, r *http.Request, shape gw.Shape) {
+// statusWriter remembers the status and the error sent, for the access
+// log. Unwrap keeps http.ResponseController (flushing) working.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	err    *gw.Error
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logRequest writes the access log line of a chat request: metadata only,
+// never content or credentials. Server-side failures carry their cause.
+func (s *Server) logRequest(ctx context.Context, sw *statusWriter, rid string, shape gw.Shape, vendor, model string, start time.Time) {
+	attrs := []slog.Attr{
+		slog.String("request_id", rid),
+		slog.String("endpoint", string(shape)),
+		slog.Int("status", sw.status),
+		slog.Duration("duration", s.cfg.Now().Sub(start)),
+	}
+	if vendor != "" {
+		attrs = append(attrs, slog.String("vendor", vendor), slog.String("model", model))
+	}
+	level := slog.LevelInfo
+	if sw.err != nil {
+		attrs = append(attrs, slog.String("error", string(sw.err.Code)))
+		if sw.status >= 500 {
+			level = slog.LevelWarn
+			if sw.err.Err != nil {
+				attrs = append(attrs, slog.String("cause", sw.err.Err.Error()))
+			}
+		}
+	}
+	s.cfg.Logger.LogAttrs(ctx, level, "request", attrs...)
+}
+
+func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	received := s.cfg.Now()
 	rid := id.New("req_", received)
+	w := &statusWriter{ResponseWriter: rw}
+	var vendor, model string
+	defer func() { s.logRequest(r.Context(), w, rid, shape, vendor, model, received) }()
 	h := w.Header()
 	h.Set(HeaderRequestID, rid)
 	if shape == gw.ShapeM {
@@ -270,6 +322,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		return
 	}
 	in.Vendor, in.Model = target.Vendor, target.Model
+	vendor, model = target.Vendor, target.Model
 	h.Set(HeaderVendor, target.Vendor)
 	p, ok := gwy.Provider(target.Vendor)
 	if !ok {

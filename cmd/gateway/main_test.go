@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -48,6 +49,7 @@ var nativeModels = map[string]string{
 // env is a running gateway wired to fake vendors, with a funded key.
 type env struct {
 	t    *testing.T
+	logs *syncBuffer
 	m    *Main
 	fake *fakevendor.Server
 	url  string
@@ -81,7 +83,8 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	m := &Main{Config: cfg}
+	logs := &syncBuffer{}
+	m := &Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	ctx := context.Background()
 	if err := m.Open(ctx); err != nil {
 		t.Fatal(err)
@@ -99,7 +102,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, m: m, fake: fake, url: "http://" + m.Addr(), key: secret, acct: k.AccountID}
+	return &env{t: t, logs: logs, m: m, fake: fake, url: "http://" + m.Addr(), key: secret, acct: k.AccountID}
 }
 
 // post sends a raw request to the gateway.
@@ -588,5 +591,56 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestLogsKeepSecrets: the access log has a line per request, and neither
+// it nor any other log line holds a vendor key, an upstream address or the
+// caller's key, whatever failed.
+func TestLogsKeepSecrets(t *testing.T) {
+	dead, _ := net.Listen("tcp", "127.0.0.1:0")
+	deadURL := "http://" + dead.Addr().String() + "/v1"
+	dead.Close()
+	e := newEnv(t, func(c *Config) {
+		c.Vendors["together"] = VendorConfig{BaseURL: deadURL, APIKey: "sk-together-secret"}
+	})
+	for _, b := range [][]byte{
+		chatBody("together/"+nativeModels["together"], "hi", false, ""),                 // connection refused
+		chatBody("deepseek/"+nativeModels["deepseek"], "[fake:status=401]", false, ""), // vendor refuses our key
+		chatBody("openai/"+nativeModels["openai"], "[fake:status=500]", false, ""),
+		chatBody("openai/"+nativeModels["openai"], "hello", true, ""),
+	} {
+		resp := e.post("/v1/chat/completions", e.key, b)
+		readAll(t, resp.Body)
+	}
+	logs := e.logs.String()
+	if n := strings.Count(logs, "msg=request "); n != 4 {
+		t.Errorf("%d access log lines, want 4:\n%s", n, logs)
+	}
+	if !strings.Contains(logs, "cause=") {
+		t.Errorf("server-side failures logged without their cause:\n%s", logs)
+	}
+	for _, secret := range []string{"sk-together-secret", "fake-deepseek-key", "fake-openai-key", dead.Addr().String(), e.fake.URL(), e.key} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("logs hold %q:\n%s", secret, logs)
+		}
 	}
 }

@@ -196,5 +196,24 @@ func documentTemplates(seed uint64) []guard.Example {
 		}
 		add("", t)
 	}
+	// Developers talking about models, prompts and limits: the ordinary
+	// traffic of a model gateway, full of words attacks use.
+	devTalk := []string{
+		"How do I stop the model from repeating itself at max length?", "Set the stop sequence to '###' and the max length to 256 tokens.",
+		"Why does the model stop mid-sentence when it hits the length limit?", "Go on.", "Continue from where you stopped.", "Keep going, please.",
+		"My system prompt is too long; how can I make it shorter without losing the rules?", "Write a system prompt for a support bot that never shares customer data.",
+		"What is the difference between the system role and the user role in the chat API?", "Explain temperature and top_p for a language model.",
+		"The assistant ignores my formatting instructions; how should I phrase them?", "How can I test my chatbot against prompt injection?",
+		"Compare the context length of the two models in a table.", "Stop generating after the first paragraph.", "Print the JSON schema of the response object.",
+		"Show me how to stream tokens from the model in Python.", "The model's output was cut off; what does finish_reason=length mean?",
+		"Override the default timeout in the HTTP client config.", "Ignore case when comparing the two strings in this function.",
+		"Reveal.js: how do I add a new slide with speaker notes?", "How do I reset a forgotten admin password on my router?",
+		"Disregard my last message, I found the bug. Thanks!", "Forget the earlier draft; here is the new version of the paragraph.",
+		"Summarise the previous messages in this thread.", "Which developer mode settings on Android speed up animations?",
+	}
+	tails := []string{"", "", " Thanks.", " [debug=1]", " (urgent)", " [stop=length]", " v2"}
+	for i := 0; i < 120; i++ {
+		add("", pick(devTalk)+pick(tails))
+	}
 	return out
 }

@@ -18,6 +18,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,12 +186,36 @@ func (c *Client) backoff(attempt int) time.Duration {
 }
 
 func (c *Client) transportError(err error) *gw.Error {
+	// A *url.Error names the upstream URL; keep only its cause, so that
+	// no vendor address reaches a log line.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	// A *net.OpError names the upstream address: keep the operation and
+	// the system's reason ("dial: connect: connection refused").
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		err = &redactedOpError{op: oe.Op, err: oe.Err, timeout: oe.Timeout()}
+	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return &gw.Error{Code: gw.CodeUpstreamTimeout, Message: c.vendor + ": the vendor did not answer in time", Err: err}
 	}
 	return &gw.Error{Code: gw.CodeUpstream, Message: c.vendor + ": could not reach the vendor", Err: err}
 }
+
+// redactedOpError is a *net.OpError without the addresses.
+type redactedOpError struct {
+	op      string
+	err     error
+	timeout bool
+}
+
+func (e *redactedOpError) Error() string   { return e.op + ": " + e.err.Error() }
+func (e *redactedOpError) Unwrap() error   { return e.err }
+func (e *redactedOpError) Timeout() bool   { return e.timeout }
+func (e *redactedOpError) Temporary() bool { return false }
 
 func isConnectError(err error) bool {
 	var op *net.OpError
@@ -280,8 +305,11 @@ func StatusError(vendor string, status int, h http.Header, msg string) *gw.Error
 	e := &gw.Error{Message: vendor + ": " + msg, Err: fmt.Errorf("%s answered %d: %s", vendor, status, msg)}
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		// The vendor's text may quote part of our key: keep it out of
+		// the message and the logs alike.
 		e.Code = gw.CodeUpstream
 		e.Message = vendor + ": the vendor refused the gateway's credentials"
+		e.Err = fmt.Errorf("%s answered %d (credentials refused; vendor text withheld)", vendor, status)
 	case status == http.StatusPaymentRequired:
 		e.Code, e.NoRetry = gw.CodeUpstream, true
 	case status == http.StatusNotFound:
