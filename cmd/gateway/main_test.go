@@ -623,7 +623,7 @@ func TestLogsKeepSecrets(t *testing.T) {
 		c.Vendors["together"] = VendorConfig{BaseURL: deadURL, APIKey: "sk-together-secret"}
 	})
 	for _, b := range [][]byte{
-		chatBody("together/"+nativeModels["together"], "hi", false, ""),                 // connection refused
+		chatBody("together/"+nativeModels["together"], "hi", false, ""),                // connection refused
 		chatBody("deepseek/"+nativeModels["deepseek"], "[fake:status=401]", false, ""), // vendor refuses our key
 		chatBody("openai/"+nativeModels["openai"], "[fake:status=500]", false, ""),
 		chatBody("openai/"+nativeModels["openai"], "hello", true, ""),
