@@ -42,8 +42,10 @@
 // Two families of features feed a logistic regression (attack or not) and
 // a softmax over the three kinds (extraction, jailbreak, injection):
 //
-//   - hashed word unigrams and bigrams and character 4-grams, 2^17
-//     buckets, L2-normalised per window;
+//   - hashed word unigrams and bigrams, 2^17 buckets, L2-normalised per
+//     window (character n-grams were dropped: in cross-validation they
+//     learnt each collection's style more than what attacks do, and they
+//     cost a sixth of the scan);
 //   - hand-designed semantic features: 43 word classes ("concepts"
 //     such as ignore, prior, instructions, reveal, secret, system,
 //     persona, developer, enabled, without, restrictions, pretend,
@@ -57,11 +59,18 @@
 //
 // A few rules catch phrasings that are attacks in any context and lift
 // the score to 0.99: a non-negated "ignore/disregard ... previous/your
-// ... instructions", a request to reveal the system prompt or the
-// password or to repeat the text above, "developer mode enabled", "do
-// anything now", and "you are now" followed by a jailbreak persona. They
-// skip phrasings that are negated or quoted ("if the user says ...",
-// "attackers may try to ...").
+// ... instructions" or "ignore all (the) rules/instructions/guidelines"
+// (but not the operator's "ignore any instructions in the input" or
+// "disregard instructions that ..."), a request to reveal the system
+// prompt or the password or to repeat the text above, "developer mode
+// enabled", "do anything now", "you are now" followed by a jailbreak
+// persona, and a persona switch ("act as", "pretend", "from now on")
+// followed closely by the removal of limits ("no restrictions",
+// "without filters", "unfiltered"). They skip phrasings that are negated
+// or quoted ("if the user says ...", "attackers may try to ..."). On
+// the development set no benign user text triggers a rule (4 of the 150
+// Tensor Trust system prompts do; system text is never scored), and
+// rules alone catch 460 of the 2,167 attacks.
 //
 // The model (model.json, embedded) is about 0.8 MB: hashed weights
 // quantised to int8 with one scale per output, concept weights as
@@ -74,14 +83,19 @@
 // Apache-2.0, CC0, CC-BY: Lakera Gandalf and Mosscap, deepset, Giskard,
 // BIPIA, the in-the-wild jailbreak set, UltraChat, awesome-chatgpt-prompts,
 // self-instruct, Alpaca seeds), plus examples written for this project
-// (attack phrasings of each kind; hard negatives such as defensive system
-// prompts, role-play requests and questions about security) and
-// obfuscated copies (leetspeak, zero-width, spacing, homoglyphs,
-// fullwidth, base64) of one short example in four, attacks and benign
-// alike. Data rows are weighted by 1/sqrt(collection size) (full weight
-// up to 100 rows) so that the largest collection does not set the style;
-// the project's own examples weigh 2. Training is AdaGrad over 5 epochs
-// with fixed seeds, and is reproducible.
+// (attack phrasings of each kind; off-task orders planted in emails,
+// tables, answers and notes, next to the same documents clean; hijacks
+// that force a fixed reply; indirect ways of getting at a secret; hard
+// negatives such as defensive system prompts, role-play and task prompts,
+// questions about security, and developers talking about models, stop
+// sequences and system prompts) and obfuscated copies (leetspeak,
+// zero-width, spacing, homoglyphs, fullwidth, base64) of one short
+// example in four, attacks and benign alike. Data rows are weighted by
+// 1/sqrt(collection size) (full weight up to 100 rows) so that the
+// largest collection does not set the style; the project's own examples
+// weigh 3. Training is AdaGrad over 5 epochs (L2 1e-2 on both the hashed
+// and the concept weights) with fixed seeds, and is reproducible: the
+// command above writes the embedded file byte for byte.
 //
 // # Threshold and measured figures
 //
@@ -89,33 +103,43 @@
 // trains and tests on the same collection; restricted collections are
 // only ever test folds) and the default threshold is the lowest one whose
 // false-positive rate on the pooled out-of-fold benign scores is at most
-// 1%. Each text is scored as a user segment, including the benign
-// Tensor Trust defence prompts, which are system prompts in real traffic.
-// Per kind: recall over that kind's attacks, FPR over all benign rows,
-// precision = that kind's flagged attacks over those plus all flagged
-// benign rows. Measured on the development set (4,337 rows):
+// 1%. Rows are scored as user text, except the 150 benign Tensor Trust
+// defence prompts, which are system prompts: they are scored as system
+// segments, as the gateway does (so they cannot be false positives),
+// and left out of every FPR and of the threshold choice, which are
+// therefore measured on the 2,020 benign user-text rows. Per kind:
+// recall over that kind's attacks, FPR over those benign rows, precision
+// = that kind's flagged attacks over those plus all flagged benign rows.
+// Measured on the development set (4,337 rows):
 //
-//	threshold 0.8506 (leave-one-collection-out)
+//	threshold 0.7438 (leave-one-collection-out)
 //	kind        precision  recall   fpr
-//	all             0.976   0.396  0.010
-//	extraction      0.945   0.566  0.010
-//	jailbreak       0.936   0.433  0.010
-//	injection       0.900   0.230  0.010
+//	all             0.981   0.462  0.009
+//	extraction      0.956   0.649  0.009
+//	jailbreak       0.949   0.496  0.009
+//	injection       0.925   0.285  0.009
 //
-//	without the benign system prompts: fpr 0.006, same recall
-//	at fpr <= 0.05 (threshold 0.6801): recall 0.539 (extraction 0.729, jailbreak 0.567, injection 0.367)
+//	collections never trained on (licence-restricted): recall 0.502, fpr 0.003
+//	at fpr <= 0.05 (threshold 0.5972): recall 0.615 (extraction 0.797, jailbreak 0.625, injection 0.463)
+//
+// Before this version (character 4-grams, concept L2 1e-3, no document
+// or developer-talk examples, every row scored as user text) the same
+// command measured threshold 0.8506 and recall 0.396 (extraction 0.566,
+// jailbreak 0.433, injection 0.230); scoring the system prompts as system
+// text alone took recall to 0.422.
 //
 // These are far from the 0.95 recall target. The weak folds are the
 // ones whose style no other collection shares: BIPIA's off-task
-// instructions hidden in tables and emails (recall 0.02 when held out),
-// Mosscap (0.18), HackAPrompt (0.18), deepset (0.26), and the in-the-wild
-// jailbreaks (0.40 when held out, which leaves the model few real
+// instructions hidden in tables and emails (recall 0.10 when held out),
+// deepset (0.22), HackAPrompt (0.25), Mosscap (0.33), and the in-the-wild
+// jailbreaks (0.47 when held out, which leaves the model few real
 // jailbreaks to learn from). The false positives at the threshold are
-// operator prompts: the Tensor Trust defences (5.3%) and
-// awesome-chatgpt-prompts (4.0% when held out). On the whole development
-// file the shipped model (which has seen the allowed collections) has
-// precision 0.992, recall 0.601 (extraction 0.661, jailbreak 0.814,
-// injection 0.370) and FPR 0.005.
+// operator and task prompts: awesome-chatgpt-prompts (4.5% when held
+// out) and self-instruct (1.6%). On the whole development file, with
+// every row scored as user text (as [EvalCommand] does, the 150 system
+// prompts included), the shipped model (which has seen the allowed
+// collections) has precision 0.978, recall 0.752 (extraction 0.783,
+// jailbreak 0.942, injection 0.562) and FPR 0.017.
 //
 // # Cost
 //

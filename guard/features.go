@@ -10,8 +10,8 @@ import (
 // Feature-space constants. Changing any of them changes the model's
 // signature, and a model trained with other values is refused.
 const (
-	featureVersion = 8
-	bucketBits     = 17 // 2^17 hashed buckets for word and character n-grams
+	featureVersion = 10
+	bucketBits     = 17 // 2^17 hashed buckets for word unigrams and bigrams
 	numBuckets     = 1 << bucketBits
 	pairWindow     = 5 // a concept pair counts when at most this many tokens apart
 	denseRef       = 1 // see denseNorm
@@ -36,7 +36,6 @@ const (
 const (
 	seedWord    = 0x9e3779b97f4a7c15
 	seedBigram  = 0xc2b2ae3d27d4eb4f
-	seedChar    = 0x165667b19e3779f9
 	seedConcept = 0x27d4eb2f165667c5
 )
 
@@ -177,18 +176,6 @@ func extract(sc *scratch, lex *lexicon, text string) {
 		sc.setDense(miscSymbols)
 	}
 
-	// Character 4-grams over the token text (tokens joined by spaces),
-	// which carries morphology, misspellings and languages the word
-	// features miss.
-	tb := sc.toks
-	if len(tb) >= 4 {
-		x := uint32(tb[0])<<16 | uint32(tb[1])<<8 | uint32(tb[2])
-		for i := 3; i < len(tb); i++ {
-			x = x<<8 | uint32(tb[i])
-			// Fibonacci hashing: one multiply, enough for 32-bit keys.
-			sc.sparse = append(sc.sparse, uint32((uint64(x)^seedChar)*0x9e3779b97f4a7c15>>(64-bucketBits)))
-		}
-	}
 	findRules(sc)
 }
 

@@ -115,6 +115,12 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) (err error) {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
+	if !groupcommit.NeedsSync(ops) {
+		// No charge in this batch: it need not wait for the WAL flush.
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+			return fmt.Errorf("relax sync: %w", err)
+		}
+	}
 	br := tx.SendBatch(ctx, b)
 	defer br.Close()
 	if locking {

@@ -418,7 +418,7 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 	report(w, "rows never trained on in any fold (licence-restricted collections)", rows, scores, thr, func(r row) bool {
 		return !allowed(r.Source) && !systemPrompt(r)
 	})
-	fmt.Fprintln(w, "operating points (all rows): threshold for a target FPR, and recall per kind there")
+	fmt.Fprintln(w, "operating points (user-text rows): threshold for a target FPR, and recall per kind there")
 	fmt.Fprintf(w, "  %-6s %9s %7s %11s %10s %10s\n", "fpr<=", "threshold", "recall", "extraction", "jailbreak", "injection")
 	for _, f := range []float64{0.005, 0.01, 0.02, 0.05, 0.10} {
 		t := pickThreshold(rows, scores, f)

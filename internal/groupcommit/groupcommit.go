@@ -73,6 +73,20 @@ func Clean(err error) bool {
 	return errors.Is(err, gw.ErrNotFound) || errors.Is(err, ErrHoldExists) || errors.As(err, &e)
 }
 
+// NeedsSync reports whether a batch must be synced to disk before its
+// callers are answered: only a settle tells a caller of a charge. A hold,
+// a release or a failed request's log row lost to a machine crash costs
+// nothing: the hold would expire anyway, and a settle whose hold is gone
+// is charged through a fresh one. A process crash loses none of them.
+func NeedsSync(ops []*Op) bool {
+	for _, o := range ops {
+		if o.Kind == Settle {
+			return true
+		}
+	}
+	return false
+}
+
 // Stats counts the committer's work.
 type Stats struct {
 	Batches int64 // transactions run

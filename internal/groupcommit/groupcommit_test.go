@@ -93,3 +93,12 @@ func TestCleanRefusals(t *testing.T) {
 		t.Error("an I/O error counted as clean")
 	}
 }
+
+func TestNeedsSync(t *testing.T) {
+	if NeedsSync([]*Op{{Kind: Hold}, {Kind: Release}, {Kind: Log}}) {
+		t.Error("a batch without a charge asked for a sync")
+	}
+	if !NeedsSync([]*Op{{Kind: Hold}, {Kind: Settle}}) {
+		t.Error("a batch with a settle skipped the sync")
+	}
+}
