@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gwlabs/gateway/guard"
 )
 
 func TestCollectionGroupsBySourceDataset(t *testing.T) {
@@ -108,5 +110,28 @@ func TestRunEvalAndErrors(t *testing.T) {
 	}
 	if err := run([]string{"-data", filepath.Join(t.TempDir(), "missing.jsonl")}, &out); err == nil {
 		t.Error("run with a missing file succeeded")
+	}
+}
+
+func TestSystemPromptsAreScoredAsSystemAndLeftOutOfFPR(t *testing.T) {
+	sys := row{Label: "benign", Source: "HumanCompatibleAI/tensor-trust-data:benchmarks/x.jsonl#pre_prompt+post_prompt"}
+	usr := row{Label: "benign", Source: "yizhongw/self-instruct:data/seed_tasks.jsonl"}
+	if rowSource(sys) != guard.SourceSystem || rowSource(usr) != guard.SourceUser {
+		t.Fatalf("rowSource: system prompt -> %v, user row -> %v", rowSource(sys), rowSource(usr))
+	}
+	// One user-text benign row at 0.9 and ninety-nine at 0; the system
+	// prompts' scores (even if high) must not move the threshold.
+	rows := []row{usr}
+	scores := []float64{0.9}
+	for i := 0; i < 99; i++ {
+		rows = append(rows, usr)
+		scores = append(scores, 0)
+	}
+	for i := 0; i < 50; i++ {
+		rows = append(rows, sys)
+		scores = append(scores, 0.95)
+	}
+	if thr := pickThreshold(rows, scores, 0.01); thr <= 0 || thr > 0.9 {
+		t.Fatalf("threshold %v: want at most 0.9 (1 of 100 user-text rows may be flagged)", thr)
 	}
 }
