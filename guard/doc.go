@@ -43,9 +43,10 @@
 // a softmax over the three kinds (extraction, jailbreak, injection):
 //
 //   - hashed word unigrams and bigrams, 2^17 buckets, L2-normalised per
-//     window (character n-grams were dropped: in cross-validation they
-//     learnt each collection's style more than what attacks do, and they
-//     cost a sixth of the scan);
+//     window (character 4-grams were dropped: on held-out collections they
+//     added nothing measurable, recall 0.469 with them and 0.462 without,
+//     and on the never-trained collections 0.498 at FPR 0.007 with them,
+//     0.502 at FPR 0.003 without, while costing a sixth of the scan);
 //   - hand-designed semantic features: 43 word classes ("concepts"
 //     such as ignore, prior, instructions, reveal, secret, system,
 //     persona, developer, enabled, without, restrictions, pretend,
@@ -87,8 +88,9 @@
 // tables, answers and notes, next to the same documents clean; hijacks
 // that force a fixed reply; indirect ways of getting at a secret; hard
 // negatives such as defensive system prompts, role-play and task prompts,
-// questions about security, and developers talking about models, stop
-// sequences and system prompts) and obfuscated copies (leetspeak,
+// questions about security, developers talking about models, stop
+// sequences and system prompts, instruction files for coding agents, and
+// news about attacks) and obfuscated copies (leetspeak,
 // zero-width, spacing, homoglyphs, fullwidth, base64) of one short
 // example in four, attacks and benign alike. Data rows are weighted by
 // 1/sqrt(collection size) (full weight up to 100 rows) so that the
@@ -112,42 +114,60 @@
 // = that kind's flagged attacks over those plus all flagged benign rows.
 // Measured on the development set (4,337 rows):
 //
-//	threshold 0.7438 (leave-one-collection-out)
+//	threshold 0.7419 (leave-one-collection-out)
 //	kind        precision  recall   fpr
-//	all             0.981   0.462  0.009
-//	extraction      0.956   0.649  0.009
-//	jailbreak       0.949   0.496  0.009
-//	injection       0.925   0.285  0.009
+//	all             0.981   0.470  0.010
+//	extraction      0.955   0.660  0.010
+//	jailbreak       0.946   0.496  0.010
+//	injection       0.924   0.297  0.010
 //
-//	collections never trained on (licence-restricted): recall 0.502, fpr 0.003
-//	at fpr <= 0.05 (threshold 0.5972): recall 0.615 (extraction 0.797, jailbreak 0.625, injection 0.463)
+//	collections never trained on (licence-restricted): recall 0.523, fpr 0.005
+//	at fpr <= 0.02 (threshold 0.7003): recall 0.511 (extraction 0.702, jailbreak 0.528, injection 0.348)
+//	at fpr <= 0.05 (threshold 0.6087): recall 0.598 (extraction 0.791, jailbreak 0.591, injection 0.453)
 //
-// Before this version (character 4-grams, concept L2 1e-3, no document
-// or developer-talk examples, every row scored as user text) the same
-// command measured threshold 0.8506 and recall 0.396 (extraction 0.566,
-// jailbreak 0.433, injection 0.230); scoring the system prompts as system
-// text alone took recall to 0.422.
+// Before this version (character 4-grams, concept L2 1e-3, own examples
+// weighted 2, no document, developer-talk or agent-file examples, fewer
+// rules, every row scored as user text) the same command measured
+// threshold 0.8506 and recall 0.396 (extraction 0.566, jailbreak 0.433,
+// injection 0.230). Step by step: system prompts scored as system text
+// 0.422; concept L2 1e-2 0.460; the document, hijack and indirect
+// extraction examples (own weight 3) 0.469; the new rules 0.479; the
+// developer-talk negatives (short prompts such as "Go on. [stop]" were
+// flagged without them) 0.469; character 4-grams dropped 0.462; the
+// agent-file and news negatives 0.470.
+//
+// Differences of about 0.015 in these recalls are noise: changing only
+// the word hash function (same features, other collisions) moved overall
+// recall from 0.462 to 0.446, because the 1% threshold rests on the 20
+// highest-scoring benign rows.
 //
 // These are far from the 0.95 recall target. The weak folds are the
 // ones whose style no other collection shares: BIPIA's off-task
-// instructions hidden in tables and emails (recall 0.10 when held out),
-// deepset (0.22), HackAPrompt (0.25), Mosscap (0.33), and the in-the-wild
+// instructions hidden in tables and emails (recall 0.05 when held out),
+// deepset (0.25), HackAPrompt (0.28), Mosscap (0.32), and the in-the-wild
 // jailbreaks (0.47 when held out, which leaves the model few real
 // jailbreaks to learn from). The false positives at the threshold are
-// operator and task prompts: awesome-chatgpt-prompts (4.5% when held
-// out) and self-instruct (1.6%). On the whole development file, with
-// every row scored as user text (as [EvalCommand] does, the 150 system
-// prompts included), the shipped model (which has seen the allowed
-// collections) has precision 0.978, recall 0.752 (extraction 0.783,
-// jailbreak 0.942, injection 0.562) and FPR 0.017.
+// operator and task prompts: awesome-chatgpt-prompts (2.5% when held
+// out), chatgpt-prompts (3.4%) and self-instruct (1.8%). On the whole
+// development file, with every row scored as user text (as [EvalCommand]
+// does, the 150 system prompts included), the shipped model (which has
+// seen the allowed collections) has precision 0.976, recall 0.770
+// (extraction 0.797, jailbreak 0.951, injection 0.592) and FPR 0.019:
+// 37 of the 150 system prompts and 4 of the 2,020 other benign rows.
 //
 // # Cost
 //
 // Check allocates nothing on the hot path (buffers come from a
 // sync.Pool). On the 2-core development machine, shared with other
-// builds, an 8 KB prompt takes about 72 µs (p50), 1 KB about 10 µs and
-// 64 KB about 0.65 ms; the p99 of 8 KB checks measured 130-180 µs
-// because of the machine's load, above the 100 µs target. See
-// bench_test.go: BenchmarkCheck1KB, 8KB, 64KB, and BenchmarkCheckP99
-// for percentiles.
+// builds (load average 2.2-4.8 while measuring), an 8 KB prompt takes
+// 55-59 µs (mean; p50 54-55 µs), 1 KB 7.3-7.6 µs and 64 KB 0.47-0.53
+// ms; the p99 of 8 KB checks measured 121-183 µs, the tail being the
+// machine's other work preempting the benchmark (p99 is 2.2-3.3 times
+// p50), so the 100 µs target is met at p50 but not at p99 on this
+// machine. The previous version took 81 µs (mean) with character
+// 4-grams; dropping them, and skipping the base64 scan over text that
+// cannot hold a long run, cut about 30% of the time. See bench_test.go:
+// BenchmarkCheck1KB, 8KB, 64KB, and BenchmarkCheckP99 for percentiles:
+//
+//	go test ./guard -run '^$' -bench 'Check(1KB|8KB|64KB|P99)$' -benchtime 5000x
 package guard

@@ -33,8 +33,15 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// createKey makes an account (if new), tops it up and issues a key.
+// createKey makes an account (if new), tops it up and issues a key with
+// the default rate limits.
 func createKey(ctx context.Context, st gw.Store, account string, topUp gw.Money) (secret string, k *gw.Key, err error) {
+	return createKeyWithLimits(ctx, st, account, topUp, gw.Limit{})
+}
+
+// createKeyWithLimits is createKey with the key's own limits (zero fields:
+// the configured defaults).
+func createKeyWithLimits(ctx context.Context, st gw.Store, account string, topUp gw.Money, lim gw.Limit) (secret string, k *gw.Key, err error) {
 	acct, err := st.EnsureAccount(ctx, account)
 	if err != nil {
 		return "", nil, err
@@ -48,7 +55,7 @@ func createKey(ctx context.Context, st gw.Store, account string, topUp gw.Money)
 	if err != nil {
 		return "", nil, err
 	}
-	k = &gw.Key{ID: id, AccountID: acct.ID, AccountName: acct.Name, Hint: auth.Hint(secret), CreatedAt: time.Now()}
+	k = &gw.Key{ID: id, AccountID: acct.ID, AccountName: acct.Name, Hint: auth.Hint(secret), CreatedAt: time.Now(), RPM: lim.RPM, TPM: lim.TPM}
 	if err := st.CreateKey(ctx, k, hash); err != nil {
 		return "", nil, err
 	}
@@ -85,15 +92,20 @@ func keysCmd(ctx context.Context, cfg Config, args []string, w io.Writer) error 
 	case "create":
 		account := fs.String("account", "default", "account name (created if new)")
 		balance := fs.String("balance-usd", "0", "top up the account by this many USD")
+		rpm := fs.Int64("rpm", 0, "this key's requests per minute (0: the configured default)")
+		tpm := fs.Int64("tpm", 0, "this key's tokens per minute (0: the configured default)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
+		}
+		if *rpm < 0 || *tpm < 0 {
+			return errors.New("--rpm and --tpm must not be negative")
 		}
 		amount, err := gw.ParseUSD(*balance)
 		if err != nil || amount < 0 {
 			return fmt.Errorf("--balance-usd: %q is not a non-negative USD amount", *balance)
 		}
 		return withStore(ctx, cfg, func(st gw.Store) error {
-			secret, k, err := createKey(ctx, st, *account, amount)
+			secret, k, err := createKeyWithLimits(ctx, st, *account, amount, gw.Limit{RPM: *rpm, TPM: *tpm})
 			if err != nil {
 				return err
 			}

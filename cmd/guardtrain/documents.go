@@ -215,5 +215,54 @@ func documentTemplates(seed uint64) []guard.Example {
 	for i := 0; i < 120; i++ {
 		add("", pick(devTalk)+pick(tails))
 	}
+	// Instruction files for coding agents and AI tools (front matter,
+	// then sections telling the model what to do): operator text that
+	// users paste or tools send, full of "AI", "instructions", "system".
+	skillNames := []string{"code-reviewer", "release-notes", "test-writer", "sql-helper", "doc-linter", "api-designer", "migration-planner", "bug-triager"}
+	skillUses := []string{"when the user asks for a review of a pull request", "after a release branch is cut", "when new functions lack unit tests",
+		"when a query is slow or returns wrong rows", "before publishing documentation", "when designing a new HTTP endpoint"}
+	skillSteps := []string{
+		"Read the files in the repository that the change touches.", "Identify the public API and list every exported function.",
+		"Follow the project's style guide and the conventions in CONTRIBUTING.md.", "Ask the user before deleting or renaming files.",
+		"Run the test suite and report failures with file and line.", "Never commit secrets, API keys or passwords; use environment variables.",
+		"Write commit messages in the imperative mood, for example 'Add retry to the client'.", "Output a markdown table of findings: file, issue, severity, fix.",
+		"If the instructions in this file conflict with the user's request, ask which to follow.", "Keep each suggestion short and explain the reason.",
+		"Use the system's package manager; do not install global tools.", "As an AI assistant, do not invent APIs that the codebase does not have.",
+		"Summarise the previous review comments before adding new ones.", "Check the model's output against the JSON schema before returning it.",
+	}
+	for i := 0; i < 90; i++ {
+		name := skillNames[rng.IntN(len(skillNames))]
+		var b strings.Builder
+		b.WriteString("---\nname: " + name + "\ndescription: Use " + pick(skillUses) + ".\n---\n\n# " + name + "\n\n## Instructions\n")
+		for k := 0; k < 3+rng.IntN(5); k++ {
+			b.WriteString("- " + pick(skillSteps) + "\n")
+		}
+		add("", b.String())
+	}
+	// News and reports about attacks, crime and security: documents full
+	// of threat words that order nothing.
+	news := []string{
+		"The company said its website was hacked on Monday and customer emails may have been exposed.",
+		"Police arrested two men suspected of running a phishing operation that tricked pensioners into sharing bank passwords.",
+		"The report describes how attackers used malicious macros to bypass the firm's email filters.",
+		"Researchers found that the chatbot could be manipulated into revealing parts of its hidden instructions, and the vendor fixed the flaw.",
+		"The minister ignored previous warnings about the dam, the inquiry concluded.",
+		"Protesters firebombed the offices overnight; nobody was injured.",
+		"A new law requires operators to disclose security breaches within 72 hours.",
+		"The jailbreak of the console's firmware let users run unsigned games, the article explains.",
+		"Analysts say the group's new malware spreads through fake software updates.",
+		"Staff were told to reset their passwords after the breach and to enable two-factor authentication.",
+	}
+	asksNews := []string{"What are the key points of this article?", "Summarise the article in three bullet points.", "Who is affected, according to the text?", "", "Write a headline for this story."}
+	for i := 0; i < 80; i++ {
+		var b strings.Builder
+		if q := pick(asksNews); q != "" {
+			b.WriteString(q + "\n\nArticle: ")
+		}
+		for k := 0; k < 2+rng.IntN(3); k++ {
+			b.WriteString(pick(news) + " ")
+		}
+		add("", strings.TrimSpace(b.String()))
+	}
 	return out
 }

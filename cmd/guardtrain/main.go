@@ -16,6 +16,11 @@
 // The threshold is then chosen on those out-of-fold scores so that the
 // false-positive rate on benign rows is at most -fpr, and per-fold and
 // per-kind precision, recall and false-positive rate are printed. The
+// Tensor Trust defenders' prompts (benign rows whose source ends in
+// "#pre_prompt+post_prompt") are system prompts: they are scored as system
+// segments, which the guard never flags, exactly as the gateway treats
+// them, and are left out of every false-positive rate and of the
+// threshold choice, which therefore measure user text only. The
 // final model (trained on all allowed rows) stores that threshold.
 // Everything is deterministic for a given -seed: the same flags write the
 // same model file byte for byte.
