@@ -192,13 +192,13 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 
 // usageNull is the member a C vendor adds to every chunk once asked for
 // stream usage.
-var usageNull = []byte(`,"usage":null`)
+const usageNull = `,"usage":null`
 
 // stripUsageNull removes the "usage":null member that only appears because
 // the gateway asked for usage, so the caller gets the chunk it would have
 // got.
 func stripUsageNull(raw []byte) []byte {
-	i := bytes.Index(raw, usageNull)
+	i := bytes.Index(raw, []byte(usageNull))
 	if i < 0 {
 		return raw
 	}
