@@ -87,6 +87,9 @@ type Config struct {
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Observe, when set, sees every request's record once it is written
+	// (metrics). It must be fast and must not keep r.
+	Observe func(r *gw.Record)
 }
 
 // Gateway runs requests through the policies. It is safe for concurrent
@@ -408,6 +411,9 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	defer cancel()
 
 	r := x.record(o)
+	if g.cfg.Observe != nil {
+		defer g.cfg.Observe(r)
+	}
 	if !o.Success {
 		return 0, x.release(wctx, r)
 	}

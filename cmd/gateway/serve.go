@@ -17,6 +17,7 @@ import (
 	"github.com/gwlabs/gateway/billing"
 	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/guard"
+	"github.com/gwlabs/gateway/metrics"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/ratelimit"
 	"github.com/gwlabs/gateway/redis"
@@ -42,6 +43,8 @@ type Main struct {
 	server  *server.Server
 	http    *http.Server
 	ln      net.Listener
+	metrics *http.Server // nil unless GATEWAY_METRICS_ADDR is set
+	mln     net.Listener
 	stop    chan struct{}
 	wg      sync.WaitGroup
 }
@@ -127,7 +130,23 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.noBilling {
 		pb = nil
 	}
+	var observe func(*gw.Record)
+	if c.MetricsAddr != "" {
+		mx, err := metrics.New()
+		if err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		observe = mx.Observe
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", mx.Handler())
+		m.mln, err = net.Listen("tcp", c.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("metrics listen: %w", err)
+		}
+		m.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	}
 	gwy, err := proxy.New(proxy.Config{
+		Observe:         observe,
 		Store:           m.store,
 		Auth:            &auth.Authenticator{Keys: m.store},
 		Providers:       providers,
@@ -198,8 +217,23 @@ func (m *Main) sweep() {
 	}
 }
 
+// MetricsAddr returns the address of the metrics listener, or "".
+func (m *Main) MetricsAddr() string {
+	if m.mln == nil {
+		return ""
+	}
+	return m.mln.Addr().String()
+}
+
 // Serve serves until Shutdown; it returns nil after a clean shutdown.
 func (m *Main) Serve() error {
+	if m.metrics != nil {
+		go func() {
+			if err := m.metrics.Serve(m.mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				m.Logger.Error("metrics server", "err", err)
+			}
+		}()
+	}
 	err := m.http.Serve(m.ln)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -212,6 +246,9 @@ func (m *Main) Serve() error {
 func (m *Main) Shutdown(ctx context.Context) error {
 	m.server.SetDraining(true)
 	err := m.http.Shutdown(ctx)
+	if m.metrics != nil {
+		_ = m.metrics.Shutdown(ctx)
+	}
 	if err != nil {
 		_ = m.http.Close()
 	}
@@ -229,6 +266,11 @@ func (m *Main) Close() error {
 		_ = m.http.Close()
 	} else if m.ln != nil {
 		_ = m.ln.Close()
+	}
+	if m.metrics != nil {
+		_ = m.metrics.Close()
+	} else if m.mln != nil {
+		_ = m.mln.Close()
 	}
 	var errs []error
 	for i := len(m.closers) - 1; i >= 0; i-- {

@@ -1,0 +1,117 @@
+// Package metrics exports the gateway's request records as Prometheus
+// metrics: requests by endpoint, vendor, status and error code; latency and
+// time to first byte; tokens by billing bucket; vendor cost and charge;
+// guard verdicts. Labels are bounded sets (the model, which a caller can
+// choose freely on the aggregator, is left out), so no caller can blow up
+// the series count. The ledger stays the source of truth for money: the
+// USD counters here are for dashboards and alerts.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics records request records into a Prometheus registry.
+type Metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	ttfb     *prometheus.HistogramVec
+	tokens   *prometheus.CounterVec
+	cost     *prometheus.CounterVec
+	charge   *prometheus.CounterVec
+	guard    *prometheus.CounterVec
+}
+
+// New returns Metrics on a registry of its own, with the Go runtime and
+// process collectors.
+func New() (*Metrics, error) {
+	reg := prometheus.NewRegistry()
+	buckets := []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
+	m := &Metrics{
+		reg: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_requests_total", Help: "Chat requests by endpoint, vendor, HTTP status and error code.",
+		}, []string{"endpoint", "vendor", "status", "error"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "gateway_request_duration_seconds", Help: "Time from arrival to the end of the answer.", Buckets: buckets,
+		}, []string{"endpoint", "vendor"}),
+		ttfb: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "gateway_time_to_first_byte_seconds", Help: "Time from arrival to the first byte of a successful answer.", Buckets: buckets,
+		}, []string{"endpoint", "vendor"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_tokens_total", Help: "Tokens of successful requests by billing bucket.",
+		}, []string{"vendor", "bucket"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_vendor_cost_usd_total", Help: "Vendor cost of successful requests, in USD.",
+		}, []string{"vendor"}),
+		charge: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_charge_usd_total", Help: "Charges to callers' balances, in USD.",
+		}, []string{"vendor"}),
+		guard: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_guard_verdicts_total", Help: "Guard verdicts: pass, flagged:<kind>, error or off.",
+		}, []string{"verdict"}),
+	}
+	for _, c := range []prometheus.Collector{
+		m.requests, m.duration, m.ttfb, m.tokens, m.cost, m.charge, m.guard,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Observe records one request.
+func (m *Metrics) Observe(r *gw.Record) {
+	endpoint, vendor := string(r.Endpoint), r.Vendor
+	m.requests.WithLabelValues(endpoint, vendor, strconv.Itoa(r.Status), string(r.ErrorCode)).Inc()
+	m.duration.WithLabelValues(endpoint, vendor).Observe(r.Latency.Seconds())
+	m.guard.WithLabelValues(guardLabel(r.Guard)).Inc()
+	if r.Status != http.StatusOK || r.ErrorCode != "" {
+		return
+	}
+	m.ttfb.WithLabelValues(endpoint, vendor).Observe(r.TTFB.Seconds())
+	u := r.Usage
+	for _, b := range []struct {
+		name string
+		n    int64
+	}{
+		{"input", u.InputTokens}, {"cache_read", u.CacheReadTokens}, {"cache_write", u.CacheWriteTokens()},
+		{"output", u.OutputTokens}, {"reasoning", u.ReasoningTokens},
+	} {
+		if b.n > 0 {
+			m.tokens.WithLabelValues(vendor, b.name).Add(float64(b.n))
+		}
+	}
+	m.cost.WithLabelValues(vendor).Add(float64(r.Cost) / float64(gw.USD))
+	m.charge.WithLabelValues(vendor).Add(float64(r.Charge) / float64(gw.USD))
+}
+
+// guardLabel bounds the verdict label to the guard's known kinds.
+func guardLabel(v string) string {
+	switch v {
+	case "pass", "off", "error", "":
+		return v
+	}
+	if kind, ok := strings.CutPrefix(v, "flagged:"); ok {
+		switch kind {
+		case "extraction", "jailbreak", "injection", "guard_unavailable":
+			return v
+		}
+		return "flagged:other"
+	}
+	return "other"
+}

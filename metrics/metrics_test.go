@@ -1,0 +1,47 @@
+package metrics
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestObserve(t *testing.T) {
+	m, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := &gw.Record{Endpoint: gw.ShapeC, Vendor: "openai", Status: 200, Guard: "pass", Latency: 300 * time.Millisecond, TTFB: 100 * time.Millisecond,
+		Usage: gw.Usage{InputTokens: 10, CacheReadTokens: 90, OutputTokens: 5, ReasoningTokens: 2}, Cost: gw.USD / 100, Charge: gw.Charge(gw.USD / 100)}
+	blocked := &gw.Record{Endpoint: gw.ShapeM, Vendor: "anthropic", Status: 403, ErrorCode: gw.CodeRequestBlocked, Guard: "flagged:extraction"}
+	m.Observe(ok)
+	m.Observe(ok)
+	m.Observe(blocked)
+	if got := testutil.ToFloat64(m.requests.WithLabelValues("chat_completions", "openai", "200", "")); got != 2 {
+		t.Errorf("ok requests = %v", got)
+	}
+	if got := testutil.ToFloat64(m.requests.WithLabelValues("messages", "anthropic", "403", "request_blocked")); got != 1 {
+		t.Errorf("blocked requests = %v", got)
+	}
+	if got := testutil.ToFloat64(m.tokens.WithLabelValues("openai", "cache_read")); got != 180 {
+		t.Errorf("cache read tokens = %v", got)
+	}
+	if got := testutil.ToFloat64(m.charge.WithLabelValues("openai")); got < 0.0217 || got > 0.0219 {
+		t.Errorf("charge = %v", got)
+	}
+	if got := testutil.ToFloat64(m.guard.WithLabelValues("flagged:extraction")); got != 1 {
+		t.Errorf("flagged = %v", got)
+	}
+	if guardLabel("flagged:made-up-by-caller") != "flagged:other" || guardLabel("weird") != "other" {
+		t.Error("guard label not bounded")
+	}
+	w := httptest.NewRecorder()
+	m.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	if !strings.Contains(w.Body.String(), `gateway_requests_total{endpoint="chat_completions",error="",status="200",vendor="openai"} 2`) {
+		t.Errorf("exposition lacks the request counter:\n%s", w.Body.String()[:min(2000, w.Body.Len())])
+	}
+}
