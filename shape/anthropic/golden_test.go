@@ -6,16 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
 
-	"golang.org/x/tools/txtar"
+	"github.com/gwlabs/gateway/internal/golden"
 
-	"github.com/gwlabs/gateway"
+	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/sse"
 )
 
@@ -24,88 +21,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // testMeta is the ResponseMeta every golden uses.
 var testMeta = ResponseMeta{ID: "req_01JTESTREQUEST0000000000000", Model: "claude-test-1", Created: 1763784000}
 
-// golden is one txtar case: its files by name, in order.
-type golden struct {
-	path    string
-	arch    *txtar.Archive
-	changed bool
-}
-
-func readGoldens(t *testing.T, dir string) []*golden {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("testdata", dir, "*.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Fatalf("no goldens in testdata/%s", dir)
-	}
-	var gs []*golden
-	for _, p := range paths {
-		a, err := txtar.ParseFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gs = append(gs, &golden{path: p, arch: a})
-	}
-	return gs
-}
-
-func (g *golden) name() string { return strings.TrimSuffix(filepath.Base(g.path), ".txtar") }
-
-func (g *golden) file(name string) ([]byte, bool) {
-	for _, f := range g.arch.Files {
-		if f.Name == name {
-			return f.Data, true
-		}
-	}
-	return nil, false
-}
-
-// check compares got with the named file, or rewrites it under -update.
-// An empty got with no such file is a match.
-func (g *golden) check(t *testing.T, name string, got []byte) {
-	t.Helper()
-	if len(got) > 0 && got[len(got)-1] != '\n' {
-		got = append(got, '\n')
-	}
-	want, ok := g.file(name)
-	if *update {
-		if bytes.Equal(want, got) && (ok || len(got) == 0) {
-			return
-		}
-		g.changed = true
-		for i, f := range g.arch.Files {
-			if f.Name == name {
-				if len(got) == 0 {
-					g.arch.Files = slices.Delete(g.arch.Files, i, i+1)
-				} else {
-					g.arch.Files[i].Data = got
-				}
-				return
-			}
-		}
-		if len(got) > 0 {
-			g.arch.Files = append(g.arch.Files, txtar.File{Name: name, Data: got})
-		}
-		return
-	}
-	if !ok && len(got) == 0 {
-		return
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s: %s differs\n--- got\n%s\n--- want\n%s", g.path, name, got, want)
-	}
-}
-
-func (g *golden) save(t *testing.T) {
-	t.Helper()
-	if *update && g.changed {
-		if err := os.WriteFile(g.path, txtar.Format(g.arch), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+// readGoldens loads testdata/dir; see internal/golden.
+func readGoldens(t *testing.T, dir string) []*golden.Case { return golden.Load(t, dir, *update) }
 
 // dump renders v as indented JSON without null, "", false, empty
 // arrays and empty objects, so that canonical values read easily.
@@ -232,9 +149,9 @@ func prettyJSON(b []byte) []byte {
 // or error.
 func TestDecodeRequestGolden(t *testing.T) {
 	for _, g := range readGoldens(t, "decode_request") {
-		t.Run(g.name(), func(t *testing.T) {
-			defer g.save(t)
-			in, ok := g.file("client.json")
+		t.Run(g.Name(), func(t *testing.T) {
+			defer g.Save(t)
+			in, ok := g.File("client.json")
 			if !ok {
 				t.Fatal("no client.json")
 			}
@@ -243,12 +160,12 @@ func TestDecodeRequestGolden(t *testing.T) {
 				if gw.ErrorCode(err) != gw.CodeInvalidRequest {
 					t.Errorf("error code %s, want invalid_request", gw.ErrorCode(err))
 				}
-				g.check(t, "error", errText(err))
-				g.check(t, "canonical.json", nil)
+				g.Check(t, "error", errText(err))
+				g.Check(t, "canonical.json", nil)
 				return
 			}
-			g.check(t, "error", nil)
-			g.check(t, "canonical.json", dump(r))
+			g.Check(t, "error", nil)
+			g.Check(t, "canonical.json", dump(r))
 		})
 	}
 }
@@ -257,9 +174,9 @@ func TestDecodeRequestGolden(t *testing.T) {
 // (the Anthropic request) and dropped, or error.
 func TestEncodeRequestGolden(t *testing.T) {
 	for _, g := range readGoldens(t, "encode_request") {
-		t.Run(g.name(), func(t *testing.T) {
-			defer g.save(t)
-			in, ok := g.file("canonical.json")
+		t.Run(g.Name(), func(t *testing.T) {
+			defer g.Save(t)
+			in, ok := g.File("canonical.json")
 			if !ok {
 				t.Fatal("no canonical.json")
 			}
@@ -278,20 +195,20 @@ func TestEncodeRequestGolden(t *testing.T) {
 				if gw.ErrorCode(err) != gw.CodeInvalidRequest {
 					t.Errorf("error code %s, want invalid_request", gw.ErrorCode(err))
 				}
-				g.check(t, "error", errText(err))
-				g.check(t, "upstream.json", nil)
+				g.Check(t, "error", errText(err))
+				g.Check(t, "upstream.json", nil)
 				return
 			}
 			if !json.Valid(body) {
 				t.Fatalf("invalid JSON: %s", body)
 			}
-			g.check(t, "error", nil)
-			g.check(t, "upstream.json", prettyJSON(body))
+			g.Check(t, "error", nil)
+			g.Check(t, "upstream.json", prettyJSON(body))
 			var dropped []byte
 			if len(r.Dropped) > 0 {
 				dropped = []byte(strings.Join(r.Dropped, "\n"))
 			}
-			g.check(t, "dropped", dropped)
+			g.Check(t, "dropped", dropped)
 		})
 	}
 }
@@ -300,25 +217,25 @@ func TestEncodeRequestGolden(t *testing.T) {
 // canonical.json -> client.json (EncodeResponse), or errors.
 func TestResponseGolden(t *testing.T) {
 	for _, g := range readGoldens(t, "response") {
-		t.Run(g.name(), func(t *testing.T) {
-			defer g.save(t)
-			in, ok := g.file("upstream.json")
+		t.Run(g.Name(), func(t *testing.T) {
+			defer g.Save(t)
+			in, ok := g.File("upstream.json")
 			if !ok {
 				t.Fatal("no upstream.json")
 			}
 			r, err := DecodeResponse(in)
 			if err != nil {
-				g.check(t, "error", errText(err))
+				g.Check(t, "error", errText(err))
 				return
 			}
-			g.check(t, "canonical.json", dump(r))
+			g.Check(t, "canonical.json", dump(r))
 			out, err := EncodeResponse(r, testMeta)
 			if err != nil {
-				g.check(t, "error", errText(err))
+				g.Check(t, "error", errText(err))
 				return
 			}
-			g.check(t, "error", nil)
-			g.check(t, "client.json", prettyJSON(out))
+			g.Check(t, "error", nil)
+			g.Check(t, "client.json", prettyJSON(out))
 			// The message re-encoded from Anthropic's own is Anthropic's,
 			// bar the gateway's id and model.
 			r2, err := DecodeResponse(out)
@@ -339,14 +256,14 @@ func TestResponseGolden(t *testing.T) {
 // identical events.
 func TestStreamGolden(t *testing.T) {
 	for _, g := range readGoldens(t, "stream") {
-		t.Run(g.name(), func(t *testing.T) {
-			defer g.save(t)
-			in, ok := g.file("upstream.sse")
+		t.Run(g.Name(), func(t *testing.T) {
+			defer g.Save(t)
+			in, ok := g.File("upstream.sse")
 			if !ok {
 				t.Fatal("no upstream.sse")
 			}
 			evs := decodeAll(t, io.NopCloser(bytes.NewReader(in)))
-			g.check(t, "events", dumpEvents(evs))
+			g.Check(t, "events", dumpEvents(evs))
 			var out bytes.Buffer
 			enc := NewStreamEncoder(&out, testMeta)
 			for _, ev := range evs {
@@ -354,7 +271,7 @@ func TestStreamGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			g.check(t, "client.sse", out.Bytes())
+			g.Check(t, "client.sse", out.Bytes())
 			checkWellFormedSSE(t, out.Bytes())
 
 			want := dumpEvents(evs)

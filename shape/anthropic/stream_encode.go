@@ -1,11 +1,11 @@
 package anthropic
 
 import (
-	"github.com/gwlabs/gateway/internal/jsonenc"
 	"io"
 	"strconv"
 
 	"github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/jsonenc"
 	"github.com/gwlabs/gateway/sse"
 )
 

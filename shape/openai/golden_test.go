@@ -6,16 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
 
-	"github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/golden"
+
+	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/sse"
-	"golang.org/x/tools/txtar"
 )
 
 // Golden files live in testdata/<direction>/*.txtar; each archive holds
@@ -26,114 +25,38 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata")
 // goldenMeta is the ResponseMeta every golden client output uses.
 var goldenMeta = ResponseMeta{ID: "chatcmpl_01JGOLDEN0000000000000000", Model: "test-model", Created: 1767225600}
 
-type golden struct {
-	path string
-	ar   *txtar.Archive
-	t    *testing.T
+// goldenCase is a golden archive bound to its subtest.
+type goldenCase struct {
+	*golden.Case
+	t *testing.T
 }
 
-func loadGoldens(t *testing.T, dir string) []*golden {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("testdata", dir, "*.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Fatalf("no golden files in testdata/%s", dir)
-	}
-	var gs []*golden
-	for _, p := range paths {
-		ar, err := txtar.ParseFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gs = append(gs, &golden{path: p, ar: ar})
+func (g *goldenCase) input(name string) []byte      { return g.Input(g.t, name) }
+func (g *goldenCase) check(name string, got []byte) { g.Check(g.t, name, got) }
+func (g *goldenCase) drop(name string)              { g.Drop(g.t, name) }
+
+// loadGoldens loads testdata/dir; see internal/golden.
+func loadGoldens(t *testing.T, dir string) []*goldenCase {
+	var gs []*goldenCase
+	for _, c := range golden.Load(t, dir, *update) {
+		gs = append(gs, &goldenCase{Case: c})
 	}
 	return gs
 }
 
-func (g *golden) name() string { return strings.TrimSuffix(filepath.Base(g.path), ".txtar") }
-
-func (g *golden) file(name string) ([]byte, bool) {
-	for _, f := range g.ar.Files {
-		if f.Name == name {
-			return f.Data, true
-		}
-	}
-	return nil, false
-}
-
-func (g *golden) input(name string) []byte {
-	g.t.Helper()
-	b, ok := g.file(name)
-	if !ok {
-		g.t.Fatalf("%s: no %q section", g.path, name)
-	}
-	return b
-}
-
-// check compares got with the named section, or records it with -update.
-// Outputs absent from the archive are added on -update and fail otherwise.
-func (g *golden) check(name string, got []byte) {
-	g.t.Helper()
-	if len(got) > 0 && got[len(got)-1] != '\n' {
-		got = append(got, '\n')
-	}
-	for i, f := range g.ar.Files {
-		if f.Name == name {
-			if *update {
-				g.ar.Files[i].Data = got
-				return
-			}
-			if !bytes.Equal(f.Data, got) {
-				g.t.Errorf("%s: %s differs\ngot:\n%s\nwant:\n%s", g.path, name, got, f.Data)
-			}
-			return
-		}
-	}
-	if *update {
-		g.ar.Files = append(g.ar.Files, txtar.File{Name: name, Data: got})
-		return
-	}
-	g.t.Errorf("%s: no %q section; got:\n%s", g.path, name, got)
-}
-
-// drop removes an output section that no longer applies (on -update).
-func (g *golden) drop(name string) {
-	if !*update {
-		if _, ok := g.file(name); ok {
-			g.t.Errorf("%s: unexpected %q section", g.path, name)
-		}
-		return
-	}
-	files := g.ar.Files[:0]
-	for _, f := range g.ar.Files {
-		if f.Name != name {
-			files = append(files, f)
-		}
-	}
-	g.ar.Files = files
-}
-
-func (g *golden) save() {
-	if *update {
-		if err := os.WriteFile(g.path, txtar.Format(g.ar), 0o644); err != nil {
-			g.t.Fatal(err)
-		}
-	}
-}
-
-func runGoldens(t *testing.T, dir string, fn func(g *golden)) {
+// runGoldens runs fn on every archive of dir as a subtest and saves what
+// -update recorded.
+func runGoldens(t *testing.T, dir string, fn func(g *goldenCase)) {
 	for _, g := range loadGoldens(t, dir) {
-		t.Run(g.name(), func(t *testing.T) {
+		t.Run(g.Name(), func(t *testing.T) {
 			g.t = t
 			fn(g)
-			g.save()
+			g.Save(t)
 		})
 	}
 }
 
-func dialectOf(g *golden) *Dialect {
+func dialectOf(g *goldenCase) *Dialect {
 	g.t.Helper()
 	name := strings.TrimSpace(string(g.input("dialect")))
 	d, ok := DialectFor(name)
@@ -223,7 +146,7 @@ func errorText(err error) []byte {
 }
 
 func TestGoldenEncodeRequest(t *testing.T) {
-	runGoldens(t, "encode_request", func(g *golden) {
+	runGoldens(t, "encode_request", func(g *goldenCase) {
 		var r gw.Request
 		if err := json.Unmarshal(g.input("canonical.json"), &r); err != nil {
 			g.t.Fatal(err)
@@ -244,7 +167,7 @@ func TestGoldenEncodeRequest(t *testing.T) {
 }
 
 func TestGoldenDecodeRequest(t *testing.T) {
-	runGoldens(t, "decode_request", func(g *golden) {
+	runGoldens(t, "decode_request", func(g *goldenCase) {
 		r, err := DecodeRequest(g.input("client.json"))
 		if err != nil {
 			if gw.ErrorCode(err) != gw.CodeInvalidRequest {
@@ -257,7 +180,7 @@ func TestGoldenDecodeRequest(t *testing.T) {
 		g.drop("error")
 		g.check("canonical.json", canonicalJSON(g.t, r))
 		// The canonical request must also encode for OpenAI.
-		if _, ok := g.file("openai.json"); ok || *update {
+		if _, ok := g.File("openai.json"); ok || *update {
 			d, _ := DialectFor("openai")
 			body, err := EncodeRequest(r, d)
 			if err != nil {
@@ -270,7 +193,7 @@ func TestGoldenDecodeRequest(t *testing.T) {
 }
 
 func TestGoldenResponse(t *testing.T) {
-	runGoldens(t, "response", func(g *golden) {
+	runGoldens(t, "response", func(g *goldenCase) {
 		resp, err := DecodeResponse(g.input("upstream.json"), dialectOf(g))
 		if err != nil {
 			g.check("error", errorText(err))
@@ -369,7 +292,7 @@ func (r *splitReader) Read(p []byte) (int, error) {
 }
 
 func TestGoldenStream(t *testing.T) {
-	runGoldens(t, "stream", func(g *golden) {
+	runGoldens(t, "stream", func(g *goldenCase) {
 		d := dialectOf(g)
 		upstream := g.input("upstream.sse")
 		whole, evs := decodeAll(g.t, bytes.NewReader(upstream), d)

@@ -3,11 +3,11 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/gwlabs/gateway/internal/jsonenc"
 	"strings"
 	"testing"
 
-	"github.com/gwlabs/gateway"
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/jsonenc"
 	"github.com/gwlabs/gateway/sse"
 	sdk "github.com/openai/openai-go/v3"
 )
@@ -106,7 +106,7 @@ func viewOf(c sdk.ChatCompletion) sdkView {
 // answer as the SDK decodes it.
 func TestStreamEncoderWithSDKAccumulator(t *testing.T) {
 	for _, g := range loadGoldens(t, "stream") {
-		t.Run(g.name(), func(t *testing.T) {
+		t.Run(g.Name(), func(t *testing.T) {
 			g.t = t
 			_, evs := decodeAll(t, bytes.NewReader(g.input("upstream.sse")), dialectOf(g))
 			if evs[len(evs)-1].Type == gw.EventError {

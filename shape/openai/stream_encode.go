@@ -2,12 +2,12 @@ package openai
 
 import (
 	"fmt"
-	"github.com/gwlabs/gateway/internal/jsonenc"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/jsonenc"
 )
 
 // StreamEncoder writes a canonical event stream to a C client as

@@ -6,17 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
 
-	sdk "github.com/anthropics/anthropic-sdk-go"
-	"golang.org/x/tools/txtar"
+	"github.com/gwlabs/gateway/internal/golden"
 
-	"github.com/gwlabs/gateway"
+	sdk "github.com/anthropics/anthropic-sdk-go"
+
+	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/shape/anthropic"
 	"github.com/gwlabs/gateway/shape/openai"
 	"github.com/gwlabs/gateway/sse"
@@ -43,54 +41,6 @@ const (
 	fileError          = "error"                  // generated: request-side error
 	fileRespError      = "response_error"         // generated: response-side error
 )
-
-type pair struct {
-	path    string
-	arch    *txtar.Archive
-	changed bool
-}
-
-func (p *pair) file(name string) ([]byte, bool) {
-	for _, f := range p.arch.Files {
-		if f.Name == name {
-			return f.Data, true
-		}
-	}
-	return nil, false
-}
-
-// check compares got with the named file or, under -update, rewrites it
-// (an empty got removes the file).
-func (p *pair) check(t *testing.T, name string, got []byte) {
-	t.Helper()
-	if len(got) > 0 && got[len(got)-1] != '\n' {
-		got = append(got, '\n')
-	}
-	want, ok := p.file(name)
-	if !*update {
-		if (ok || len(got) > 0) && !bytes.Equal(want, got) {
-			t.Errorf("%s: %s differs\n--- got\n%s--- want\n%s", p.path, name, got, want)
-		}
-		return
-	}
-	if bytes.Equal(want, got) && (ok || len(got) == 0) {
-		return
-	}
-	p.changed = true
-	for i, f := range p.arch.Files {
-		if f.Name == name {
-			if len(got) == 0 {
-				p.arch.Files = slices.Delete(p.arch.Files, i, i+1)
-			} else {
-				p.arch.Files[i].Data = got
-			}
-			return
-		}
-	}
-	if len(got) > 0 {
-		p.arch.Files = append(p.arch.Files, txtar.File{Name: name, Data: got})
-	}
-}
 
 func pretty(b []byte) []byte {
 	var buf bytes.Buffer
@@ -197,32 +147,16 @@ func directionFor(t *testing.T, vendor string) direction {
 // and stream mapped back, the stream replayed whole, one byte at a time
 // and split at every byte with identical output.
 func TestPairs(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Fatal("no goldens")
-	}
-	for _, path := range paths {
-		a, err := txtar.ParseFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := &pair{path: path, arch: a}
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+	for _, p := range golden.Load(t, "", *update) {
+		t.Run(p.Name(), func(t *testing.T) {
 			runPair(t, p)
-			if *update && p.changed {
-				if err := os.WriteFile(p.path, txtar.Format(p.arch), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			p.Save(t)
 		})
 	}
 }
 
-func runPair(t *testing.T, p *pair) {
-	client, ok := p.file(fileClient)
+func runPair(t *testing.T, p *golden.Case) {
+	client, ok := p.File(fileClient)
 	if !ok {
 		t.Fatal("no client.json")
 	}
@@ -238,22 +172,22 @@ func runPair(t *testing.T, p *pair) {
 			if !json.Valid(body) {
 				t.Fatalf("upstream request is not JSON: %s", body)
 			}
-			p.check(t, fileUpstreamReq, pretty(body))
-			p.check(t, fileDropped, []byte(strings.Join(r.Dropped, "\n")))
+			p.Check(t, fileUpstreamReq, pretty(body))
+			p.Check(t, fileDropped, []byte(strings.Join(r.Dropped, "\n")))
 		}
 	}
 	if err != nil {
 		if gw.ErrorCode(err) != gw.CodeInvalidRequest {
 			t.Errorf("request error code %s, want invalid_request", gw.ErrorCode(err))
 		}
-		p.check(t, fileError, errText(err))
+		p.Check(t, fileError, errText(err))
 		return
 	}
-	p.check(t, fileError, nil)
+	p.Check(t, fileError, nil)
 
 	var respErr []byte
 	var nonStream *gw.Response
-	if up, ok := p.file(fileUpstreamResp); ok {
+	if up, ok := p.File(fileUpstreamResp); ok {
 		resp, err := dir.decodeResponse(up)
 		var out []byte
 		if err == nil {
@@ -266,19 +200,19 @@ func runPair(t *testing.T, p *pair) {
 			if !json.Valid(out) {
 				t.Fatalf("client response is not JSON: %s", out)
 			}
-			p.check(t, fileClientResp, pretty(out))
+			p.Check(t, fileClientResp, pretty(out))
 		}
 	}
-	p.check(t, fileRespError, respErr)
+	p.Check(t, fileRespError, respErr)
 
-	if up, ok := p.file(fileUpstreamStream); ok {
+	if up, ok := p.File(fileUpstreamStream); ok {
 		if dir.mCaller {
 			// What the server does: a rough input estimate from the body.
 			estimate := int64(len(client) / 4)
 			dir.estimate = &estimate
 		}
 		whole, fin := replay(t, dir, r, io.NopCloser(bytes.NewReader(up)))
-		p.check(t, fileClientStream, whole)
+		p.Check(t, fileClientStream, whole)
 		if got, _ := replay(t, dir, r, io.NopCloser(iotest.OneByteReader(bytes.NewReader(up)))); !bytes.Equal(got, whole) {
 			t.Errorf("one byte at a time differs:\n%s", got)
 		}
@@ -292,7 +226,7 @@ func runPair(t *testing.T, p *pair) {
 		// end the same way, and an M caller's SDK must accumulate the
 		// stream into the message it would get without streaming.
 		if dir.mCaller && fin != nil {
-			if body, ok := p.file(fileClientResp); ok {
+			if body, ok := p.File(fileClientResp); ok {
 				compareAccumulated(t, whole, body)
 			}
 		}
