@@ -61,9 +61,10 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, header string) (*gw.Principal, error)
 }
 
-// Configured is implemented by providers that can tell whether they have
-// credentials, so no money is held for a call that cannot be made.
-type Configured interface{ Configured() bool }
+// Availability is implemented by providers that can tell before the call
+// that it cannot be made (no credentials), so that no money is held for
+// it: Unavailable returns the error Send would, or nil.
+type Availability interface{ Unavailable() error }
 
 // Config assembles a Gateway. Store, Auth and Providers are required; a
 // nil Limiter, Biller or Guard turns that policy off.
@@ -206,10 +207,10 @@ func (x *Exchange) begin(ctx context.Context) error {
 		return gw.Errorf(gw.CodeInvalidRequest, "unknown vendor %q", in.Vendor)
 	}
 	x.provider = p
-	if c, ok := p.(Configured); ok && !c.Configured() {
-		// Send words the message (it names the missing setting).
-		_, err := p.Send(ctx, &gw.Call{RequestID: in.RequestID})
-		return err
+	if a, ok := p.(Availability); ok {
+		if err := a.Unavailable(); err != nil {
+			return err
+		}
 	}
 	if g.cfg.Biller != nil && !g.cfg.Biller.Known(in.Vendor, in.Model) {
 		return gw.Errorf(gw.CodeInvalidRequest, "model %q has no price on the rate card; GET /v1/models lists the priced models", in.Vendor+"/"+in.Model)

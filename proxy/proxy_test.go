@@ -256,3 +256,27 @@ func TestAdmissionRefusals(t *testing.T) {
 		t.Fatalf("a refused request left a hold: %+v", b)
 	}
 }
+
+// unavailable is a provider without credentials.
+type unavailable struct{ provider }
+
+func (unavailable) Unavailable() error {
+	return &gw.Error{Code: gw.CodeVendorUnavailable, Message: "openai is not configured: set GATEWAY_OPENAI_API_KEY"}
+}
+
+func TestUnavailableVendorHoldsNothing(t *testing.T) {
+	called := false
+	p := &unavailable{provider{send: func(ctx context.Context, c *gw.Call) (*gw.Upstream, error) { called = true; return okUpstream(), nil }}}
+	f := newFixture(t, p, nil, nil, gw.USD)
+	_, err := f.gw.Begin(context.Background(), f.inbound("req_unconfigured"))
+	var e *gw.Error
+	if !errors.As(err, &e) || e.Code != gw.CodeVendorUnavailable || !strings.Contains(e.Message, "GATEWAY_OPENAI_API_KEY") {
+		t.Fatalf("Begin = %v", err)
+	}
+	if called {
+		t.Fatal("the vendor was called")
+	}
+	if b := f.balance(t); b.Held != 0 {
+		t.Fatalf("money held for a call that cannot be made: %+v", b)
+	}
+}

@@ -78,14 +78,20 @@ func (p *Provider) Name() string { return "anthropic" }
 // Shape returns gw.ShapeM.
 func (p *Provider) Shape() gw.Shape { return gw.ShapeM }
 
-// Configured reports whether the vendor has a key.
-func (p *Provider) Configured() bool { return p.cfg.APIKey != "" }
+// Unavailable returns vendor_unavailable, naming the missing setting,
+// when the gateway has no Anthropic key; nil otherwise.
+func (p *Provider) Unavailable() error {
+	if p.cfg.APIKey != "" {
+		return nil
+	}
+	return &gw.Error{Code: gw.CodeVendorUnavailable, Message: "anthropic is not configured: set GATEWAY_ANTHROPIC_API_KEY"}
+}
 
 // Send posts the body and returns Anthropic's 2xx answer or its mapped
 // error.
 func (p *Provider) Send(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
-	if p.cfg.APIKey == "" {
-		return nil, &gw.Error{Code: gw.CodeVendorUnavailable, Message: "anthropic is not configured: set GATEWAY_ANTHROPIC_API_KEY"}
+	if err := p.Unavailable(); err != nil {
+		return nil, err
 	}
 	h := make(http.Header, 6)
 	h.Set("X-Api-Key", p.cfg.APIKey)

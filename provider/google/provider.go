@@ -154,8 +154,14 @@ func (p *Provider) Name() string { return "google" }
 // Shape returns gw.ShapeG.
 func (p *Provider) Shape() gw.Shape { return gw.ShapeG }
 
-// Configured reports whether the vendor has a key.
-func (p *Provider) Configured() bool { return p.cfg.APIKey != "" }
+// Unavailable returns vendor_unavailable, naming the missing setting,
+// when the gateway has no Gemini key; nil otherwise.
+func (p *Provider) Unavailable() error {
+	if p.cfg.APIKey != "" {
+		return nil
+	}
+	return &gw.Error{Code: gw.CodeVendorUnavailable, Message: "google is not configured: set GATEWAY_GOOGLE_API_KEY"}
+}
 
 // URL returns the endpoint for model: generateContent, or
 // streamGenerateContent with alt=sse.
@@ -173,8 +179,8 @@ func (p *Provider) URL(model string, stream bool) string {
 // upstream_timeout, upstream_error, request_too_large, and
 // vendor_unavailable without a key. Errors never carry the key or the URL.
 func (p *Provider) Send(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
-	if p.cfg.APIKey == "" {
-		return nil, &gw.Error{Code: gw.CodeVendorUnavailable, Message: "google is not configured: set GATEWAY_GOOGLE_API_KEY"}
+	if err := p.Unavailable(); err != nil {
+		return nil, err
 	}
 	if c.Model == "" {
 		return nil, gw.Errorf(gw.CodeInvalidRequest, "model: a google model id is required")

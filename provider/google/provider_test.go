@@ -228,8 +228,8 @@ func TestSendWithoutKeyIsVendorUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Configured() {
-		t.Error("Configured() with no key")
+	if p.Unavailable() == nil {
+		t.Error("Unavailable() = nil with no key")
 	}
 	_, err = p.Send(context.Background(), &gw.Call{Model: "gemini-3-flash"})
 	if gw.ErrorCode(err) != gw.CodeVendorUnavailable || !strings.Contains(err.Error(), "GATEWAY_GOOGLE_API_KEY") {

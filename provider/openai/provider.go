@@ -89,14 +89,20 @@ func (p *Provider) Name() string { return p.cfg.Vendor }
 // Shape returns gw.ShapeC.
 func (p *Provider) Shape() gw.Shape { return gw.ShapeC }
 
-// Configured reports whether the vendor has a key.
-func (p *Provider) Configured() bool { return p.cfg.APIKey != "" }
+// Unavailable returns vendor_unavailable, naming the missing setting,
+// when the vendor has no key; nil otherwise.
+func (p *Provider) Unavailable() error {
+	if p.cfg.APIKey != "" {
+		return nil
+	}
+	return &gw.Error{Code: gw.CodeVendorUnavailable, Message: fmt.Sprintf("%s is not configured: set %s", p.cfg.Vendor, p.keySetting())}
+}
 
 // Send posts the body and returns the vendor's 2xx answer or its mapped
 // error.
 func (p *Provider) Send(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
-	if p.cfg.APIKey == "" {
-		return nil, &gw.Error{Code: gw.CodeVendorUnavailable, Message: fmt.Sprintf("%s is not configured: set %s", p.cfg.Vendor, p.keySetting())}
+	if err := p.Unavailable(); err != nil {
+		return nil, err
 	}
 	h := make(http.Header, 6)
 	h.Set("Authorization", "Bearer "+p.cfg.APIKey)

@@ -97,7 +97,7 @@ func TestUnconfigured(t *testing.T) {
 	p, _ := New(cfg)
 	_, err := p.Send(context.Background(), &gw.Call{})
 	e := gw.AsError(err)
-	if e.Code != gw.CodeVendorUnavailable || !strings.Contains(e.Message, "GATEWAY_FIREWORKS_API_KEY") || p.Configured() {
+	if e.Code != gw.CodeVendorUnavailable || !strings.Contains(e.Message, "GATEWAY_FIREWORKS_API_KEY") || p.Unavailable() == nil {
 		t.Fatalf("%v", err)
 	}
 }
