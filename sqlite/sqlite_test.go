@@ -14,7 +14,6 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
-	"github.com/gwlabs/gateway/internal/groupcommit"
 	"github.com/gwlabs/gateway/storetest"
 	"go.uber.org/goleak"
 )
@@ -310,64 +309,8 @@ func TestGroupCommitBatches(t *testing.T) {
 	t.Logf("%d calls in %d transactions", st.Ops, st.Batches)
 }
 
-// TestCommitIsolatesFailingCall drives one batch by hand: a call that
-// breaks the transaction (a duplicate record) makes the batch retry each
-// call alone, and every other call gets its own, correct answer.
+// TestCommitIsolatesFailingCall: see storetest.CommitIsolation.
 func TestCommitIsolatesFailingCall(t *testing.T) {
 	db := open(t)
-	ctx := t.Context()
-	a, err := db.EnsureAccount(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.TopUp(ctx, a.ID, 1000, "t"); err != nil {
-		t.Fatal(err)
-	}
-	exp := time.Now().Add(time.Hour)
-	if err := db.PlaceHold(ctx, gw.Hold{ID: "req_h", AccountID: a.ID, Amount: 500, ExpiresAt: exp}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Log(ctx, &gw.Record{RequestID: "req_dup", Status: 200}); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	batch := []*groupcommit.Op{
-		{Kind: groupcommit.Log, Rec: &gw.Record{RequestID: "req_a", Status: 200, CreatedAt: now}},
-		{Kind: groupcommit.Log, Rec: &gw.Record{RequestID: "req_dup", Status: 200, CreatedAt: now}},
-		{Kind: groupcommit.Settle, ID: "req_none", Rec: &gw.Record{RequestID: "req_none", Charge: 5, CreatedAt: now}},
-		{Kind: groupcommit.Hold, Hold: gw.Hold{ID: "req_b", AccountID: a.ID, Amount: 400, ExpiresAt: exp}},
-		{Kind: groupcommit.Hold, Hold: gw.Hold{ID: "req_c", AccountID: a.ID, Amount: 200, ExpiresAt: exp}},
-		{Kind: groupcommit.Settle, ID: "req_h", Rec: &gw.Record{RequestID: "req_h", Charge: 450, CreatedAt: now}},
-	}
-	before := db.Stats()
-	results := db.gc.Commit(batch)
-	if got := db.Stats().Retried - before.Retried; got != int64(len(batch)) {
-		t.Errorf("retried %d calls, want the whole batch of %d", got, len(batch))
-	}
-	check := []struct {
-		name string
-		ok   func(error) bool
-	}{
-		{"log", func(err error) bool { return err == nil }},
-		{"duplicate log", func(err error) bool { return err != nil && !errors.Is(err, gw.ErrNotFound) }},
-		{"settle unknown hold", func(err error) bool { return errors.Is(err, gw.ErrNotFound) }},
-		{"hold that fits", func(err error) bool { return err == nil }},
-		{"hold that does not fit", func(err error) bool { return gw.ErrorCode(err) == gw.CodeInsufficientBalance }},
-		{"settle", func(err error) bool { return err == nil }},
-	}
-	for i, c := range check {
-		if err := results[i]; !c.ok(err) {
-			t.Errorf("%s: unexpected result %v", c.name, err)
-		}
-	}
-	b, err := db.Balance(ctx, a.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := (gw.Balance{TopUps: 1000, Charged: 450, Balance: 550, Held: 400, Available: 150}); b != want {
-		t.Errorf("Balance = %+v, want %+v", b, want)
-	}
-	if err := db.VerifyLedger(ctx, a.ID); err != nil {
-		t.Error(err)
-	}
+	storetest.CommitIsolation(t, db, db.gc)
 }

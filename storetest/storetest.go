@@ -18,6 +18,7 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/groupcommit"
 )
 
 // LedgerVerifier is implemented by stores that can recompute an account's
@@ -826,4 +827,69 @@ func BenchmarkSettle(b *testing.B, s gw.Store) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "settles/s")
+}
+
+// CommitIsolation drives one hand-made batch through a store's group
+// committer c: a call that breaks the transaction (a duplicate record)
+// makes the batch retry each call alone, and every other call gets its
+// own, correct answer; the money comes out exact.
+func CommitIsolation(t *testing.T, s gw.Store, c *groupcommit.Committer) {
+
+	ctx := t.Context()
+	a, err := s.EnsureAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TopUp(ctx, a.ID, 1000, "t"); err != nil {
+		t.Fatal(err)
+	}
+	exp := time.Now().Add(time.Hour)
+	if err := s.PlaceHold(ctx, gw.Hold{ID: "req_h", AccountID: a.ID, Amount: 500, ExpiresAt: exp}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Log(ctx, &gw.Record{RequestID: "req_dup", Status: 200}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	batch := []*groupcommit.Op{
+		{Kind: groupcommit.Log, Rec: &gw.Record{RequestID: "req_a", Status: 200, CreatedAt: now}},
+		{Kind: groupcommit.Log, Rec: &gw.Record{RequestID: "req_dup", Status: 200, CreatedAt: now}},
+		{Kind: groupcommit.Settle, ID: "req_none", Rec: &gw.Record{RequestID: "req_none", Charge: 5, CreatedAt: now}},
+		{Kind: groupcommit.Hold, Hold: gw.Hold{ID: "req_b", AccountID: a.ID, Amount: 400, ExpiresAt: exp}},
+		{Kind: groupcommit.Hold, Hold: gw.Hold{ID: "req_c", AccountID: a.ID, Amount: 200, ExpiresAt: exp}},
+		{Kind: groupcommit.Settle, ID: "req_h", Rec: &gw.Record{RequestID: "req_h", Charge: 450, CreatedAt: now}},
+	}
+	before := c.Stats()
+	results := c.Commit(batch)
+	if got := c.Stats().Retried - before.Retried; got != int64(len(batch)) {
+		t.Errorf("retried %d calls, want the whole batch of %d", got, len(batch))
+	}
+	check := []struct {
+		name string
+		ok   func(error) bool
+	}{
+		{"log", func(err error) bool { return err == nil }},
+		{"duplicate log", func(err error) bool { return err != nil && !errors.Is(err, gw.ErrNotFound) }},
+		{"settle unknown hold", func(err error) bool { return errors.Is(err, gw.ErrNotFound) }},
+		{"hold that fits", func(err error) bool { return err == nil }},
+		{"hold that does not fit", func(err error) bool { return gw.ErrorCode(err) == gw.CodeInsufficientBalance }},
+		{"settle", func(err error) bool { return err == nil }},
+	}
+	for i, c := range check {
+		if err := results[i]; !c.ok(err) {
+			t.Errorf("%s: unexpected result %v", c.name, err)
+		}
+	}
+	b, err := s.Balance(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (gw.Balance{TopUps: 1000, Charged: 450, Balance: 550, Held: 400, Available: 150}); b != want {
+		t.Errorf("Balance = %+v, want %+v", b, want)
+	}
+	if v, ok := s.(LedgerVerifier); ok {
+		if err := v.VerifyLedger(ctx, a.ID); err != nil {
+			t.Error(err)
+		}
+	}
 }
