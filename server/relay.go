@@ -196,15 +196,15 @@ const usageNull = `,"usage":null`
 
 // stripUsageNull removes the "usage":null member that only appears because
 // the gateway asked for usage, so the caller gets the chunk it would have
-// got.
+// got. It edits raw in place (the reader's buffer, valid until its next
+// event): no allocation per chunk.
 func stripUsageNull(raw []byte) []byte {
 	i := bytes.Index(raw, []byte(usageNull))
 	if i < 0 {
 		return raw
 	}
-	out := make([]byte, 0, len(raw)-len(usageNull))
-	out = append(out, raw[:i]...)
-	return append(out, raw[i+len(usageNull):]...)
+	n := copy(raw[i:], raw[i+len(usageNull):])
+	return raw[:i+n]
 }
 
 // streamBreak describes a vendor stream that ended without finishing.

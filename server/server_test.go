@@ -92,3 +92,16 @@ func FuzzParseEnvelope(f *testing.F) {
 		}
 	})
 }
+
+func TestStripUsageNull(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`data: {"id":"x","choices":[],"usage":null}` + "\n\n", `data: {"id":"x","choices":[]}` + "\n\n"},
+		{`data: {"usage":{"prompt_tokens":1}}` + "\n\n", `data: {"usage":{"prompt_tokens":1}}` + "\n\n"},
+		{": keep-alive\n\n", ": keep-alive\n\n"},
+	}
+	for _, tt := range tests {
+		if got := string(stripUsageNull([]byte(tt.in))); got != tt.want {
+			t.Errorf("stripUsageNull(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -236,7 +236,7 @@ func (r *Reader) field(line []byte) {
 		r.data = append(r.data, value...)
 		r.hasData = true
 	case "event":
-		r.ev.Type = string(value)
+		r.ev.Type = eventType(value)
 	case "id":
 		r.ev.ID = string(value)
 	case "retry":
@@ -244,6 +244,30 @@ func (r *Reader) field(line []byte) {
 			r.ev.Retry = n
 		}
 	}
+}
+
+// eventType returns the event name, without allocating for the names the
+// vendors' streams repeat on every event.
+func eventType(b []byte) string {
+	switch string(b) { // no allocation: the compiler compares in place
+	case "message_start":
+		return "message_start"
+	case "content_block_start":
+		return "content_block_start"
+	case "content_block_delta":
+		return "content_block_delta"
+	case "content_block_stop":
+		return "content_block_stop"
+	case "message_delta":
+		return "message_delta"
+	case "message_stop":
+		return "message_stop"
+	case "ping":
+		return "ping"
+	case "error":
+		return "error"
+	}
+	return string(b)
 }
 
 // Event returns the current block. Its byte slices are valid until the

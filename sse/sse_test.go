@@ -168,3 +168,15 @@ func TestReaderLoneCRLinear(t *testing.T) {
 		t.Fatalf("%d events, err %v", n, rd.Err())
 	}
 }
+
+func BenchmarkReaderAnthropicEvents(b *testing.B) {
+	ev := "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n"
+	in := strings.Repeat(ev, 1000)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		rd := NewReader(strings.NewReader(in))
+		for rd.Next() {
+		}
+	}
+}
