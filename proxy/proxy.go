@@ -234,14 +234,7 @@ func (x *Exchange) begin(ctx context.Context) error {
 
 	x.estTokens = int64(len(in.Body)/4) + in.MaxOutput
 	if g.cfg.Limiter != nil {
-		lim := g.cfg.DefaultLimit
-		if in.Principal.RPM > 0 {
-			lim.RPM = in.Principal.RPM
-		}
-		if in.Principal.TPM > 0 {
-			lim.TPM = in.Principal.TPM
-		}
-		d, err := g.cfg.Limiter.Allow(ctx, in.Principal.KeyID, lim, x.estTokens)
+		d, err := g.cfg.Limiter.Allow(ctx, in.Principal.KeyID, g.limitFor(in.Principal), x.estTokens)
 		x.Limit = d
 		if err != nil {
 			// The limiter's store failed; its decision already applies
