@@ -136,23 +136,16 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 			break
 		}
 	}
-	o := proxy.Outcome{Status: http.StatusOK, TTFB: ttfb}
-	switch {
-	case !finished && streamErr == nil && (clientGone || ctx.Err() != nil):
-		// The caller left before the end (a caller that closes the body
-		// right after the last event has not abandoned anything).
-		o.Success, o.Usage, o.Note = true, abandonedUsage(in, usage, events), "abandoned"
-	case streamErr != nil:
-		o.Err = streamErr
-	case !finished:
-		e := streamBreak(in.Vendor, nil)
-		o.Err = e
-		_ = enc.Encode(gw.Event{Type: gw.EventError, Err: e})
-	default:
-		o.Success, o.Usage = true, usage
-		if !usage.Reported {
-			o.Usage, o.Note = estimateUsage(in, events), "usage_missing"
-		}
+	o, broke := streamOutcome(in, streamEnd{
+		done:       finished,
+		vendorErr:  streamErr,
+		callerLeft: clientGone || ctx.Err() != nil,
+		usage:      usage,
+		events:     events,
+	})
+	o.TTFB = ttfb
+	if broke != nil {
+		_ = enc.Encode(gw.Event{Type: gw.EventError, Err: broke})
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())

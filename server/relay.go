@@ -160,34 +160,62 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		}
 	}
 	readErr := rd.Err()
-	o := proxy.Outcome{Status: http.StatusOK, TTFB: ttfb}
+	o, broke := streamOutcome(in, streamEnd{
+		done:       m.Done() && readErr == nil,
+		vendorErr:  m.Err(),
+		readErr:    readErr,
+		callerLeft: clientGone || ctx.Err() != nil,
+		usage:      m.Usage(),
+		events:     events,
+	})
+	o.TTFB = ttfb
 	switch {
-	case !m.Done() && m.Err() == nil && (clientGone || ctx.Err() != nil):
-		// The caller left before the end: bill what was used up to here.
-		// (The OpenAI SDK closes the body as soon as it reads [DONE]; that
-		// stream was complete.)
-		o.Success, o.Usage, o.Note = true, abandonedUsage(in, m.Usage(), events), "abandoned"
-	case m.Err() != nil:
-		// The vendor's own in-stream error was relayed as is; a C
-		// stream still ends with its terminator, which vendors leave
-		// out after an error.
-		o.Err = m.Err()
-		if in.Endpoint == gw.ShapeC && !m.Done() {
-			_, _ = fw.Write(sse.AppendEvent(nil, "", []byte("[DONE]")))
-		}
-	case readErr != nil || !m.Done():
-		e := streamBreak(in.Vendor, readErr)
-		o.Err = e
-		writeStreamError(fw, in.Endpoint, in.RequestID, e)
-	default:
-		// Complete (the caller may have stopped reading after the end).
-		o.Success, o.Usage = true, m.Usage()
-		if !o.Usage.Reported {
-			o.Usage, o.Note = estimateUsage(in, events), "usage_missing"
-		}
+	case broke != nil:
+		writeStreamError(fw, in.Endpoint, in.RequestID, broke)
+	case m.Err() != nil && in.Endpoint == gw.ShapeC && !m.Done():
+		// The vendor's own error chunk was relayed as is; a C stream
+		// still ends with its terminator, which vendors leave out after
+		// an error.
+		_, _ = fw.Write(sse.AppendEvent(nil, "", []byte("[DONE]")))
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())
+}
+
+// streamEnd is how a relayed or mapped stream ended.
+type streamEnd struct {
+	done       bool      // the vendor's stream reached its end
+	vendorErr  *gw.Error // the vendor's in-stream error (already sent on)
+	readErr    error     // why reading stopped early, if it did
+	callerLeft bool      // the caller went away
+	usage      gw.Usage  // as reported so far
+	events     int64     // content events relayed
+}
+
+// streamOutcome decides how a stream that began with 200 is recorded:
+// abandoned by the caller before the end (billed for what was used), failed
+// by the vendor (not billed), or complete (billed, with usage estimated
+// when the vendor reported none). A caller that closes the body right
+// after the last event has not abandoned anything. broke is the error the
+// caller must still be sent in its shape: the stream stopped without the
+// vendor saying why.
+func streamOutcome(in *proxy.Inbound, end streamEnd) (o proxy.Outcome, broke *gw.Error) {
+	o.Status = http.StatusOK
+	switch {
+	case !end.done && end.vendorErr == nil && end.callerLeft:
+		o.Success, o.Usage, o.Note = true, abandonedUsage(in, end.usage, end.events), "abandoned"
+	case end.vendorErr != nil:
+		o.Err = end.vendorErr
+	case !end.done:
+		broke = streamBreak(in.Vendor, end.readErr)
+		o.Err = broke
+	default:
+		o.Success, o.Usage = true, end.usage
+		if !end.usage.Reported {
+			o.Usage, o.Note = estimateUsage(in, end.events), "usage_missing"
+		}
+	}
+	return o, broke
 }
 
 // usageNull is the member a C vendor adds to every chunk once asked for

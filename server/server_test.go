@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/proxy"
 )
 
 func TestParseEnvelope(t *testing.T) {
@@ -102,6 +103,35 @@ func TestStripUsageNull(t *testing.T) {
 	for _, tt := range tests {
 		if got := string(stripUsageNull([]byte(tt.in))); got != tt.want {
 			t.Errorf("stripUsageNull(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestStreamOutcome(t *testing.T) {
+	in := &proxy.Inbound{Vendor: "openai", Body: make([]byte, 400)}
+	reported := gw.Usage{InputTokens: 10, OutputTokens: 20, Reported: true}
+	vendorErr := &gw.Error{Code: gw.CodeOverloaded, Message: "openai: overloaded"}
+	tests := []struct {
+		name    string
+		end     streamEnd
+		success bool
+		note    string
+		code    gw.Code
+		broke   bool
+		output  int64
+	}{
+		{"complete", streamEnd{done: true, usage: reported, events: 5}, true, "", "", false, 20},
+		{"complete, caller closed after the end", streamEnd{done: true, callerLeft: true, usage: reported}, true, "", "", false, 20},
+		{"complete without usage", streamEnd{done: true, events: 7}, true, "usage_missing", "", false, 7},
+		{"abandoned mid-way", streamEnd{callerLeft: true, usage: reported, events: 30}, true, "abandoned", "", false, 30},
+		{"vendor error", streamEnd{vendorErr: vendorErr, callerLeft: true, usage: reported}, false, "", gw.CodeOverloaded, false, 0},
+		{"cut without a word", streamEnd{readErr: errors.New("reset")}, false, "", gw.CodeUpstream, true, 0},
+		{"ended early", streamEnd{}, false, "", gw.CodeUpstream, true, 0},
+	}
+	for _, tt := range tests {
+		o, broke := streamOutcome(in, tt.end)
+		if o.Success != tt.success || o.Note != tt.note || gw.ErrorCode(o.Err) != tt.code || (broke != nil) != tt.broke || o.Usage.OutputTokens != tt.output {
+			t.Errorf("%s: outcome %+v broke=%v", tt.name, o, broke)
 		}
 	}
 }
