@@ -41,6 +41,44 @@ func benchmarkCheck(b *testing.B, n int) {
 	}
 }
 
+// variedText builds n bytes of words that rarely repeat (pseudo-random
+// letters, 1 to 12 of them), the worst case for the per-word cache that
+// ordinary prose, like benchText, mostly hits.
+func variedText(n int) string {
+	var b strings.Builder
+	x := uint64(0x9e3779b97f4a7c15)
+	for i := 0; b.Len() < n; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		for k := uint64(0); k <= x%12; k++ {
+			b.WriteByte(byte('a' + (x>>(8+5*k))%26))
+		}
+		switch {
+		case i%11 == 10:
+			b.WriteString(". ")
+		case i%17 == 16:
+			b.WriteString(",\n")
+		default:
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()[:n]
+}
+
+// BenchmarkCheck8KBVaried is BenchmarkCheck8KB on variedText.
+func BenchmarkCheck8KBVaried(b *testing.B) {
+	g := newGuard(b)
+	segs := []Segment{{Source: SourceUser, Text: variedText(8 << 10)}}
+	g.Check(segs)
+	b.SetBytes(8 << 10)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		g.Check(segs)
+	}
+}
+
 func BenchmarkCheck1KB(b *testing.B)  { benchmarkCheck(b, 1<<10) }
 func BenchmarkCheck8KB(b *testing.B)  { benchmarkCheck(b, 8<<10) }
 func BenchmarkCheck64KB(b *testing.B) { benchmarkCheck(b, 64<<10) }

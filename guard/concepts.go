@@ -2,6 +2,7 @@ package guard
 
 import (
 	"hash/fnv"
+	"math/bits"
 	"strings"
 )
 
@@ -124,31 +125,76 @@ func conceptWords() [numConcepts]string {
 }
 
 // lexicon maps a normalised word, by its 64-bit FNV-1a hash (computed
-// once per token anyway), to the bitmask of its concepts. It is an
-// open-addressing table: cheaper than a map on the hot path.
+// once per token anyway), to the bitmask of its concepts. It is a cuckoo
+// table: a word sits in one of two slots chosen by its hash, so a lookup
+// reads both and compares, with no branch on whether the word is known.
 type lexicon struct {
-	keys  []uint64
-	masks []uint64
-	mask  uint64
+	tab [lexSize]lexEntry
+}
+
+type lexEntry struct{ key, mask uint64 }
+
+const lexSize = 4096 // > 3x the number of words; a power of two
+
+func lexSlots(h uint64) (uint64, uint64) {
+	return h & (lexSize - 1), h >> 40 & (lexSize - 1)
 }
 
 func newLexicon() *lexicon {
-	words := conceptWords()
-	const size = 4096 // > 4x the number of words
-	lex := &lexicon{keys: make([]uint64, size), masks: make([]uint64, size), mask: size - 1}
-	for c, list := range words {
+	// Merge the masks of words listed under several concepts, in order.
+	var entries []lexEntry
+	at := make(map[uint64]int)
+	add := func(h, m uint64) {
+		if h == 0 {
+			panic("guard: lexicon word hashes to 0")
+		}
+		if i, ok := at[h]; ok {
+			entries[i].mask |= m
+			return
+		}
+		at[h] = len(entries)
+		entries = append(entries, lexEntry{h, m})
+	}
+	for c, list := range conceptWords() {
 		for _, w := range strings.Fields(list) {
-			lex.add(wordHash([]byte(w)), 1<<uint(c))
+			add(wordHash([]byte(w)), 1<<uint(c))
 		}
 	}
 	rot, rev := transformCues()
 	for _, w := range rot {
-		lex.add(wordHash([]byte(w)), cueRot13)
+		add(wordHash([]byte(w)), cueRot13)
 	}
 	for _, w := range rev {
-		lex.add(wordHash([]byte(w)), cueReversed)
+		add(wordHash([]byte(w)), cueReversed)
+	}
+	lex := new(lexicon)
+	for _, e := range entries {
+		if !lex.insert(e) {
+			panic("guard: lexicon table too full")
+		}
 	}
 	return lex
+}
+
+// insert places e (whose key is not yet in the table), moving the
+// entries in its way to their other slot.
+func (lex *lexicon) insert(e lexEntry) bool {
+	for try := 0; try < 1000; try++ {
+		a, b := lexSlots(e.key)
+		if lex.tab[a].key == 0 {
+			lex.tab[a] = e
+			return true
+		}
+		if lex.tab[b].key == 0 {
+			lex.tab[b] = e
+			return true
+		}
+		if try&1 == 1 {
+			a = b
+		}
+		e, lex.tab[a] = lex.tab[a], e
+	}
+	return false
 }
 
 // Lexicon bits above the concepts mark rot13 and reversed attack words.
@@ -158,28 +204,18 @@ const (
 	conceptBits = 1<<numConcepts - 1
 )
 
-func (lex *lexicon) add(h, m uint64) {
-	for i := h & lex.mask; ; i = (i + 1) & lex.mask {
-		switch lex.keys[i] {
-		case h:
-			lex.masks[i] |= m
-			return
-		case 0:
-			lex.keys[i], lex.masks[i] = h, m
-			return
-		}
-	}
-}
-
 func (lex *lexicon) lookup(h uint64) uint64 {
-	for i := h & lex.mask; ; i = (i + 1) & lex.mask {
-		switch lex.keys[i] {
-		case h:
-			return lex.masks[i]
-		case 0:
-			return 0
-		}
+	a, b := lexSlots(h)
+	ea, eb := &lex.tab[a], &lex.tab[b]
+	// Both masks are loaded so that choosing one is a conditional move.
+	m, ma, mb := uint64(0), ea.mask, eb.mask
+	if ea.key == h {
+		m = ma
 	}
+	if eb.key == h {
+		m = mb
+	}
+	return m
 }
 
 // wordHash is FNV-1a over the word's bytes (never 0 for the words used).
@@ -208,6 +244,33 @@ func keyStems() [16]struct {
 		{"system", 1 << cSystem}, {"jailbr", 1 << cPersona}, {"developer", 1 << cDeveloper},
 		{"override", 1 << cIgnore}, {"above", 1 << cPrior}, {"repeat", 1 << cReveal}, {"restrict", 1 << cRestrict},
 	}
+}
+
+// stemTable is keyStems, and stemFirst the stems (bits of stemTable)
+// starting with each byte.
+var (
+	stemTable = keyStems()
+	stemFirst = func() (t [256]uint16) {
+		for k, s := range stemTable {
+			t[s.stem[0]] |= 1 << k
+		}
+		return t
+	}()
+	_ = uint16(1 << (len(stemTable) - 1)) // a bit of stemFirst per stem
+)
+
+// stemConcepts returns the concepts of every key stem found in w.
+func stemConcepts(w []byte) uint64 {
+	var m uint64
+	for p, c := range w {
+		for cand := stemFirst[c]; cand != 0; cand &= cand - 1 {
+			k := &stemTable[bits.TrailingZeros16(cand)]
+			if len(w)-p >= len(k.stem) && string(w[p:p+len(k.stem)]) == k.stem {
+				m |= k.mask
+			}
+		}
+	}
+	return m
 }
 
 // lexiconSignature fingerprints everything the feature extractor depends

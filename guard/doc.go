@@ -39,24 +39,35 @@
 //
 // # Features and model
 //
-// Two families of features feed a logistic regression (attack or not) and
-// a softmax over the three kinds (extraction, jailbreak, injection):
+// Two linear models read the same tokens, and the mean of their logits
+// is the window's score.
+//
+// The window model is a logistic regression (attack or not) plus a
+// softmax over the three kinds (extraction, jailbreak, injection) over:
 //
 //   - hashed word unigrams and bigrams, 2^17 buckets, L2-normalised per
-//     window (character 4-grams were dropped: on held-out collections they
-//     added nothing measurable, recall 0.469 with them and 0.462 without,
-//     and on the never-trained collections 0.498 at FPR 0.007 with them,
-//     0.502 at FPR 0.003 without, while costing a sixth of the scan);
-//   - hand-designed semantic features: 43 word classes ("concepts"
-//     such as ignore, prior, instructions, reveal, secret, system,
-//     persona, developer, enabled, without, restrictions, pretend,
-//     inject, negation, and the vocabulary of operator prompts: condition,
-//     defence, format, expert), which of them occur, and which ordered pairs
-//     occur within 5 words of each other, separately when a negation
-//     precedes them ("do not reveal the password" is not "reveal the
-//     password"); plus flags for decoded, transformed, invisible, spaced
-//     and leetspeak text and for token floods. They are L2-normalised too,
-//     so a long document does not add weak cues up to certainty.
+//     window;
+//   - hand-designed semantic features: 43 word classes ("concepts" such
+//     as ignore, prior, instructions, reveal, secret, system, persona,
+//     developer, enabled, without, restrictions, pretend, inject,
+//     negation, and the vocabulary of operator prompts: condition,
+//     defence, format, expert), which of them occur, and which ordered
+//     pairs occur within 5 words of each other, separately when a
+//     negation precedes them ("do not reveal the password" is not
+//     "reveal the password"); plus flags for decoded, transformed,
+//     invisible, spaced and leetspeak text and for token floods. They
+//     are L2-normalised too, so a long document does not add weak cues up
+//     to certainty.
+//
+// The local model (local.go) scores every run of 32 tokens, stepping by 8,
+// with the same hashed words and concept pairs, and keeps the highest
+// run. An order planted in a long email or table is a sentence among
+// hundreds of benign words: the window model sees it diluted, the local
+// model sees the run that holds it. Runs are scored from prefix sums over
+// the tokens, so the local model costs two table reads a token plus the
+// concept tokens' pairs. It is trained as multiple-instance learning:
+// each step takes the highest-scoring run of an example, which must score
+// high for an attack and low for a benign text.
 //
 // A few rules catch phrasings that are attacks in any context and lift
 // the score to 0.99: a non-negated "ignore/disregard ... previous/your
@@ -68,106 +79,115 @@
 // persona, and a persona switch ("act as", "pretend", "from now on")
 // followed closely by the removal of limits ("no restrictions",
 // "without filters", "unfiltered"). They skip phrasings that are negated
-// or quoted ("if the user says ...", "attackers may try to ..."). On
-// the development set no benign user text triggers a rule (4 of the 150
-// Tensor Trust system prompts do; system text is never scored), and
-// rules alone catch 460 of the 2,167 attacks.
+// or quoted ("if the user says ...", "attackers may try to ...").
 //
-// The model (model.json, embedded) is about 0.8 MB: hashed weights
+// The model (model.json, embedded, about 1 MB) holds hashed weights
 // quantised to int8 with one scale per output, concept weights as
 // floats, and a signature of the feature extractor so a model trained
 // for other features is refused. It is trained by cmd/guardtrain:
 //
-//	go run ./cmd/guardtrain -data PATH/dev.jsonl -cv -out guard/model.json
+//	go run ./cmd/guardtrain -data PATH/dev.jsonl -extra cmd/guardtrain/data -cv -out guard/model.json
 //
-// Training uses only rows whose licence allows shipping the weights (MIT,
-// Apache-2.0, CC0, CC-BY: Lakera Gandalf and Mosscap, deepset, Giskard,
-// BIPIA, the in-the-wild jailbreak set, UltraChat, awesome-chatgpt-prompts,
-// self-instruct, Alpaca seeds), plus examples written for this project
-// (attack phrasings of each kind; off-task orders planted in emails,
-// tables, answers and notes, next to the same documents clean; hijacks
-// that force a fixed reply; indirect ways of getting at a secret; hard
-// negatives such as defensive system prompts, role-play and task prompts,
-// questions about security, developers talking about models, stop
-// sequences and system prompts, instruction files for coding agents, and
-// news about attacks) and obfuscated copies (leetspeak,
-// zero-width, spacing, homoglyphs, fullwidth, base64) of one short
-// example in four, attacks and benign alike. Data rows are weighted by
-// 1/sqrt(collection size) (full weight up to 100 rows) so that the
-// largest collection does not set the style; the project's own examples
-// weigh 3. Training is AdaGrad over 5 epochs (L2 1e-2 on both the hashed
-// and the concept weights) with fixed seeds, and is reproducible: the
-// command above writes the embedded file byte for byte.
+// Training uses only rows whose licence allows shipping the weights:
+//
+//   - from the development set, the MIT, Apache-2.0, CC0 and CC-BY
+//     collections (Lakera Gandalf and Mosscap, deepset, Giskard, BIPIA,
+//     the in-the-wild jailbreak set, UltraChat, awesome-chatgpt-prompts,
+//     self-instruct, Alpaca seeds);
+//   - cmd/guardtrain/data: 15 further collections (5,804 rows: 2,014
+//     attacks, 3,790 benign), each with its licence in its SOURCES.md:
+//     garak's probes, PurpleLlama's prompt-injection benchmarks,
+//     llm-guard, FuzzyAI, DecodingTrust, adaptive attacks, SecLists and
+//     PayloadsAllTheThings for attacks; NotInject, promptbench,
+//     NeMo-Guardrails, the Prompt Engineering Guide, MT-bench, GSM8K and
+//     HumanEval for benign text, many of them hard negatives (documents
+//     about prompts, "rewrite your previous answer", "act as" tasks,
+//     "the password is X, don't reveal it" system prompts);
+//   - examples written for this project (attack phrasings of each kind;
+//     off-task orders planted in emails, tables, answers and notes, next
+//     to the same documents clean; hijacks that force a fixed reply;
+//     indirect ways of getting at a secret; hard negatives such as
+//     defensive system prompts, role-play and task prompts, questions
+//     about security, developers talking about models, and news about
+//     attacks) and obfuscated copies (leetspeak, zero-width, spacing,
+//     homoglyphs, fullwidth, base64) of one short example in four.
+//
+// Rows are weighted by 1/sqrt(collection size) (full weight up to 100
+// rows) so that no collection sets the style; the project's own examples
+// weigh 3. Training is AdaGrad over 5 epochs (L2 1e-2) with fixed seeds,
+// and is reproducible: the command above writes the embedded file byte
+// for byte.
 //
 // # Threshold and measured figures
 //
-// With -cv every collection is held out in turn (20 folds: a fold never
-// trains and tests on the same collection; restricted collections are
-// only ever test folds) and the default threshold is the lowest one whose
-// false-positive rate on the pooled out-of-fold benign scores is at most
-// 1%. Rows are scored as user text, except the 150 benign Tensor Trust
-// defence prompts, which are system prompts: they are scored as system
-// segments, as the gateway does (so they cannot be false positives),
-// and left out of every FPR and of the threshold choice, which are
-// therefore measured on the 2,020 benign user-text rows. Per kind:
-// recall over that kind's attacks, FPR over those benign rows, precision
-// = that kind's flagged attacks over those plus all flagged benign rows.
-// Measured on the development set (4,337 rows):
+// With -cv every collection is held out in turn (35 folds: a fold never
+// trains and tests on the same collection; licence-restricted
+// collections are only ever test folds). The default threshold is the
+// lowest one whose false-positive rate on the pooled out-of-fold benign
+// scores of all 24 benign collections is at most 1%. Rows are scored as
+// user text, except the 150 benign Tensor Trust defence prompts, which
+// are system prompts: they are scored as system segments, as the gateway
+// does, and left out of every FPR. Per kind: recall over that kind's
+// attacks, FPR over the benign rows, precision = that kind's flagged
+// attacks over those plus all flagged benign rows. Measured (out of fold):
 //
-//	threshold 0.7419 (leave-one-collection-out)
-//	kind        precision  recall   fpr
-//	all             0.981   0.470  0.010
-//	extraction      0.955   0.660  0.010
-//	jailbreak       0.946   0.496  0.010
-//	injection       0.924   0.297  0.010
+//	threshold 0.8034 (pooled FPR 0.010 over 5,810 benign user-text rows)
+//	                      all rows (9,991)       development set (4,187)
+//	kind        precision  recall   fpr      precision  recall   fpr
+//	all             0.955   0.296  0.010         0.998   0.420  0.001
+//	extraction      0.883   0.433  0.010         0.995   0.588  0.001
+//	jailbreak       0.883   0.387  0.010         0.995   0.515  0.001
+//	injection       0.863   0.178  0.010         0.988   0.206  0.001
 //
-//	collections never trained on (licence-restricted): recall 0.523, fpr 0.005
-//	at fpr <= 0.02 (threshold 0.7003): recall 0.511 (extraction 0.702, jailbreak 0.528, injection 0.348)
-//	at fpr <= 0.05 (threshold 0.6087): recall 0.598 (extraction 0.791, jailbreak 0.591, injection 0.453)
+//	development set at its own FPR 0.010 (threshold 0.6459): recall 0.572
+//	(extraction 0.732, jailbreak 0.681, injection 0.353); before the extra
+//	data and the local model, 0.470 (0.660, 0.496, 0.297)
 //
-// Before this version (character 4-grams, concept L2 1e-3, own examples
-// weighted 2, no document, developer-talk or agent-file examples, fewer
-// rules, every row scored as user text) the same command measured
-// threshold 0.8506 and recall 0.396 (extraction 0.566, jailbreak 0.433,
-// injection 0.230). Step by step: system prompts scored as system text
-// 0.422; concept L2 1e-2 0.460; the document, hijack and indirect
-// extraction examples (own weight 3) 0.469; the new rules 0.479; the
-// developer-talk negatives (short prompts such as "Go on. [stop]" were
-// flagged without them) 0.469; character 4-grams dropped 0.462; the
-// agent-file and news negatives 0.470.
+// The extra data lifted held-out recall on the development set at 1%
+// FPR from 0.470 to 0.575. The local model then raised recall over all
+// rows at the pooled threshold from 0.272 to 0.296 and left the
+// development set's at 0.572 (noise). Taking the higher of the two
+// logits instead of their mean measured 0.287 and 0.554: the local model
+// alone also finds benign runs that look like orders. Structural cues tried and dropped (no measurable gain): lines
+// posing as another turn ("System:", "### Instruction", "END USER
+// INPUT"), orders to say a quoted phrase, and words in capitals.
+// Differences of about 0.015 are noise: the 1% threshold rests on the
+// few highest-scoring benign rows.
 //
-// Differences of about 0.015 in these recalls are noise: changing only
-// the word hash function (same features, other collisions) moved overall
-// recall from 0.462 to 0.446, because the 1% threshold rests on the 20
-// highest-scoring benign rows.
-//
-// These are far from the 0.95 recall target. The weak folds are the
-// ones whose style no other collection shares: BIPIA's off-task
-// instructions hidden in tables and emails (recall 0.05 when held out),
-// deepset (0.25), HackAPrompt (0.28), Mosscap (0.32), and the in-the-wild
-// jailbreaks (0.47 when held out, which leaves the model few real
-// jailbreaks to learn from). The false positives at the threshold are
-// operator and task prompts: awesome-chatgpt-prompts (2.5% when held
-// out), chatgpt-prompts (3.4%) and self-instruct (1.8%). On the whole
-// development file, with every row scored as user text (as [EvalCommand]
-// does, the 150 system prompts included), the shipped model (which has
-// seen the allowed collections) has precision 0.976, recall 0.770
-// (extraction 0.797, jailbreak 0.951, injection 0.592) and FPR 0.019:
-// 37 of the 150 system prompts and 4 of the 2,020 other benign rows.
+// These are far from the 0.95 recall target. A lexical model
+// generalises poorly to collections whose style no other collection
+// shares: held out, garak's probes are caught at 0.18, PurpleLlama's
+// (often multilingual) injections at 0.10, FuzzyAI's persuasion-style
+// jailbreaks at 0.07, BIPIA's off-task orders hidden in tables and emails
+// at 0.03, HackAPrompt at 0.17 and deepset at 0.14, while Gandalf (0.75),
+// the in-the-wild jailbreaks (0.49) and Tensor Trust (0.60) fare better.
+// The false positives at the threshold are mostly documentation about
+// prompting (the Prompt Engineering Guide, 7% when held out) and garak's
+// clean carrier documents (2%). On the whole development file, every row
+// scored as user text (as [EvalCommand] does, the 150 system prompts
+// included), the shipped model (which has seen the allowed collections)
+// has precision 0.984, recall 0.669 and FPR 0.011.
 //
 // # Cost
 //
 // Check allocates nothing on the hot path (buffers come from a
-// sync.Pool). On the 2-core development machine, shared with other
-// builds (load average 2.2-4.8 while measuring), an 8 KB prompt takes
-// 55-59 µs (mean; p50 54-55 µs), 1 KB 7.3-7.6 µs and 64 KB 0.47-0.53
-// ms; the p99 of 8 KB checks measured 121-183 µs, the tail being the
-// machine's other work preempting the benchmark (p99 is 2.2-3.3 times
-// p50), so the 100 µs target is met at p50 but not at p99 on this
-// machine. The previous version took 81 µs (mean) with character
-// 4-grams; dropping them, and skipping the base64 scan over text that
-// cannot hold a long run, cut about 30% of the time. See bench_test.go:
-// BenchmarkCheck1KB, 8KB, 64KB, and BenchmarkCheckP99 for percentiles:
+// sync.Pool). The tokenizer classifies bytes through tables, remembers
+// the hash, concepts and bucket of short words it has seen (prose
+// repeats its common words), and looks concepts up in an open-addressing
+// table; the local model reuses the window's buckets and adds prefix sums.
+// On the 2-core development machine (load average about 1), measured in
+// one session:
 //
-//	go test ./guard -run '^$' -bench 'Check(1KB|8KB|64KB|P99)$' -benchtime 5000x
+//	                     before this version    now (window + local model)
+//	1 KB                  7.3 µs                  4.5-5.1 µs
+//	8 KB                  55 µs (148 MB/s)        33.5-34.2 µs (240 MB/s)
+//	64 KB                 0.48 ms                 0.29 ms
+//	8 KB p50 / p99        55 / 116 µs             34 / 77-81 µs
+//
+// so the p99 under 100 µs target for 8 KB is met on this machine, with
+// the local model costing about a fifth of the check. See bench_test.go
+// (BenchmarkCheck8KBVaried is the worst case for the word cache: words
+// that rarely repeat, 41-42 µs):
+//
+//	go test ./guard -run '^$' -bench 'Check(1KB|8KB|64KB|8KBVaried|P99)$' -benchmem -benchtime 5000x
 package guard

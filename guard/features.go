@@ -2,7 +2,7 @@ package guard
 
 import (
 	"math/bits"
-	"strings"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -10,7 +10,7 @@ import (
 // Feature-space constants. Changing any of them changes the model's
 // signature, and a model trained with other values is refused.
 const (
-	featureVersion = 10
+	featureVersion = 11
 	bucketBits     = 17 // 2^17 hashed buckets for word unigrams and bigrams
 	numBuckets     = 1 << bucketBits
 	pairWindow     = 5 // a concept pair counts when at most this many tokens apart
@@ -46,6 +46,8 @@ type token struct {
 	concepts   uint64
 	neg        bool // a negation occurs within negWindow tokens before
 	sent       bool // the token starts a sentence or line
+	negd       bool // a negation occurs earlier in the token's sentence, at most 8 tokens back (rules)
+	probe      bool // joined, undone from leetspeak or long: look for key stems if unknown
 }
 
 // scratch holds the per-check buffers, reused through a sync.Pool.
@@ -53,23 +55,38 @@ type scratch struct {
 	norm             []byte
 	toks             []byte
 	tokens           []token
+	ctoks            []int32 // indices of the tokens with concepts, in order
+	edges            []int32 // bounds of the words in norm, start and end in turn (findWords)
+	wcache           *wordCache
 	sparse           []uint32 // hashed bucket indices, repeats allowed
 	dense            [denseWords]uint64
 	hits             []int32 // dense indices set, in first-set order
 	rule             ruleHit
-	sentAt           int // index of the next token that starts a sentence (tokenize)
-	rotCues, revCues int // rot13 and reversed attack words seen (tokenize)
+	sentAt           int         // index of the next token that starts a sentence (tokenize)
+	lastNeg          int         // index of the last token with a negation, or noToken (tokenize)
+	lastSent         int         // index of the last token starting a sentence, or noToken (tokenize)
+	run, maxRun      int         // repeats of the last token, and the most (tokenize)
+	rotCues, revCues int         // rot13 and reversed attack words seen (tokenize)
+	prefix           []prefixSum // local model (localLogit)
+	ldense           []int32     // one token's concept features (local model)
 }
+
+// noToken stands for "no such token" in token indices: far enough below
+// any index that distances from it exceed every window.
+const noToken = -1 << 40
 
 func (sc *scratch) reset() {
 	sc.norm = sc.norm[:0]
 	sc.toks = sc.toks[:0]
 	sc.tokens = sc.tokens[:0]
+	sc.ctoks = sc.ctoks[:0]
 	sc.sparse = sc.sparse[:0]
 	sc.dense = [denseWords]uint64{}
 	sc.hits = sc.hits[:0]
 	sc.rule = ruleHit{}
 	sc.sentAt = 0
+	sc.lastNeg, sc.lastSent = noToken, noToken
+	sc.run, sc.maxRun = 0, 0
 	sc.rotCues, sc.revCues = 0, 0
 }
 
@@ -92,14 +109,25 @@ func mix(h uint64) uint64 {
 
 func bucket(h uint64) uint32 { return uint32(h >> (64 - bucketBits)) }
 
+// mixBucket is bucket(mix(h)) without mix's last step, which changes no
+// bit that bucket keeps (h>>33 has its top 33 bits zero).
+func mixBucket(h uint64) uint32 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	return uint32(h >> (64 - bucketBits))
+}
+
 // extract computes the features of text into sc (which it resets).
 func extract(sc *scratch, lex *lexicon, text string) {
 	sc.reset()
 	var invisible bool
-	sc.norm, invisible = normalizeText(sc.norm, text)
+	var stretch int
+	sc.norm, invisible, stretch = normalizeText(sc.norm, text)
 	n0 := len(sc.norm)
 	var decoded bool
-	sc.norm, decoded = appendDecoded(sc.norm, text)
+	sc.norm, decoded = appendDecoded(sc.norm, text, stretch)
 	spaced, leet := tokenize(sc, lex, 0)
 	transformed := sc.rotCues >= 2 || sc.revCues >= 2
 	if transformed {
@@ -126,36 +154,21 @@ func extract(sc *scratch, lex *lexicon, text string) {
 		sc.setDense(miscLeet)
 	}
 
-	// Word unigrams and bigrams, concept presence and concept pairs.
-	var prev uint64 = seedWord
-	run, maxRun := 0, 0
-	for i := range sc.tokens {
-		t := &sc.tokens[i]
-		sc.sparse = append(sc.sparse, bucket(mix(t.hash^seedWord)), bucket(mix(prev*31+t.hash^seedBigram)))
-		if i > 0 && t.hash == sc.tokens[i-1].hash {
-			run++
-			if run > maxRun {
-				maxRun = run
-			}
-		} else {
-			run = 0
-		}
-		prev = t.hash
-		if t.concepts == 0 {
-			continue
-		}
+	toks := sc.tokens
+	// Concept presence and concept pairs, over the tokens that have
+	// concepts only, in token order.
+	ct := sc.ctoks
+	for q, i := range ct {
+		t := &toks[i]
 		for m := t.concepts; m != 0; m &= m - 1 {
 			sc.setDense(bits.TrailingZeros64(m))
 		}
-		lo := i - pairWindow
-		if lo < 0 {
-			lo = 0
+		lo := q
+		for lo > 0 && ct[lo-1] >= i-pairWindow {
+			lo--
 		}
-		for j := lo; j < i; j++ {
-			p := &sc.tokens[j]
-			if p.concepts == 0 {
-				continue
-			}
+		for _, j := range ct[lo:q] {
+			p := &toks[j]
 			neg := 0
 			if p.neg {
 				neg = 1
@@ -169,7 +182,7 @@ func extract(sc *scratch, lex *lexicon, text string) {
 			}
 		}
 	}
-	if maxRun >= 30 {
+	if sc.maxRun >= 30 {
 		sc.setDense(miscFlood)
 	}
 	if n := len(sc.norm); n >= 200 && len(sc.toks)*5 < n {
@@ -195,148 +208,307 @@ func isWordByte(c byte) bool {
 	return false
 }
 
-// tokenize splits sc.norm into tokens written to sc.toks, undoing
+// Byte classes for tokenize.
+const (
+	clStop = 1 << iota // ends a sentence or line: . ! ? \n ; :
+	clNL               // '\n'
+)
+
+var tokClass = func() (t [256]uint8) {
+	for _, c := range []byte(".!?\n;:") {
+		t[c] |= clStop
+	}
+	t['\n'] |= clNL
+	return t
+}()
+
+// wordMask64 returns a bit for each of the 64 bytes of b that is an
+// ASCII word byte (isWordByte), and the OR of the bytes. Bytes above 0x7F
+// get 0: non-ASCII letters are found by decoding.
+func wordMask64(b []byte) (w, or uint64) {
+	b = b[:64]
+	for g := 0; g < 64; g += 8 {
+		c := b[g : g+8 : g+8]
+		m := uint64(wordTab[c[0]]) | uint64(wordTab[c[1]])<<1 | uint64(wordTab[c[2]])<<2 | uint64(wordTab[c[3]])<<3 |
+			uint64(wordTab[c[4]])<<4 | uint64(wordTab[c[5]])<<5 | uint64(wordTab[c[6]])<<6 | uint64(wordTab[c[7]])<<7
+		w |= m << uint(g)
+		or |= loadBytes64(c, 0)
+	}
+	return w, or
+}
+
+// wordTab is isWordByte as a table.
+var wordTab = func() (t [256]uint8) {
+	for c := 0; c < 128; c++ {
+		if isWordByte(byte(c)) {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// loadBytes64 reads b[i:i+8] as a little-endian word.
+func loadBytes64(b []byte, i int) uint64 {
+	b = b[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// findWords finds the words of s[from:], where s has 64 bytes to spare
+// past len(s) (their content does not matter): runs of ASCII word bytes
+// (isWordByte) and of non-ASCII letters and digits. It leaves their
+// bounds in sc.edges, start and end of each word in turn, and returns
+// the number of words.
+//
+// The text is classified 64 bytes at a time into a bitmap, whose changes
+// between word and non-word bytes are listed by counting trailing zeros:
+// no branch per byte or per word. Runes are decoded only in blocks
+// holding non-ASCII bytes, in order from the block's first rune, so they
+// are split exactly as decoding the text from from would.
+func (sc *scratch) findWords(s []byte, from int) int {
+	n := len(s)
+	s = s[:n+64]
+	if max := n - from + 4; cap(sc.edges) < max {
+		sc.edges = make([]int32, max+max/4)
+	}
+	e := sc.edges[:cap(sc.edges)]
+	ne := 0
+	var prev, carry uint64 // previous block's bitmap; bits a rune spills into this block
+	next := from           // where decoding resumes
+	for base := from; base < n; base += 64 {
+		w, hi := wordMask64(s[base : base+64])
+		w |= carry
+		carry = 0
+		if hi&hiBits != 0 {
+			w, carry, next = decodeWords(s[:n], base, max(next, base), w)
+		}
+		if rem := n - base; rem < 64 {
+			w &= 1<<uint(rem) - 1
+		}
+		for b := w ^ (w<<1 | prev>>63); b != 0; b &= b - 1 {
+			e[ne] = int32(base + bits.TrailingZeros64(b))
+			ne++
+		}
+		prev = w
+	}
+	if ne&1 == 1 { // the text ends in a word
+		e[ne] = int32(n)
+		ne++
+	}
+	return ne / 2
+}
+
+// decodeWords sets the bits of the non-ASCII letters and digits of the
+// block at base in w, decoding runes from k on; bits past the block go
+// to carry. It returns where decoding stopped.
+func decodeWords(s []byte, base, k int, w uint64) (_, carry uint64, next int) {
+	for end := min(base+64, len(s)); k < end; {
+		if s[k] < utf8.RuneSelf {
+			k++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[k:])
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			for p := k - base; p < k-base+size; p++ {
+				if p < 64 {
+					w |= 1 << uint(p)
+				} else {
+					carry |= 1 << uint(p-64)
+				}
+			}
+		}
+		k += size
+	}
+	return w, carry, k
+}
+
+// tokenize splits sc.norm[from:] into tokens written to sc.toks, undoing
 // leetspeak and letter spacing, and looks up concepts. It reports
 // whether spacing or leetspeak was undone.
 func tokenize(sc *scratch, lex *lexicon, from int) (spaced, leet bool) {
+	first := len(sc.tokens)
+	if first == 0 {
+		sc.ctoks, sc.sparse = sc.ctoks[:0], sc.sparse[:0]
+		sc.lastNeg, sc.lastSent = noToken, noToken
+		sc.run, sc.maxRun = 0, 0
+	}
+	if cap(sc.norm)-len(sc.norm) < 64 {
+		sc.norm = slices.Grow(sc.norm, 64)
+	}
 	s := sc.norm
-	type raw struct {
-		start, end int
-		gap        int // separator bytes before the token
+	nw := sc.findWords(s, from)
+	// Room for every word as a token, and its bytes, a space and an
+	// 8-byte store: the common words are added without checks.
+	sc.tokens = slices.Grow(sc.tokens, nw)
+	sc.toks = slices.Grow(sc.toks, len(s)-from+nw+16)
+	tz := tokenizer{sc: sc, s: s[:len(s)+64], edges: sc.edges[:2*nw], lastEnd: from}
+	for k := 0; k < len(tz.edges); k += 2 {
+		k = tz.commonWords(k)
+		if k < len(tz.edges) {
+			i, j := int(tz.edges[k]), int(tz.edges[k+1])
+			gap := i - tz.lastEnd
+			tz.word(i, j, gap, gapClass(s, tz.lastEnd, i))
+			tz.lastEnd = j
+		}
 	}
-	var pending [64]raw // spaced-letter run being collected
-	np := 0
-	lastEnd := from
-
-	flushSingles := func() {
-		if np == 0 {
-			return
-		}
-		if np >= 3 {
-			// "i g n o r e" -> "ignore"
-			spaced = true
-			st := len(sc.toks)
-			for k := 0; k < np; k++ {
-				sc.toks = append(sc.toks, s[pending[k].start])
-			}
-			sc.addToken(lex, st, true)
-		} else {
-			for k := 0; k < np; k++ {
-				st := len(sc.toks)
-				sc.toks = append(sc.toks, s[pending[k].start:pending[k].end]...)
-				sc.addToken(lex, st, false)
-			}
-		}
-		np = 0
+	if tz.np > 0 {
+		tz.spaced = sc.flushSingles(s, tz.pending[:tz.np]) || tz.spaced
 	}
+	if n := len(sc.toks); n > 0 && sc.toks[n-1] == ' ' {
+		sc.toks = sc.toks[:n-1]
+	}
+	sc.finishTokens(lex, first)
+	return tz.spaced, tz.leet
+}
 
-	for i := from; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if !isWordByte(c) {
-				i++
-				continue
+// tokenizer is tokenize's state.
+type tokenizer struct {
+	sc           *scratch
+	s            []byte    // sc.norm and 64 bytes to spare
+	edges        []int32   // word bounds (findWords)
+	lastEnd      int       // end of the last word
+	pending      [64]int32 // spaced-letter run being collected: start of each letter
+	np           int
+	spaced, leet bool
+}
+
+// gapClass ORs the classes of the separator bytes s[from:to].
+func gapClass(s []byte, from, to int) uint8 {
+	var g uint8
+	if to > from {
+		g = tokClass[s[from]] | tokClass[s[to-1]]
+		for p := from + 1; p < to-1; p++ {
+			g |= tokClass[s[p]]
+		}
+	}
+	return g
+}
+
+// commonWords adds the words from edge k on while they are common: 2 to
+// 8 bytes, letters only, no single letters pending. It returns the edge
+// of the first word it left. It makes no calls, so that its running
+// values stay in registers, and relies on the room tokenize made.
+func (tz *tokenizer) commonWords(k int) int {
+	if tz.np > 0 {
+		return k
+	}
+	sc, s, edges := tz.sc, tz.s, tz.edges
+	lastEnd, sentAt := tz.lastEnd, sc.sentAt
+	toks, tn := sc.toks[:cap(sc.toks)], len(sc.toks)
+	tokens, nt := sc.tokens[:cap(sc.tokens)], len(sc.tokens)
+	for ; k+1 < len(edges); k += 2 {
+		i, j := int(edges[k]), int(edges[k+1])
+		n := j - i
+		x := loadBytes64(s, i)
+		// Bytes below 'a' (digits, '@', '$', '\''): leetspeak is possible.
+		// (A carry out of a byte above 0x7F changes no word byte's bit.)
+		low := ^(x + (0x80-'a')*loBits) &^ x & hiBits
+		if n < 2 || n > 8 || low&(1<<(8*uint(n))-1) != 0 {
+			break
+		}
+		// Separator bytes before the word: a sentence end?
+		if gap := i - lastEnd; gap > 0 {
+			g := tokClass[s[lastEnd]] | tokClass[s[i-1]]
+			for p := lastEnd + 1; p < i-1; p++ {
+				g |= tokClass[s[p]]
 			}
-		} else {
-			r, n := utf8.DecodeRune(s[i:])
-			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-				i += n
-				continue
+			if g&clStop != 0 {
+				sentAt = nt
 			}
 		}
-		j := i
-		digits := false // digits, '@', '$' or '\'' (all below 'a'): leetspeak is possible
-		for j < len(s) {
-			c := s[j]
-			if c < utf8.RuneSelf {
-				if !isWordByte(c) {
-					break
-				}
-				digits = digits || c < 'a'
-				j++
-				continue
-			}
-			r, n := utf8.DecodeRune(s[j:])
-			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-				break
-			}
-			j += n
-		}
-		st, en := i, j
+		lastEnd = j
+		b := toks[tn : tn+9]
+		store64(b, x)
+		b[n] = ' '
+		t := &tokens[nt]
+		t.start, t.end = int32(tn), int32(tn+n)
+		t.sent, t.probe = nt == sentAt, false
+		tn += n + 1
+		nt++
+	}
+	sc.toks, sc.tokens, sc.sentAt, tz.lastEnd = toks[:tn], tokens[:nt], sentAt, lastEnd
+	return k
+}
+
+// word adds the word s[i:j], which gap separator bytes of classes g
+// precede.
+func (tz *tokenizer) word(i, j, gap int, g uint8) {
+	sc, s := tz.sc, tz.s
+	// digits, '@', '$' or '\'' (all below 'a'): leetspeak is possible
+	digits := hasLow(s[i:j])
+	st, en := i, j
+	if digits {
 		for st < en && (s[st] == '\'' || s[st] == '@' || s[st] == '$') {
 			st++
 		}
 		for en > st && (s[en-1] == '\'' || s[en-1] == '@' || s[en-1] == '$') {
 			en--
 		}
-		gap := i - lastEnd
-		gapNL := hasNewline(s[lastEnd:i])
-		sent := hasStop(s[lastEnd:i])
-		lastEnd = j
-		i = j
 		if st == en {
-			continue
+			return
 		}
-		single := en-st == 1 && s[st] >= 'a' && s[st] <= 'z'
-		if single && np > 0 && gap <= 2 && !gapNL && np < len(pending) {
-			pending[np] = raw{st, en, gap}
-			np++
-			continue
-		}
-		flushSingles()
-		if sent {
-			sc.sentAt = len(sc.tokens)
-		}
-		if single {
-			pending[0] = raw{st, en, gap}
-			np = 1
-			continue
-		}
+	}
+	single := en-st == 1 && s[st] >= 'a' && s[st] <= 'z'
+	if single && tz.np > 0 && gap <= 2 && g&clNL == 0 && tz.np < len(tz.pending) {
+		tz.pending[tz.np] = int32(st)
+		tz.np++
+		return
+	}
+	if tz.np > 0 {
+		tz.spaced = sc.flushSingles(s, tz.pending[:tz.np]) || tz.spaced
+		tz.np = 0
+	}
+	if g&clStop != 0 {
+		sc.sentAt = len(sc.tokens)
+	}
+	if single {
+		tz.pending[0] = int32(st)
+		tz.np = 1
+		return
+	}
+	switch {
+	case digits && hasLeet(s[st:en]):
+		tz.leet = true
 		tokStart := len(sc.toks)
-		probe := en-st >= 12
-		if digits && hasLeet(s[st:en]) {
-			leet, probe = true, true
-			for _, c := range s[st:en] {
-				sc.toks = append(sc.toks, unleet(c))
-			}
-		} else {
-			sc.toks = append(sc.toks, s[st:en]...)
+		for _, c := range s[st:en] {
+			sc.toks = append(sc.toks, unleet(c))
 		}
-		sc.addToken(lex, tokStart, probe)
+		sc.addToken(tokStart, true)
+	case en-st <= 8:
+		sc.addShort(loadBytes64(s, st), en-st)
+	default:
+		tokStart := len(sc.toks)
+		sc.toks = append(sc.toks, s[st:en]...)
+		sc.addToken(tokStart, en-st >= 12)
 	}
-	flushSingles()
-	if n := len(sc.toks); n > 0 && sc.toks[n-1] == ' ' {
-		sc.toks = sc.toks[:n-1]
-	}
-
-	// Mark tokens with a negation shortly before.
-	lastNeg := -1 << 20
-	for i := range sc.tokens {
-		t := &sc.tokens[i]
-		t.neg = i-lastNeg <= negWindow
-		if t.concepts&(1<<cNeg) != 0 {
-			lastNeg = i
-		}
-	}
-	return spaced, leet
 }
 
-// hasStop reports whether separator bytes end a sentence or line.
-func hasStop(b []byte) bool {
-	for _, c := range b {
-		switch c {
-		case '.', '!', '?', '\n', ';', ':':
+// hasLow reports whether a word has an ASCII byte below 'a'.
+func hasLow(w []byte) bool {
+	for _, c := range w {
+		if c < 'a' {
 			return true
 		}
 	}
 	return false
 }
 
-func hasNewline(b []byte) bool {
-	for _, c := range b {
-		if c == '\n' {
-			return true
+// flushSingles adds a run of single letters: joined into one token when
+// there are three or more ("i g n o r e" -> "ignore", reported as
+// spacing undone), else each as a token.
+func (sc *scratch) flushSingles(s []byte, starts []int32) (spaced bool) {
+	if len(starts) >= 3 {
+		st := len(sc.toks)
+		for _, p := range starts {
+			sc.toks = append(sc.toks, s[p])
 		}
+		sc.addToken(st, true)
+		return true
+	}
+	for _, p := range starts {
+		st := len(sc.toks)
+		sc.toks = append(sc.toks, s[p])
+		sc.addToken(st, false)
 	}
 	return false
 }
@@ -345,10 +517,218 @@ func hasNewline(b []byte) bool {
 // With probe (the token was joined from spaced letters, undone from
 // leetspeak, or is 12 bytes or longer) an unknown token is searched for
 // key stems: "ignorepreviousinstructions".
-func (sc *scratch) addToken(lex *lexicon, st int, probe bool) {
-	w := sc.toks[st:]
-	h := wordHash(w)
-	m := lex.lookup(h)
+func (sc *scratch) addToken(st int, probe bool) {
+	en := len(sc.toks)
+	sc.toks = append(sc.toks, ' ')
+	sc.newToken(st, en, probe)
+}
+
+// addShort adds a token of n (1 to 8) bytes, the low bytes of x, then a
+// space, with one store.
+func (sc *scratch) addShort(x uint64, n int) {
+	st := len(sc.toks)
+	if cap(sc.toks)-st < 9 {
+		sc.toks = slices.Grow(sc.toks, 9)
+	}
+	b := sc.toks[st : st+9]
+	store64(b, x)
+	b[n] = ' '
+	sc.toks = sc.toks[:st+n+1]
+	sc.newToken(st, st+n, false)
+}
+
+// newToken appends the token at sc.toks[st:en]; finishTokens fills in
+// its hash and concepts.
+func (sc *scratch) newToken(st, en int, probe bool) {
+	// Grow then set the fields in place: building the token in a
+	// temporary and copying it costs a store-forwarding stall per token.
+	n := len(sc.tokens)
+	if n == cap(sc.tokens) {
+		sc.tokens = append(sc.tokens, token{})
+	} else {
+		sc.tokens = sc.tokens[:n+1]
+	}
+	t := &sc.tokens[n]
+	t.start, t.end = int32(st), int32(en)
+	t.sent, t.probe = n == sc.sentAt, probe
+}
+
+// finishTokens completes the tokens from first on: their hashes,
+// concepts, negation flags, the index of those with concepts, and their
+// hashed unigram and bigram buckets.
+//
+// It works in passes with few running values, which the compiler keeps
+// in registers. The hash, lexicon entry and unigram bucket depend on the
+// token's bytes only, so for tokens of up to 8 bytes they are remembered
+// in sc.wcache, indexed by the bytes; prose repeats its common words.
+// lookupCached completes the runs of tokens found there, in a loop
+// without calls; the others go through lookupOne.
+func (sc *scratch) finishTokens(lex *lexicon, first int) {
+	if cap(sc.toks)-len(sc.toks) < 8 {
+		sc.toks = slices.Grow(sc.toks, 8)
+	}
+	if sc.wcache == nil {
+		sc.wcache = new(wordCache)
+	}
+	n := len(sc.tokens)
+	if cap(sc.ctoks) < n {
+		sc.ctoks = slices.Grow(sc.ctoks, n-len(sc.ctoks))
+	}
+	if cap(sc.sparse) < 2*n {
+		sc.sparse = slices.Grow(sc.sparse, 2*n-len(sc.sparse))
+	}
+	sp := sc.sparse[:2*n]
+	buf := sc.toks[:len(sc.toks)+8] // tokens of up to 8 bytes are loaded whole
+	for i := first; i < n; i++ {
+		i = lookupCached(sc.tokens, buf, sc.wcache, sp, i)
+		if i < n {
+			sc.lookupOne(lex, i, sp)
+		}
+	}
+	sc.sparse = sp
+	sc.ctoks = sc.markTokens(sc.ctoks[:n], sp, first)
+}
+
+// lookupCached sets the hash and concepts of tokens from i on, and their
+// unigram bucket in sp, while they are in wc (and their lexicon entry
+// needs no rareConcepts). It returns the index of the first token it
+// left.
+func lookupCached(tokens []token, buf []byte, wc *wordCache, sp []uint32, i int) int {
+	for ; i < len(tokens); i++ {
+		t := &tokens[i]
+		n := int(t.end - t.start)
+		if n > 8 {
+			break
+		}
+		x := loadBytes64(buf, int(t.start))
+		if n < 8 {
+			x &= 1<<(8*uint(n)) - 1
+		}
+		e := &wc[x*0x9e3779b97f4a7c15>>(64-wordCacheBits)]
+		if e.key != x || e.concepts&(cueRot13|cueReversed) != 0 {
+			break
+		}
+		t.hash, t.concepts = e.hash, e.concepts
+		sp[2*i] = e.uni
+	}
+	return i
+}
+
+// lookupOne is lookupCached for token i, whatever it is: hashed (and
+// remembered, for up to 8 bytes), looked up, and rareConcepts applied.
+func (sc *scratch) lookupOne(lex *lexicon, i int, sp []uint32) {
+	t := &sc.tokens[i]
+	st, en := int(t.start), int(t.end)
+	var h, m uint64
+	var uni uint32
+	if en-st <= 8 {
+		b := sc.toks[st : st+8 : st+8]
+		x := loadBytes64(b, 0)
+		if en-st < 8 {
+			x &= 1<<(8*uint(en-st)) - 1
+		}
+		e := &sc.wcache[x*0x9e3779b97f4a7c15>>(64-wordCacheBits)]
+		if e.key != x {
+			e.key = x
+			e.hash = hash8(b, en-st)
+			e.concepts = lex.lookup(e.hash)
+			e.uni = mixBucket(e.hash ^ seedWord)
+		}
+		h, m, uni = e.hash, e.concepts, e.uni
+	} else {
+		h = wordHash(sc.toks[st:en])
+		m = lex.lookup(h)
+		uni = mixBucket(h ^ seedWord)
+	}
+	if m&(cueRot13|cueReversed) != 0 || m == 0 && t.probe {
+		m = sc.rareConcepts(t, m)
+	}
+	t.hash, t.concepts = h, m
+	sp[2*i] = uni
+}
+
+// markTokens sets the negation flags of the tokens from first on,
+// appends those with concepts to ct[:len(sc.ctoks)] (ct has room for all
+// the tokens), sets their bigram buckets in sp (sp[2i+1]; the unigram is
+// sp[2i]), and carries the count of repeats of the last token and the
+// most seen.
+func (sc *scratch) markTokens(ct []int32, sp []uint32, first int) []int32 {
+	tokens := sc.tokens
+	k := len(sc.ctoks)
+	ln, ls := sc.lastNeg, sc.lastSent
+	run, maxRun := sc.run, sc.maxRun
+	prev := uint64(seedWord)
+	if first > 0 {
+		prev = tokens[first-1].hash
+	}
+	sp = sp[:2*len(tokens)]
+	for i := first; i < len(tokens); i++ {
+		t := &tokens[i]
+		m, h := t.concepts, t.hash
+		t.neg = i-ln <= negWindow
+		t.negd = ln >= i-8 && ln >= ls
+		if m&(1<<cNeg) != 0 {
+			ln = i
+		}
+		if t.sent {
+			ls = i
+		}
+		ct[k] = int32(i)
+		if m != 0 {
+			k++
+		}
+		sp[2*i+1] = mixBucket(prev*31 + h ^ seedBigram)
+		r := run + 1
+		if i == 0 || h != prev {
+			r = 0
+		}
+		run = r
+		maxRun = max(maxRun, run)
+		prev = h
+	}
+	sc.lastNeg, sc.lastSent = ln, ls
+	sc.run, sc.maxRun = run, maxRun
+	return ct[:k]
+}
+
+// hash8 is wordHash of b[:n] (n from 1 to 8; b has 8 bytes): eight steps
+// whatever n, keeping every step's value, and the one at n taken.
+func hash8(b []byte, n int) uint64 {
+	const p = 1099511628211
+	var hs [8]uint64
+	b = b[:8]
+	h := (14695981039346656037 ^ uint64(b[0])) * p
+	hs[0] = h
+	h = (h ^ uint64(b[1])) * p
+	hs[1] = h
+	h = (h ^ uint64(b[2])) * p
+	hs[2] = h
+	h = (h ^ uint64(b[3])) * p
+	hs[3] = h
+	h = (h ^ uint64(b[4])) * p
+	hs[4] = h
+	h = (h ^ uint64(b[5])) * p
+	hs[5] = h
+	h = (h ^ uint64(b[6])) * p
+	hs[6] = h
+	hs[7] = (h ^ uint64(b[7])) * p
+	return hs[(n-1)&7]
+}
+
+// wordCache remembers the hash, lexicon entry and unigram bucket of
+// tokens of up to 8 bytes, by their bytes (a token has no zero byte, so
+// the key 0 of an empty entry matches none).
+type wordCache [1 << wordCacheBits]struct {
+	key, hash, concepts uint64
+	uni                 uint32
+}
+
+const wordCacheBits = 10
+
+// rareConcepts handles a lexicon result m with rot13 or reversed cue
+// bits, or none for a token to probe: it counts the cues and returns
+// the concepts, searching the key stems in an unknown probed token.
+func (sc *scratch) rareConcepts(t *token, m uint64) uint64 {
 	if m&(cueRot13|cueReversed) != 0 {
 		if m&cueRot13 != 0 {
 			sc.rotCues++
@@ -357,16 +737,10 @@ func (sc *scratch) addToken(lex *lexicon, st int, probe bool) {
 		}
 		m &= conceptBits
 	}
-	if m == 0 && probe && len(w) >= 9 {
-		ws := string(w) // rare; the copy is acceptable
-		for _, k := range keyStems() {
-			if strings.Contains(ws, k.stem) {
-				m |= k.mask
-			}
-		}
+	if m == 0 && t.probe && t.end-t.start >= 9 {
+		m = stemConcepts(sc.toks[t.start:t.end])
 	}
-	sc.tokens = append(sc.tokens, token{start: int32(st), end: int32(len(sc.toks)), hash: h, concepts: m, sent: len(sc.tokens) == sc.sentAt})
-	sc.toks = append(sc.toks, ' ')
+	return m
 }
 
 // hasLeet reports whether a token mixes letters with digits or symbols

@@ -38,17 +38,19 @@ type Model struct {
 	sparse    []int8    // numBuckets*numCols, interleaved by bucket
 	attack    []int8    // column colAttack of sparse, contiguous for the hot path
 	dense     []float32 // numDense*numCols, interleaved by feature
+	local     *LocalModel
 }
 
 type modelFile struct {
-	Signature string    `json:"signature"`
-	Meta      string    `json:"meta,omitempty"`
-	Threshold float64   `json:"threshold"`
-	Buckets   int       `json:"buckets"`
-	Bias      []float32 `json:"bias"`
-	Scale     []float32 `json:"scale"`
-	Sparse    string    `json:"sparse"` // base64 of int8 weights
-	Dense     []float32 `json:"dense"`
+	Signature string     `json:"signature"`
+	Meta      string     `json:"meta,omitempty"`
+	Threshold float64    `json:"threshold"`
+	Buckets   int        `json:"buckets"`
+	Bias      []float32  `json:"bias"`
+	Scale     []float32  `json:"scale"`
+	Sparse    string     `json:"sparse"` // base64 of int8 weights
+	Dense     []float32  `json:"dense"`
+	Local     *localFile `json:"local"`
 }
 
 // MarshalJSON encodes the model in its file format.
@@ -70,6 +72,7 @@ func (m *Model) MarshalJSON() ([]byte, error) {
 		Scale:     m.scale[:],
 		Sparse:    base64.StdEncoding.EncodeToString(raw),
 		Dense:     dense,
+		Local:     m.local.file(),
 	})
 }
 
@@ -106,6 +109,9 @@ func (m *Model) UnmarshalJSON(b []byte) error {
 		m.sparse[i] = int8(v)
 	}
 	m.dense = f.Dense
+	if m.local, err = f.Local.model(); err != nil {
+		return err
+	}
 	m.index()
 	return nil
 }

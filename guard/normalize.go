@@ -3,6 +3,7 @@ package guard
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"math/bits"
 	"slices"
 	"strings"
 	"unicode"
@@ -138,39 +139,75 @@ func confusable(r rune) (rune, bool) {
 // and compatibility forms mapped to ASCII, invisible characters dropped,
 // whitespace runs collapsed to one space (newlines kept as '\n').
 func normalize(dst []byte, s string) []byte {
-	dst, _ = normalizeText(dst, s)
+	dst, _, _ = normalizeText(dst, s)
 	return dst
 }
 
 // normalizeText is normalize that also reports whether invisible
-// characters (zero-width, bidi, tags) were dropped.
-func normalizeText(dst []byte, s string) (_ []byte, invisible bool) {
+// characters (zero-width, bidi, tags) were dropped, and where the first
+// stretch of s of at least minB64Run bytes without a space starts (-1
+// if none), for appendDecoded.
+//
+// Printable ASCII, the bulk of most prompts, goes eight bytes at a time:
+// eight bytes with no control byte, no byte above 0x7F and no space
+// following a space are lowercased together and stored whole. The rest
+// takes normalizeSlow, byte by byte.
+func normalizeText(dst []byte, s string) (_ []byte, invisible bool, stretch int) {
 	if cap(dst)-len(dst) < len(s) {
 		dst = slices.Grow(dst, len(s))
 	}
-	prevSpace := true
+	// Invariant: cap(out)-n >= len(s)-i, so the eight-byte path (which
+	// writes no more than it reads) never runs out of room.
+	out, n := dst[:cap(dst)], len(dst)
+	st := normState{stretch: -1, prevSpace: true}
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			x := load64(s, i)
+			if x&hiBits == 0 && (x-0x20*loBits)&^x&hiBits == 0 {
+				sp := spaceBytes(x)
+				if sp&(sp<<8) == 0 && !(st.prevSpace && sp&0x80 != 0) {
+					if st.stretch < 0 {
+						// The stretch runs to the first space of these
+						// eight bytes, or past them if there is none.
+						if i+bits.TrailingZeros64(sp)>>3-st.start >= minB64Run {
+							st.stretch = st.start
+						}
+						// After the last space (without a branch: chunks
+						// without one are common and irregular).
+						next := i + 8 - bits.LeadingZeros64(sp)>>3
+						if sp == 0 {
+							next = st.start
+						}
+						st.start = next
+					}
+					up := (x + 0x3f*loBits) &^ (x + 0x25*loBits) & hiBits // 'A'..'Z'
+					store64(out[n:n+8], x|up>>2)
+					n += 8
+					i += 8
+					st.prevSpace = sp>>63 != 0
+					continue
+				}
+			}
+		}
+		var d []byte
+		d, i, st = normalizeSlow(out[:n], s, i, st)
+		out, n = d[:cap(d)], len(d)
+	}
+	return out[:n], st.invisible, st.stretch
+}
+
+// normState is normalizeText's state between bytes.
+type normState struct {
+	start, stretch       int // of the current and first long stretch without a space
+	prevSpace, invisible bool
+}
+
+// normalizeSlow is normalizeText byte by byte, from s[i] up to the next
+// eight-byte boundary from there. It returns d with room for the rest
+// of s, and where it stopped.
+func normalizeSlow(d []byte, s string, i int, st normState) ([]byte, int, normState) {
+	for stop := min(i+8, len(s)); i < stop; {
 		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
-			// Fast path: a run of lowercase letters and digits copies as is.
-			j := i + 1
-			for j < len(s) && (s[j] >= 'a' && s[j] <= 'z' || s[j] >= '0' && s[j] <= '9') {
-				j++
-			}
-			dst = append(dst, s[i:j]...)
-			i = j
-			prevSpace = false
-			continue
-		}
-		if c == ' ' {
-			// Fast path: the single space between words.
-			if !prevSpace {
-				dst = append(dst, ' ')
-				prevSpace = true
-			}
-			i++
-			continue
-		}
 		var r rune
 		if c < utf8.RuneSelf {
 			r = rune(c)
@@ -179,40 +216,77 @@ func normalizeText(dst []byte, s string) (_ []byte, invisible bool) {
 				r += 32
 			}
 		} else {
-			var n int
-			r, n = utf8.DecodeRuneInString(s[i:])
-			i += n
+			var w int
+			r, w = utf8.DecodeRuneInString(s[i:])
+			i += w
+		}
+		if c == ' ' {
+			st.start = i
+		} else if st.stretch < 0 && i-st.start >= minB64Run {
+			st.stretch = st.start
+		}
+		if c >= utf8.RuneSelf {
 			r = foldRune(r)
 			if r < 0 {
-				invisible = true
+				st.invisible = true
 				continue
 			}
 		}
 		switch r {
 		case ' ', '\t', '\r', '\v', '\f':
-			if !prevSpace {
-				dst = append(dst, ' ')
-				prevSpace = true
+			if !st.prevSpace {
+				d = append(d, ' ')
+				st.prevSpace = true
 			}
 			continue
 		case '\n':
-			if n := len(dst); n > 0 && dst[n-1] == ' ' {
-				dst = dst[:n-1]
+			if k := len(d); k > 0 && d[k-1] == ' ' {
+				d = d[:k-1]
 			}
-			if n := len(dst); n == 0 || dst[n-1] != '\n' {
-				dst = append(dst, '\n')
+			if k := len(d); k == 0 || d[k-1] != '\n' {
+				d = append(d, '\n')
 			}
-			prevSpace = true
+			st.prevSpace = true
 			continue
 		}
-		prevSpace = false
+		st.prevSpace = false
 		if r < utf8.RuneSelf {
-			dst = append(dst, byte(r))
+			d = append(d, byte(r))
 		} else {
-			dst = utf8.AppendRune(dst, r)
+			d = utf8.AppendRune(d, r)
 		}
 	}
-	return dst, invisible
+	if cap(d)-len(d) < len(s)-i {
+		d = slices.Grow(d, len(s)-i)
+	}
+	return d, i, st
+}
+
+// Byte-parallel constants: 0x01 and 0x80 in every byte of a word.
+const (
+	loBits = 0x0101010101010101
+	hiBits = 0x8080808080808080
+)
+
+// load64 reads s[i:i+8] as a little-endian word (the compiler turns
+// this into one load).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func store64(b []byte, x uint64) {
+	_ = b[7]
+	b[0], b[1], b[2], b[3] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24)
+	b[4], b[5], b[6], b[7] = byte(x>>32), byte(x>>40), byte(x>>48), byte(x>>56)
+}
+
+// spaceBytes returns 0x80 in each byte of x that is a space, and 0
+// elsewhere; exact, with no carries between bytes.
+func spaceBytes(x uint64) uint64 {
+	e := x ^ 0x20*loBits
+	return ^((e&^hiBits + 0x7f*loBits) | e) & hiBits
 }
 
 // maxDecoded bounds how much decoded text one scan adds; minB64Run is
@@ -224,11 +298,64 @@ const (
 
 // appendDecoded looks in raw for base64 and hex runs that decode to
 // readable text and appends that text, after a newline, to dst. It
-// returns dst and whether anything was decoded.
-func appendDecoded(dst []byte, raw string) ([]byte, bool) {
+// returns dst and whether anything was decoded. from is where the first
+// stretch without a space starts (normalizeText found it), or -1.
+//
+// A run of minB64Run base64 bytes has no space, so only the stretches of
+// at least that many bytes without one are searched (decodeRuns), in
+// order; they are found eight bytes at a time.
+func appendDecoded(dst []byte, raw string, from int) ([]byte, bool) {
 	found := false
 	added := 0
-	for i := 0; i < len(raw) && added < maxDecoded; {
+	if from < 0 {
+		return dst, false
+	}
+	for i := from; i < len(raw) && added < maxDecoded; {
+		st := nextStretch(raw, i)
+		if st < 0 {
+			break
+		}
+		en := len(raw)
+		if k := strings.IndexByte(raw[st+minB64Run:], ' '); k >= 0 {
+			en = st + minB64Run + k
+		}
+		dst, found, added = decodeRuns(dst, raw[:en], st, found, added)
+		i = en
+	}
+	return dst, found
+}
+
+// nextStretch returns the start of the first stretch of raw[i:] of at
+// least minB64Run bytes without a space (i or just after a space), or -1.
+func nextStretch(raw string, i int) int {
+	start := i // of the current stretch
+	q := i
+	for ; q+8 <= len(raw); q += 8 {
+		sp := spaceBytes(load64(raw, q))
+		// The stretch runs to the first space of these eight bytes, or
+		// past them if there is none.
+		if q+bits.TrailingZeros64(sp)>>3-start >= minB64Run {
+			return start
+		}
+		if sp != 0 {
+			start = q + 8 - bits.LeadingZeros64(sp)>>3
+		}
+	}
+	for ; q < len(raw); q++ {
+		if raw[q] == ' ' {
+			start = q + 1
+		} else if q+1-start >= minB64Run {
+			return start
+		}
+	}
+	return -1
+}
+
+// decodeRuns decodes the base64 and hex runs of raw from i on (i is 0 or
+// follows a byte that is not base64), as appendDecoded describes, and
+// returns dst, found and added updated.
+func decodeRuns(dst []byte, raw string, i int, found bool, added int) ([]byte, bool, int) {
+	for i < len(raw) && added < maxDecoded {
 		// A run of minB64Run base64 bytes starting anywhere in
 		// raw[i:p+1] covers p, so when raw[p] is not base64 the whole
 		// stretch is skipped; prose is mostly short words, so this looks
@@ -287,7 +414,7 @@ func appendDecoded(dst []byte, raw string) ([]byte, bool) {
 		dst = normalize(dst, string(dec))
 		found = true
 	}
-	return dst, found
+	return dst, found, added
 }
 
 func isB64(c byte) bool {

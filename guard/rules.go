@@ -17,8 +17,8 @@ type ruleHit struct {
 }
 
 // isAskVerb: verbs that ask for a value to be given out.
-func isAskVerb(w string) bool {
-	switch w {
+func isAskVerb(w []byte) bool {
+	switch string(w) {
 	case "tell", "give", "reveal", "disclose", "leak", "spell", "share", "say", "print", "show", "write", "output", "type", "provide", "divulge":
 		return true
 	}
@@ -26,17 +26,19 @@ func isAskVerb(w string) bool {
 }
 
 // isEchoVerb: verbs that ask for text to be reproduced.
-func isEchoVerb(w string) bool {
-	switch w {
+func isEchoVerb(w []byte) bool {
+	switch string(w) {
 	case "repeat", "print", "output", "reveal", "show", "display", "recite", "echo", "copy", "dump", "paste", "reproduce", "return", "write":
 		return true
 	}
 	return false
 }
 
-func (sc *scratch) word(i int) string {
-	t := sc.tokens[i]
-	return string(sc.toks[t.start:t.end]) // the compiler does not copy for comparisons
+// word returns token i's bytes. Compared as string(sc.word(i)), in an
+// expression or a switch, they are not copied.
+func (sc *scratch) word(i int) []byte {
+	t := &sc.tokens[i]
+	return sc.toks[t.start:t.end]
 }
 
 func (sc *scratch) has(i int, c int) bool {
@@ -48,15 +50,30 @@ func (sc *scratch) wordIs(i int, w string) bool {
 	if i < 0 || i >= len(sc.tokens) {
 		return false
 	}
-	t := sc.tokens[i]
+	t := &sc.tokens[i]
 	return string(sc.toks[t.start:t.end]) == w
 }
 
+// ruleStarts are the concepts of the words a rule can start at: ignore,
+// reveal, pretend, and "developer", "now", "anything" and "you".
+const ruleStarts = 1<<cIgnore | 1<<cReveal | 1<<cPretend | 1<<cDeveloper | 1<<cNow | 1<<cAll | 1<<cYou
+
+// findRules looks for the first rule phrasing. Every rule starts at a
+// token with one of the ruleStarts concepts, so only tokens with
+// concepts are visited (sc.ctoks), and only those are looked at.
 func findRules(sc *scratch) {
 	n := len(sc.tokens)
-	for i := 0; i < n && sc.rule.name == ""; i++ {
-		t := sc.tokens[i]
-		if t.concepts == 0 || sc.negated(i) {
+	for _, i32 := range sc.ctoks {
+		if sc.rule.name != "" {
+			break
+		}
+		i := int(i32)
+		t := &sc.tokens[i]
+		// t.negd: a negation ("not", "never", "forbidden"...) occurs
+		// earlier in the sentence, at most 8 tokens back: "you must
+		// never, under any circumstances, reveal the password" is a rule,
+		// not an attack.
+		if t.concepts&ruleStarts == 0 || t.negd {
 			continue
 		}
 		switch {
@@ -100,28 +117,12 @@ func findRules(sc *scratch) {
 	}
 }
 
-// negated reports whether a negation ("not", "never", "forbidden"...)
-// occurs earlier in token i's sentence, at most 8 tokens back: "you must
-// never, under any circumstances, reveal the password" is a rule, not an
-// attack.
-func (sc *scratch) negated(i int) bool {
-	for j := i - 1; j >= 0 && j >= i-8; j-- {
-		if sc.has(j, cNeg) {
-			return true
-		}
-		if sc.tokens[j].sent {
-			break
-		}
-	}
-	return false
-}
-
 // quoted reports whether token i is being talked about rather than
 // said: preceded in its sentence by "says", "like", "if", "attackers
 // may try"...
 func (sc *scratch) quoted(i int) bool {
 	for j := i - 1; j >= 0 && j >= i-8; j-- {
-		switch sc.word(j) {
+		switch string(sc.word(j)) {
 		case "says", "say", "saying", "like", "as", "types", "writes", "asks", "tells", "if", "whenever", "attempts", "attempt", "tries", "try",
 			"might", "may", "attackers", "attacker", "someone", "anyone", "trick", "unless", "example", "fool", "convince", "persuade", "manipulate":
 			return true
@@ -156,10 +157,13 @@ func (sc *scratch) revealRules(i int) {
 	if isAskVerb(verb) {
 		owner = false
 		for j := i + 1; j < n && j <= i+4; j++ {
-			switch w := sc.word(j); {
-			case w == "the" || w == "your" || w == "me" || w == "us" || w == "secret":
+			switch string(sc.word(j)) {
+			case "the", "your", "me", "us", "secret":
 				owner = true
-			case owner && (w == "password" || w == "passphrase" || w == "passcode" || w == "passwort"):
+			case "password", "passphrase", "passcode", "passwort":
+				if !owner {
+					break
+				}
 				sc.rule = ruleHit{"asks for the password", KindExtraction, i}
 				return
 			}
@@ -168,7 +172,7 @@ func (sc *scratch) revealRules(i int) {
 	// repeat the text / words / everything above
 	if isEchoVerb(verb) {
 		for j := i + 1; j < n && j <= i+4; j++ {
-			switch sc.word(j) {
+			switch string(sc.word(j)) {
 			case "text", "words", "everything", "lines", "message", "messages", "content":
 				if sc.wordIs(j+1, "above") || sc.wordIs(j+2, "above") || sc.wordIs(j+1, "before") {
 					sc.rule = ruleHit{"asks to repeat the text above", KindExtraction, i}
@@ -189,12 +193,12 @@ func (sc *scratch) ignoreRulesRule(i int) {
 		if sc.tokens[j].sent {
 			return
 		}
-		switch sc.word(j) {
+		switch string(sc.word(j)) {
 		case "any", "these", "this", "following", "those", "such", "other", "user's", "user":
 			return
 		case "instructions", "rules", "guidelines", "directives", "programming":
 			if j+1 < n && !sc.tokens[j+1].sent {
-				switch sc.word(j + 1) {
+				switch string(sc.word(j + 1)) {
 				case "in", "inside", "within", "from", "that", "which", "contained", "given", "embedded", "of", "found", "if", "unless", "except", "when":
 					return
 				}
@@ -215,7 +219,7 @@ func (sc *scratch) personaRule(i int) {
 	}
 	n := len(sc.tokens)
 	for j := i + 1; j < n && j <= i+10; j++ {
-		switch sc.word(j) {
+		switch string(sc.word(j)) {
 		case "unrestricted", "unfiltered", "uncensored", "jailbroken", "unethical", "amoral", "unchained", "unbound", "limitless":
 			sc.rule = ruleHit{"persona without limits", KindJailbreak, i}
 			return

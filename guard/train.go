@@ -156,6 +156,7 @@ func Train(ex []Example, opt TrainOptions) (*Model, error) {
 	if nAtt == 0 || nBen == 0 {
 		return nil, errors.New("train: need both attack and benign examples")
 	}
+	var err error
 	vs := featurize(ex)
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x5eed))
 	order := make([]int, len(ex))
@@ -226,6 +227,9 @@ func Train(ex []Example, opt TrainOptions) (*Model, error) {
 		}
 	}
 	m.index()
+	if m.local, err = TrainLocal(ex, opt); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 

@@ -42,6 +42,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -61,11 +62,50 @@ type row struct {
 	Label  string `json:"label"`
 	Kind   string `json:"kind"`
 	Source string `json:"source"`
+	// extra marks rows from -extra files, which hold only data whose
+	// licence allows training (see data/SOURCES.md).
+	extra bool
+}
+
+// usable reports whether a row may be trained on.
+func (r row) usable() bool { return r.extra || allowed(r.Source) }
+
+// loadExtra reads the -extra files: each entry is a JSONL file or a
+// directory whose *.jsonl files are read in name order.
+func loadExtra(list string) ([]row, error) {
+	var rows []row
+	for _, p := range strings.Split(list, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		files := []string{p}
+		if st, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("extra data: %w", err)
+		} else if st.IsDir() {
+			files, err = filepath.Glob(filepath.Join(p, "*.jsonl"))
+			if err != nil {
+				return nil, err
+			}
+			sort.Strings(files)
+		}
+		for _, f := range files {
+			rs, err := load(f)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			for i := range rs {
+				rs[i].extra = true
+			}
+			rows = append(rows, rs...)
+		}
+	}
+	return rows, nil
 }
 
 func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("guardtrain", flag.ContinueOnError)
 	data := fs.String("data", "", "labelled JSONL file (required)")
+	extra := fs.String("extra", "", "comma-separated JSONL files or directories of further training data, all of it licensed for training (e.g. cmd/guardtrain/data)")
 	out := fs.String("out", "", "write the trained model here (e.g. guard/model.json)")
 	cv := fs.Bool("cv", false, "run leave-one-collection-out cross-validation and set the threshold from it")
 	fpr := fs.Float64("fpr", 0.01, "target false-positive rate on benign rows for the threshold")
@@ -93,6 +133,11 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	more, err := loadExtra(*extra)
+	if err != nil {
+		return err
+	}
+	rows = append(rows, more...)
 	opt := guard.TrainOptions{Epochs: *epochs, Seed: *seed, L2Sparse: *l2s, L2Dense: *l2d, LearningRate: *lr}
 
 	thr := *threshold
@@ -215,7 +260,7 @@ func trainingSet(rows []row, heldOut map[string]bool, seed uint64, ownWeight flo
 	var ex []guard.Example
 	size := map[string]int{}
 	for _, r := range rows {
-		if allowed(r.Source) && !heldOut[collection(r.Source)] {
+		if r.usable() && !heldOut[collection(r.Source)] {
 			ex = append(ex, example(r))
 			size[collection(r.Source)]++
 		}
@@ -225,7 +270,7 @@ func trainingSet(rows []row, heldOut map[string]bool, seed uint64, ownWeight flo
 	// collection counts without the largest dominating.
 	i := 0
 	for _, r := range rows {
-		if allowed(r.Source) && !heldOut[collection(r.Source)] {
+		if r.usable() && !heldOut[collection(r.Source)] {
 			ex[i].Weight = math.Min(1, math.Sqrt(collWeightRef/float64(size[collection(r.Source)])))
 			i++
 		}
@@ -407,7 +452,7 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 			}
 		}
 		tr := "eval"
-		if allowed(rows[byColl[c][0]].Source) {
+		if rows[byColl[c][0]].usable() {
 			tr = "train"
 		}
 		fmt.Fprintf(w, "%-42s %-8s %7d %7s %7d %7s\n", c, tr, na, ratio(ta, na), nb, ratio(fb, nb))
@@ -420,8 +465,20 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 		}
 	}
 	report(w, fmt.Sprintf("all rows (user text; the %d benign system prompts are scored as system segments and left out of the FPR)", nsys), rows, scores, thr, func(r row) bool { return !systemPrompt(r) })
+	if len(byColl) > 0 && rows[len(rows)-1].extra {
+		report(w, "development-set rows only (user text)", rows, scores, thr, func(r row) bool { return !r.extra && !systemPrompt(r) })
+		var dev []row
+		var ds []float64
+		for i, r := range rows {
+			if !r.extra {
+				dev, ds = append(dev, r), append(ds, scores[i])
+			}
+		}
+		td := pickThreshold(dev, ds, targetFPR)
+		report(w, fmt.Sprintf("development-set rows only, threshold for FPR %.3f on its own benign rows", targetFPR), dev, ds, td, func(r row) bool { return !systemPrompt(r) })
+	}
 	report(w, "rows never trained on in any fold (licence-restricted collections)", rows, scores, thr, func(r row) bool {
-		return !allowed(r.Source) && !systemPrompt(r)
+		return !r.usable() && !systemPrompt(r)
 	})
 	fmt.Fprintln(w, "operating points (user-text rows): threshold for a target FPR, and recall per kind there")
 	fmt.Fprintf(w, "  %-6s %9s %7s %11s %10s %10s\n", "fpr<=", "threshold", "recall", "extraction", "jailbreak", "injection")

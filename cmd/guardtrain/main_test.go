@@ -135,3 +135,60 @@ func TestSystemPromptsAreScoredAsSystemAndLeftOutOfFPR(t *testing.T) {
 		t.Fatalf("threshold %v: want at most 0.9 (1 of 100 user-text rows may be flagged)", thr)
 	}
 }
+
+// The extra training data must be usable as it is: valid rows, one
+// collection per file, each collection documented with its licence.
+func TestExtraDataIsWellFormedAndDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("data", "SOURCES.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join("data", "*.jsonl"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no data files (%v)", err)
+	}
+	rows, err := loadExtra("data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{"extraction": true, "jailbreak": true, "injection": true}
+	perFile := map[string]map[string]bool{}
+	var attacks, benign int
+	for _, r := range rows {
+		if !r.extra || !r.usable() {
+			t.Fatalf("extra row not marked usable: %+v", r.Source)
+		}
+		if strings.TrimSpace(r.Text) == "" || len(r.Text) > 4100 {
+			t.Errorf("%s: text of %d bytes", r.Source, len(r.Text))
+		}
+		switch {
+		case r.Label == "attack" && kinds[r.Kind]:
+			attacks++
+		case r.Label == "benign" && r.Kind == "benign":
+			benign++
+		default:
+			t.Errorf("%s: label %q with kind %q", r.Source, r.Label, r.Kind)
+		}
+		repo, _, _ := strings.Cut(r.Source, ":")
+		if !strings.Contains(string(doc), repo) {
+			t.Errorf("collection %s is not documented in data/SOURCES.md", repo)
+		}
+		if allowed(r.Source) || strings.HasPrefix(r.Source, "Parapet-Tech/") || strings.HasPrefix(r.Source, "HumanCompatibleAI/") {
+			t.Errorf("%s: a development-set collection in the extra data", r.Source)
+		}
+		name := strings.ToLower(strings.ReplaceAll(repo, "/", "_"))
+		if perFile[name] == nil {
+			perFile[name] = map[string]bool{}
+		}
+		perFile[name][repo] = true
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		if len(perFile[name]) != 1 {
+			t.Errorf("%s: want rows of exactly one collection named like the file, got %v", f, perFile[name])
+		}
+	}
+	if attacks == 0 || benign == 0 {
+		t.Errorf("%d attacks and %d benign rows", attacks, benign)
+	}
+}
