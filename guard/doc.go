@@ -154,6 +154,16 @@
 // Differences of about 0.015 are noise: the 1% threshold rests on the
 // few highest-scoring benign rows.
 //
+// The threshold could instead hold the mean of the collections' FPRs at
+// 1% (-fprmode macro: each collection one draw of unseen data, so one
+// large collection of hard negatives does not set it alone): threshold
+// 0.7650, recall 0.319 over all rows and 0.455 on the development set,
+// but a pooled FPR of 0.018. The pooled rule is kept because of a cost
+// the cross-validation leaves out: operators' system prompts. The gateway
+// never scores them, but [EvalCommand] scores every row as user text, and
+// on the whole development file 32 of the 150 Tensor Trust defence
+// prompts score above 0.7650 (of 33 benign rows flagged in all).
+//
 // These are far from the 0.95 recall target. A lexical model
 // generalises poorly to collections whose style no other collection
 // shares: held out, garak's probes are caught at 0.18, PurpleLlama's

@@ -3,12 +3,15 @@
 //
 // Usage:
 //
-//	go run ./cmd/guardtrain -data PATH/dev.jsonl -cv -out guard/model.json
+//	go run ./cmd/guardtrain -data PATH/dev.jsonl -extra cmd/guardtrain/data -cv -out guard/model.json
 //
 // The data file holds one JSON object per line: {"text", "label"
 // ("attack" or "benign"), "kind", "source"}. Only rows whose source
 // licence allows shipping weights trained on them (see allowedSources)
-// are used for training; every row is used for evaluation.
+// are used for training; every row is used for evaluation. The -extra
+// files (data/, documented in data/SOURCES.md) hold only rows licensed
+// for training, in the same format, one collection per file; they are
+// trained on and, in cross-validation, held out like any collection.
 //
 // With -cv, every collection is held out in turn: a model is trained on
 // the allowed rows of all other collections and scores the held-out
@@ -109,6 +112,7 @@ func run(args []string, stdout io.Writer) error {
 	out := fs.String("out", "", "write the trained model here (e.g. guard/model.json)")
 	cv := fs.Bool("cv", false, "run leave-one-collection-out cross-validation and set the threshold from it")
 	fpr := fs.Float64("fpr", 0.01, "target false-positive rate on benign rows for the threshold")
+	fprMode := fs.String("fprmode", "pooled", "how the threshold's false-positive rate is measured: macro (mean over benign collections) or pooled (over all benign rows)")
 	threshold := fs.Float64("threshold", 0, "threshold to store instead of the CV one (0: from -cv, else 0.5)")
 	seed := fs.Uint64("seed", 1, "random seed (shuffling and augmentation)")
 	epochs := fs.Int("epochs", 5, "training epochs")
@@ -142,7 +146,10 @@ func run(args []string, stdout io.Writer) error {
 
 	thr := *threshold
 	if *cv {
-		t, err := crossValidate(rows, opt, *ownWeight, *fpr, *workers, *dump, stdout)
+		if *fprMode != "macro" && *fprMode != "pooled" {
+			return fmt.Errorf("-fprmode %q: want macro or pooled", *fprMode)
+		}
+		t, err := crossValidate(rows, opt, *ownWeight, *fpr, *fprMode == "macro", *workers, *dump, stdout)
 		if err != nil {
 			return err
 		}
@@ -381,7 +388,7 @@ func fullwidth(s string) string {
 // crossValidate holds out each collection in turn, scores its rows with a
 // model trained on the others, prints per-fold and per-kind figures at the
 // threshold chosen for targetFPR, and returns that threshold.
-func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR float64, workers int, dump string, w io.Writer) (float64, error) {
+func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR float64, macro bool, workers int, dump string, w io.Writer) (float64, error) {
 	byColl := map[string][]int{}
 	for i, r := range rows {
 		c := collection(r.Source)
@@ -430,7 +437,11 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 		}
 	}
 	thr := pickThreshold(rows, scores, targetFPR)
-	fmt.Fprintf(w, "leave-one-collection-out CV, %d folds, threshold %.4f (target FPR %.3f)\n\n", len(colls), thr, targetFPR)
+	if macro {
+		thr = pickThresholdMacro(rows, scores, targetFPR)
+	}
+	fmt.Fprintf(w, "leave-one-collection-out CV, %d folds, threshold %.4f (target FPR %.3f, %s; mean over benign collections %.4f, pooled over rows %.4f)\n\n",
+		len(colls), thr, targetFPR, map[bool]string{true: "mean over collections", false: "pooled"}[macro], macroFPR(rows, scores, thr), pooledFPR(rows, scores, thr))
 	fmt.Fprintf(w, "%-42s %-8s %7s %7s %7s %7s\n", "held-out collection", "trained?", "attacks", "recall", "benign", "fpr")
 	for _, c := range colls {
 		var na, ta, nb, fb int
@@ -480,24 +491,30 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 	report(w, "rows never trained on in any fold (licence-restricted collections)", rows, scores, thr, func(r row) bool {
 		return !r.usable() && !systemPrompt(r)
 	})
-	fmt.Fprintln(w, "operating points (user-text rows): threshold for a target FPR, and recall per kind there")
-	fmt.Fprintf(w, "  %-6s %9s %7s %11s %10s %10s\n", "fpr<=", "threshold", "recall", "extraction", "jailbreak", "injection")
+	fmt.Fprintln(w, "operating points (user-text rows): threshold for a target FPR (pooled over rows, or the mean over benign collections), and recall per kind there")
+	fmt.Fprintf(w, "  %-6s %-7s %9s %7s %7s %7s %11s %10s %10s\n", "fpr<=", "mode", "threshold", "pooled", "mean", "recall", "extraction", "jailbreak", "injection")
 	for _, f := range []float64{0.005, 0.01, 0.02, 0.05, 0.10} {
-		t := pickThreshold(rows, scores, f)
-		var n, hit int
-		kn, kh := map[string]int{}, map[string]int{}
-		for i, r := range rows {
-			if r.Label != "attack" {
-				continue
+		for _, mode := range []string{"pooled", "mean"} {
+			t := pickThreshold(rows, scores, f)
+			if mode == "mean" {
+				t = pickThresholdMacro(rows, scores, f)
 			}
-			n++
-			kn[r.Kind]++
-			if scores[i] >= t {
-				hit++
-				kh[r.Kind]++
+			var n, hit int
+			kn, kh := map[string]int{}, map[string]int{}
+			for i, r := range rows {
+				if r.Label != "attack" {
+					continue
+				}
+				n++
+				kn[r.Kind]++
+				if scores[i] >= t {
+					hit++
+					kh[r.Kind]++
+				}
 			}
+			fmt.Fprintf(w, "  %-6.3f %-7s %9.4f %7.4f %7.4f %7s %11s %10s %10s\n", f, mode, t, pooledFPR(rows, scores, t), macroFPR(rows, scores, t),
+				ratio(hit, n), ratio(kh["extraction"], kn["extraction"]), ratio(kh["jailbreak"], kn["jailbreak"]), ratio(kh["injection"], kn["injection"]))
 		}
-		fmt.Fprintf(w, "  %-6.3f %9.4f %7s %11s %10s %10s\n", f, t, ratio(hit, n), ratio(kh["extraction"], kn["extraction"]), ratio(kh["jailbreak"], kn["jailbreak"]), ratio(kh["injection"], kn["injection"]))
 	}
 	fmt.Fprintln(w)
 	return thr, nil
@@ -518,6 +535,78 @@ func rowSource(r row) guard.Source {
 		return guard.SourceSystem
 	}
 	return guard.SourceUser
+}
+
+// pickThresholdMacro returns the lowest threshold, rounded up to 1e-4,
+// whose false-positive rate averaged over the benign collections (each
+// collection's rate counting once, whatever its size) is at most target:
+// the expected rate on a collection not seen before, when each collection
+// is one draw of "other data". One large collection of hard negatives
+// cannot then set the threshold alone, as it does for the pooled rate.
+func pickThresholdMacro(rows []row, scores []float64, target float64) float64 {
+	var cand []float64
+	for i, r := range rows {
+		if r.Label == "benign" && !systemPrompt(r) {
+			cand = append(cand, math.Ceil((scores[i]+1e-9)*1e4)/1e4)
+		}
+	}
+	if len(cand) == 0 {
+		return 0.5
+	}
+	sort.Float64s(cand)
+	// macroFPR falls as the threshold rises: the lowest candidate that
+	// meets the target is found by bisection.
+	lo := sort.Search(len(cand), func(k int) bool { return macroFPR(rows, scores, cand[k]) <= target })
+	if lo == len(cand) {
+		return 0.9999
+	}
+	t := cand[lo]
+	if lo == 0 {
+		t = 0.05
+	}
+	return math.Min(math.Max(t, 0.05), 0.9999)
+}
+
+// macroFPR is the mean over benign collections of their false-positive
+// rate at thr (user-text rows).
+func macroFPR(rows []row, scores []float64, thr float64) float64 {
+	n, fp := map[string]int{}, map[string]int{}
+	for i, r := range rows {
+		if r.Label != "benign" || systemPrompt(r) {
+			continue
+		}
+		c := collection(r.Source)
+		n[c]++
+		if scores[i] >= thr {
+			fp[c]++
+		}
+	}
+	if len(n) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for c, k := range n {
+		sum += float64(fp[c]) / float64(k)
+	}
+	return sum / float64(len(n))
+}
+
+// pooledFPR is the false-positive rate at thr over all benign user-text
+// rows.
+func pooledFPR(rows []row, scores []float64, thr float64) float64 {
+	var n, fp int
+	for i, r := range rows {
+		if r.Label == "benign" && !systemPrompt(r) {
+			n++
+			if scores[i] >= thr {
+				fp++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(fp) / float64(n)
 }
 
 // pickThreshold returns the lowest threshold, rounded up to 1e-4, whose

@@ -192,3 +192,30 @@ func TestExtraDataIsWellFormedAndDocumented(t *testing.T) {
 		t.Errorf("%d attacks and %d benign rows", attacks, benign)
 	}
 }
+
+// With a large collection of hard negatives and a small easy one, the
+// threshold for a mean FPR of 5% lets the hard one reach 10% (the easy one
+// staying at 0%), below the threshold that holds 5% of all rows.
+func TestPickThresholdMacroAveragesCollections(t *testing.T) {
+	var rows []row
+	var scores []float64
+	for i := 0; i < 300; i++ {
+		rows = append(rows, row{Label: "benign", Source: "hard/negatives:x"})
+		scores = append(scores, float64(i)/300)
+	}
+	for i := 0; i < 100; i++ {
+		rows = append(rows, row{Label: "benign", Source: "easy/negatives:x"})
+		scores = append(scores, 0.01)
+	}
+	m := pickThresholdMacro(rows, scores, 0.05)
+	if got := macroFPR(rows, scores, m); got > 0.05 || got < 0.045 {
+		t.Fatalf("threshold %v: mean FPR %v, want just under 0.05", m, got)
+	}
+	if got := macroFPR(rows, scores, m-0.004); got <= 0.05 {
+		t.Fatalf("threshold %v is not the lowest: %v still meets the target", m, m-0.004)
+	}
+	p := pickThreshold(rows, scores, 0.05)
+	if m >= p {
+		t.Fatalf("mean-over-collections threshold %v not below the pooled one %v", m, p)
+	}
+}
