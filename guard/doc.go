@@ -189,18 +189,20 @@
 // one session:
 //
 //	                     before this version    now (window + local model)
-//	1 KB                  7.3 µs                  4.5-5.1 µs
-//	8 KB                  55 µs (148 MB/s)        33.5-34.2 µs (240 MB/s)
-//	64 KB                 0.48 ms                 0.29 ms
-//	8 KB p50 / p99        55 / 116 µs             34 / 77-81 µs
+//	1 KB                  7.3 µs                  4.7-4.9 µs
+//	8 KB                  55 µs (148 MB/s)        36 µs (225 MB/s)
+//	64 KB                 0.48 ms                 0.31-0.33 ms
+//	8 KB p50 / p99        55 / 116 µs             36-37 / 78-81 µs
 //
 // so the p99 under 100 µs target for 8 KB is met on this machine. The
 // tokenizer alone, with unchanged features, went from 54.7 to 29.1 µs at
-// 8 KB (1.83-1.88x at every size); the local model adds about 4.5 µs.
+// 8 KB (1.83-1.88x at every size); the local model adds about 5 µs, and
+// computing the concept features in one function for both models
+// (conceptFeatures) about 1.5 µs more.
 // The p99 is the machine's: about 5% of calls of a plain 33 µs loop are
 // interrupted for 30-45 µs on this VM, so p99 is roughly p50 + 45 µs. See bench_test.go
 // (BenchmarkCheck8KBVaried is the worst case for the word cache: words
-// that rarely repeat, 41-42 µs):
+// that rarely repeat, 41 µs):
 //
 //	go test ./guard -run '^$' -bench 'Check(1KB|8KB|64KB|8KBVaried|P99)$' -benchmem -benchtime 5000x
 package guard

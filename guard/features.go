@@ -154,34 +154,16 @@ func extract(sc *scratch, lex *lexicon, text string) {
 		sc.setDense(miscLeet)
 	}
 
-	toks := sc.tokens
 	// Concept presence and concept pairs, over the tokens that have
 	// concepts only, in token order.
-	ct := sc.ctoks
-	for q, i := range ct {
-		t := &toks[i]
-		for m := t.concepts; m != 0; m &= m - 1 {
-			sc.setDense(bits.TrailingZeros64(m))
-		}
-		lo := q
-		for lo > 0 && ct[lo-1] >= i-pairWindow {
-			lo--
-		}
-		for _, j := range ct[lo:q] {
-			p := &toks[j]
-			neg := 0
-			if p.neg {
-				neg = 1
-			}
-			for a := p.concepts; a != 0; a &= a - 1 {
-				ca := bits.TrailingZeros64(a)
-				for b := t.concepts; b != 0; b &= b - 1 {
-					cb := bits.TrailingZeros64(b)
-					sc.setDense(densePairs + (ca*numConcepts+cb)*2 + neg)
-				}
-			}
+	dense := sc.ldense[:0]
+	for q := range sc.ctoks {
+		dense = conceptFeatures(sc, q, dense[:0])
+		for _, d := range dense {
+			sc.setDense(int(d))
 		}
 	}
+	sc.ldense = dense
 	if sc.maxRun >= 30 {
 		sc.setDense(miscFlood)
 	}

@@ -34,32 +34,33 @@ type LocalModel struct {
 	dense  []float32 // localDense
 }
 
-// tokenDense appends the concept features token i of sc.tokens
-// contributes to a run: its concepts, and the concept pairs it closes with
-// the pairWindow tokens before it (marked when a negation precedes the
-// first), as in the window model.
-func tokenDense(sc *scratch, i int, dense []int32) []int32 {
+// conceptFeatures appends the concept features of the q-th token with
+// concepts (sc.ctoks[q]): its concepts, then the ordered concept pairs it
+// closes with the concept tokens at most pairWindow tokens before it,
+// marked when a negation precedes the first. The window model sets them
+// all; the local model sums their weights per token.
+func conceptFeatures(sc *scratch, q int, dense []int32) []int32 {
+	ct := sc.ctoks
+	i := ct[q]
 	t := &sc.tokens[i]
-	if t.concepts == 0 {
-		return dense
-	}
 	for m := t.concepts; m != 0; m &= m - 1 {
 		dense = append(dense, int32(bits.TrailingZeros64(m)))
 	}
-	for j := max(0, i-pairWindow); j < i; j++ {
+	lo := q
+	for lo > 0 && ct[lo-1] >= i-pairWindow {
+		lo--
+	}
+	for _, j := range ct[lo:q] {
 		p := &sc.tokens[j]
-		if p.concepts == 0 {
-			continue
-		}
-		neg := 0
+		neg := int32(0)
 		if p.neg {
 			neg = 1
 		}
 		for a := p.concepts; a != 0; a &= a - 1 {
-			ca := bits.TrailingZeros64(a)
+			ca := int32(bits.TrailingZeros64(a))
 			for b := t.concepts; b != 0; b &= b - 1 {
-				cb := bits.TrailingZeros64(b)
-				dense = append(dense, int32(densePairs+(ca*numConcepts+cb)*2+neg))
+				cb := int32(bits.TrailingZeros64(b))
+				dense = append(dense, densePairs+(ca*numConcepts+cb)*2+neg)
 			}
 		}
 	}
@@ -107,13 +108,14 @@ func (lm *LocalModel) localLogit(sc *scratch) float64 {
 	sp := sc.sparse[:2*n]
 	w := lm.sparse[:numBuckets:numBuckets]
 	ctoks := sc.ctoks
+	q := 0
 	dense := sc.ldense[:0]
 	acc := prefixSum{}
 	for i := 0; i < n; i++ {
 		acc.c += int32(w[sp[2*i]&(numBuckets-1)]) + int32(w[sp[2*i+1]&(numBuckets-1)])
-		if len(ctoks) > 0 && int(ctoks[0]) == i {
-			ctoks = ctoks[1:]
-			dense = tokenDense(sc, i, dense[:0])
+		if q < len(ctoks) && int(ctoks[q]) == i {
+			dense = conceptFeatures(sc, q, dense[:0])
+			q++
 			var d float32
 			for _, k := range dense {
 				d += lm.dense[k]
@@ -169,10 +171,12 @@ func TrainLocal(ex []Example, opt TrainOptions) (*LocalModel, error) {
 		n := len(sc.tokens)
 		v := localVec{sp: make([]uint32, 0, 2*n), doff: make([]int32, 1, n+1)}
 		v.sp = append(v.sp, sc.sparse[:2*n]...)
-		var dense []int32
+		q := 0
 		for t := 0; t < n; t++ {
-			dense = tokenDense(&sc, t, dense[:0])
-			v.dense = append(v.dense, dense...)
+			if q < len(sc.ctoks) && int(sc.ctoks[q]) == t {
+				v.dense = conceptFeatures(&sc, q, v.dense)
+				q++
+			}
 			v.doff = append(v.doff, int32(len(v.dense)))
 		}
 		vs[i] = v

@@ -3,6 +3,7 @@ package guard
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -47,7 +48,10 @@ func TestLocalLogitMatchesDirectSum(t *testing.T) {
 		nd := 0
 		for i := s; i < e; i++ {
 			c += int32(lm.sparse[sc.sparse[2*i]]) + int32(lm.sparse[sc.sparse[2*i+1]])
-			dense := tokenDense(sc, i, nil)
+			var dense []int32
+			if q := slices.Index(sc.ctoks, int32(i)); q >= 0 {
+				dense = conceptFeatures(sc, q, nil)
+			}
 			nd += len(dense)
 			var di float32
 			for _, k := range dense {
