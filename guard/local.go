@@ -263,15 +263,7 @@ type localFile struct {
 }
 
 func (lm *LocalModel) file() *localFile {
-	raw := make([]byte, len(lm.sparse))
-	for i, v := range lm.sparse {
-		raw[i] = byte(v)
-	}
-	dense := make([]float32, len(lm.dense))
-	for i, v := range lm.dense {
-		dense[i] = float32(math.Round(float64(v)*1e4) / 1e4)
-	}
-	return &localFile{Bias: lm.bias, Scale: lm.scale, Sparse: base64.StdEncoding.EncodeToString(raw), Dense: dense}
+	return &localFile{Bias: lm.bias, Scale: lm.scale, Sparse: encodeInt8(lm.sparse), Dense: roundWeights(lm.dense)}
 }
 
 func (f *localFile) model() (*LocalModel, error) {
@@ -285,9 +277,5 @@ func (f *localFile) model() (*LocalModel, error) {
 	if len(raw) != numBuckets || len(f.Dense) != localDense {
 		return nil, errors.New("decode model: wrong local table sizes")
 	}
-	lm := &LocalModel{bias: f.Bias, scale: f.Scale, sparse: make([]int8, numBuckets), dense: f.Dense}
-	for i, v := range raw {
-		lm.sparse[i] = int8(v)
-	}
-	return lm, nil
+	return &LocalModel{bias: f.Bias, scale: f.Scale, sparse: asInt8(raw), dense: f.Dense}, nil
 }

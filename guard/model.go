@@ -55,14 +55,6 @@ type modelFile struct {
 
 // MarshalJSON encodes the model in its file format.
 func (m *Model) MarshalJSON() ([]byte, error) {
-	raw := make([]byte, len(m.sparse))
-	for i, v := range m.sparse {
-		raw[i] = byte(v)
-	}
-	dense := make([]float32, len(m.dense))
-	for i, v := range m.dense {
-		dense[i] = float32(math.Round(float64(v)*1e4) / 1e4)
-	}
 	return json.Marshal(modelFile{
 		Signature: m.signature,
 		Meta:      m.Meta,
@@ -70,8 +62,8 @@ func (m *Model) MarshalJSON() ([]byte, error) {
 		Buckets:   numBuckets,
 		Bias:      m.bias[:],
 		Scale:     m.scale[:],
-		Sparse:    base64.StdEncoding.EncodeToString(raw),
-		Dense:     dense,
+		Sparse:    encodeInt8(m.sparse),
+		Dense:     roundWeights(m.dense),
 		Local:     m.local.file(),
 	})
 }
@@ -104,16 +96,41 @@ func (m *Model) UnmarshalJSON(b []byte) error {
 	m.Threshold = f.Threshold
 	copy(m.bias[:], f.Bias)
 	copy(m.scale[:], f.Scale)
-	m.sparse = make([]int8, len(raw))
-	for i, v := range raw {
-		m.sparse[i] = int8(v)
-	}
+	m.sparse = asInt8(raw)
 	m.dense = f.Dense
 	if m.local, err = f.Local.model(); err != nil {
 		return err
 	}
 	m.index()
 	return nil
+}
+
+// encodeInt8 is the file form of quantised weights: base64 of their bytes.
+func encodeInt8(w []int8) string {
+	raw := make([]byte, len(w))
+	for i, v := range w {
+		raw[i] = byte(v)
+	}
+	return base64.StdEncoding.EncodeToString(raw)
+}
+
+// asInt8 reads decoded weight bytes back as int8.
+func asInt8(raw []byte) []int8 {
+	w := make([]int8, len(raw))
+	for i, v := range raw {
+		w[i] = int8(v)
+	}
+	return w
+}
+
+// roundWeights rounds float weights to 4 decimals for the file (smaller,
+// and stable across platforms' last bits).
+func roundWeights(ws []float32) []float32 {
+	out := make([]float32, len(ws))
+	for i, v := range ws {
+		out[i] = float32(math.Round(float64(v)*1e4) / 1e4)
+	}
+	return out
 }
 
 // index builds the contiguous attack column.
