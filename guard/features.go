@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"slices"
 	"unicode"
@@ -214,7 +215,7 @@ func wordMask64(b []byte) (w, or uint64) {
 		m := uint64(wordTab[c[0]]) | uint64(wordTab[c[1]])<<1 | uint64(wordTab[c[2]])<<2 | uint64(wordTab[c[3]])<<3 |
 			uint64(wordTab[c[4]])<<4 | uint64(wordTab[c[5]])<<5 | uint64(wordTab[c[6]])<<6 | uint64(wordTab[c[7]])<<7
 		w |= m << uint(g)
-		or |= loadBytes64(c, 0)
+		or |= binary.LittleEndian.Uint64(c)
 	}
 	return w, or
 }
@@ -228,13 +229,6 @@ var wordTab = func() (t [256]uint8) {
 	}
 	return t
 }()
-
-// loadBytes64 reads b[i:i+8] as a little-endian word.
-func loadBytes64(b []byte, i int) uint64 {
-	b = b[i : i+8]
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-}
 
 // findWords finds the words of s[from:], where s has 64 bytes to spare
 // past len(s) (their content does not matter): runs of ASCII word bytes
@@ -381,7 +375,7 @@ func (tz *tokenizer) commonWords(k int) int {
 	for ; k+1 < len(edges); k += 2 {
 		i, j := int(edges[k]), int(edges[k+1])
 		n := j - i
-		x := loadBytes64(s, i)
+		x := binary.LittleEndian.Uint64(s[i:])
 		// Bytes below 'a' (digits, '@', '$', '\''): leetspeak is possible.
 		// (A carry out of a byte above 0x7F changes no word byte's bit.)
 		low := ^(x + (0x80-'a')*loBits) &^ x & hiBits
@@ -457,7 +451,7 @@ func (tz *tokenizer) word(i, j, gap int, g uint8) {
 		}
 		sc.addToken(tokStart, true)
 	case en-st <= 8:
-		sc.addShort(loadBytes64(s, st), en-st)
+		sc.addShort(binary.LittleEndian.Uint64(s[st:]), en-st)
 	default:
 		tokStart := len(sc.toks)
 		sc.toks = append(sc.toks, s[st:en]...)
@@ -582,7 +576,7 @@ func lookupCached(tokens []token, buf []byte, wc *wordCache, sp []uint32, i int)
 		if n > 8 {
 			break
 		}
-		x := loadBytes64(buf, int(t.start))
+		x := binary.LittleEndian.Uint64(buf[int(t.start):])
 		if n < 8 {
 			x &= 1<<(8*uint(n)) - 1
 		}
@@ -605,7 +599,7 @@ func (sc *scratch) lookupOne(lex *lexicon, i int, sp []uint32) {
 	var uni uint32
 	if en-st <= 8 {
 		b := sc.toks[st : st+8 : st+8]
-		x := loadBytes64(b, 0)
+		x := binary.LittleEndian.Uint64(b)
 		if en-st < 8 {
 			x &= 1<<(8*uint(en-st)) - 1
 		}
