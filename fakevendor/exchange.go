@@ -76,12 +76,7 @@ func (ex *exchange) serve() {
 			return
 		}
 	}
-	if ex.r.Method != http.MethodPost {
-		ex.writePlain(http.StatusMethodNotAllowed, "fake vendor: method not allowed")
-		return
-	}
-	if e := ex.checkAuth(); e != nil {
-		ex.writeError(e)
+	if !ex.admit() {
 		return
 	}
 	var err error
@@ -261,15 +256,24 @@ func (ex *exchange) writeBody(c *call, r *reply) {
 	ex.complete = err == nil
 }
 
-// countTokens answers Anthropic's /v1/messages/count_tokens with
-// PromptTokens of the body (no directives apply).
-func (ex *exchange) countTokens(c *call) {
+// admit answers a request that is not a POST (405) or fails the vendor's
+// authentication, and reports whether the request may go on.
+func (ex *exchange) admit() bool {
 	if ex.r.Method != http.MethodPost {
 		ex.writePlain(http.StatusMethodNotAllowed, "fake vendor: method not allowed")
-		return
+		return false
 	}
 	if e := ex.checkAuth(); e != nil {
 		ex.writeError(e)
+		return false
+	}
+	return true
+}
+
+// countTokens answers Anthropic's /v1/messages/count_tokens with
+// PromptTokens of the body (no directives apply).
+func (ex *exchange) countTokens(c *call) {
+	if !ex.admit() {
 		return
 	}
 	var req struct {

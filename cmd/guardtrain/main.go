@@ -46,6 +46,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -476,7 +477,7 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 		}
 	}
 	report(w, fmt.Sprintf("all rows (user text; the %d benign system prompts are scored as system segments and left out of the FPR)", nsys), rows, scores, thr, func(r row) bool { return !systemPrompt(r) })
-	if len(byColl) > 0 && rows[len(rows)-1].extra {
+	if slices.ContainsFunc(rows, func(r row) bool { return r.extra }) {
 		report(w, "development-set rows only (user text)", rows, scores, thr, func(r row) bool { return !r.extra && !systemPrompt(r) })
 		var dev []row
 		var ds []float64
