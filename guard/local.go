@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 )
 
 // The local model scores short runs of tokens instead of the whole
@@ -152,41 +153,26 @@ type localVec struct {
 	doff  []int32 // dense features of token i: dense[doff[i]:doff[i+1]]
 }
 
-// TrainLocal fits the local model on ex by multiple-instance learning:
-// each step finds the run of an example that scores highest and takes a
-// logistic-loss step on that run alone. Classes are balanced as in Train.
-func TrainLocal(ex []Example, opt TrainOptions) (*LocalModel, error) {
-	opt.defaults()
-	lex := newLexicon()
-	var sc scratch
-	vs := make([]localVec, len(ex))
-	var nAtt, nBen float64
-	for i, e := range ex {
-		if e.Attack {
-			nAtt += e.weight()
-		} else {
-			nBen += e.weight()
+// newLocalVec copies the per-token features of the text extracted in sc.
+func newLocalVec(sc *scratch) localVec {
+	n := len(sc.tokens)
+	v := localVec{sp: slices.Clone(sc.sparse[:2*n]), doff: make([]int32, 1, n+1)}
+	q := 0
+	for t := 0; t < n; t++ {
+		if q < len(sc.ctoks) && int(sc.ctoks[q]) == t {
+			v.dense = conceptFeatures(sc, q, v.dense)
+			q++
 		}
-		extract(&sc, lex, e.Text)
-		n := len(sc.tokens)
-		v := localVec{sp: make([]uint32, 0, 2*n), doff: make([]int32, 1, n+1)}
-		v.sp = append(v.sp, sc.sparse[:2*n]...)
-		q := 0
-		for t := 0; t < n; t++ {
-			if q < len(sc.ctoks) && int(sc.ctoks[q]) == t {
-				v.dense = conceptFeatures(&sc, q, v.dense)
-				q++
-			}
-			v.doff = append(v.doff, int32(len(v.dense)))
-		}
-		vs[i] = v
+		v.doff = append(v.doff, int32(len(v.dense)))
 	}
-	if nAtt == 0 || nBen == 0 {
-		return nil, errors.New("train: need both attack and benign examples")
-	}
-	total := nAtt + nBen
-	wAtt, wBen := total/(2*nAtt), total/(2*nBen)
+	return v
+}
 
+// trainLocal fits the local model on the examples' per-token features by
+// multiple-instance learning: each step finds the run of an example that
+// scores highest and takes a logistic-loss step on that run alone. The
+// classes weigh wAtt and wBen, as in Train.
+func trainLocal(ex []Example, vs []localVec, opt *TrainOptions, wAtt, wBen float64) *LocalModel {
 	ws, gs := make([]float64, numBuckets), make([]float64, numBuckets)
 	wd, gd := make([]float64, localDense), make([]float64, localDense)
 	var b, gb float64
@@ -246,12 +232,12 @@ func TrainLocal(ex []Example, opt TrainOptions) (*LocalModel, error) {
 	}
 	lm := &LocalModel{bias: float32(b), scale: quantScale(ws), sparse: make([]int8, numBuckets), dense: make([]float32, localDense)}
 	for i, w := range ws {
-		lm.sparse[i] = int8(max(-127, min(127, math.Round(w/float64(lm.scale)))))
+		lm.sparse[i] = quantize(w, lm.scale)
 	}
 	for i, w := range wd {
 		lm.dense[i] = float32(w)
 	}
-	return lm, nil
+	return lm
 }
 
 // localFile is the local model's part of the model file.

@@ -65,14 +65,18 @@ type vec struct {
 	dval  float64 // value of each dense feature (denseNorm)
 }
 
-// featurize computes training vectors with the same extractor Check uses.
-func featurize(ex []Example) []vec {
+// featurize computes training vectors with the same extractor Check uses,
+// one extraction per example for both models: the window model's vectors
+// and the local model's per-token features.
+func featurize(ex []Example) ([]vec, []localVec) {
 	lex := newLexicon()
 	sc := &scratch{}
 	out := make([]vec, len(ex))
+	lv := make([]localVec, len(ex))
 	counts := map[uint32]int{}
 	for i, e := range ex {
 		extract(sc, lex, e.Text)
+		lv[i] = newLocalVec(sc)
 		clear(counts)
 		for _, b := range sc.sparse {
 			counts[b]++
@@ -90,7 +94,7 @@ func featurize(ex []Example) []vec {
 		v.dval = denseNorm(len(v.dense))
 		out[i] = v
 	}
-	return out
+	return out, lv
 }
 
 // linear is one logistic output trained with AdaGrad.
@@ -156,8 +160,7 @@ func Train(ex []Example, opt TrainOptions) (*Model, error) {
 	if nAtt == 0 || nBen == 0 {
 		return nil, errors.New("train: need both attack and benign examples")
 	}
-	var err error
-	vs := featurize(ex)
+	vs, lvs := featurize(ex)
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x5eed))
 	order := make([]int, len(ex))
 	for i := range order {
@@ -219,18 +222,20 @@ func Train(ex []Example, opt TrainOptions) (*Model, error) {
 		m.bias[c] = float32(l.b)
 		m.scale[c] = quantScale(l.ws)
 		for i, w := range l.ws {
-			q := math.Round(w / float64(m.scale[c]))
-			m.sparse[i*numCols+c] = int8(max(-127, min(127, q)))
+			m.sparse[i*numCols+c] = quantize(w, m.scale[c])
 		}
 		for d, w := range l.wd {
 			m.dense[d*numCols+c] = float32(w)
 		}
 	}
 	m.index()
-	if m.local, err = TrainLocal(ex, opt); err != nil {
-		return nil, err
-	}
+	m.local = trainLocal(ex, lvs, &opt, wAtt, wBen)
 	return m, nil
+}
+
+// quantize is w in int8 steps of scale, clipped to ±127.
+func quantize(w float64, scale float32) int8 {
+	return int8(max(-127, min(127, math.Round(w/float64(scale)))))
 }
 
 // quantScale picks the int8 step: the 99.99th percentile of |w| maps to
