@@ -26,9 +26,9 @@ const (
 	localDense = denseMisc // concept presence and pairs; no obfuscation flags
 )
 
-// LocalModel holds the local model's weights: hashed weights quantised to
+// localModel holds the local model's weights: hashed weights quantised to
 // int8 with one scale, concept weights as floats.
-type LocalModel struct {
+type localModel struct {
 	bias   float32
 	scale  float32
 	sparse []int8    // numBuckets
@@ -96,7 +96,7 @@ func runNorms(tokens, nd int) (float64, float64) {
 // hashed buckets are sc.sparse (two a token, as extract leaves them) and
 // whose tokens with concepts are sc.ctoks. It works on prefix sums over
 // tokens, so every run costs the same whatever its length.
-func (lm *LocalModel) localLogit(sc *scratch) float64 {
+func (lm *localModel) localLogit(sc *scratch) float64 {
 	n := len(sc.tokens)
 	if n == 0 {
 		return math.Inf(-1)
@@ -172,7 +172,7 @@ func newLocalVec(sc *scratch) localVec {
 // multiple-instance learning: each step finds the run of an example that
 // scores highest and takes a logistic-loss step on that run alone. The
 // classes weigh wAtt and wBen, as in Train.
-func trainLocal(ex []Example, vs []localVec, opt *TrainOptions, wAtt, wBen float64) *LocalModel {
+func trainLocal(ex []Example, vs []localVec, opt *TrainOptions, wAtt, wBen float64) *localModel {
 	ws, gs := make([]float64, numBuckets), make([]float64, numBuckets)
 	wd, gd := make([]float64, localDense), make([]float64, localDense)
 	var b, gb float64
@@ -230,7 +230,7 @@ func trainLocal(ex []Example, vs []localVec, opt *TrainOptions, wAtt, wBen float
 			b -= opt.LearningRate * g / math.Sqrt(gb+eps)
 		}
 	}
-	lm := &LocalModel{bias: float32(b), scale: quantScale(ws), sparse: make([]int8, numBuckets), dense: make([]float32, localDense)}
+	lm := &localModel{bias: float32(b), scale: quantScale(ws), sparse: make([]int8, numBuckets), dense: make([]float32, localDense)}
 	for i, w := range ws {
 		lm.sparse[i] = quantize(w, lm.scale)
 	}
@@ -248,11 +248,11 @@ type localFile struct {
 	Dense  []float32 `json:"dense"`
 }
 
-func (lm *LocalModel) file() *localFile {
+func (lm *localModel) file() *localFile {
 	return &localFile{Bias: lm.bias, Scale: lm.scale, Sparse: encodeInt8(lm.sparse), Dense: roundWeights(lm.dense)}
 }
 
-func (f *localFile) model() (*LocalModel, error) {
+func (f *localFile) model() (*localModel, error) {
 	if f == nil {
 		return nil, errors.New("decode model: no local model")
 	}
@@ -263,5 +263,5 @@ func (f *localFile) model() (*LocalModel, error) {
 	if len(raw) != numBuckets || len(f.Dense) != localDense {
 		return nil, errors.New("decode model: wrong local table sizes")
 	}
-	return &LocalModel{bias: f.Bias, scale: f.Scale, sparse: asInt8(raw), dense: f.Dense}, nil
+	return &localModel{bias: f.Bias, scale: f.Scale, sparse: asInt8(raw), dense: f.Dense}, nil
 }

@@ -38,7 +38,7 @@ type Model struct {
 	sparse    []int8    // numBuckets*numCols, interleaved by bucket
 	attack    []int8    // column colAttack of sparse, contiguous for the hot path
 	dense     []float32 // numDense*numCols, interleaved by feature
-	local     *LocalModel
+	local     *localModel
 }
 
 type modelFile struct {
