@@ -108,9 +108,12 @@
 //     to the same documents clean; hijacks that force a fixed reply;
 //     indirect ways of getting at a secret; hard negatives such as
 //     defensive system prompts, role-play and task prompts, questions
-//     about security, developers talking about models, and news about
-//     attacks) and obfuscated copies (leetspeak, zero-width, spacing,
-//     homoglyphs, fullwidth, base64) of one short example in four.
+//     about security, developers talking about models, news about
+//     attacks, prose, tables and code about language models, prompting
+//     tutorials, chat follow-ups and elaborate defensive system prompts;
+//     attacks and ordinary requests in 18 languages) and obfuscated
+//     copies (leetspeak, zero-width, spacing, homoglyphs, fullwidth,
+//     base64) of one short example in four.
 //
 // Rows are weighted by 1/sqrt(collection size) (full weight up to 100
 // rows) so that no collection sets the style; the project's own examples
@@ -124,59 +127,58 @@
 // trains and tests on the same collection; licence-restricted
 // collections are only ever test folds). The default threshold is the
 // lowest one whose false-positive rate on the pooled out-of-fold benign
-// scores of all 24 benign collections is at most 1%. Rows are scored as
-// user text, except the 150 benign Tensor Trust defence prompts, which
-// are system prompts: they are scored as system segments, as the gateway
-// does, and left out of every FPR. Per kind: recall over that kind's
-// attacks, FPR over the benign rows, precision = that kind's flagged
-// attacks over those plus all flagged benign rows. Measured (out of fold):
+// scores of all benign collections is at most 1%. Every row is scored as
+// user text, as [EvalCommand] scores a file that does not say which rows
+// are system prompts: the 150 benign Tensor Trust defence prompts count
+// as benign rows although the gateway itself never scores system
+// prompts (-systemrows system measures the gateway's view instead). Per
+// kind: recall over that kind's attacks, FPR over the benign rows,
+// precision = that kind's flagged attacks over those plus all flagged
+// benign rows. Measured (out of fold):
 //
-//	threshold 0.8034 (pooled FPR 0.010 over 5,810 benign user-text rows)
-//	                      all rows (9,991)       development set (4,187)
+//	threshold 0.7446 (pooled FPR 0.010 over 5,960 benign rows)
+//	                      all rows (10,141)      development set (4,337)
 //	kind        precision  recall   fpr      precision  recall   fpr
-//	all             0.955   0.296  0.010         0.998   0.420  0.001
-//	extraction      0.883   0.433  0.010         0.995   0.588  0.001
-//	jailbreak       0.883   0.387  0.010         0.995   0.515  0.001
-//	injection       0.863   0.178  0.010         0.988   0.206  0.001
+//	all             0.962   0.354  0.010         0.970   0.487  0.015
+//	extraction      0.897   0.513  0.010         0.927   0.649  0.015
+//	jailbreak       0.898   0.460  0.010         0.928   0.597  0.015
+//	injection       0.882   0.217  0.010         0.868   0.266  0.015
 //
-//	development set at its own FPR 0.010 (threshold 0.6459): recall 0.572
-//	(extraction 0.732, jailbreak 0.681, injection 0.353); before the extra
-//	data and the local model, 0.470 (0.660, 0.496, 0.297)
+//	development set at its own FPR 0.010 (threshold 0.7904): recall 0.434
+//	(extraction 0.602, jailbreak 0.542, injection 0.209)
 //
-// The extra data lifted held-out recall on the development set at 1%
-// FPR from 0.470 to 0.575. The local model then raised recall over all
-// rows at the pooled threshold from 0.272 to 0.296 and left the
-// development set's at 0.572 (noise). Taking the higher of the two
-// logits instead of their mean measured 0.287 and 0.554: the local model
-// alone also finds benign runs that look like orders. Structural cues tried and dropped (no measurable gain): lines
-// posing as another turn ("System:", "### Instruction", "END USER
-// INPUT"), orders to say a quoted phrase, and words in capitals.
-// Differences of about 0.015 are noise: the 1% threshold rests on the
-// few highest-scoring benign rows.
+// Under the same rules the previous model (before the generators of
+// techdocs.go, multilingual.go and operator.go) measured recall 0.283
+// over all rows and 0.392 on the development set at its own FPR 0.010
+// (0.483 against 0.538 now at 0.020). Those generators write benign text
+// of the kinds whose absence made held-out collections look like attacks:
+// prose, tables, references and API snippets about language models
+// (held out, the Prompt Engineering Guide had 443 of its 682 rows above
+// 0.5), prompting tutorials and chat follow-ups, everyday uses of
+// "ignore" or "bypass", attacks and ordinary requests in 18 languages,
+// and elaborate defensive system prompts. Differences of about 0.015
+// are noise: the 1% threshold rests on the few highest-scoring benign
+// rows.
 //
-// The threshold could instead hold the mean of the collections' FPRs at
-// 1% (-fprmode macro: each collection one draw of unseen data, so one
-// large collection of hard negatives does not set it alone): threshold
-// 0.7650, recall 0.319 over all rows and 0.455 on the development set,
-// but a pooled FPR of 0.018. The pooled rule is kept because of a cost
-// the cross-validation leaves out: operators' system prompts. The gateway
-// never scores them, but [EvalCommand] scores every row as user text, and
-// on the whole development file 32 of the 150 Tensor Trust defence
-// prompts score above 0.7650 (of 33 benign rows flagged in all).
+// Tried and dropped: word clusters from pre-trained word vectors (GloVe,
+// 50,000 words in 1,024 clusters) as extra hashed features lowered
+// recall over all rows from 0.296 to 0.236-0.266; structural cues (lines
+// posing as another turn, orders to say a quoted phrase, capitals); the
+// higher of the two models' logits instead of their mean.
 //
 // These are far from the 0.95 recall target. A lexical model
 // generalises poorly to collections whose style no other collection
-// shares: held out, garak's probes are caught at 0.18, PurpleLlama's
-// (often multilingual) injections at 0.10, FuzzyAI's persuasion-style
-// jailbreaks at 0.07, BIPIA's off-task orders hidden in tables and emails
-// at 0.03, HackAPrompt at 0.17 and deepset at 0.14, while Gandalf (0.75),
-// the in-the-wild jailbreaks (0.49) and Tensor Trust (0.60) fare better.
-// The false positives at the threshold are mostly documentation about
-// prompting (the Prompt Engineering Guide, 7% when held out) and garak's
-// clean carrier documents (2%). On the whole development file, every row
-// scored as user text (as [EvalCommand] does, the 150 system prompts
-// included), the shipped model (which has seen the allowed collections)
-// has precision 0.984, recall 0.669 and FPR 0.011.
+// shares: held out, garak's probes are caught at 0.19, PurpleLlama's
+// (often multilingual) injections at 0.19, FuzzyAI's persuasion-style
+// jailbreaks at 0.09, BIPIA's off-task orders hidden in tables and emails
+// at 0.05, HackAPrompt at 0.28 and deepset at 0.23, while Gandalf (0.81),
+// the in-the-wild jailbreaks (0.58) and Tensor Trust (0.61) fare better.
+// The false positives at the threshold are mostly the Tensor Trust
+// defence prompts (24 of 150) and documentation about prompting (the
+// Prompt Engineering Guide, 2.5% when held out). On the whole
+// development file, every row scored as user text, the shipped model
+// (which has seen the allowed collections) has precision 0.985, recall
+// 0.747 and FPR 0.012.
 //
 // # Cost
 //

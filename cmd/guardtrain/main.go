@@ -20,18 +20,20 @@
 // false-positive rate on benign rows is at most -fpr, and per-fold and
 // per-kind precision, recall and false-positive rate are printed. The
 // Tensor Trust defenders' prompts (benign rows whose source ends in
-// "#pre_prompt+post_prompt") are system prompts: they are scored as system
-// segments, which the guard never flags, exactly as the gateway treats
-// them, and are left out of every false-positive rate and of the
-// threshold choice, which therefore measure user text only. The
-// final model (trained on all allowed rows) stores that threshold.
+// "#pre_prompt+post_prompt") are system prompts. By default they are
+// scored as user text and count in the false-positive rate, as `gateway
+// guard eval` scores every row of a file that does not say which rows are
+// system prompts; with -systemrows system they are scored as system
+// segments, which the guard never flags (as the gateway treats them), and
+// are left out of every false-positive rate and of the threshold choice.
+// The final model (trained on all allowed rows) stores that threshold.
 // Everything is deterministic for a given -seed: the same flags write the
 // same model file byte for byte.
 //
 // Other flags: -eval evaluates the model embedded in this build on -data
 // (as `gateway guard eval` does); -dump writes the out-of-fold scores;
-// -fpr, -epochs, -l2sparse, -l2dense, -lr, -ownweight and -exclude tune
-// or inspect training.
+// -fpr, -fprmode, -systemrows, -epochs, -l2sparse, -l2dense, -lr,
+// -ownweight and -exclude tune or inspect training.
 package main
 
 import (
@@ -69,6 +71,9 @@ type row struct {
 	// extra marks rows from -extra files, which hold only data whose
 	// licence allows training (see data/SOURCES.md).
 	extra bool
+	// system marks an operator's system prompt that cross-validation
+	// scores as a system segment (-systemrows system).
+	system bool
 }
 
 // usable reports whether a row may be trained on.
@@ -124,6 +129,7 @@ func run(args []string, stdout io.Writer) error {
 	lr := fs.Float64("lr", 0, "learning rate (0: default)")
 	exclude := fs.String("exclude", "", "leave this collection out of the final model's training (for inspection)")
 	ownWeight := fs.Float64("ownweight", 3, "weight of the hand-written and templated examples (3 measured best in cross-validation)")
+	systemRows := fs.String("systemrows", "user", "how cross-validation scores the benign system-prompt rows: user (as `gateway guard eval` does, counted in the FPR) or system (as the gateway does, left out of the FPR)")
 	evalOnly := fs.Bool("eval", false, "evaluate the model embedded in this build on -data (as `gateway guard eval` does) and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -143,6 +149,15 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	rows = append(rows, more...)
+	switch *systemRows {
+	case "user":
+	case "system":
+		for i := range rows {
+			rows[i].system = isSystemPrompt(rows[i])
+		}
+	default:
+		return fmt.Errorf("-systemrows %q: want user or system", *systemRows)
+	}
 	opt := guard.TrainOptions{Epochs: *epochs, Seed: *seed, L2Sparse: *l2s, L2Dense: *l2d, LearningRate: *lr}
 
 	thr := *threshold
@@ -285,6 +300,11 @@ func trainingSet(rows []row, heldOut map[string]bool, seed uint64, ownWeight flo
 	}
 	own := append(handWritten(), templated(seed)...)
 	own = append(own, documentTemplates(seed)...)
+	own = append(own, techDocs(seed)...)
+	own = append(own, multilingual(seed)...)
+	own = append(own, operatorPrompts(seed)...)
+	own = append(own, techDocs(seed)...)
+	own = append(own, multilingual(seed)...)
 	for i := range own {
 		own[i].Weight = ownWeight
 	}
@@ -476,7 +496,11 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 			nsys++
 		}
 	}
-	report(w, fmt.Sprintf("all rows (user text; the %d benign system prompts are scored as system segments and left out of the FPR)", nsys), rows, scores, thr, func(r row) bool { return !systemPrompt(r) })
+	title := "all rows (every row scored as user text)"
+	if nsys > 0 {
+		title = fmt.Sprintf("all rows (user text; the %d benign system prompts are scored as system segments and left out of the FPR)", nsys)
+	}
+	report(w, title, rows, scores, thr, func(r row) bool { return !systemPrompt(r) })
 	if slices.ContainsFunc(rows, func(r row) bool { return r.extra }) {
 		report(w, "development-set rows only (user text)", rows, scores, thr, func(r row) bool { return !r.extra && !systemPrompt(r) })
 		var dev []row
@@ -521,14 +545,20 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 	return thr, nil
 }
 
-// systemPrompt reports whether a row is an operator's system prompt (the
-// Tensor Trust defenders' pre- and post-prompts). The gateway never scores
-// system segments, so cross-validation scores these rows as system text
-// (they cannot be flagged) and leaves them out of every false-positive
-// rate and of the threshold choice: the FPR is measured on user text.
-func systemPrompt(r row) bool {
+// isSystemPrompt reports whether a row is an operator's system prompt
+// (the Tensor Trust defenders' pre- and post-prompts).
+func isSystemPrompt(r row) bool {
 	return r.Label == "benign" && strings.Contains(r.Source, "#pre_prompt+post_prompt")
 }
+
+// systemPrompt reports whether cross-validation treats a row as a system
+// segment, as the gateway would: it is scored as system text (it cannot
+// be flagged) and left out of every false-positive rate and of the
+// threshold choice. With -systemrows user (the default) no row is: system
+// prompts are scored as user text and count as benign rows, as `gateway
+// guard eval` scores them, since an evaluation file does not say which
+// rows are system prompts.
+func systemPrompt(r row) bool { return r.system }
 
 // rowSource is the segment source a row is scored as in cross-validation.
 func rowSource(r row) guard.Source {

@@ -116,6 +116,13 @@ func TestRunEvalAndErrors(t *testing.T) {
 func TestSystemPromptsAreScoredAsSystemAndLeftOutOfFPR(t *testing.T) {
 	sys := row{Label: "benign", Source: "HumanCompatibleAI/tensor-trust-data:benchmarks/x.jsonl#pre_prompt+post_prompt"}
 	usr := row{Label: "benign", Source: "yizhongw/self-instruct:data/seed_tasks.jsonl"}
+	if !isSystemPrompt(sys) || isSystemPrompt(usr) {
+		t.Fatal("isSystemPrompt does not tell the defenders' prompts from user rows")
+	}
+	if rowSource(sys) != guard.SourceUser {
+		t.Fatal("with -systemrows user (the default), a system prompt must be scored as user text")
+	}
+	sys.system = true // -systemrows system
 	if rowSource(sys) != guard.SourceSystem || rowSource(usr) != guard.SourceUser {
 		t.Fatalf("rowSource: system prompt -> %v, user row -> %v", rowSource(sys), rowSource(usr))
 	}
