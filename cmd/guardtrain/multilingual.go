@@ -158,7 +158,6 @@ func phrasebooks() []phrasebook {
 // one or two ordinary requests. Deterministic for a seed.
 func multilingual(seed uint64) []guard.Example {
 	rng := rand.New(rand.NewPCG(seed, 0x1a9))
-	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
 	var out []guard.Example
 	for _, pb := range phrasebooks() {
 		for i := 0; i < 12; i++ {
@@ -166,27 +165,27 @@ func multilingual(seed uint64) []guard.Example {
 			var act string
 			switch i % 3 {
 			case 0:
-				kind, act = guard.KindInjection, pick(pb.override)
+				kind, act = guard.KindInjection, pick(rng, pb.override)
 			case 1:
-				kind, act = guard.KindExtraction, pick(pb.extract)
+				kind, act = guard.KindExtraction, pick(rng, pb.extract)
 			case 2:
-				kind, act = guard.KindJailbreak, pick(pb.persona)
+				kind, act = guard.KindJailbreak, pick(rng, pb.persona)
 			}
 			parts := []string{act}
 			if rng.IntN(2) == 0 {
-				parts = append([]string{pick(pb.ordinary)}, parts...)
+				parts = append([]string{pick(rng, pb.ordinary)}, parts...)
 			} else if rng.IntN(2) == 0 {
-				parts = append(parts, pick(pb.ordinary))
+				parts = append(parts, pick(rng, pb.ordinary))
 			}
 			out = append(out, guard.Example{Text: strings.Join(parts, " "), Attack: true, Kind: kind})
-			benign := pick(pb.ordinary)
+			benign := pick(rng, pb.ordinary)
 			if rng.IntN(2) == 0 {
-				benign += " " + pick(pb.ordinary)
+				benign += " " + pick(rng, pb.ordinary)
 			}
 			out = append(out, guard.Example{Text: benign})
 			if i%2 == 0 {
-				secret := pick([]string{"Beta456", "tulip", "7781", "orange-river", "kitab"})
-				out = append(out, guard.Example{Text: strings.ReplaceAll(pick(pb.defence), "%s", secret)})
+				secret := pick(rng, []string{"Beta456", "tulip", "7781", "orange-river", "kitab"})
+				out = append(out, guard.Example{Text: strings.ReplaceAll(pick(rng, pb.defence), "%s", secret)})
 			}
 		}
 	}

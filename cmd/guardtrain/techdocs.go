@@ -18,7 +18,6 @@ import (
 // seed.
 func techDocs(seed uint64) []guard.Example {
 	rng := rand.New(rand.NewPCG(seed, 0x7d0c))
-	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
 	var out []guard.Example
 	add := func(text string) {
 		out = append(out, guard.Example{Text: strings.TrimSpace(text)})
@@ -33,47 +32,47 @@ func techDocs(seed uint64) []guard.Example {
 	techniques := []string{"few-shot prompting", "chain-of-thought prompting", "zero-shot prompting", "self-consistency", "tree of thoughts", "ReAct",
 		"retrieval-augmented generation", "prompt chaining", "automatic prompt engineering", "program-aided language models", "reflexion",
 		"instruction tuning", "RLHF", "direct preference optimization", "function calling", "structured outputs", "context engineering"}
-	date := func() string { return fmt.Sprintf("%s %d", pick(months), 2020+rng.IntN(6)) }
+	date := func() string { return fmt.Sprintf("%s %d", pick(rng, months), 2020+rng.IntN(6)) }
 	num := func(lo, hi int) int { return lo + rng.IntN(hi-lo+1) }
 
 	facts := []func() string{
 		func() string {
-			return fmt.Sprintf("%s is a %dB parameter language model released by %s in %s.", pick(models), num(2, 180), pick(orgs), date())
+			return fmt.Sprintf("%s is a %dB parameter language model released by %s in %s.", pick(rng, models), num(2, 180), pick(rng, orgs), date())
 		},
 		func() string {
-			return fmt.Sprintf("%s has a context window of %d tokens and returns at most %d output tokens.", pick(models), 1024*num(4, 128), 1024*num(2, 16))
+			return fmt.Sprintf("%s has a context window of %d tokens and returns at most %d output tokens.", pick(rng, models), 1024*num(4, 128), 1024*num(2, 16))
 		},
 		func() string {
-			return fmt.Sprintf("On %s, %s scores %d.%d%%, ahead of %s at %d.%d%%.", pick(benches), pick(models), num(40, 95), num(0, 9), pick(models), num(30, 90), num(0, 9))
+			return fmt.Sprintf("On %s, %s scores %d.%d%%, ahead of %s at %d.%d%%.", pick(rng, benches), pick(rng, models), num(40, 95), num(0, 9), pick(rng, models), num(30, 90), num(0, 9))
 		},
 		func() string {
 			return fmt.Sprintf("The model was pre-trained on %d trillion tokens of public web data, code and books, then fine-tuned on instruction data.", num(1, 15))
 		},
 		func() string {
-			return fmt.Sprintf("%s is a sparse mixture-of-experts model: it has %dB parameters in total but uses only %dB per token during inference.", pick(models), num(40, 400), num(7, 40))
+			return fmt.Sprintf("%s is a sparse mixture-of-experts model: it has %dB parameters in total but uses only %dB per token during inference.", pick(rng, models), num(40, 400), num(7, 40))
 		},
 		func() string {
 			return fmt.Sprintf("The weights of %s are available on Hugging Face under the %s licence, and the model can also be called through the %s API.",
-				pick(models), pick([]string{"Apache 2.0", "MIT", "Llama 3 community", "Gemma"}), pick(orgs))
+				pick(rng, models), pick(rng, []string{"Apache 2.0", "MIT", "Llama 3 community", "Gemma"}), pick(rng, orgs))
 		},
 		func() string {
-			return fmt.Sprintf("According to %s, %s is better at following instructions, coding and multilingual tasks than the previous version.", pick(orgs), pick(models))
+			return fmt.Sprintf("According to %s, %s is better at following instructions, coding and multilingual tasks than the previous version.", pick(rng, orgs), pick(rng, models))
 		},
 		func() string {
 			return "Time to first token (TTFT) and output tokens per second are the two numbers that matter most for streaming applications."
 		},
 		func() string {
-			return fmt.Sprintf("In our tests the %s endpoint answered in %d ms on average, with a p99 of %d ms.", pick(models), num(200, 900), num(900, 4000))
+			return fmt.Sprintf("In our tests the %s endpoint answered in %d ms on average, with a p99 of %d ms.", pick(rng, models), num(200, 900), num(900, 4000))
 		},
 		func() string {
-			return fmt.Sprintf("Human evaluators rated the responses of %s for helpfulness, honesty and harmlessness on a scale from 1 to 7.", pick(models))
+			return fmt.Sprintf("Human evaluators rated the responses of %s for helpfulness, honesty and harmlessness on a scale from 1 to 7.", pick(rng, models))
 		},
 		func() string {
-			return fmt.Sprintf("The paper compares %s with %s and finds that %s works best when the examples in the prompt are diverse.", pick(techniques), pick(techniques), pick(techniques))
+			return fmt.Sprintf("The paper compares %s with %s and finds that %s works best when the examples in the prompt are diverse.", pick(rng, techniques), pick(rng, techniques), pick(rng, techniques))
 		},
 		func() string {
 			return fmt.Sprintf("%s was introduced by %s et al. (%d) as a way to improve reasoning on arithmetic and commonsense tasks.",
-				strings.ToUpper(pick(techniques)[:1])+pick(techniques)[1:], pick([]string{"Wei", "Wang", "Yao", "Shinn", "Lewis", "Kojima", "Zhou", "Brown", "Ouyang", "Schick"}), 2020+num(0, 5))
+				strings.ToUpper(pick(rng, techniques)[:1])+pick(rng, techniques)[1:], pick(rng, []string{"Wei", "Wang", "Yao", "Shinn", "Lewis", "Kojima", "Zhou", "Brown", "Ouyang", "Schick"}), 2020+num(0, 5))
 		},
 	}
 	guides := []string{
@@ -107,14 +106,14 @@ func techDocs(seed uint64) []guard.Example {
 		"Chain-of-Thought Prompting", "Long-Context Transformers", "Code Generation with LLMs", "Multimodal Models", "Tool Use in Language Models",
 		"Preference Optimisation", "Small Language Models", "Hallucination Detection"}
 	reference := func() string {
-		return fmt.Sprintf("- [%s %s](https://arxiv.org/abs/%d%02d.%05d) (%s)", pick(titleA), pick(titleB), 20+num(0, 5), num(1, 12), num(1000, 19999), date())
+		return fmt.Sprintf("- [%s %s](https://arxiv.org/abs/%d%02d.%05d) (%s)", pick(rng, titleA), pick(rng, titleB), 20+num(0, 5), num(1, 12), num(1000, 19999), date())
 	}
 	table := func() string {
 		var b strings.Builder
 		b.WriteString("| Model | Release date | Size (B) | Context | Description |\n| --- | --- | --- | --- | --- |\n")
 		for k := 0; k < num(3, 7); k++ {
-			fmt.Fprintf(&b, "| [%s](https://huggingface.co/%s) | %s | %d | %dk | %s |\n", pick(models), strings.ToLower(strings.ReplaceAll(pick(orgs), " ", "-")),
-				date(), num(1, 180), num(4, 200), pick([]string{"open weights, instruction tuned", "chat model with tool use", "base model for fine-tuning",
+			fmt.Fprintf(&b, "| [%s](https://huggingface.co/%s) | %s | %d | %dk | %s |\n", pick(rng, models), strings.ToLower(strings.ReplaceAll(pick(rng, orgs), " ", "-")),
+				date(), num(1, 180), num(4, 200), pick(rng, []string{"open weights, instruction tuned", "chat model with tool use", "base model for fine-tuning",
 					"code model", "multilingual chat model", "reasoning model trained with RL"}))
 		}
 		return b.String()
@@ -124,30 +123,30 @@ func techDocs(seed uint64) []guard.Example {
 			"Write a SQL query that lists all students in the Computer Science department.", "Translate the text below into French.",
 			"Extract the names of all people mentioned in the text.", "Explain what this Python function does."}
 		return fmt.Sprintf("```python\nfrom openai import OpenAI\nclient = OpenAI()\n\nresponse = client.chat.completions.create(\n    model=%q,\n    messages=[\n        {\"role\": \"system\", \"content\": \"You are a helpful assistant.\"},\n        {\"role\": \"user\", \"content\": %q},\n    ],\n    temperature=%d.%d,\n)\nprint(response.choices[0].message.content)\n```",
-			strings.ToLower(strings.ReplaceAll(pick(models), " ", "-")), pick(tasks), num(0, 1), num(0, 9))
+			strings.ToLower(strings.ReplaceAll(pick(rng, models), " ", "-")), pick(rng, tasks), num(0, 1), num(0, 9))
 	}
 
 	for i := 0; i < 260; i++ {
 		var b strings.Builder
 		switch i % 5 {
 		case 0, 1: // prose: a heading, then facts and guidance
-			b.WriteString(pick(headings) + "\n\n")
+			b.WriteString(pick(rng, headings) + "\n\n")
 			for k := 0; k < num(2, 5); k++ {
 				if rng.IntN(2) == 0 {
 					b.WriteString(facts[rng.IntN(len(facts))]() + " ")
 				} else {
-					b.WriteString(pick(guides) + " ")
+					b.WriteString(pick(rng, guides) + " ")
 				}
 			}
 		case 2: // a reference list
-			b.WriteString(pick([]string{"## References\n", "## Reference\n", "Further reading:\n", ""}))
+			b.WriteString(pick(rng, []string{"## References\n", "## Reference\n", "Further reading:\n", ""}))
 			for k := 0; k < num(2, 8); k++ {
 				b.WriteString(reference() + "\n")
 			}
 		case 3: // a model table with a sentence around it
 			b.WriteString(facts[rng.IntN(len(facts))]() + "\n\n" + table())
 		case 4: // an API example under a short explanation
-			b.WriteString(pick(guides) + "\n\n" + snippet())
+			b.WriteString(pick(rng, guides) + "\n\n" + snippet())
 		}
 		add(b.String())
 	}
@@ -197,12 +196,12 @@ func techDocs(seed uint64) []guard.Example {
 		var b strings.Builder
 		switch i % 4 {
 		case 0, 1:
-			b.WriteString(pick([]string{"*Prompt:*", "Prompt:", "## Prompt", "**Prompt**"}) + "\n```\n" + strings.ReplaceAll(pick(prompts), "%s", pick(topics)) + "\n```\n\n")
-			b.WriteString(pick([]string{"*Output:*", "Output:", "## Output", "**Output**"}) + "\n```\n" + pick(outputs) + "\n```\n\n" + pick(remarks))
+			b.WriteString(pick(rng, []string{"*Prompt:*", "Prompt:", "## Prompt", "**Prompt**"}) + "\n```\n" + strings.ReplaceAll(pick(rng, prompts), "%s", pick(rng, topics)) + "\n```\n\n")
+			b.WriteString(pick(rng, []string{"*Output:*", "Output:", "## Output", "**Output**"}) + "\n```\n" + pick(rng, outputs) + "\n```\n\n" + pick(rng, remarks))
 		case 2:
-			b.WriteString(pick(remarks) + "\n\n" + pick(transcripts))
+			b.WriteString(pick(rng, remarks) + "\n\n" + pick(rng, transcripts))
 		case 3:
-			b.WriteString(pick(foreign) + " " + pick(foreign) + "\n\n```\n" + strings.ReplaceAll(pick(prompts), "%s", pick(topics)) + "\n```")
+			b.WriteString(pick(rng, foreign) + " " + pick(rng, foreign) + "\n\n```\n" + strings.ReplaceAll(pick(rng, prompts), "%s", pick(rng, topics)) + "\n```")
 		}
 		add(b.String())
 	}
@@ -218,10 +217,10 @@ func techDocs(seed uint64) []guard.Example {
 		"Which model are you?", "Do you remember what I asked you earlier?", "How do you work?", "What are your limitations?", "Can you browse the internet?"}
 	for i := 0; i < 100; i++ {
 		if i%3 == 2 {
-			add(pick(about))
+			add(pick(rng, about))
 			continue
 		}
-		add(pick(edits) + " " + pick(answers) + " " + pick(constraints))
+		add(pick(rng, edits) + " " + pick(rng, answers) + " " + pick(rng, constraints))
 	}
 
 	// Everyday requests that use attack words for ordinary things: what
@@ -247,11 +246,11 @@ func techDocs(seed uint64) []guard.Example {
 	}
 	for i := 0; i < 160; i++ {
 		if i%4 == 3 {
-			add(pick(plays))
+			add(pick(rng, plays))
 			continue
 		}
-		w := pick(whens)
-		q := pick(asks) + " " + pick(verbs) + " " + pick(objects)
+		w := pick(rng, whens)
+		q := pick(rng, asks) + " " + pick(rng, verbs) + " " + pick(rng, objects)
 		if w == "?" {
 			add(q + "?")
 		} else {
