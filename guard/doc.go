@@ -136,21 +136,21 @@
 // precision = that kind's flagged attacks over those plus all flagged
 // benign rows. Measured (out of fold):
 //
-//	threshold 0.7446 (pooled FPR 0.010 over 5,960 benign rows)
+//	threshold 0.7620 (pooled FPR 0.010 over 5,960 benign rows)
 //	                      all rows (10,141)      development set (4,337)
 //	kind        precision  recall   fpr      precision  recall   fpr
-//	all             0.962   0.354  0.010         0.970   0.487  0.015
-//	extraction      0.897   0.513  0.010         0.927   0.649  0.015
-//	jailbreak       0.898   0.460  0.010         0.928   0.597  0.015
-//	injection       0.882   0.217  0.010         0.868   0.266  0.015
+//	all             0.960   0.337  0.010         0.970   0.472  0.015
+//	extraction      0.893   0.487  0.010         0.927   0.637  0.015
+//	jailbreak       0.895   0.443  0.010         0.928   0.581  0.015
+//	injection       0.876   0.204  0.010         0.863   0.247  0.015
 //
-//	development set at its own FPR 0.010 (threshold 0.7904): recall 0.434
-//	(extraction 0.602, jailbreak 0.542, injection 0.209)
+//	development set at its own FPR 0.010 (threshold 0.8033): recall 0.426
+//	(extraction 0.591, jailbreak 0.526, injection 0.209)
 //
 // Under the same rules the previous model (before the generators of
 // techdocs.go, multilingual.go and operator.go) measured recall 0.283
 // over all rows and 0.392 on the development set at its own FPR 0.010
-// (0.483 against 0.538 now at 0.020). Those generators write benign text
+// (0.483 against 0.533 now at 0.020). Those generators write benign text
 // of the kinds whose absence made held-out collections look like attacks:
 // prose, tables, references and API snippets about language models
 // (held out, the Prompt Engineering Guide had 443 of its 682 rows above
@@ -168,17 +168,17 @@
 //
 // These are far from the 0.95 recall target. A lexical model
 // generalises poorly to collections whose style no other collection
-// shares: held out, garak's probes are caught at 0.19, PurpleLlama's
-// (often multilingual) injections at 0.19, FuzzyAI's persuasion-style
-// jailbreaks at 0.09, BIPIA's off-task orders hidden in tables and emails
-// at 0.05, HackAPrompt at 0.28 and deepset at 0.23, while Gandalf (0.81),
-// the in-the-wild jailbreaks (0.58) and Tensor Trust (0.61) fare better.
+// shares: held out, garak's probes are caught at 0.18, PurpleLlama's
+// (often multilingual) injections at 0.16, FuzzyAI's persuasion-style
+// jailbreaks at 0.08, BIPIA's off-task orders hidden in tables and emails
+// at 0.04, HackAPrompt at 0.26 and deepset at 0.23, while Gandalf (0.80),
+// the in-the-wild jailbreaks (0.56) and Tensor Trust (0.59) fare better.
 // The false positives at the threshold are mostly the Tensor Trust
 // defence prompts (24 of 150) and documentation about prompting (the
-// Prompt Engineering Guide, 2.5% when held out). On the whole
+// Prompt Engineering Guide, 3.1% when held out). On the whole
 // development file, every row scored as user text, the shipped model
 // (which has seen the allowed collections) has precision 0.985, recall
-// 0.747 and FPR 0.012.
+// 0.734 and FPR 0.012.
 //
 // # Cost
 //

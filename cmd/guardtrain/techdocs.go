@@ -71,8 +71,9 @@ func techDocs(seed uint64) []guard.Example {
 			return fmt.Sprintf("The paper compares %s with %s and finds that %s works best when the examples in the prompt are diverse.", pick(rng, techniques), pick(rng, techniques), pick(rng, techniques))
 		},
 		func() string {
+			t := pick(rng, techniques)
 			return fmt.Sprintf("%s was introduced by %s et al. (%d) as a way to improve reasoning on arithmetic and commonsense tasks.",
-				strings.ToUpper(pick(rng, techniques)[:1])+pick(rng, techniques)[1:], pick(rng, []string{"Wei", "Wang", "Yao", "Shinn", "Lewis", "Kojima", "Zhou", "Brown", "Ouyang", "Schick"}), 2020+num(0, 5))
+				strings.ToUpper(t[:1])+t[1:], pick(rng, []string{"Wei", "Wang", "Yao", "Shinn", "Lewis", "Kojima", "Zhou", "Brown", "Ouyang", "Schick"}), 2020+num(0, 5))
 		},
 	}
 	guides := []string{
