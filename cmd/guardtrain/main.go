@@ -303,8 +303,6 @@ func trainingSet(rows []row, heldOut map[string]bool, seed uint64, ownWeight flo
 	own = append(own, techDocs(seed)...)
 	own = append(own, multilingual(seed)...)
 	own = append(own, operatorPrompts(seed)...)
-	own = append(own, techDocs(seed)...)
-	own = append(own, multilingual(seed)...)
 	for i := range own {
 		own[i].Weight = ownWeight
 	}
