@@ -303,6 +303,8 @@ func trainingSet(rows []row, heldOut map[string]bool, seed uint64, ownWeight flo
 	own = append(own, techDocs(seed)...)
 	own = append(own, multilingual(seed)...)
 	own = append(own, operatorPrompts(seed)...)
+	own = append(own, indirectInjections(seed)...)
+	own = append(own, rolePlays(seed)...)
 	for i := range own {
 		own[i].Weight = ownWeight
 	}

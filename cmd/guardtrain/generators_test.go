@@ -1,0 +1,105 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gwlabs/gateway/guard"
+)
+
+// TestIndirectInjectionsPlantOrdersOnlyInAttacks checks that every attack
+// carries one of the planted payloads inside a document, that no benign
+// twin does, and that the twins share the attacks' guises (so that the
+// guise alone cannot be what the model learns).
+func TestIndirectInjectionsPlantOrdersOnlyInAttacks(t *testing.T) {
+	ex := indirectInjections(3)
+	orders := make([]string, 0, len(payloads)+len(toolOrders))
+	for _, p := range append(append([]string(nil), payloads...), toolOrders...) {
+		// The part before any placeholder, without its first letter
+		// (lowerFirst may have changed it).
+		head, _, _ := strings.Cut(p, "{")
+		orders = append(orders, head[1:min(len(head), 24)])
+	}
+	carries := func(text string) bool {
+		for _, o := range orders {
+			if strings.Contains(text, o) {
+				return true
+			}
+		}
+		return false
+	}
+	var attacks, benign, benignMarked int
+	for _, e := range ex {
+		switch {
+		case e.Attack:
+			attacks++
+			if e.Kind != guard.KindInjection {
+				t.Fatalf("attack of kind %q, want injection: %q", e.Kind, e.Text)
+			}
+			if !carries(e.Text) {
+				t.Fatalf("attack without a planted order: %q", e.Text)
+			}
+		default:
+			benign++
+			if carries(e.Text) {
+				t.Fatalf("benign twin carries a planted order: %q", e.Text)
+			}
+			if strings.Contains(e.Text, "[system]") || strings.Contains(e.Text, "Assistant:") || strings.Contains(e.Text, "<!--") {
+				benignMarked++
+			}
+		}
+	}
+	if attacks == 0 || attacks != benign {
+		t.Fatalf("%d attacks and %d benign twins, want equal and non-zero", attacks, benign)
+	}
+	if benignMarked < benign/20 {
+		t.Errorf("only %d of %d benign twins wear an attack's guise", benignMarked, benign)
+	}
+}
+
+// TestRolePlaysPairAttacksWithTwins checks the role-play generator's
+// balance and that its attacks and twins share the set-ups.
+func TestRolePlaysPairAttacksWithTwins(t *testing.T) {
+	ex := rolePlays(3)
+	var attacks, benign, twinsWithSetup int
+	for _, e := range ex {
+		if e.Attack {
+			attacks++
+			if e.Kind != guard.KindJailbreak {
+				t.Fatalf("attack of kind %q, want jailbreak: %q", e.Kind, e.Text)
+			}
+			continue
+		}
+		benign++
+		if strings.Contains(e.Text, "fictional roleplay") || strings.Contains(e.Text, "interactive story") {
+			twinsWithSetup++
+		}
+	}
+	if attacks == 0 || attacks != benign {
+		t.Fatalf("%d attacks and %d benign twins, want equal and non-zero", attacks, benign)
+	}
+	if twinsWithSetup == 0 {
+		t.Error("no benign twin uses a role-play set-up")
+	}
+}
+
+func TestGeneratorsAreDeterministic(t *testing.T) {
+	for name, gen := range map[string]func(uint64) []guard.Example{"indirect": indirectInjections, "roleplay": rolePlays} {
+		a, b, c := gen(5), gen(5), gen(6)
+		if len(a) != len(b) {
+			t.Fatalf("%s: %d then %d examples for the same seed", name, len(a), len(b))
+		}
+		same := true
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("%s: example %d differs for the same seed", name, i)
+			}
+			if i < len(c) && a[i] != c[i] {
+				same = false
+			}
+		}
+		if same {
+			t.Errorf("%s: seeds 5 and 6 give the same examples", name)
+		}
+	}
+}
