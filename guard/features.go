@@ -182,6 +182,12 @@ func isWordByte(c byte) bool {
 	// Bitmaps of a-z, 0-9, '\'', '@' and '$' over bytes 0-63 and 64-127.
 	const lo = 0x3FF<<48 | 1<<39 | 1<<36
 	const hi = 0x3FFFFFF<<33 | 1
+	return inBitmap(lo, hi, c)
+}
+
+// inBitmap says whether bit c is set in the 128-bit set lo (bytes 0-63)
+// and hi (bytes 64-127); bytes above 127 are never in it.
+func inBitmap(lo, hi uint64, c byte) bool {
 	switch {
 	case c < 64:
 		return lo>>c&1 != 0

@@ -421,13 +421,7 @@ func isB64(c byte) bool {
 	// Bitmaps of A-Z a-z 0-9 + / = - _ over bytes 0-63 and 64-127.
 	const lo = 0x3FF<<48 | 1<<'+' | 1<<'/' | 1<<'=' | 1<<'-'
 	const hi = 0x3FFFFFF<<1 | 0x3FFFFFF<<33 | 1<<('_'-64)
-	switch {
-	case c < 64:
-		return lo>>c&1 != 0
-	case c < 128:
-		return hi>>(c-64)&1 != 0
-	}
-	return false
+	return inBitmap(lo, hi, c)
 }
 
 func isHexRun(s string) bool {

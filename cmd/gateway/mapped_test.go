@@ -956,6 +956,20 @@ func TestMappedMultiTurnThinkingReplay(t *testing.T) {
 	}
 }
 
+// geminiRequest is the part of a Gemini generateContent body the
+// history checks read.
+type geminiRequest struct {
+	Contents []struct {
+		Role  string `json:"role"`
+		Parts []struct {
+			Text             string          `json:"text"`
+			Thought          bool            `json:"thought"`
+			FunctionCall     json.RawMessage `json:"functionCall"`
+			ThoughtSignature string          `json:"thoughtSignature"`
+		} `json:"parts"`
+	} `json:"contents"`
+}
+
 // checkReplay asserts vendor-specific replay details in a history the
 // gateway sent.
 func checkReplay(t *testing.T, r mappedRoute, body []byte) {
@@ -964,15 +978,7 @@ func checkReplay(t *testing.T, r mappedRoute, body []byte) {
 	case "google":
 		// Every replayed functionCall part carries the signature Gemini
 		// gave it (the fake rejects a first call without one; check all).
-		var req struct {
-			Contents []struct {
-				Role  string `json:"role"`
-				Parts []struct {
-					FunctionCall     json.RawMessage `json:"functionCall"`
-					ThoughtSignature string          `json:"thoughtSignature"`
-				} `json:"parts"`
-			} `json:"contents"`
-		}
+		var req geminiRequest
 		if err := json.Unmarshal(body, &req); err != nil {
 			t.Fatal(err)
 		}
@@ -1174,17 +1180,7 @@ func TestMappedGeminiSignatures(t *testing.T) {
 // the last model turn and none on the second.
 func checkGeminiHistory(t *testing.T, body []byte, modelTurns int, sigThk, sigText, sigCall string) {
 	t.Helper()
-	var req struct {
-		Contents []struct {
-			Role  string `json:"role"`
-			Parts []struct {
-				Text             string          `json:"text"`
-				Thought          bool            `json:"thought"`
-				FunctionCall     json.RawMessage `json:"functionCall"`
-				ThoughtSignature string          `json:"thoughtSignature"`
-			} `json:"parts"`
-		} `json:"contents"`
-	}
+	var req geminiRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		t.Fatal(err)
 	}

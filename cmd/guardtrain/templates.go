@@ -138,7 +138,7 @@ func templated(seed uint64) []guard.Example {
 		act := pick(rng, verbs) + " " + pick(rng, objs)
 		f := pick(rng, frames)
 		if strings.HasPrefix(f, "Please") || strings.HasPrefix(f, "Before") || strings.HasPrefix(f, "For") || strings.HasPrefix(f, "Ignore") {
-			act = strings.ToLower(act[:1]) + act[1:]
+			act = lowerFirst(act)
 		}
 		add(guard.KindExtraction, strings.Replace(f, "%s", act, 1))
 	}
