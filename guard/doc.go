@@ -33,7 +33,9 @@
 // Unicode tag characters (invisible ASCII) are decoded. Runs of base64
 // or hex that decode to readable text are decoded and appended, as is the
 // rot13 or reversed form of text that contains attack words spelled that
-// way. The tokenizer undoes leetspeak inside words ("1gn0r3",
+// way. Words are runs of letters, digits and combining marks (the vowel
+// signs of Hindi, Bengali or Thai are marks, so their words stay whole).
+// The tokenizer undoes leetspeak inside words ("1gn0r3",
 // "p@ssw0rd") and joins spaced-out letters ("i g n o r e"); long tokens
 // are searched for key stems ("ignorepreviousinstructions").
 //
@@ -111,7 +113,10 @@
 //     about security, developers talking about models, news about
 //     attacks, prose, tables and code about language models, prompting
 //     tutorials, chat follow-ups and elaborate defensive system prompts;
-//     attacks and ordinary requests in 18 languages; long documents of
+//     attacks and ordinary requests in 18 languages, and everyday
+//     sentences in 19 languages that use the words attacks are made
+//     of for what they usually mean (a forgotten password, a manual's
+//     instructions, the rules of a game); long documents of
 //     nine kinds (articles, emails with headers, tables, web pages,
 //     search results, résumés, reviews, code, meeting notes) with an
 //     order to the reading model planted under a forged role marker, a
@@ -146,24 +151,36 @@
 // precision = that kind's flagged attacks over those plus all flagged
 // benign rows. Measured (out of fold):
 //
-//	threshold 0.7591 (pooled FPR 0.010 over 5,960 benign rows)
+//	threshold 0.7599 (pooled FPR 0.010 over 5,960 benign rows)
 //	                      all rows (10,141)      development set (4,337)
 //	kind        precision  recall   fpr      precision  recall   fpr
-//	all             0.963   0.367  0.010         0.969   0.498  0.016
-//	extraction      0.890   0.472  0.010         0.920   0.629  0.016
-//	jailbreak       0.902   0.481  0.010         0.928   0.638  0.016
-//	injection       0.897   0.252  0.010         0.865   0.275  0.016
+//	all             0.964   0.373  0.010         0.968   0.507  0.017
+//	extraction      0.888   0.466  0.010         0.918   0.626  0.017
+//	jailbreak       0.905   0.494  0.010         0.928   0.659  0.017
+//	injection       0.900   0.259  0.010         0.865   0.283  0.017
 //
-//	development set at its own FPR 0.010 (threshold 0.8087): recall 0.446
-//	(extraction 0.580, jailbreak 0.587, injection 0.218)
+//	development set at its own FPR 0.010 (threshold 0.8042): recall 0.455
+//	(extraction 0.579, jailbreak 0.616, injection 0.217)
 //
-// The generators of cmd/guardtrain's indirect.go (planted orders in long
-// documents) and roleplay.go (disguised jailbreaks), and training on each generator's
-// examples once (techdocs.go and multilingual.go had been added twice),
-// took these from 0.337 over all rows and 0.426 on the development set
-// at its own FPR 0.010 (0.533 at 0.020, now 0.542); injection recall
-// over all rows went from 0.204 to 0.252 and jailbreak recall from
-// 0.443 to 0.481, extraction moved from 0.487 to 0.472.
+// Training is deterministic for a seed, but the seed (the order of the
+// examples) moves these figures more than most changes do: seeds 1, 2
+// and 3 of the previous version gave recall over all rows 0.367, 0.391
+// and 0.373, and 0.446, 0.457 and 0.450 on the development set at its
+// own FPR. Changes are therefore compared on several seeds; the model
+// ships with seed 1 whatever the others give.
+//
+// Keeping combining marks inside words and the everyday sentences in
+// other languages took seed 1 from 0.367 to 0.373 and from 0.446 to
+// 0.455 (seed 2: 0.391 to 0.388, 0.457 to 0.461).
+//
+// Before that, the generators of cmd/guardtrain's indirect.go (planted
+// orders in long documents) and roleplay.go (disguised jailbreaks), and
+// training on each generator's examples once (techdocs.go and
+// multilingual.go had been added twice), took these from 0.337 over all
+// rows and 0.426 on the development set at its own FPR 0.010 to 0.367
+// and 0.446 (0.533 to 0.542 at FPR 0.020); injection recall over all
+// rows went from 0.204 to 0.252 and jailbreak recall from 0.443 to
+// 0.481, extraction moved from 0.487 to 0.472.
 //
 // Under the same rules the model before the generators of techdocs.go,
 // multilingual.go and operator.go measured recall 0.283 over all rows
@@ -174,11 +191,21 @@
 // (held out, the Prompt Engineering Guide had 443 of its 682 rows above
 // 0.5), prompting tutorials and chat follow-ups, everyday uses of
 // "ignore" or "bypass", attacks and ordinary requests in 18 languages,
-// and elaborate defensive system prompts. Differences of about 0.015
-// are noise: the 1% threshold rests on the few highest-scoring benign
-// rows.
+// and elaborate defensive system prompts. On one seed, differences of
+// about 0.015 are noise: the 1% threshold rests on the few
+// highest-scoring benign rows.
 //
-// Tried and dropped: word clusters from pre-trained word vectors (GloVe,
+// Tried and dropped: concept words in 19 other languages (whole words
+// for Latin-script languages, and for Chinese, Japanese, Korean, Thai,
+// Hindi, Bengali, Arabic and Russian stems set apart by spaces wherever
+// they occur in a word), so that translated attacks fire the concept
+// pairs learnt in English. PurpleLlama's translated injections rose
+// from 0.11-0.14 to 0.15-0.17 and deepset (German) from 0.22 to 0.25,
+// recall over all rows by 0.004 to 0.014 on two seeds of three, but the
+// development set at its own FPR fell on every seed (by 0.015 to 0.020:
+// the shared concept-pair weights grew, and English defence prompts
+// rose with them), as it did with only the main concepts or only the
+// non-Latin scripts. Also dropped: word clusters from pre-trained word vectors (GloVe,
 // 50,000 words in 1,024 clusters) as extra hashed features lowered
 // recall over all rows from 0.296 to 0.236-0.266; structural cues (lines
 // posing as another turn, orders to say a quoted phrase, capitals); the
@@ -193,17 +220,16 @@
 //
 // These are far from the 0.95 recall target. A lexical model
 // generalises poorly to collections whose style no other collection
-// shares: held out, garak's probes are caught at 0.28, PurpleLlama's
-// (often multilingual) injections at 0.12, FuzzyAI's persuasion-style
+// shares: held out, garak's probes are caught at 0.29, PurpleLlama's
+// (often multilingual) injections at 0.11, FuzzyAI's persuasion-style
 // jailbreaks at 0.07, BIPIA's off-task orders hidden in tables and emails
-// at 0.07, HackAPrompt at 0.36 and deepset at 0.22, while Gandalf (0.79),
-// the in-the-wild jailbreaks (0.62) and Tensor Trust (0.56) fare better.
-// The false positives at the threshold are mostly the Tensor Trust
-// defence prompts (28 of 150) and documentation about prompting (the
-// Prompt Engineering Guide, 2.2% when held out). On the whole
-// development file, every row scored as user text, the shipped model
-// (which has seen the allowed collections) has precision 0.982, recall
-// 0.726 and FPR 0.013.
+// at 0.05, HackAPrompt at 0.36 and deepset at 0.22, while Gandalf (0.78)
+// and Tensor Trust (0.59) fare better. The false positives at the
+// threshold are mostly the Tensor Trust defence prompts (27 of 150) and
+// documentation about prompting (the Prompt Engineering Guide, 1.5% when
+// held out). On the whole development file, every row scored as user
+// text, the shipped model (which has seen the allowed collections) has
+// precision 0.983, recall 0.728 and FPR 0.013.
 //
 // # Cost
 //

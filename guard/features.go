@@ -11,7 +11,7 @@ import (
 // Feature-space constants. Changing any of them changes the model's
 // signature, and a model trained with other values is refused.
 const (
-	featureVersion = 11
+	featureVersion = 12
 	bucketBits     = 17 // 2^17 hashed buckets for word unigrams and bigrams
 	numBuckets     = 1 << bucketBits
 	pairWindow     = 5 // a concept pair counts when at most this many tokens apart
@@ -280,9 +280,10 @@ func (sc *scratch) findWords(s []byte, from int) int {
 	return ne / 2
 }
 
-// decodeWords sets the bits of the non-ASCII letters and digits of the
-// block at base in w, decoding runes from k on; bits past the block go
-// to carry. It returns where decoding stopped.
+// decodeWords sets the bits of the non-ASCII letters, digits and marks
+// (the vowel signs of Indic scripts and Thai are marks, inside words)
+// of the block at base in w, decoding runes from k on; bits past the
+// block go to carry. It returns where decoding stopped.
 func decodeWords(s []byte, base, k int, w uint64) (_, carry uint64, next int) {
 	for end := min(base+64, len(s)); k < end; {
 		if s[k] < utf8.RuneSelf {
@@ -290,7 +291,7 @@ func decodeWords(s []byte, base, k int, w uint64) (_, carry uint64, next int) {
 			continue
 		}
 		r, size := utf8.DecodeRune(s[k:])
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) {
 			for p := k - base; p < k-base+size; p++ {
 				if p < 64 {
 					w |= 1 << uint(p)

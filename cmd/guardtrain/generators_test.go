@@ -84,7 +84,7 @@ func TestRolePlaysPairAttacksWithTwins(t *testing.T) {
 }
 
 func TestGeneratorsAreDeterministic(t *testing.T) {
-	for name, gen := range map[string]func(uint64) []guard.Example{"indirect": indirectInjections, "roleplay": rolePlays} {
+	for name, gen := range map[string]func(uint64) []guard.Example{"indirect": indirectInjections, "roleplay": rolePlays, "everyday": foreignHardNegatives} {
 		a, b, c := gen(5), gen(5), gen(6)
 		if len(a) != len(b) {
 			t.Fatalf("%s: %d then %d examples for the same seed", name, len(a), len(b))
@@ -100,6 +100,35 @@ func TestGeneratorsAreDeterministic(t *testing.T) {
 		}
 		if same {
 			t.Errorf("%s: seeds 5 and 6 give the same examples", name)
+		}
+	}
+}
+
+// The everyday sentences are benign, each is trained on, and none holds
+// one of the phrasebooks' attacks.
+func TestEverydayForeignIsBenign(t *testing.T) {
+	ex := foreignHardNegatives(1)
+	texts := make(map[string]bool)
+	for _, e := range ex {
+		if e.Attack {
+			t.Fatalf("attack among the everyday sentences: %q", e.Text)
+		}
+		texts[e.Text] = true
+	}
+	for _, lang := range everydayForeign() {
+		for _, s := range lang {
+			if !texts[s] {
+				t.Errorf("%q is never trained on", s)
+			}
+		}
+	}
+	for _, pb := range phrasebooks() {
+		for _, attack := range append(append(pb.override, pb.extract...), pb.persona...) {
+			for text := range texts {
+				if strings.Contains(text, attack) {
+					t.Errorf("everyday text %q holds the attack %q", text, attack)
+				}
+			}
 		}
 	}
 }

@@ -302,6 +302,7 @@ func trainingSet(rows []row, heldOut map[string]bool, seed uint64, ownWeight flo
 	own = append(own, documentTemplates(seed)...)
 	own = append(own, techDocs(seed)...)
 	own = append(own, multilingual(seed)...)
+	own = append(own, foreignHardNegatives(seed)...)
 	own = append(own, operatorPrompts(seed)...)
 	own = append(own, indirectInjections(seed)...)
 	own = append(own, rolePlays(seed)...)
