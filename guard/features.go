@@ -99,19 +99,10 @@ func (sc *scratch) setDense(i int) {
 	}
 }
 
-func mix(h uint64) uint64 {
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
-	return h
-}
-
-func bucket(h uint64) uint32 { return uint32(h >> (64 - bucketBits)) }
-
-// mixBucket is bucket(mix(h)) without mix's last step, which changes no
-// bit that bucket keeps (h>>33 has its top 33 bits zero).
+// mixBucket is the hashed bucket of h: the top bucketBits bits of the
+// MurmurHash3 64-bit finaliser of h, without the finaliser's last
+// xor-shift, which changes none of those bits (h>>33 has its top 33 bits
+// zero).
 func mixBucket(h uint64) uint32 {
 	h ^= h >> 33
 	h *= 0xff51afd7ed558ccd

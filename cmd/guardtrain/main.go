@@ -458,10 +458,7 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 			return 0, err
 		}
 	}
-	thr := pickThreshold(rows, scores, targetFPR)
-	if macro {
-		thr = pickThresholdMacro(rows, scores, targetFPR)
-	}
+	thr := pickThreshold(rows, scores, targetFPR, fprOf(macro))
 	fmt.Fprintf(w, "leave-one-collection-out CV, %d folds, threshold %.4f (target FPR %.3f, %s; mean over benign collections %.4f, pooled over rows %.4f)\n\n",
 		len(colls), thr, targetFPR, map[bool]string{true: "mean over collections", false: "pooled"}[macro], macroFPR(rows, scores, thr), pooledFPR(rows, scores, thr))
 	fmt.Fprintf(w, "%-42s %-8s %7s %7s %7s %7s\n", "held-out collection", "trained?", "attacks", "recall", "benign", "fpr")
@@ -511,7 +508,7 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 				dev, ds = append(dev, r), append(ds, scores[i])
 			}
 		}
-		td := pickThreshold(dev, ds, targetFPR)
+		td := pickThreshold(dev, ds, targetFPR, pooledFPR)
 		report(w, fmt.Sprintf("development-set rows only, threshold for FPR %.3f on its own benign rows", targetFPR), dev, ds, td, func(r row) bool { return !systemPrompt(r) })
 	}
 	report(w, "rows never trained on in any fold (licence-restricted collections)", rows, scores, thr, func(r row) bool {
@@ -521,10 +518,7 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 	fmt.Fprintf(w, "  %-6s %-7s %9s %7s %7s %7s %11s %10s %10s\n", "fpr<=", "mode", "threshold", "pooled", "mean", "recall", "extraction", "jailbreak", "injection")
 	for _, f := range []float64{0.005, 0.01, 0.02, 0.05, 0.10} {
 		for _, mode := range []string{"pooled", "mean"} {
-			t := pickThreshold(rows, scores, f)
-			if mode == "mean" {
-				t = pickThresholdMacro(rows, scores, f)
-			}
+			t := pickThreshold(rows, scores, f, fprOf(mode == "mean"))
 			var n, hit int
 			kn, kh := map[string]int{}, map[string]int{}
 			for i, r := range rows {
@@ -569,13 +563,16 @@ func rowSource(r row) guard.Source {
 	return guard.SourceUser
 }
 
-// pickThresholdMacro returns the lowest threshold, rounded up to 1e-4,
-// whose false-positive rate averaged over the benign collections (each
-// collection's rate counting once, whatever its size) is at most target:
-// the expected rate on a collection not seen before, when each collection
-// is one draw of "other data". One large collection of hard negatives
-// cannot then set the threshold alone, as it does for the pooled rate.
-func pickThresholdMacro(rows []row, scores []float64, target float64) float64 {
+// pickThreshold returns the lowest threshold, rounded up to 1e-4 and
+// within [0.05, 0.9999], whose false-positive rate on benign user-text
+// rows (system prompts excluded), as fpr measures it, is at most target.
+//
+// With pooledFPR that is the rate over all benign rows. With macroFPR it
+// is the mean of each benign collection's rate, whatever its size: the
+// expected rate on a collection not seen before, when each collection is
+// one draw of "other data", so one large collection of hard negatives
+// cannot set the threshold alone.
+func pickThreshold(rows []row, scores []float64, target float64, fpr func([]row, []float64, float64) float64) float64 {
 	var cand []float64
 	for i, r := range rows {
 		if r.Label == "benign" && !systemPrompt(r) {
@@ -586,17 +583,25 @@ func pickThresholdMacro(rows []row, scores []float64, target float64) float64 {
 		return 0.5
 	}
 	sort.Float64s(cand)
-	// macroFPR falls as the threshold rises: the lowest candidate that
+	// Both rates fall as the threshold rises: the lowest candidate that
 	// meets the target is found by bisection.
-	lo := sort.Search(len(cand), func(k int) bool { return macroFPR(rows, scores, cand[k]) <= target })
+	lo := sort.Search(len(cand), func(k int) bool { return fpr(rows, scores, cand[k]) <= target })
 	if lo == len(cand) {
 		return 0.9999
 	}
-	t := cand[lo]
 	if lo == 0 {
-		t = 0.05
+		return 0.05
 	}
-	return math.Min(math.Max(t, 0.05), 0.9999)
+	return math.Min(math.Max(cand[lo], 0.05), 0.9999)
+}
+
+// fprOf is the false-positive rate the threshold is chosen on: the mean
+// over benign collections (macro) or the rate over all benign rows.
+func fprOf(macro bool) func([]row, []float64, float64) float64 {
+	if macro {
+		return macroFPR
+	}
+	return pooledFPR
 }
 
 // macroFPR is the mean over benign collections of their false-positive
@@ -639,25 +644,6 @@ func pooledFPR(rows []row, scores []float64, thr float64) float64 {
 		return 0
 	}
 	return float64(fp) / float64(n)
-}
-
-// pickThreshold returns the lowest threshold, rounded up to 1e-4, whose
-// false-positive rate on benign user-text rows (system prompts excluded)
-// is at most target.
-func pickThreshold(rows []row, scores []float64, target float64) float64 {
-	var ben []float64
-	for i, r := range rows {
-		if r.Label == "benign" && !systemPrompt(r) {
-			ben = append(ben, scores[i])
-		}
-	}
-	sort.Sort(sort.Reverse(sort.Float64Slice(ben)))
-	k := int(math.Floor(target * float64(len(ben))))
-	if k >= len(ben) {
-		return 0.5
-	}
-	t := math.Ceil((ben[k]+1e-9)*1e4) / 1e4
-	return math.Min(math.Max(t, 0.05), 0.9999)
 }
 
 func ratio(a, b int) string {

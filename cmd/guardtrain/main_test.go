@@ -55,7 +55,7 @@ func TestPickThresholdMeetsTargetFPR(t *testing.T) {
 		rows = append(rows, row{Label: "benign"})
 		scores = append(scores, float64(i)/100) // 0.00 .. 0.99
 	}
-	thr := pickThreshold(rows, scores, 0.05)
+	thr := pickThreshold(rows, scores, 0.05, pooledFPR)
 	fp := 0
 	for _, s := range scores {
 		if s >= thr {
@@ -138,7 +138,7 @@ func TestSystemPromptsAreScoredAsSystemAndLeftOutOfFPR(t *testing.T) {
 		rows = append(rows, sys)
 		scores = append(scores, 0.95)
 	}
-	if thr := pickThreshold(rows, scores, 0.01); thr <= 0 || thr > 0.9 {
+	if thr := pickThreshold(rows, scores, 0.01, pooledFPR); thr <= 0 || thr > 0.9 {
 		t.Fatalf("threshold %v: want at most 0.9 (1 of 100 user-text rows may be flagged)", thr)
 	}
 }
@@ -214,14 +214,14 @@ func TestPickThresholdMacroAveragesCollections(t *testing.T) {
 		rows = append(rows, row{Label: "benign", Source: "easy/negatives:x"})
 		scores = append(scores, 0.01)
 	}
-	m := pickThresholdMacro(rows, scores, 0.05)
+	m := pickThreshold(rows, scores, 0.05, macroFPR)
 	if got := macroFPR(rows, scores, m); got > 0.05 || got < 0.045 {
 		t.Fatalf("threshold %v: mean FPR %v, want just under 0.05", m, got)
 	}
 	if got := macroFPR(rows, scores, m-0.004); got <= 0.05 {
 		t.Fatalf("threshold %v is not the lowest: %v still meets the target", m, m-0.004)
 	}
-	p := pickThreshold(rows, scores, 0.05)
+	p := pickThreshold(rows, scores, 0.05, pooledFPR)
 	if m >= p {
 		t.Fatalf("mean-over-collections threshold %v not below the pooled one %v", m, p)
 	}
