@@ -230,7 +230,7 @@ func documentTemplates(seed uint64) []guard.Example {
 		"Summarise the previous review comments before adding new ones.", "Check the model's output against the JSON schema before returning it.",
 	}
 	for i := 0; i < 90; i++ {
-		name := skillNames[rng.IntN(len(skillNames))]
+		name := pick(rng, skillNames)
 		var b strings.Builder
 		b.WriteString("---\nname: " + name + "\ndescription: Use " + pick(rng, skillUses) + ".\n---\n\n# " + name + "\n\n## Instructions\n")
 		for k := 0; k < 3+rng.IntN(5); k++ {

@@ -104,29 +104,16 @@ func TestGeneratorsAreDeterministic(t *testing.T) {
 	}
 }
 
-// The everyday sentences are benign, each is trained on, and none holds
-// one of the phrasebooks' attacks.
-func TestEverydayForeignIsBenign(t *testing.T) {
-	ex := foreignHardNegatives(1)
-	texts := make(map[string]bool)
-	for _, e := range ex {
-		if e.Attack {
-			t.Fatalf("attack among the everyday sentences: %q", e.Text)
-		}
-		texts[e.Text] = true
-	}
-	for _, lang := range everydayForeign() {
-		for _, s := range lang {
-			if !texts[s] {
-				t.Errorf("%q is never trained on", s)
-			}
-		}
-	}
+// No everyday sentence carries one of the phrasebooks' attacks: they are
+// trained on as benign text.
+func TestEverydayForeignHoldsNoAttack(t *testing.T) {
 	for _, pb := range phrasebooks() {
 		for _, attack := range append(append(pb.override, pb.extract...), pb.persona...) {
-			for text := range texts {
-				if strings.Contains(text, attack) {
-					t.Errorf("everyday text %q holds the attack %q", text, attack)
+			for _, lang := range everydayForeign() {
+				for _, text := range lang {
+					if strings.Contains(text, attack) {
+						t.Errorf("everyday text %q holds the attack %q", text, attack)
+					}
 				}
 			}
 		}

@@ -584,14 +584,9 @@ func pickThreshold(rows []row, scores []float64, target float64, fpr func([]row,
 	}
 	sort.Float64s(cand)
 	// Both rates fall as the threshold rises: the lowest candidate that
-	// meets the target is found by bisection.
+	// meets the target is found by bisection. The highest candidate
+	// always does (no benign row scores at or above it).
 	lo := sort.Search(len(cand), func(k int) bool { return fpr(rows, scores, cand[k]) <= target })
-	if lo == len(cand) {
-		return 0.9999
-	}
-	if lo == 0 {
-		return 0.05
-	}
 	return math.Min(math.Max(cand[lo], 0.05), 0.9999)
 }
 
