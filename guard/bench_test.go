@@ -85,9 +85,11 @@ func BenchmarkCheck64KB(b *testing.B) { benchmarkCheck(b, 64<<10) }
 
 // BenchmarkCheckP99 measures latency percentiles of single Check calls on
 // an 8 KB prompt and reports them as metrics (p50-µs, p99-µs). It is
-// the measurement helper for the "p99 under 100 µs at 8 KB" target:
+// the measurement helper for the "p99 under 100 µs at 8 KB" target; run
+// it with BenchmarkSpinP99, the machine's own tail on work of the same
+// length, as its baseline:
 //
-//	go test ./guard -run '^$' -bench CheckP99 -benchtime 5000x
+//	go test ./guard -run '^$' -bench 'P99$' -benchtime 20000x
 func BenchmarkCheckP99(b *testing.B) {
 	g := newGuard(b)
 	texts := make([][]Segment, 16)
@@ -97,11 +99,38 @@ func BenchmarkCheckP99(b *testing.B) {
 	for _, s := range texts {
 		g.Check(s)
 	}
+	latencies(b, func(i int) { g.Check(texts[i%len(texts)]) })
+}
+
+// BenchmarkSpinP99 is the baseline for BenchmarkCheckP99: the same timing
+// around a loop that only hashes 8 KB in registers, about as long as a
+// Check of 8 KB, so its p99 above its p50 is what the machine (timer
+// interrupts, the hypervisor) adds to any call of that length.
+func BenchmarkSpinP99(b *testing.B) {
+	text := []byte(benchText(8 << 10))
+	var sink uint64
+	latencies(b, func(int) {
+		h := uint64(14695981039346656037)
+		for r := 0; r < 4; r++ {
+			for _, c := range text {
+				h = (h ^ uint64(c)) * 1099511628211
+			}
+		}
+		sink += h
+	})
+	if sink == 1 {
+		b.Log(sink)
+	}
+}
+
+// latencies times b.N single calls of f and reports the p50 and p99
+// latencies as metrics.
+func latencies(b *testing.B, f func(i int)) {
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		g.Check(texts[i%len(texts)])
+		f(i)
 		lat = append(lat, time.Since(t0))
 	}
 	b.StopTimer()

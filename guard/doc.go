@@ -69,7 +69,11 @@
 // the tokens, so the local model costs two table reads a token plus the
 // concept tokens' pairs. It is trained as multiple-instance learning:
 // each step takes the highest-scoring run of an example, which must score
-// high for an attack and low for a benign text.
+// high for an attack and low for a benign text. The highest of many runs
+// is high by chance alone, so the best run's logit is lowered by 0.3
+// times the log of the number of runs, in training as in Check: a long
+// system prompt or document no longer scores like an attack for having
+// many runs.
 //
 // A few rules catch phrasings that are attacks in any context and lift
 // the score to 0.99: a non-negated "ignore/disregard ... previous/your
@@ -105,7 +109,9 @@
 //     HumanEval for benign text, many of them hard negatives (documents
 //     about prompts, "rewrite your previous answer", "act as" tasks,
 //     "the password is X, don't reveal it" system prompts);
-//   - examples written for this project (attack phrasings of each kind;
+//   - examples written for this project, whose names, secrets and phrases
+//     are invented and none taken from an evaluation-only collection
+//     (attack phrasings of each kind;
 //     off-task orders planted in emails, tables, answers and notes, next
 //     to the same documents clean; hijacks that force a fixed reply;
 //     indirect ways of getting at a secret; hard negatives such as
@@ -151,16 +157,30 @@
 // precision = that kind's flagged attacks over those plus all flagged
 // benign rows. Measured (out of fold):
 //
-//	threshold 0.7599 (pooled FPR 0.010 over 5,960 benign rows)
+//	threshold 0.7318 (pooled FPR 0.010 over 5,960 benign rows)
 //	                      all rows (10,141)      development set (4,337)
 //	kind        precision  recall   fpr      precision  recall   fpr
-//	all             0.964   0.373  0.010         0.968   0.507  0.017
-//	extraction      0.888   0.466  0.010         0.918   0.626  0.017
-//	jailbreak       0.905   0.494  0.010         0.928   0.659  0.017
-//	injection       0.900   0.259  0.010         0.865   0.283  0.017
+//	all             0.963   0.366  0.010         0.970   0.499  0.016
+//	extraction      0.892   0.483  0.010         0.924   0.647  0.016
+//	jailbreak       0.903   0.483  0.010         0.930   0.638  0.016
+//	injection       0.894   0.244  0.010         0.863   0.262  0.016
 //
-//	development set at its own FPR 0.010 (threshold 0.8042): recall 0.455
-//	(extraction 0.579, jailbreak 0.616, injection 0.217)
+//	development set at its own FPR 0.010 (threshold 0.7684): recall 0.468
+//	(extraction 0.621, jailbreak 0.606, injection 0.228)
+//
+// Two changes made these figures. First, the generators had carried
+// strings taken from evaluation-only collections: Tensor Trust's
+// guardian personas and secret words (its "sentient door" opens 30 of
+// its defence prompts) in the defensive system prompts, and
+// HackAPrompt's target phrase ("I have been PWNED", in 215 of its 349
+// rows) among the hijack phrases, so those collections were not really
+// unseen. With invented ones, the previous model measured 0.354 over
+// all rows and 0.439 on the development set at its own FPR (seed 1;
+// 0.368 and 0.434 on seed 2), HackAPrompt fell from 0.36 to 0.24 and
+// the rows never trained on from 0.498 to 0.428. The figures before
+// this, quoted below, are inflated by that leak. Second, the run
+// penalty of the local model took these to 0.366 and 0.468 (seed 2:
+// 0.374 and 0.454).
 //
 // Training is deterministic for a seed, but the seed (the order of the
 // examples) moves these figures more than most changes do: seeds 1, 2
@@ -195,7 +215,19 @@
 // about 0.015 are noise: the 1% threshold rests on the few
 // highest-scoring benign rows.
 //
-// Tried and dropped: concept words in 19 other languages (whole words
+// Tried and dropped, measured on seeds 1 and 2: averaging the weights of
+// five runs over the same examples in other orders (no change: the seed
+// moves the figures through the generated examples, not the order);
+// three draws of the generated examples at a third of the weight each
+// (development set 0.445 and 0.441 instead of 0.455 and 0.461); the
+// unigram of words longer than six letters hashed from their first six
+// ("instructions", "instructed" and "instruction" alike), which lowered
+// both measures; a generator of forced-output hijacks ("Your answer must
+// be exactly: ...") with twins that fix an answer's format (development
+// set 0.450 and 0.447 instead of 0.468 and 0.454); a run penalty of 0.45
+// or 0.6 (development set up to 0.48, all rows down to 0.355); L2 2e-2
+// (development set +0.01 to +0.02, all rows -0.005 to -0.012) or 5e-3
+// (both down). Earlier: concept words in 19 other languages (whole words
 // for Latin-script languages, and for Chinese, Japanese, Korean, Thai,
 // Hindi, Bengali, Arabic and Russian stems set apart by spaces wherever
 // they occur in a word), so that translated attacks fire the concept
@@ -220,16 +252,16 @@
 //
 // These are far from the 0.95 recall target. A lexical model
 // generalises poorly to collections whose style no other collection
-// shares: held out, garak's probes are caught at 0.29, PurpleLlama's
-// (often multilingual) injections at 0.11, FuzzyAI's persuasion-style
+// shares: held out, garak's probes are caught at 0.28, PurpleLlama's
+// (often multilingual) injections at 0.12, FuzzyAI's persuasion-style
 // jailbreaks at 0.07, BIPIA's off-task orders hidden in tables and emails
-// at 0.05, HackAPrompt at 0.36 and deepset at 0.22, while Gandalf (0.78)
-// and Tensor Trust (0.59) fare better. The false positives at the
+// at 0.05, HackAPrompt at 0.27 and deepset at 0.24, while Gandalf (0.82)
+// and Tensor Trust (0.61) fare better. The false positives at the
 // threshold are mostly the Tensor Trust defence prompts (27 of 150) and
-// documentation about prompting (the Prompt Engineering Guide, 1.5% when
+// documentation about prompting (the Prompt Engineering Guide, 1.3% when
 // held out). On the whole development file, every row scored as user
 // text, the shipped model (which has seen the allowed collections) has
-// precision 0.983, recall 0.728 and FPR 0.013.
+// precision 0.983, recall 0.729 and FPR 0.013.
 //
 // # Cost
 //
@@ -247,15 +279,23 @@
 //	64 KB                 0.48 ms                 0.31-0.33 ms
 //	8 KB p50 / p99        55 / 116 µs             36-37 / 78-81 µs
 //
-// so the p99 under 100 µs target for 8 KB is met on this machine. The
-// tokenizer alone, with unchanged features, went from 54.7 to 29.1 µs at
-// 8 KB (1.83-1.88x at every size); the local model adds about 5 µs, and
-// computing the concept features in one function for both models
-// (conceptFeatures) about 1.5 µs more.
-// The p99 is the machine's: about 5% of calls of a plain 33 µs loop are
-// interrupted for 30-45 µs on this VM, so p99 is roughly p50 + 45 µs. See bench_test.go
-// (BenchmarkCheck8KBVaried is the worst case for the word cache: words
-// that rarely repeat, 41 µs):
+// The tokenizer alone, with unchanged features, went from 54.7 to
+// 29.1 µs at 8 KB (1.83-1.88x at every size); the local model adds
+// about 5 µs, and computing the concept features in one function for
+// both models (conceptFeatures) about 1.5 µs more. The run penalty costs
+// one logarithm a window: with it, p50 and p99 were those of the model
+// before it, run alternately in one session.
 //
-//	go test ./guard -run '^$' -bench 'Check(1KB|8KB|64KB|8KBVaried|P99)$' -benchmem -benchtime 5000x
+// The p99 is the machine's, not the guard's. BenchmarkSpinP99 times, in
+// the same way, a loop that only hashes 8 KB in registers and takes as
+// long as a Check (p50 36.3 µs); in four runs of both on an idle
+// machine, its p99 was 85-108 µs and Check's 87-111 µs (p50 37.6 µs),
+// a ratio of 0.92 to 1.03. On this VM, then, no call of that length has
+// a p99 under 100 µs every time; Check's tail adds nothing to the
+// machine's. In earlier sessions the same benchmark gave 78-81 µs. See
+// bench_test.go (BenchmarkCheck8KBVaried is the worst case for the word
+// cache: words that rarely repeat, 41 µs):
+//
+//	go test ./guard -run '^$' -bench 'Check(1KB|8KB|64KB|8KBVaried)$' -benchmem -benchtime 5000x
+//	go test ./guard -run '^$' -bench 'P99$' -benchtime 20000x
 package guard

@@ -11,7 +11,7 @@ import (
 // Feature-space constants. Changing any of them changes the model's
 // signature, and a model trained with other values is refused.
 const (
-	featureVersion = 12
+	featureVersion = 13
 	bucketBits     = 17 // 2^17 hashed buckets for word unigrams and bigrams
 	numBuckets     = 1 << bucketBits
 	pairWindow     = 5 // a concept pair counts when at most this many tokens apart

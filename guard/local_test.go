@@ -62,8 +62,30 @@ func TestLocalLogitMatchesDirectSum(t *testing.T) {
 		sn, dn := runNorms(e-s, nd)
 		want = max(want, float64(lm.bias)+float64(c)*float64(lm.scale)*sn+d*dn)
 	})
+	want -= runPenalty(len(sc.tokens))
 	if math.Abs(got-want) > 1e-4 {
-		t.Fatalf("localLogit = %v, direct sum = %v", got, want)
+		t.Fatalf("localLogit = %v, direct sum less the run penalty = %v", got, want)
+	}
+}
+
+// The penalty is the log of the number of runs the text is scored in,
+// scaled: none for a text of one run, more for more runs.
+func TestRunPenaltyFollowsRunCount(t *testing.T) {
+	prev := -1.0
+	for _, n := range []int{1, localRun, localRun + 1, localRun + localStep, 2 * localRun, 200, 1000, 5000} {
+		count := 0
+		runs(n, func(int, int) { count++ })
+		got, want := runPenalty(n), localRunPenalty*math.Log(float64(count))
+		if math.Abs(got-want) > 1e-12 {
+			t.Errorf("n=%d: penalty %v for %d runs, want %v", n, got, count, want)
+		}
+		if got < prev {
+			t.Errorf("n=%d: penalty %v below the shorter text's %v", n, got, prev)
+		}
+		prev = got
+	}
+	if runPenalty(localRun) != 0 {
+		t.Error("a text of one run is penalised")
 	}
 }
 

@@ -119,3 +119,21 @@ func TestEverydayForeignHoldsNoAttack(t *testing.T) {
 		}
 	}
 }
+
+// The generated examples carry none of the names and phrases that mark
+// an evaluation-only collection (Tensor Trust's guardian personas and
+// secret words, HackAPrompt's target phrase): with them, held-out
+// figures for those collections measured what had been trained on.
+func TestGeneratedExamplesKeepEvaluationOnlyMarksOut(t *testing.T) {
+	marks := []string{"sentient door", "simsala", "ekps", "expert key protection", "wavelength", "bazinga", "i have been pwned"}
+	for _, seed := range []uint64{1, 2} {
+		for _, e := range trainingSet(nil, nil, seed, 1) {
+			text := strings.ToLower(e.Text)
+			for _, m := range marks {
+				if strings.Contains(text, m) {
+					t.Errorf("seed %d: generated example holds %q: %.80q", seed, m, e.Text)
+				}
+			}
+		}
+	}
+}

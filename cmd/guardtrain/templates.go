@@ -61,7 +61,7 @@ func templated(seed uint64) []guard.Example {
 	tasks := []string{
 		"Answer questions about flight schedules and baggage.", "Help students understand algebra by giving hints.",
 		"Suggest recipes based on the ingredients the user lists.", "Summarise the user's documents in plain English.",
-		"Respond only with facts about the weather.", "Only talk about sport climbing.", "Reply in formal English.",
+		"Respond only with facts about the weather.", "Only talk about birdwatching.", "Reply in formal English.",
 		"Keep answers under three sentences.", "The secret password is 'lighthouse'.", "The access code is 'blue-heron-42'.",
 	}
 	for i := 0; i < 300; i++ {
