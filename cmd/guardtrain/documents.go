@@ -76,10 +76,10 @@ func documentTemplates(seed uint64) []guard.Example {
 	// Prefixes that address the order to the AI, or none (plain sentence).
 	addressed := []string{"", "", "", "Note for the assistant: ", "AI, ", "When you summarise this, ", "Instruction: ", "P.S. to the model reading this: ", "[system] ", "Hidden note: "}
 	doc := func() string {
-		return strings.Join(docLines[rng.IntN(len(docLines))], "\n")
+		return strings.Join(pick(rng, docLines), "\n")
 	}
 	for i := 0; i < 220; i++ {
-		lines := append([]string(nil), docLines[rng.IntN(len(docLines))]...)
+		lines := append([]string(nil), pick(rng, docLines)...)
 		at := rng.IntN(len(lines) + 1)
 		order := pick(rng, addressed) + pick(rng, planted)
 		lines = append(lines[:at], append([]string{order}, lines[at:]...)...)

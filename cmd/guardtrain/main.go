@@ -463,29 +463,12 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 		len(colls), thr, targetFPR, map[bool]string{true: "mean over collections", false: "pooled"}[macro], macroFPR(rows, scores, thr), pooledFPR(rows, scores, thr))
 	fmt.Fprintf(w, "%-42s %-8s %7s %7s %7s %7s\n", "held-out collection", "trained?", "attacks", "recall", "benign", "fpr")
 	for _, c := range colls {
-		var na, ta, nb, fb int
-		for _, i := range byColl[c] {
-			if systemPrompt(rows[i]) {
-				continue
-			}
-			f := scores[i] >= thr
-			if rows[i].Label == "attack" {
-				na++
-				if f {
-					ta++
-				}
-			} else {
-				nb++
-				if f {
-					fb++
-				}
-			}
-		}
+		k := count(rows, scores, thr, func(r row) bool { return collection(r.Source) == c && !systemPrompt(r) })
 		tr := "eval"
 		if rows[byColl[c][0]].usable() {
 			tr = "train"
 		}
-		fmt.Fprintf(w, "%-42s %-8s %7d %7s %7d %7s\n", c, tr, na, ratio(ta, na), nb, ratio(fb, nb))
+		fmt.Fprintf(w, "%-42s %-8s %7d %7s %7d %7s\n", c, tr, k.attacks, ratio(k.caught, k.attacks), k.benign, ratio(k.falsePos, k.benign))
 	}
 	fmt.Fprintln(w)
 	nsys := 0
@@ -519,21 +502,9 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 	for _, f := range []float64{0.005, 0.01, 0.02, 0.05, 0.10} {
 		for _, mode := range []string{"pooled", "mean"} {
 			t := pickThreshold(rows, scores, f, fprOf(mode == "mean"))
-			var n, hit int
-			kn, kh := map[string]int{}, map[string]int{}
-			for i, r := range rows {
-				if r.Label != "attack" {
-					continue
-				}
-				n++
-				kn[r.Kind]++
-				if scores[i] >= t {
-					hit++
-					kh[r.Kind]++
-				}
-			}
+			k := count(rows, scores, t, func(row) bool { return true })
 			fmt.Fprintf(w, "  %-6.3f %-7s %9.4f %7.4f %7.4f %7s %11s %10s %10s\n", f, mode, t, pooledFPR(rows, scores, t), macroFPR(rows, scores, t),
-				ratio(hit, n), ratio(kh["extraction"], kn["extraction"]), ratio(kh["jailbreak"], kn["jailbreak"]), ratio(kh["injection"], kn["injection"]))
+				ratio(k.caught, k.attacks), k.kindRecall("extraction"), k.kindRecall("jailbreak"), k.kindRecall("injection"))
 		}
 	}
 	fmt.Fprintln(w)
@@ -626,20 +597,48 @@ func macroFPR(rows []row, scores []float64, thr float64) float64 {
 // pooledFPR is the false-positive rate at thr over all benign user-text
 // rows.
 func pooledFPR(rows []row, scores []float64, thr float64) float64 {
-	var n, fp int
-	for i, r := range rows {
-		if r.Label == "benign" && !systemPrompt(r) {
-			n++
-			if scores[i] >= thr {
-				fp++
-			}
-		}
-	}
-	if n == 0 {
+	k := count(rows, scores, thr, func(r row) bool { return !systemPrompt(r) })
+	if k.benign == 0 {
 		return 0
 	}
-	return float64(fp) / float64(n)
+	return float64(k.falsePos) / float64(k.benign)
 }
+
+// confusion is what a threshold does to a set of rows: attacks and those
+// flagged, overall and per kind, and benign rows and those flagged.
+type confusion struct {
+	attacks, caught  int
+	kind, kindCaught map[string]int
+	benign, falsePos int
+}
+
+// count is the confusion at thr over the rows keep accepts.
+func count(rows []row, scores []float64, thr float64, keep func(row) bool) confusion {
+	k := confusion{kind: map[string]int{}, kindCaught: map[string]int{}}
+	for i, r := range rows {
+		if !keep(r) {
+			continue
+		}
+		f := scores[i] >= thr
+		if r.Label == "attack" {
+			k.attacks++
+			k.kind[r.Kind]++
+			if f {
+				k.caught++
+				k.kindCaught[r.Kind]++
+			}
+			continue
+		}
+		k.benign++
+		if f {
+			k.falsePos++
+		}
+	}
+	return k
+}
+
+// kindRecall is the share of the kind's attacks flagged, as ratio prints it.
+func (k confusion) kindRecall(kind string) string { return ratio(k.kindCaught[kind], k.kind[kind]) }
 
 func ratio(a, b int) string {
 	if b == 0 {
@@ -653,34 +652,13 @@ func ratio(a, b int) string {
 // every kind); precision = that kind's flagged attacks over those plus all
 // flagged benign rows, as if the kind were the only attack present.
 func report(w io.Writer, title string, rows []row, scores []float64, thr float64, keep func(row) bool) {
-	var tp, fn, fp, tn int
-	kinds := []string{"extraction", "jailbreak", "injection"}
-	ktp := map[string]int{}
-	kn := map[string]int{}
-	for i, r := range rows {
-		if !keep(r) {
-			continue
-		}
-		f := scores[i] >= thr
-		if r.Label == "attack" {
-			kn[r.Kind]++
-			if f {
-				tp++
-				ktp[r.Kind]++
-			} else {
-				fn++
-			}
-		} else if f {
-			fp++
-		} else {
-			tn++
-		}
-	}
+	k := count(rows, scores, thr, keep)
+	fpr := ratio(k.falsePos, k.benign)
 	fmt.Fprintf(w, "%s: threshold %.4f\n", title, thr)
 	fmt.Fprintf(w, "  %-11s %6s %9s %7s %7s\n", "kind", "rows", "precision", "recall", "fpr")
-	fmt.Fprintf(w, "  %-11s %6d %9s %7s %7s\n", "all", tp+fn+fp+tn, ratio(tp, tp+fp), ratio(tp, tp+fn), ratio(fp, fp+tn))
-	for _, k := range kinds {
-		fmt.Fprintf(w, "  %-11s %6d %9s %7s %7s\n", k, kn[k], ratio(ktp[k], ktp[k]+fp), ratio(ktp[k], kn[k]), ratio(fp, fp+tn))
+	fmt.Fprintf(w, "  %-11s %6d %9s %7s %7s\n", "all", k.attacks+k.benign, ratio(k.caught, k.caught+k.falsePos), ratio(k.caught, k.attacks), fpr)
+	for _, kind := range []string{"extraction", "jailbreak", "injection"} {
+		fmt.Fprintf(w, "  %-11s %6d %9s %7s %7s\n", kind, k.kind[kind], ratio(k.kindCaught[kind], k.kindCaught[kind]+k.falsePos), k.kindRecall(kind), fpr)
 	}
 	fmt.Fprintln(w)
 }

@@ -134,7 +134,7 @@ func techDocs(seed uint64) []guard.Example {
 			b.WriteString(pick(rng, headings) + "\n\n")
 			for k := 0; k < num(2, 5); k++ {
 				if rng.IntN(2) == 0 {
-					b.WriteString(facts[rng.IntN(len(facts))]() + " ")
+					b.WriteString(pick(rng, facts)() + " ")
 				} else {
 					b.WriteString(pick(rng, guides) + " ")
 				}
@@ -145,7 +145,7 @@ func techDocs(seed uint64) []guard.Example {
 				b.WriteString(reference() + "\n")
 			}
 		case 3: // a model table with a sentence around it
-			b.WriteString(facts[rng.IntN(len(facts))]() + "\n\n" + table())
+			b.WriteString(pick(rng, facts)() + "\n\n" + table())
 		case 4: // an API example under a short explanation
 			b.WriteString(pick(rng, guides) + "\n\n" + snippet())
 		}

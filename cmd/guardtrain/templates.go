@@ -299,4 +299,4 @@ func templated(seed uint64) []guard.Example {
 }
 
 // pick returns one of xs, drawn with rng: the generators' one choice.
-func pick(rng *rand.Rand, xs []string) string { return xs[rng.IntN(len(xs))] }
+func pick[T any](rng *rand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }
