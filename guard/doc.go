@@ -138,7 +138,7 @@
 //
 // Rows are weighted by 1/sqrt(collection size) (full weight up to 100
 // rows) so that no collection sets the style; the project's own examples
-// weigh 3. Training is AdaGrad over 5 epochs (L2 1e-2) with fixed seeds,
+// weigh 5. Training is AdaGrad over 5 epochs (L2 1e-2) with fixed seeds,
 // and is reproducible: the command above writes the embedded file byte
 // for byte.
 //
@@ -157,16 +157,16 @@
 // precision = that kind's flagged attacks over those plus all flagged
 // benign rows. Measured (out of fold):
 //
-//	threshold 0.7318 (pooled FPR 0.010 over 5,960 benign rows)
+//	threshold 0.7485 (pooled FPR 0.010 over 5,960 benign rows)
 //	                      all rows (10,141)      development set (4,337)
 //	kind        precision  recall   fpr      precision  recall   fpr
-//	all             0.963   0.366  0.010         0.970   0.499  0.016
-//	extraction      0.892   0.483  0.010         0.924   0.647  0.016
-//	jailbreak       0.903   0.483  0.010         0.930   0.638  0.016
-//	injection       0.894   0.244  0.010         0.863   0.262  0.016
+//	all             0.964   0.378  0.010         0.974   0.510  0.013
+//	extraction      0.894   0.492  0.010         0.936   0.657  0.013
+//	jailbreak       0.905   0.495  0.010         0.941   0.653  0.013
+//	injection       0.899   0.257  0.010         0.884   0.272  0.013
 //
-//	development set at its own FPR 0.010 (threshold 0.7684): recall 0.468
-//	(extraction 0.621, jailbreak 0.606, injection 0.228)
+//	development set at its own FPR 0.010 (threshold 0.7934): recall 0.467
+//	(extraction 0.608, jailbreak 0.606, injection 0.234)
 //
 // Two changes made these figures. First, the generators had carried
 // strings taken from evaluation-only collections: Tensor Trust's
@@ -180,7 +180,9 @@
 // the rows never trained on from 0.498 to 0.428. The figures before
 // this, quoted below, are inflated by that leak. Second, the run
 // penalty of the local model took these to 0.366 and 0.468 (seed 2:
-// 0.374 and 0.454).
+// 0.374 and 0.454). Third, the project's own examples weigh 5 instead
+// of 3: 0.378 and 0.467 (seed 2: 0.372 and 0.463); weights 4 and 6 gave
+// the same within 0.01 on both seeds, and 2 less.
 //
 // Training is deterministic for a seed, but the seed (the order of the
 // examples) moves these figures more than most changes do: seeds 1, 2
@@ -254,16 +256,16 @@
 //
 // These are far from the 0.95 recall target. A lexical model
 // generalises poorly to collections whose style no other collection
-// shares: held out, garak's probes are caught at 0.28, PurpleLlama's
+// shares: held out, garak's probes are caught at 0.30, PurpleLlama's
 // (often multilingual) injections at 0.12, FuzzyAI's persuasion-style
 // jailbreaks at 0.07, BIPIA's off-task orders hidden in tables and emails
-// at 0.05, HackAPrompt at 0.27 and deepset at 0.24, while Gandalf (0.82)
-// and Tensor Trust (0.61) fare better. The false positives at the
-// threshold are mostly the Tensor Trust defence prompts (27 of 150) and
-// documentation about prompting (the Prompt Engineering Guide, 1.3% when
+// at 0.06, HackAPrompt at 0.28 and deepset at 0.25, while Gandalf (0.81)
+// and Tensor Trust (0.62) fare better. The false positives at the
+// threshold are mostly the Tensor Trust defence prompts (24 of 150) and
+// documentation about prompting (the Prompt Engineering Guide, 1.5% when
 // held out). On the whole development file, every row scored as user
 // text, the shipped model (which has seen the allowed collections) has
-// precision 0.983, recall 0.729 and FPR 0.013.
+// precision 0.984, recall 0.722 and FPR 0.012.
 //
 // # Cost
 //
