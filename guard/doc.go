@@ -168,7 +168,7 @@
 //	development set at its own FPR 0.010 (threshold 0.7934): recall 0.467
 //	(extraction 0.608, jailbreak 0.606, injection 0.234)
 //
-// Two changes made these figures. First, the generators had carried
+// Three changes made these figures. First, the generators had carried
 // strings taken from evaluation-only collections: Tensor Trust's
 // guardian personas and secret words (its "sentient door" opens 30 of
 // its defence prompts) in the defensive system prompts, and

@@ -149,10 +149,15 @@ func (lm *localModel) localLogit(sc *scratch) float64 {
 // development set at its own false-positive rate; larger values traded
 // the one against the other.
 func runPenalty(n int) float64 {
+	return localRunPenalty * math.Log(float64(max(1, numRuns(n))))
+}
+
+// numRuns is the number of runs runs(n, f) calls f with.
+func numRuns(n int) int {
 	if n <= localRun {
-		return 0
+		return min(n, 1)
 	}
-	return localRunPenalty * math.Log(float64(1+(n-localRun+localStep-1)/localStep))
+	return 1 + (n-localRun+localStep-1)/localStep
 }
 
 // prefixSum is the local model's sums over the tokens before one: hashed

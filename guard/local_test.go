@@ -26,8 +26,8 @@ func TestRunsCoverEveryToken(t *testing.T) {
 				t.Fatalf("n=%d: token %d in no run", n, i)
 			}
 		}
-		if n > localRun && count != (n-localRun+localStep-1)/localStep+1 {
-			t.Errorf("n=%d: %d runs", n, count)
+		if count != numRuns(n) {
+			t.Errorf("n=%d: %d runs, numRuns says %d", n, count, numRuns(n))
 		}
 	}
 }
