@@ -100,15 +100,21 @@
 //     collections (Lakera Gandalf and Mosscap, deepset, Giskard, BIPIA,
 //     the in-the-wild jailbreak set, UltraChat, awesome-chatgpt-prompts,
 //     self-instruct, Alpaca seeds);
-//   - cmd/guardtrain/data: 15 further collections (5,804 rows: 2,014
-//     attacks, 3,790 benign), each with its licence in its SOURCES.md:
+//   - cmd/guardtrain/data: 24 further collections (8,357 rows: 3,126
+//     attacks, 5,231 benign), each with its licence in its SOURCES.md:
 //     garak's probes, PurpleLlama's prompt-injection benchmarks,
-//     llm-guard, FuzzyAI, DecodingTrust, adaptive attacks, SecLists and
-//     PayloadsAllTheThings for attacks; NotInject, promptbench,
-//     NeMo-Guardrails, the Prompt Engineering Guide, MT-bench, GSM8K and
-//     HumanEval for benign text, many of them hard negatives (documents
-//     about prompts, "rewrite your previous answer", "act as" tasks,
-//     "the password is X, don't reveal it" system prompts);
+//     llm-guard, FuzzyAI, DecodingTrust, adaptive attacks, SecLists,
+//     PayloadsAllTheThings, JailbreakBench's PAIR, GCG and DSN prompts
+//     and persuasion-style requests for attacks; AgentDojo's tool
+//     outputs (e-mails, events, files, reviews, web pages) with and
+//     without its injections, TaskTracker's injections in carrier texts,
+//     and web pages with orders hidden in their markup; NotInject,
+//     promptbench, NeMo-Guardrails, the Prompt Engineering Guide,
+//     MT-bench, GSM8K, HumanEval and langkit's chats for benign text,
+//     many of them hard negatives (documents about prompts, "rewrite
+//     your previous answer", "act as" tasks, "the password is X, don't
+//     reveal it" system prompts), and about 870 system prompts of GPTs
+//     and products and passages that protect instructions;
 //   - examples written for this project, whose names, secrets and phrases
 //     are invented and none taken from an evaluation-only collection
 //     (attack phrasings of each kind;
@@ -144,31 +150,61 @@
 //
 // # Threshold and measured figures
 //
-// With -cv every collection is held out in turn (35 folds: a fold never
+// With -cv every collection is held out in turn (44 folds: a fold never
 // trains and tests on the same collection; licence-restricted
 // collections are only ever test folds). The default threshold is the
 // lowest one whose false-positive rate on the pooled out-of-fold benign
 // scores of all benign collections is at most 1%. Every row is scored as
 // user text, as [EvalCommand] scores a file that does not say which rows
-// are system prompts: the 150 benign Tensor Trust defence prompts count
-// as benign rows although the gateway itself never scores system
-// prompts (-systemrows system measures the gateway's view instead). Per
+// are system prompts: the 150 benign Tensor Trust defence prompts and the
+// system-prompt collections count as benign rows although the gateway
+// itself never scores system prompts (-systemrows system measures the
+// gateway's view instead). Per
 // kind: recall over that kind's attacks, FPR over the benign rows,
 // precision = that kind's flagged attacks over those plus all flagged
 // benign rows. Measured (out of fold):
 //
-//	threshold 0.7485 (pooled FPR 0.010 over 5,960 benign rows)
-//	                      all rows (10,141)      development set (4,337)
+//	threshold 0.7999 (pooled FPR 0.010 over 7,401 benign rows)
+//	                      all rows (12,694)      development set (4,337)
 //	kind        precision  recall   fpr      precision  recall   fpr
-//	all             0.964   0.378  0.010         0.974   0.510  0.013
-//	extraction      0.894   0.492  0.010         0.936   0.657  0.013
-//	jailbreak       0.905   0.495  0.010         0.941   0.653  0.013
-//	injection       0.899   0.257  0.010         0.884   0.272  0.013
+//	all             0.949   0.261  0.010         0.989   0.410  0.005
+//	extraction      0.856   0.434  0.010         0.974   0.585  0.005
+//	jailbreak       0.854   0.284  0.010         0.971   0.474  0.005
+//	injection       0.873   0.184  0.010         0.947   0.217  0.005
 //
-//	development set at its own FPR 0.010 (threshold 0.7934): recall 0.467
-//	(extraction 0.608, jailbreak 0.606, injection 0.234)
+//	development set at its own FPR 0.010 (threshold 0.7238): recall 0.481
+//	(extraction 0.635, jailbreak 0.578, injection 0.275)
+//	rows never trained on (the licence-restricted collections, 1,697):
+//	recall 0.409 at FPR 0.009 at the threshold; 0.436 at their own FPR 0.010
 //
-// Three changes made these figures. First, the generators had carried
+// The last change to these figures was nine collections more in
+// cmd/guardtrain/data (AgentDojo, TaskTracker, the HTML pages,
+// JailbreakBench, persuasive_jailbreaker, TheBigPromptLibrary,
+// LouisShark's and asgeirtj's system prompts, langkit). "All rows" is
+// now a larger and harder set (the new attack collections are caught at
+// 0.00-0.26 when held out, JailbreakBench at 0.035) and its benign rows
+// set a higher threshold, so the figures above cannot be set against
+// the earlier ones line by line. On the same rows as before, out of
+// fold, seeds 1, 2 and 3: the rows of the earlier 35 collections at
+// their own pooled FPR 0.010 went from recall 0.378, 0.372 and 0.365 to
+// 0.382, 0.387 and 0.393 (injection 0.257, 0.258 and 0.248 to 0.282,
+// 0.281 and 0.289); the development set at its own FPR from 0.467,
+// 0.463 and 0.471 to 0.481, 0.502 and 0.515; the rows never trained on
+// at their own FPR 0.010 from 0.333, 0.346 and 0.353 to 0.436, 0.382
+// and 0.426. The threshold itself is more honest: at the earlier
+// threshold (0.7485) the rows never trained on had an FPR of 0.028; at
+// the new one (0.7999; seeds 2 and 3: 0.7880 and 0.8029) 0.009 (seeds
+// 2 and 3: 0.010 and 0.009). What made the difference is the system
+// prompts: without those three collections the other six lowered both
+// measures (0.356-0.365 and 0.446-0.461), and the system prompts alone
+// gave 0.384-0.390 and 0.492-0.503. The six stay because the attacks
+// they bring (injections in tool output and web pages, optimised and
+// persuasion jailbreaks) are styles no other collection has, which an
+// evaluation on collections never seen may hold.
+//
+// Before that, three changes made the figures of the earlier version
+// (threshold 0.7485; all rows, then 10,141 of them, 0.378; development
+// set at its own FPR 0.467). First, the generators had carried
 // strings taken from evaluation-only collections: Tensor Trust's
 // guardian personas and secret words (its "sentient door" opens 30 of
 // its defence prompts) in the defensive system prompts, and
@@ -270,16 +306,22 @@
 //
 // These are far from the 0.95 recall target. A lexical model
 // generalises poorly to collections whose style no other collection
-// shares: held out, garak's probes are caught at 0.30, PurpleLlama's
-// (often multilingual) injections at 0.12, FuzzyAI's persuasion-style
-// jailbreaks at 0.07, BIPIA's off-task orders hidden in tables and emails
-// at 0.06, HackAPrompt at 0.28 and deepset at 0.25, while Gandalf (0.81)
-// and Tensor Trust (0.62) fare better. The false positives at the
-// threshold are mostly the Tensor Trust defence prompts (24 of 150) and
-// documentation about prompting (the Prompt Engineering Guide, 1.5% when
-// held out). On the whole development file, every row scored as user
-// text, the shipped model (which has seen the allowed collections) has
-// precision 0.984, recall 0.722 and FPR 0.012.
+// shares: held out, at the threshold, garak's probes are caught at 0.23,
+// PurpleLlama's (often multilingual) injections at 0.10, FuzzyAI's and
+// JailbreakBench's persuasion and role-play jailbreaks at 0.05 and 0.04,
+// BIPIA's and TaskTracker's off-task orders hidden in documents at 0.03
+// and 0.02, AgentDojo's at 0.26, HackAPrompt at 0.22 and deepset at
+// 0.22, while Gandalf (0.76) and Tensor Trust (0.54) fare better. Of the
+// 74 false positives at the threshold (of 7,401 benign rows), 44 are
+// system prompts scored as user text (TheBigPromptLibrary's instruction
+// protections 16 of 57, LouisShark's GPTs 16 of 567, Tensor Trust's
+// defences 7 of 150, asgeirtj's 5 of 250); the HTML pages give 9 of 93,
+// persuasive texts, documentation about prompting and NotInject's
+// sentences 4 each, and eight collections 1 or 2. On the
+// whole development file, every row scored as user text, the shipped
+// model (which has seen the allowed collections) has precision 0.994,
+// recall 0.617 and FPR 0.004 (the earlier model, at its lower
+// threshold: 0.984, 0.722 and 0.012).
 //
 // # Cost
 //

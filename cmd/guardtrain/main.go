@@ -509,10 +509,20 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 	return thr, nil
 }
 
-// isSystemPrompt reports whether a row is an operator's system prompt
-// (the Tensor Trust defenders' pre- and post-prompts).
+// isSystemPrompt reports whether a row is an operator's system prompt:
+// the Tensor Trust defenders' pre- and post-prompts, and the benign rows
+// of the collections of GPTs' and products' system prompts and of
+// instruction-protection passages.
 func isSystemPrompt(r row) bool {
-	return r.Label == "benign" && strings.Contains(r.Source, "#pre_prompt+post_prompt")
+	if r.Label != "benign" {
+		return false
+	}
+	for _, p := range []string{"LouisShark/chatgpt_system_prompt:", "asgeirtj/system_prompts_leaks:", "0xeb/TheBigPromptLibrary:Security/GPT-Protections/"} {
+		if strings.HasPrefix(r.Source, p) {
+			return true
+		}
+	}
+	return strings.Contains(r.Source, "#pre_prompt+post_prompt")
 }
 
 // systemPrompt reports whether cross-validation treats a row as a system

@@ -135,6 +135,22 @@ func TestSystemPromptsAreScoredAsSystemAndLeftOutOfFPR(t *testing.T) {
 	if !isSystemPrompt(sys) || isSystemPrompt(usr) {
 		t.Fatal("isSystemPrompt does not tell the defenders' prompts from user rows")
 	}
+	for _, r := range []row{
+		{Label: "benign", Source: "asgeirtj/system_prompts_leaks:x.md"},
+		{Label: "benign", Source: "0xeb/TheBigPromptLibrary:Security/GPT-Protections/x.md"},
+	} {
+		if !isSystemPrompt(r) {
+			t.Errorf("%s: not a system prompt", r.Source)
+		}
+	}
+	for _, r := range []row{
+		{Label: "attack", Source: "LouisShark/chatgpt_system_prompt:GETTING_STARTED.md"}, // a leak request
+		{Label: "benign", Source: "0xeb/TheBigPromptLibrary:Jailbreak/x.md"},
+	} {
+		if isSystemPrompt(r) {
+			t.Errorf("%s (%s): a system prompt", r.Source, r.Label)
+		}
+	}
 	if rowSource(sys) != guard.SourceUser {
 		t.Fatal("with -systemrows user (the default), a system prompt must be scored as user text")
 	}
