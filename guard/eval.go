@@ -103,7 +103,11 @@ func readEvalRows(path string) ([]evalRow, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
+		line := sc.Text()
+		if n == 1 {
+			line = strings.TrimPrefix(line, "\uFEFF") // a byte-order mark some editors write
+		}
+		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
@@ -111,6 +115,10 @@ func readEvalRows(path string) ([]evalRow, error) {
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			return nil, fmt.Errorf("guard eval: %s line %d: %w", path, n, err)
 		}
+		// Labels and kinds are compared without regard to case or
+		// surrounding spaces ("Attack", " injection").
+		r.Label = strings.ToLower(strings.TrimSpace(r.Label))
+		r.Kind = strings.ToLower(strings.TrimSpace(r.Kind))
 		if r.Label != "attack" && r.Label != "benign" {
 			return nil, fmt.Errorf("guard eval: %s line %d: label %q is not attack or benign", path, n, r.Label)
 		}

@@ -82,6 +82,43 @@ func TestEvalCommandText(t *testing.T) {
 	}
 }
 
+// A file from elsewhere may start with a byte-order mark, end its lines
+// with CRLF and spell labels and kinds in capitals; none of that changes
+// the figures.
+func TestEvalCommandToleratesBOMCRLFAndCase(t *testing.T) {
+	clean := writeEvalFile(t)
+	raw, err := os.ReadFile(clean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd := strings.ReplaceAll(string(raw), "\n", "\r\n")
+	odd = strings.ReplaceAll(odd, `"attack"`, `"Attack "`)
+	odd = strings.ReplaceAll(odd, `"extraction"`, `"Extraction"`)
+	odd = strings.ReplaceAll(odd, `"benign"`, `"BENIGN"`)
+	path := filepath.Join(t.TempDir(), "odd.jsonl")
+	if err := os.WriteFile(path, []byte("\uFEFF"+odd), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	report := func(p string) EvalReport {
+		var out bytes.Buffer
+		if err := EvalCommand([]string{"--json", "--threshold", "0.5", p}, &out); err != nil {
+			t.Fatalf("EvalCommand(%s): %v", filepath.Base(p), err)
+		}
+		var rep EvalReport
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	want, got := report(clean), report(path)
+	if got.Attacks != want.Attacks || got.Benign != want.Benign || got.Recall != want.Recall || got.FPR != want.FPR {
+		t.Errorf("odd file: %+v, clean file: %+v", got, want)
+	}
+	if f, ok := got.PerKind["extraction"]; !ok || f.Rows != 1 || got.KindAgreement["extraction"] != want.KindAgreement["extraction"] {
+		t.Errorf("per_kind %+v kind_agreement %+v: want extraction folded to lower case", got.PerKind, got.KindAgreement)
+	}
+}
+
 func TestEvalCommandErrors(t *testing.T) {
 	path := writeEvalFile(t)
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")
