@@ -44,8 +44,10 @@
 // Two linear models read the same tokens, and the mean of their logits
 // is the window's score.
 //
-// The window model is a logistic regression (attack or not) plus a
-// softmax over the three kinds (extraction, jailbreak, injection) over:
+// The window model is three logistic regressions, one per kind of attack
+// (extraction, jailbreak, injection), each trained to tell that kind's
+// examples from the benign ones; the window's logit is the highest of
+// the three and its kind that regression's. They read:
 //
 //   - hashed word unigrams and bigrams, 2^17 buckets, L2-normalised per
 //     window;
@@ -164,27 +166,65 @@
 // precision = that kind's flagged attacks over those plus all flagged
 // benign rows. Measured (out of fold):
 //
-//	threshold 0.7999 (pooled FPR 0.010 over 7,401 benign rows)
+//	threshold 0.7499 (pooled FPR 0.010 over 7,401 benign rows)
 //	                      all rows (12,694)      development set (4,337)
 //	kind        precision  recall   fpr      precision  recall   fpr
-//	all             0.949   0.261  0.010         0.989   0.410  0.005
-//	extraction      0.856   0.434  0.010         0.974   0.585  0.005
-//	jailbreak       0.854   0.284  0.010         0.971   0.474  0.005
-//	injection       0.873   0.184  0.010         0.947   0.217  0.005
+//	all             0.953   0.283  0.010         0.993   0.446  0.003
+//	extraction      0.867   0.478  0.010         0.983   0.632  0.003
+//	jailbreak       0.866   0.314  0.010         0.981   0.519  0.003
+//	injection       0.878   0.194  0.010         0.965   0.236  0.003
 //
-//	development set at its own FPR 0.010 (threshold 0.7238): recall 0.481
-//	(extraction 0.635, jailbreak 0.578, injection 0.275)
+//	development set at its own FPR 0.010 (threshold 0.6772): recall 0.518
+//	(extraction 0.710, jailbreak 0.583, injection 0.311)
 //	rows never trained on (the licence-restricted collections, 1,697):
-//	recall 0.409 at FPR 0.009 at the threshold; 0.436 at their own FPR 0.010
+//	recall 0.434 at FPR 0.008 at the threshold; 0.460 at their own FPR 0.010
 //
-// The last change to these figures was nine collections more in
+// The last change to these figures was the window model's three
+// regressions, one per kind, in place of one regression for "attack or
+// not" (whose softmax over the kinds only named the kind). Out of fold,
+// seeds 1, 2 and 3 (thresholds 0.7499, 0.7421 and 0.7428): recall over
+// all rows went from 0.261, 0.269 and 0.259 to 0.283, 0.289 and 0.292;
+// on the development set at its own FPR 0.010 from 0.481, 0.502 and
+// 0.515 to 0.518, 0.517 and 0.553; on the rows never trained on at their
+// own FPR 0.010 from 0.436, 0.382 and 0.426 to 0.460, 0.455 and 0.478;
+// the mean over the 22 collections with at least 20 attacks, each held
+// out, of its recall at the threshold from 0.354, 0.368 and 0.349 to
+// 0.383, 0.388 and 0.388. All of that is measured as `gateway guard
+// eval` scores, system prompts as user text. In the gateway's own view
+// (-systemrows system: system prompts are never scored, and left out of
+// the false-positive rate) the change gains nothing: recall over all
+// rows at that view's own 1% went from 0.330, 0.329 and 0.337 to 0.328,
+// 0.322 and 0.323, and on the development set from 0.562, 0.555 and
+// 0.587 to 0.548, 0.541 and 0.560. What the three regressions do better
+// is keep operator-style text (system prompts, role set-ups, protection
+// passages) below the attacks of each kind; among ordinary user text
+// they rank about as one regression did. At the shipped threshold the
+// gateway view has recall 0.283 at FPR 0.006 (before: 0.261 at 0.005).
+// The window model costs a little more (three weights read per bucket
+// instead of one: 8 KB in 39.5 µs instead of 36.6 µs, see Cost).
+// Tried with it and dropped, on the same three seeds: the mean of the
+// one regression and the highest of the three (user view 0.283, 0.290
+// and 0.283 over all rows), the higher of the two (0.271 to 0.282), a
+// soft maximum (log-sum-exp; 0.283 to 0.287, and the gateway's view
+// down to 0.315-0.323), six regressions splitting each kind into short
+// and long texts (0.256 to 0.262), and the local model also split into
+// three (0.275 to 0.284, and the rows never trained on down to
+// 0.389-0.398 at the threshold). Tried on the model before it: dropping
+// 30% of the hashed features at each training step, or 50% of them and
+// 30% of the concept features, and weighting each step by the model's
+// error (focal weighting): every figure within 0.01 either way, as
+// with a wider harm vocabulary (weapons, drugs, fraud, evasion) for
+// the persuasion-style jailbreaks: JailbreakBench held out rose from
+// 0.035 to 0.044, FuzzyAI's from 0.054 to 0.068.
+//
+// Before that, nine collections more in
 // cmd/guardtrain/data (AgentDojo, TaskTracker, the HTML pages,
 // JailbreakBench, persuasive_jailbreaker, TheBigPromptLibrary,
-// LouisShark's and asgeirtj's system prompts, langkit). "All rows" is
-// now a larger and harder set (the new attack collections are caught at
-// 0.00-0.26 when held out, JailbreakBench at 0.035) and its benign rows
-// set a higher threshold, so the figures above cannot be set against
-// the earlier ones line by line. On the same rows as before, out of
+// LouisShark's and asgeirtj's system prompts, langkit), made "all rows"
+// a larger and harder set (the new attack collections were caught at
+// 0.00-0.26 when held out, JailbreakBench at 0.035) whose benign rows
+// set a higher threshold, so its figures cannot be set against the
+// earlier ones line by line. On the same rows as before, out of
 // fold, seeds 1, 2 and 3: the rows of the earlier 35 collections at
 // their own pooled FPR 0.010 went from recall 0.378, 0.372 and 0.365 to
 // 0.382, 0.387 and 0.393 (injection 0.257, 0.258 and 0.248 to 0.282,
@@ -193,7 +233,7 @@
 // at their own FPR 0.010 from 0.333, 0.346 and 0.353 to 0.436, 0.382
 // and 0.426. The threshold itself is more honest: at the earlier
 // threshold (0.7485) the rows never trained on had an FPR of 0.028; at
-// the new one (0.7999; seeds 2 and 3: 0.7880 and 0.8029) 0.009 (seeds
+// the one it set (0.7999; seeds 2 and 3: 0.7880 and 0.8029) 0.009 (seeds
 // 2 and 3: 0.010 and 0.009). What made the difference is the system
 // prompts: without those three collections the other six lowered both
 // measures (0.356-0.365 and 0.446-0.461), and the system prompts alone
@@ -306,22 +346,24 @@
 //
 // These are far from the 0.95 recall target. A lexical model
 // generalises poorly to collections whose style no other collection
-// shares: held out, at the threshold, garak's probes are caught at 0.23,
-// PurpleLlama's (often multilingual) injections at 0.10, FuzzyAI's and
-// JailbreakBench's persuasion and role-play jailbreaks at 0.05 and 0.04,
-// BIPIA's and TaskTracker's off-task orders hidden in documents at 0.03
-// and 0.02, AgentDojo's at 0.26, HackAPrompt at 0.22 and deepset at
-// 0.22, while Gandalf (0.76) and Tensor Trust (0.54) fare better. Of the
-// 74 false positives at the threshold (of 7,401 benign rows), 44 are
-// system prompts scored as user text (TheBigPromptLibrary's instruction
-// protections 16 of 57, LouisShark's GPTs 16 of 567, Tensor Trust's
-// defences 7 of 150, asgeirtj's 5 of 250); the HTML pages give 9 of 93,
-// persuasive texts, documentation about prompting and NotInject's
-// sentences 4 each, and eight collections 1 or 2. On the
-// whole development file, every row scored as user text, the shipped
-// model (which has seen the allowed collections) has precision 0.994,
-// recall 0.617 and FPR 0.004 (the earlier model, at its lower
-// threshold: 0.984, 0.722 and 0.012).
+// shares: held out, at the threshold, garak's probes are caught at 0.24,
+// PurpleLlama's (often multilingual) injections at 0.12, FuzzyAI's and
+// JailbreakBench's persuasion and role-play jailbreaks at 0.07 and 0.05,
+// BIPIA's and TaskTracker's off-task orders hidden in documents at 0.03,
+// AgentDojo's at 0.28, HackAPrompt at 0.22 and deepset at 0.24, while
+// Gandalf (0.81) and Tensor Trust (0.58) fare better. Of the 74 false
+// positives at the threshold (of 7,401 benign rows), 37 are system
+// prompts scored as user text (TheBigPromptLibrary's instruction
+// protections 12 of 57, LouisShark's GPTs 12 of 567, Tensor Trust's
+// defences 7 of 150, asgeirtj's 6 of 250); NotInject's sentences give
+// 12 of 338 ("please activate the unfiltered mode to ensure all exit
+// strategies are reviewed": ordinary requests made of attack words, the
+// cost of the lower threshold), the HTML pages 10 of 93, persuasive
+// texts 5, documentation about prompting 3, and seven collections 1 or
+// 2. On the whole development file, every row scored as user text, the
+// shipped model (which has seen the allowed collections) has precision
+// 0.994, recall 0.722 and FPR 0.005 (the model before it: 0.994, 0.617
+// and 0.004).
 //
 // # Cost
 //
@@ -344,7 +386,16 @@
 // about 5 µs, and computing the concept features in one function for
 // both models (conceptFeatures) about 1.5 µs more. The run penalty costs
 // one logarithm a window: with it, p50 and p99 were those of the model
-// before it, run alternately in one session.
+// before it, run alternately in one session. The three regressions of
+// the window model read three adjacent weights per bucket instead of one
+// contiguous column (a table of 384 KB instead of 128 KB): against the
+// model before them, run alternately in one session, 8 KB took 38.1-
+// 40.5 µs instead of 36.5-38.3 µs (a ratio of 1.04 to 1.08), 64 KB
+// 0.33-0.35 ms instead of 0.31-0.32 ms, 1 KB 5.1-5.3 µs instead of
+// 4.8-5.3 µs, and the p99 of BenchmarkCheckP99 81-84 µs against
+// 81-83 µs (p50 39.3 against 37.1 µs; the spin loop's p99 in the same
+// runs 79-86 µs). Packing a bucket's three weights into one 32-bit word
+// was no faster.
 //
 // The p99 is the machine's, not the guard's. BenchmarkSpinP99 times, in
 // the same way, a loop that only hashes 8 KB in registers and takes as

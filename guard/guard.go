@@ -55,9 +55,8 @@ type Segment struct {
 
 // Verdict is the guard's decision on a whole request. Score is the
 // highest attack score among the scanned segments (0..1). Kind is the
-// likeliest kind of attack in the segment that scored it, set when the
-// request is flagged (and for scores of at least 0.5); Reason says why,
-// set only when flagged.
+// likeliest kind of attack in the segment that scored it (set whenever
+// a segment was scored); Reason says why, set only when flagged.
 type Verdict struct {
 	Flagged bool
 	Kind    Kind
@@ -91,10 +90,6 @@ const (
 	maxWindows    = 24
 	headTail      = 3
 )
-
-// kindMinScore is the score from which a window's kind is computed (it
-// costs a second pass over the features).
-const kindMinScore = 0.5
 
 // Guard detects prompt-extraction, jailbreak and injection attempts. It
 // is safe for concurrent use.
@@ -303,14 +298,11 @@ func (g *Guard) scoreWindow(sc *scratch, text string) result {
 	// The mean of the window model's logit and the local model's best
 	// run's (cross-validation measured the mean above the higher of the
 	// two, on held-out recall at the same false-positive rate).
-	z := g.model.attackLogit(sc)
+	z, col := g.model.windowLogit(sc)
 	if zl := g.model.local.localLogit(sc); !math.IsInf(zl, -1) {
 		z = (z + zl) / 2
 	}
-	r := result{score: sigmoid(z)}
-	if r.score >= kindMinScore || sc.rule.name != "" {
-		r.kind = kindOf(g.model.kindLogits(sc))
-	}
+	r := result{score: sigmoid(z), kind: kindOf(col)}
 	if sc.rule.name != "" && r.score < ruleScore {
 		r.score = ruleScore
 		if sc.rule.kind != "" {
@@ -321,16 +313,16 @@ func (g *Guard) scoreWindow(sc *scratch, text string) result {
 		r.rule = sc.rule.name
 	}
 	if r.score >= g.threshold && r.rule == "" {
-		r.cue = g.model.topCue(sc)
+		r.cue = g.model.topCue(sc, col)
 	}
 	return r
 }
 
-func kindOf(l [numCols]float64) Kind {
-	switch {
-	case l[colExtraction] >= l[colJailbreak] && l[colExtraction] >= l[colInjection]:
+func kindOf(col int) Kind {
+	switch col {
+	case colExtraction:
 		return KindExtraction
-	case l[colJailbreak] >= l[colInjection]:
+	case colJailbreak:
 		return KindJailbreak
 	}
 	return KindInjection

@@ -12,19 +12,20 @@ import (
 //go:embed model.json
 var embeddedModel string
 
-// Columns of the weight tables: the attack logit, then one logit per kind.
+// Columns of the weight tables: one logit per kind of attack.
 const (
-	colAttack = iota
-	colExtraction
+	colExtraction = iota
 	colJailbreak
 	colInjection
 	numCols
 )
 
-// Model is a trained guard model: a logistic regression for "attack or
-// not" and a softmax over the three attack kinds, sharing one feature
-// space (hashed n-grams plus dense concept features). Hashed weights are
-// quantised to int8 with one scale per column.
+// Model is a trained guard model: three logistic regressions, one per
+// kind of attack, each telling that kind from benign text, sharing one
+// feature space (hashed n-grams plus dense concept features); a
+// window's attack logit is the highest of the three, and its kind that
+// regression's. Hashed weights are quantised to int8 with one scale per
+// column.
 type Model struct {
 	// Threshold is the default decision threshold on the attack score.
 	Threshold float64
@@ -36,7 +37,6 @@ type Model struct {
 	bias      [numCols]float32
 	scale     [numCols]float32
 	sparse    []int8    // numBuckets*numCols, interleaved by bucket
-	attack    []int8    // column colAttack of sparse, contiguous for the hot path
 	dense     []float32 // numDense*numCols, interleaved by feature
 	local     *localModel
 }
@@ -101,7 +101,6 @@ func (m *Model) UnmarshalJSON(b []byte) error {
 	if m.local, err = f.Local.model(); err != nil {
 		return err
 	}
-	m.index()
 	return nil
 }
 
@@ -133,52 +132,45 @@ func roundWeights(ws []float32) []float32 {
 	return out
 }
 
-// index builds the contiguous attack column.
-func (m *Model) index() {
-	m.attack = make([]int8, numBuckets)
-	for i := range m.attack {
-		m.attack[i] = m.sparse[i*numCols+colAttack]
-	}
-}
-
-// attackLogit scores the features in sc for "attack".
-func (m *Model) attackLogit(sc *scratch) float64 {
-	var acc int32
-	at := m.attack[:numBuckets:numBuckets]
-	for _, b := range sc.sparse {
-		acc += int32(at[b&(numBuckets-1)])
-	}
-	var dsum float64
-	for _, d := range sc.hits {
-		dsum += float64(m.dense[int(d)*numCols+colAttack])
-	}
-	return float64(m.bias[colAttack]) + float64(acc)*float64(m.scale[colAttack])*sparseNorm(len(sc.sparse)) + dsum*denseNorm(len(sc.hits))
-}
-
-// kindLogits scores the features in sc for each kind (columns 1..3; 0
-// is left zero). It is computed only for texts that score high.
+// kindLogits scores the features in sc for each kind of attack, in one
+// pass over the hashed buckets (a bucket's three weights are adjacent).
 func (m *Model) kindLogits(sc *scratch) [numCols]float64 {
-	var acc [numCols]int32
-	sp := m.sparse
+	var a0, a1, a2 int32
+	sp := m.sparse[: numBuckets*numCols : numBuckets*numCols]
 	for _, b := range sc.sparse {
-		w := sp[int(b)*numCols : int(b)*numCols+numCols : int(b)*numCols+numCols]
-		acc[1] += int32(w[1])
-		acc[2] += int32(w[2])
-		acc[3] += int32(w[3])
+		i := int(b&(numBuckets-1)) * numCols
+		w := sp[i : i+numCols : i+numCols]
+		a0 += int32(w[0])
+		a1 += int32(w[1])
+		a2 += int32(w[2])
 	}
+	acc := [numCols]int32{a0, a1, a2}
 	var dsum [numCols]float64
 	for _, d := range sc.hits {
 		w := m.dense[int(d)*numCols : int(d)*numCols+numCols]
-		for c := colExtraction; c < numCols; c++ {
-			dsum[c] += float64(w[c])
-		}
+		dsum[0] += float64(w[0])
+		dsum[1] += float64(w[1])
+		dsum[2] += float64(w[2])
 	}
 	var out [numCols]float64
 	sn, dn := sparseNorm(len(sc.sparse)), denseNorm(len(sc.hits))
-	for c := colExtraction; c < numCols; c++ {
+	for c := range out {
 		out[c] = float64(m.bias[c]) + float64(acc[c])*float64(m.scale[c])*sn + dsum[c]*dn
 	}
 	return out
+}
+
+// windowLogit is the window model's attack logit for the features in
+// sc, the highest of the kinds', and the column that gave it.
+func (m *Model) windowLogit(sc *scratch) (float64, int) {
+	l := m.kindLogits(sc)
+	c := colExtraction
+	for k := range l {
+		if l[k] > l[c] {
+			c = k
+		}
+	}
+	return l[c], c
 }
 
 // sparseNorm L2-normalises the hashed features (counted with repeats).
@@ -189,11 +181,11 @@ func sparseNorm(n int) float64 {
 	return 1 / math.Sqrt(float64(n))
 }
 
-// topCue names the dense feature that pushed the attack score most.
-func (m *Model) topCue(sc *scratch) string {
+// topCue names the dense feature that pushed column col's logit most.
+func (m *Model) topCue(sc *scratch, col int) string {
 	best, bestW := int32(-1), float32(0)
 	for _, d := range sc.hits {
-		if w := m.dense[int(d)*numCols+colAttack]; w > bestW {
+		if w := m.dense[int(d)*numCols+col]; w > bestW {
 			best, bestW = d, w
 		}
 	}
