@@ -146,7 +146,8 @@
 //
 // Rows are weighted by 1/sqrt(collection size) (full weight up to 100
 // rows) so that no collection sets the style; the project's own examples
-// weigh 5. Training is AdaGrad over 5 epochs (L2 1e-2) with fixed seeds,
+// weigh 5. Training is AdaGrad over 5 epochs (L2 1e-2 on the hashed
+// weights, 2e-2 on the concept weights) with fixed seeds,
 // and is reproducible: the command above writes the embedded file byte
 // for byte.
 //
@@ -166,56 +167,74 @@
 // precision = that kind's flagged attacks over those plus all flagged
 // benign rows. Measured (out of fold):
 //
-//	threshold 0.7499 (pooled FPR 0.010 over 7,401 benign rows)
+//	threshold 0.7091 (pooled FPR 0.010 over 7,401 benign rows)
 //	                      all rows (12,694)      development set (4,337)
 //	kind        precision  recall   fpr      precision  recall   fpr
-//	all             0.953   0.283  0.010         0.993   0.446  0.003
-//	extraction      0.867   0.478  0.010         0.983   0.632  0.003
-//	jailbreak       0.866   0.314  0.010         0.981   0.519  0.003
-//	injection       0.878   0.194  0.010         0.965   0.236  0.003
+//	all             0.955   0.296  0.010         0.989   0.460  0.005
+//	extraction      0.871   0.492  0.010         0.974   0.651  0.005
+//	jailbreak       0.867   0.317  0.010         0.971   0.518  0.005
+//	injection       0.888   0.213  0.010         0.951   0.261  0.005
 //
-//	development set at its own FPR 0.010 (threshold 0.6772): recall 0.518
-//	(extraction 0.710, jailbreak 0.583, injection 0.311)
+//	development set at its own FPR 0.010 (threshold 0.6312): recall 0.537
+//	(extraction 0.719, jailbreak 0.585, injection 0.351)
 //	rows never trained on (the licence-restricted collections, 1,697):
-//	recall 0.434 at FPR 0.008 at the threshold; 0.460 at their own FPR 0.010
+//	recall 0.462 at FPR 0.009 at the threshold; 0.520 at their own FPR 0.010
 //
-// The last change to these figures was the window model's three
+// The last change to these figures was twofold: the window model's three
 // regressions, one per kind, in place of one regression for "attack or
-// not" (whose softmax over the kinds only named the kind). Out of fold,
-// seeds 1, 2 and 3 (thresholds 0.7499, 0.7421 and 0.7428): recall over
-// all rows went from 0.261, 0.269 and 0.259 to 0.283, 0.289 and 0.292;
-// on the development set at its own FPR 0.010 from 0.481, 0.502 and
-// 0.515 to 0.518, 0.517 and 0.553; on the rows never trained on at their
-// own FPR 0.010 from 0.436, 0.382 and 0.426 to 0.460, 0.455 and 0.478;
-// the mean over the 22 collections with at least 20 attacks, each held
-// out, of its recall at the threshold from 0.354, 0.368 and 0.349 to
-// 0.383, 0.388 and 0.388. All of that is measured as `gateway guard
-// eval` scores, system prompts as user text. In the gateway's own view
-// (-systemrows system: system prompts are never scored, and left out of
-// the false-positive rate) the change gains nothing: recall over all
-// rows at that view's own 1% went from 0.330, 0.329 and 0.337 to 0.328,
-// 0.322 and 0.323, and on the development set from 0.562, 0.555 and
-// 0.587 to 0.548, 0.541 and 0.560. What the three regressions do better
-// is keep operator-style text (system prompts, role set-ups, protection
-// passages) below the attacks of each kind; among ordinary user text
-// they rank about as one regression did. At the shipped threshold the
-// gateway view has recall 0.283 at FPR 0.006 (before: 0.261 at 0.005).
+// not" (whose softmax over the kinds only named the kind), and the L2
+// penalty on concept weights doubled to 2e-2. Out of fold, seeds 1, 2
+// and 3 (thresholds 0.7091, 0.7043 and 0.7200; before 0.7999, 0.7880
+// and 0.8029), measured as `gateway guard eval` scores, system prompts as
+// user text:
+//
+//	                                 before                 three regressions      and L2 2e-2
+//	all rows                         0.261 0.269 0.259      0.283 0.289 0.292      0.296 0.301 0.291
+//	development set, own FPR 0.010   0.481 0.502 0.515      0.518 0.517 0.553      0.537 0.530 0.575
+//	never trained on, own FPR 0.010  0.436 0.382 0.426      0.460 0.455 0.478      0.520 0.494 0.522
+//	mean over 22 collections         0.354 0.368 0.349      0.383 0.388 0.388      0.389 0.395 0.385
+//
+// (the last line is the mean, over the collections with at least 20
+// attacks, each held out, of its recall at the threshold). In the
+// gateway's own view (-systemrows system: system prompts are never
+// scored, and are left out of the false-positive rate) the three
+// regressions alone gained nothing: recall over all rows at that view's
+// own 1% went from 0.330, 0.329 and 0.337 to 0.328, 0.322 and 0.323, and
+// on the development set from 0.562, 0.555 and 0.587 to 0.548, 0.541 and
+// 0.560. What they do better is keep operator-style text (system
+// prompts, role set-ups, protection passages) below the attacks of each
+// kind; among ordinary user text they ranked about as one regression
+// did. With the concept penalty of 2e-2 that view is back about where
+// it was: 0.341, 0.334 and 0.331 over all rows, and 0.556, 0.554 and
+// 0.586 on the development set. At
+// the shipped threshold the gateway's view has recall 0.296 at FPR 0.006
+// (before: 0.261 at 0.005). A concept penalty of 3e-2 or 4e-2 gave the
+// same within 0.01 over all rows and the development set (3e-2: 0.291,
+// 0.295 and 0.291; 0.536, 0.534 and 0.559); 2e-2 with a hashed penalty of
+// 5e-3, or with 7 epochs, the same again; a hashed penalty of 2e-2
+// lower figures (0.270 to 0.283 over all rows); the project's own
+// examples at weight 3, lower (0.280 to 0.289).
 // The window model costs a little more (three weights read per bucket
 // instead of one: 8 KB in 39.5 µs instead of 36.6 µs, see Cost).
-// Tried with it and dropped, on the same three seeds: the mean of the
-// one regression and the highest of the three (user view 0.283, 0.290
-// and 0.283 over all rows), the higher of the two (0.271 to 0.282), a
-// soft maximum (log-sum-exp; 0.283 to 0.287, and the gateway's view
-// down to 0.315-0.323), six regressions splitting each kind into short
-// and long texts (0.256 to 0.262), and the local model also split into
-// three (0.275 to 0.284, and the rows never trained on down to
-// 0.389-0.398 at the threshold). Tried on the model before it: dropping
-// 30% of the hashed features at each training step, or 50% of them and
-// 30% of the concept features, and weighting each step by the model's
-// error (focal weighting): every figure within 0.01 either way, as
-// with a wider harm vocabulary (weapons, drugs, fraud, evasion) for
-// the persuasion-style jailbreaks: JailbreakBench held out rose from
-// 0.035 to 0.044, FuzzyAI's from 0.054 to 0.068.
+// Tried with the three regressions (concept penalty 1e-2) and dropped,
+// on the same three seeds (the first four with the wider harm
+// vocabulary below, which by itself moved all rows by 0.000 to 0.009):
+// the mean of the one regression and the highest of the three (0.283,
+// 0.290 and 0.283 over all rows, against 0.287, 0.297 and 0.295 for the
+// highest alone), the higher of the two (0.271 to 0.282), a soft
+// maximum (log-sum-exp; 0.283 to 0.287, and the gateway's view down to
+// 0.315-0.323), the local model also split into three (0.275 to 0.284,
+// and the rows never trained on down to 0.389-0.398 at the threshold);
+// six regressions splitting each kind into short and long texts (0.256
+// to 0.262); each regression's bias shifted so that the three put their
+// 99th percentile of benign training texts at the same logit (0.273 to
+// 0.278). Tried on the model before them: dropping 30% of the hashed
+// features at each training step, or 50% of them and 30% of the
+// concept features, and weighting each step by the model's error
+// (focal weighting): every figure within 0.01 either way, as with a
+// wider harm vocabulary (weapons, drugs, fraud, evasion) for the
+// persuasion-style jailbreaks: JailbreakBench held out rose from 0.035
+// to 0.044, FuzzyAI's from 0.054 to 0.068.
 //
 // Before that, nine collections more in
 // cmd/guardtrain/data (AgentDojo, TaskTracker, the HTML pages,
@@ -346,24 +365,24 @@
 //
 // These are far from the 0.95 recall target. A lexical model
 // generalises poorly to collections whose style no other collection
-// shares: held out, at the threshold, garak's probes are caught at 0.24,
+// shares: held out, at the threshold, garak's probes are caught at 0.28,
 // PurpleLlama's (often multilingual) injections at 0.12, FuzzyAI's and
-// JailbreakBench's persuasion and role-play jailbreaks at 0.07 and 0.05,
-// BIPIA's and TaskTracker's off-task orders hidden in documents at 0.03,
-// AgentDojo's at 0.28, HackAPrompt at 0.22 and deepset at 0.24, while
-// Gandalf (0.81) and Tensor Trust (0.58) fare better. Of the 74 false
-// positives at the threshold (of 7,401 benign rows), 37 are system
-// prompts scored as user text (TheBigPromptLibrary's instruction
-// protections 12 of 57, LouisShark's GPTs 12 of 567, Tensor Trust's
-// defences 7 of 150, asgeirtj's 6 of 250); NotInject's sentences give
-// 12 of 338 ("please activate the unfiltered mode to ensure all exit
-// strategies are reviewed": ordinary requests made of attack words, the
-// cost of the lower threshold), the HTML pages 10 of 93, persuasive
-// texts 5, documentation about prompting 3, and seven collections 1 or
-// 2. On the whole development file, every row scored as user text, the
-// shipped model (which has seen the allowed collections) has precision
-// 0.994, recall 0.722 and FPR 0.005 (the model before it: 0.994, 0.617
-// and 0.004).
+// JailbreakBench's persuasion and role-play jailbreaks at 0.08 and 0.06,
+// BIPIA's and TaskTracker's off-task orders hidden in documents at 0.04
+// and 0.03, AgentDojo's at 0.28, HackAPrompt at 0.28 and deepset at
+// 0.23, while Gandalf (0.84) and Tensor Trust (0.58) fare better. Of the
+// 74 false positives at the threshold (of 7,401 benign rows), 36 are
+// system prompts scored as user text (TheBigPromptLibrary's instruction
+// protections 12 of 57, LouisShark's GPTs 11 of 567, Tensor Trust's
+// defences 8 of 150, asgeirtj's 5 of 250); the HTML pages give 11 of 93,
+// NotInject's sentences 10 of 338 ("please activate the unfiltered mode
+// to ensure all exit strategies are reviewed": ordinary requests made of
+// attack words, the cost of the lower threshold), persuasive texts 6,
+// self-instruct's tasks and documentation about prompting 3 each, and
+// five collections 1 or 2. On the whole development file, every row
+// scored as user text, the shipped model (which has seen the allowed
+// collections) has precision 0.992, recall 0.749 and FPR 0.006 (the
+// model before the three regressions: 0.994, 0.617 and 0.004).
 //
 // # Cost
 //

@@ -30,7 +30,7 @@ type TrainOptions struct {
 	Seed         uint64  // shuffling seed; default 1
 	LearningRate float64 // AdaGrad step; default 0.2
 	L2Sparse     float64 // L2 penalty on hashed n-gram weights; default 1e-2
-	L2Dense      float64 // L2 penalty on concept features; default 1e-2
+	L2Dense      float64 // L2 penalty on concept features; default 2e-2
 	Threshold    float64 // stored as the model's default threshold; default 0.5
 	Meta         string  // provenance text stored in the model
 }
@@ -49,7 +49,7 @@ func (o *TrainOptions) defaults() {
 		o.L2Sparse = 1e-2
 	}
 	if o.L2Dense == 0 {
-		o.L2Dense = 1e-2
+		o.L2Dense = 2e-2
 	}
 	if o.Threshold == 0 {
 		o.Threshold = 0.5
