@@ -144,9 +144,9 @@
 //     spacing, homoglyphs, fullwidth, base64) of one short example in
 //     four.
 //
-// Rows are weighted by 1/sqrt(collection size) (full weight up to 100
-// rows) so that no collection sets the style; the project's own examples
-// weigh 5. Training is AdaGrad over 5 epochs (L2 1e-2 on the hashed
+// A collection weighs at most as much as 100 rows (a row of a collection
+// of n > 100 rows weighs 100/n), so that no collection sets the style;
+// the project's own examples weigh 5. Training is AdaGrad over 5 epochs (L2 1e-2 on the hashed
 // weights, 2e-2 on the concept weights) with fixed seeds,
 // and is reproducible: the command above writes the embedded file byte
 // for byte.
@@ -167,32 +167,34 @@
 // precision = that kind's flagged attacks over those plus all flagged
 // benign rows. Measured (out of fold):
 //
-//	threshold 0.7091 (pooled FPR 0.010 over 7,401 benign rows)
+//	threshold 0.6963 (pooled FPR 0.010 over 7,401 benign rows)
 //	                      all rows (12,694)      development set (4,337)
 //	kind        precision  recall   fpr      precision  recall   fpr
-//	all             0.955   0.296  0.010         0.989   0.460  0.005
-//	extraction      0.871   0.492  0.010         0.974   0.651  0.005
-//	jailbreak       0.867   0.317  0.010         0.971   0.518  0.005
-//	injection       0.888   0.213  0.010         0.951   0.261  0.005
+//	all             0.958   0.316  0.010         0.990   0.480  0.005
+//	extraction      0.874   0.505  0.010         0.975   0.663  0.005
+//	jailbreak       0.871   0.328  0.010         0.973   0.551  0.005
+//	injection       0.899   0.239  0.010         0.953   0.274  0.005
 //
-//	development set at its own FPR 0.010 (threshold 0.6312): recall 0.537
-//	(extraction 0.719, jailbreak 0.585, injection 0.351)
+//	development set at its own FPR 0.010 (threshold 0.6233): recall 0.558
+//	(extraction 0.729, jailbreak 0.619, injection 0.371)
 //	rows never trained on (the licence-restricted collections, 1,697):
-//	recall 0.462 at FPR 0.009 at the threshold; 0.520 at their own FPR 0.010
+//	recall 0.477 at FPR 0.009 at the threshold; 0.497 at their own FPR 0.010
 //
-// The last change to these figures was twofold: the window model's three
-// regressions, one per kind, in place of one regression for "attack or
-// not" (whose softmax over the kinds only named the kind), and the L2
-// penalty on concept weights doubled to 2e-2. Out of fold, seeds 1, 2
-// and 3 (thresholds 0.7091, 0.7043 and 0.7200; before 0.7999, 0.7880
-// and 0.8029), measured as `gateway guard eval` scores, system prompts as
-// user text:
+// The last change to these figures came in three steps: the window
+// model's three regressions, one per kind, in place of one regression
+// for "attack or not" (whose softmax over the kinds only named the
+// kind); the L2 penalty on concept weights doubled to 2e-2; and every
+// collection weighing as 100 rows at most, in place of rows weighted by
+// 1/sqrt(collection size). Out of fold, seeds 1, 2 and 3 (thresholds
+// 0.6963, 0.6928 and 0.7033; before 0.7999, 0.7880 and 0.8029),
+// measured as `gateway guard eval` scores, system prompts as user text:
 //
-//	                                 before                 three regressions      and L2 2e-2
-//	all rows                         0.261 0.269 0.259      0.283 0.289 0.292      0.296 0.301 0.291
-//	development set, own FPR 0.010   0.481 0.502 0.515      0.518 0.517 0.553      0.537 0.530 0.575
-//	never trained on, own FPR 0.010  0.436 0.382 0.426      0.460 0.455 0.478      0.520 0.494 0.522
-//	mean over 22 collections         0.354 0.368 0.349      0.383 0.388 0.388      0.389 0.395 0.385
+//	                        all rows            development set,     never trained on,    mean over 22
+//	                                            own FPR 0.010        own FPR 0.010        collections
+//	before                  0.261 0.269 0.259   0.481 0.502 0.515    0.436 0.382 0.426    0.354 0.368 0.349
+//	three regressions       0.283 0.289 0.292   0.518 0.517 0.553    0.460 0.455 0.478    0.383 0.388 0.388
+//	and L2 2e-2             0.296 0.301 0.291   0.537 0.530 0.575    0.520 0.494 0.522    0.389 0.395 0.385
+//	and collections even    0.316 0.314 0.306   0.558 0.554 0.575    0.497 0.457 0.554    0.395 0.396 0.388
 //
 // (the last line is the mean, over the collections with at least 20
 // attacks, each held out, of its recall at the threshold). In the
@@ -204,16 +206,27 @@
 // 0.560. What they do better is keep operator-style text (system
 // prompts, role set-ups, protection passages) below the attacks of each
 // kind; among ordinary user text they ranked about as one regression
-// did. With the concept penalty of 2e-2 that view is back about where
-// it was: 0.341, 0.334 and 0.331 over all rows, and 0.556, 0.554 and
-// 0.586 on the development set. At
-// the shipped threshold the gateway's view has recall 0.296 at FPR 0.006
-// (before: 0.261 at 0.005). A concept penalty of 3e-2 or 4e-2 gave the
-// same within 0.01 over all rows and the development set (3e-2: 0.291,
-// 0.295 and 0.291; 0.536, 0.534 and 0.559); 2e-2 with a hashed penalty of
-// 5e-3, or with 7 epochs, the same again; a hashed penalty of 2e-2
-// lower figures (0.270 to 0.283 over all rows); the project's own
-// examples at weight 3, lower (0.280 to 0.289).
+// did. With the concept penalty of 2e-2 that view was back about where
+// it had been (0.341, 0.334 and 0.331 over all rows, and 0.556, 0.554
+// and 0.586 on the development set), and with the collections weighed as
+// 100 rows it is above: 0.356, 0.345 and 0.347, and 0.581, 0.566 and
+// 0.592. At the shipped threshold the gateway's view has recall 0.316 at
+// FPR 0.006 (before: 0.261 at 0.005). Collection weights of
+// (100/n)^0.35, ^0.65 and ^0.8 put all rows at 0.279-0.290,
+// 0.299-0.306 and 0.304-0.313: the more even the collections, the
+// better; the project's own examples at weight 3 or 8 with them gave
+// 0.305-0.311 and 0.305-0.314. With the three regressions, before the
+// collections were evened: a concept penalty of 3e-2 or 4e-2 gave the
+// same as 2e-2 within 0.01 over all rows and the development set (3e-2:
+// 0.291, 0.295 and 0.291; 0.536, 0.534 and 0.559), and so did 2e-2 with
+// a hashed penalty of 5e-3 or with 7 epochs, or a local model weighing
+// 0.4 or 0.6 of the score instead of half, or a learning rate of 0.3;
+// a learning rate of 0.1 gave less (0.271 to 0.278 over all rows), and
+// so did, against the concept penalty of 1e-2 (0.283, 0.289 and 0.292),
+// a concept penalty of 5e-3 (0.271 to 0.283), a hashed penalty of 2e-2
+// (0.270 to 0.283) and the project's own examples at weight 3 (0.280 to
+// 0.289).
+//
 // The window model costs a little more (three weights read per bucket
 // instead of one: 8 KB in 39.5 µs instead of 36.6 µs, see Cost).
 // Tried with the three regressions (concept penalty 1e-2) and dropped,
@@ -365,23 +378,24 @@
 //
 // These are far from the 0.95 recall target. A lexical model
 // generalises poorly to collections whose style no other collection
-// shares: held out, at the threshold, garak's probes are caught at 0.28,
-// PurpleLlama's (often multilingual) injections at 0.12, FuzzyAI's and
-// JailbreakBench's persuasion and role-play jailbreaks at 0.08 and 0.06,
-// BIPIA's and TaskTracker's off-task orders hidden in documents at 0.04
-// and 0.03, AgentDojo's at 0.28, HackAPrompt at 0.28 and deepset at
-// 0.23, while Gandalf (0.84) and Tensor Trust (0.58) fare better. Of the
-// 74 false positives at the threshold (of 7,401 benign rows), 36 are
-// system prompts scored as user text (TheBigPromptLibrary's instruction
-// protections 12 of 57, LouisShark's GPTs 11 of 567, Tensor Trust's
-// defences 8 of 150, asgeirtj's 5 of 250); the HTML pages give 11 of 93,
+// shares: held out, at the threshold, garak's probes are caught at 0.34,
+// PurpleLlama's (often multilingual) injections at 0.13, FuzzyAI's and
+// JailbreakBench's persuasion and role-play jailbreaks at 0.07 and 0.05,
+// BIPIA's and TaskTracker's off-task orders hidden in documents at 0.07
+// and 0.03, the HTML pages' orders hidden in markup not at all,
+// AgentDojo's at 0.29, HackAPrompt at 0.28 and deepset at 0.23, while
+// Gandalf (0.84) and Tensor Trust (0.60) fare better. Of the 74 false
+// positives at the threshold (of 7,401 benign rows), 36 are system
+// prompts scored as user text (TheBigPromptLibrary's instruction
+// protections 14 of 57, LouisShark's GPTs 9 of 567, Tensor Trust's
+// defences 8 of 150, asgeirtj's 5 of 250); the HTML pages give 10 of 93,
 // NotInject's sentences 10 of 338 ("please activate the unfiltered mode
 // to ensure all exit strategies are reviewed": ordinary requests made of
-// attack words, the cost of the lower threshold), persuasive texts 6,
+// attack words, the cost of the lower threshold), persuasive texts 4,
 // self-instruct's tasks and documentation about prompting 3 each, and
-// five collections 1 or 2. On the whole development file, every row
+// seven collections 1 or 2. On the whole development file, every row
 // scored as user text, the shipped model (which has seen the allowed
-// collections) has precision 0.992, recall 0.749 and FPR 0.006 (the
+// collections) has precision 0.992, recall 0.722 and FPR 0.006 (the
 // model before the three regressions: 0.994, 0.617 and 0.004).
 //
 // # Cost
