@@ -215,7 +215,9 @@
 // (100/n)^0.35, ^0.65 and ^0.8 put all rows at 0.279-0.290,
 // 0.299-0.306 and 0.304-0.313: the more even the collections, the
 // better; the project's own examples at weight 3 or 8 with them gave
-// 0.305-0.311 and 0.305-0.314. With the three regressions, before the
+// 0.305-0.311 and 0.305-0.314, collections weighing as 50 or 200 rows
+// 0.304-0.317 and 0.297-0.306 (development set 0.545-0.556 and
+// 0.533-0.566), and the wider harm vocabulary below 0.307-0.316. With the three regressions, before the
 // collections were evened: a concept penalty of 3e-2 or 4e-2 gave the
 // same as 2e-2 within 0.01 over all rows and the development set (3e-2:
 // 0.291, 0.295 and 0.291; 0.536, 0.534 and 0.559), and so did 2e-2 with
