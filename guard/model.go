@@ -20,6 +20,13 @@ const (
 	numCols
 )
 
+// kindLogits adds up exactly three columns; these fail to compile if
+// numCols changes without it.
+const (
+	_ uint = numCols - 3
+	_ uint = 3 - numCols
+)
+
 // Model is a trained guard model: three logistic regressions, one per
 // kind of attack, each telling that kind from benign text, sharing one
 // feature space (hashed n-grams plus dense concept features); a
