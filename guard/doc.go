@@ -102,8 +102,8 @@
 //     collections (Lakera Gandalf and Mosscap, deepset, Giskard, BIPIA,
 //     the in-the-wild jailbreak set, UltraChat, awesome-chatgpt-prompts,
 //     self-instruct, Alpaca seeds);
-//   - cmd/guardtrain/data: 24 further collections (8,357 rows: 3,126
-//     attacks, 5,231 benign), each with its licence in its SOURCES.md:
+//   - cmd/guardtrain/data: 25 further collections (8,957 rows: 3,126
+//     attacks, 5,831 benign), each with its licence in its SOURCES.md:
 //     garak's probes, PurpleLlama's prompt-injection benchmarks,
 //     llm-guard, FuzzyAI, DecodingTrust, adaptive attacks, SecLists,
 //     PayloadsAllTheThings, JailbreakBench's PAIR, GCG and DSN prompts
@@ -115,8 +115,9 @@
 //     MT-bench, GSM8K, HumanEval and langkit's chats for benign text,
 //     many of them hard negatives (documents about prompts, "rewrite
 //     your previous answer", "act as" tasks, "the password is X, don't
-//     reveal it" system prompts), and about 870 system prompts of GPTs
-//     and products and passages that protect instructions;
+//     reveal it" system prompts), about 870 system prompts of GPTs
+//     and products and passages that protect instructions, and 600
+//     files of the Go distribution's sources (see Source code below);
 //   - examples written for this project, whose names, secrets and phrases
 //     are invented and none taken from an evaluation-only collection
 //     (attack phrasings of each kind;
@@ -146,14 +147,15 @@
 //
 // A collection weighs at most as much as 100 rows (a row of a collection
 // of n > 100 rows weighs 100/n), so that no collection sets the style;
-// the project's own examples weigh 5. Training is AdaGrad over 5 epochs (L2 1e-2 on the hashed
-// weights, 2e-2 on the concept weights) with fixed seeds,
+// the project's own examples weigh 5 and the Go sources as 300 rows.
+// Training is AdaGrad over 5 epochs (L2 1e-2 on the hashed weights,
+// 2e-2 on the concept weights) with fixed seeds,
 // and is reproducible: the command above writes the embedded file byte
 // for byte.
 //
 // # Threshold and measured figures
 //
-// With -cv every collection is held out in turn (44 folds: a fold never
+// With -cv every collection is held out in turn (45 folds: a fold never
 // trains and tests on the same collection; licence-restricted
 // collections are only ever test folds). The default threshold is the
 // lowest one whose false-positive rate on the pooled out-of-fold benign
@@ -167,43 +169,71 @@
 // precision = that kind's flagged attacks over those plus all flagged
 // benign rows. Measured (out of fold):
 //
-//	threshold 0.6963 (pooled FPR 0.010 over 7,401 benign rows)
-//	                      all rows (12,694)      development set (4,337)
+//	threshold 0.6832 (pooled FPR 0.010 over 8,001 benign rows)
+//	                      all rows (13,294)      development set (4,337)
 //	kind        precision  recall   fpr      precision  recall   fpr
-//	all             0.958   0.316  0.010         0.990   0.480  0.005
-//	extraction      0.874   0.505  0.010         0.975   0.663  0.005
-//	jailbreak       0.871   0.328  0.010         0.973   0.551  0.005
-//	injection       0.899   0.239  0.010         0.953   0.274  0.005
+//	all             0.954   0.313  0.010         0.990   0.480  0.005
+//	extraction      0.864   0.502  0.010         0.977   0.658  0.005
+//	jailbreak       0.865   0.335  0.010         0.976   0.567  0.005
+//	injection       0.888   0.231  0.010         0.956   0.266  0.005
 //
-//	development set at its own FPR 0.010 (threshold 0.6233): recall 0.558
-//	(extraction 0.729, jailbreak 0.619, injection 0.371)
+//	development set at its own FPR 0.010 (threshold 0.6067): recall 0.554
+//	(extraction 0.733, jailbreak 0.622, injection 0.355)
 //	rows never trained on (the licence-restricted collections, 1,697):
-//	recall 0.477 at FPR 0.009 at the threshold; 0.497 at their own FPR 0.010
+//	recall 0.470 at FPR 0.008 at the threshold
 //
 // # Where it falls short
 //
 // These figures are far from the 0.95 recall the guard was asked for,
 // and the limit is the ranking, not the threshold: at a pooled FPR of
-// 0.10 recall over all rows is still only 0.56. A lexical model
+// 0.10 recall over all rows is still only 0.57. A lexical model
 // generalises poorly to collections whose style no other collection
-// shares: held out, at the threshold, garak's probes are caught at 0.34,
-// PurpleLlama's (often multilingual) injections at 0.13, FuzzyAI's and
-// JailbreakBench's persuasion and role-play jailbreaks at 0.07 and 0.05,
-// BIPIA's and TaskTracker's off-task orders hidden in documents at 0.07
+// shares: held out, at the threshold, garak's probes are caught at 0.32,
+// PurpleLlama's (often multilingual) injections at 0.14, FuzzyAI's and
+// JailbreakBench's persuasion and role-play jailbreaks at 0.06 and 0.04,
+// BIPIA's and TaskTracker's off-task orders hidden in documents at 0.04
 // and 0.03, the HTML pages' orders hidden in markup not at all,
-// AgentDojo's at 0.29, HackAPrompt at 0.28 and deepset at 0.23, while
-// Gandalf (0.84) and Tensor Trust (0.60) fare better. Of the 74 false
-// positives at the threshold (of 7,401 benign rows), 36 are system
+// AgentDojo's at 0.30, HackAPrompt at 0.28 and deepset at 0.24, while
+// Gandalf (0.84) and Tensor Trust (0.59) fare better. Of the 80 false
+// positives at the threshold (of 8,001 benign rows), 37 are system
 // prompts scored as user text (TheBigPromptLibrary's instruction
-// protections 14 of 57, LouisShark's GPTs 9 of 567, Tensor Trust's
-// defences 8 of 150, asgeirtj's 5 of 250); the HTML pages give 10 of 93,
-// NotInject's sentences 10 of 338 ("please activate the unfiltered mode
+// protections 14 of 57, LouisShark's GPTs 11 of 567, Tensor Trust's
+// defences 7 of 150, asgeirtj's 5 of 250); the HTML pages give 10 of 93,
+// NotInject's sentences 9 of 338 ("please activate the unfiltered mode
 // to ensure all exit strategies are reviewed": ordinary requests made of
-// attack words), persuasive texts 4, self-instruct's tasks and
-// documentation about prompting 3 each, and seven collections 1 or 2.
-// On the whole development file, every row scored as user text, the
-// shipped model (which has seen the allowed collections) has precision
-// 0.992, recall 0.722 and FPR 0.006.
+// attack words), persuasive texts 5, the Go sources 4 of 600 (held out,
+// so scored by models that saw no code), MT-bench 3, and eight
+// collections 1 or 2. On the whole development file, every row scored
+// as user text, the shipped model (which has seen the allowed
+// collections) has precision 0.992, recall 0.713 and FPR 0.006.
+//
+// # Source code in tool results
+//
+// Coding agents send the files they read as tool results, and re-send
+// the whole history with every turn: one ordinary file flagged blocks
+// the rest of a session. Code is dense with the words attacks are made
+// of ("ignore", "instructions" meaning machine instructions, "rules" of
+// an ignore file, "run", "import", "system", "key", "token"), so the
+// training data holds 600 files of the Go distribution's sources as
+// benign rows, weighing as 300 rows. Every file of a tree scored as a
+// tool result (go run ./cmd/guardtrain -scan DIR -scanext .py), the
+// share flagged before and after, the last three in languages the
+// training data has no code of:
+//
+//	Go distribution's src (7,711 files, 600 trained on)   1.02% -> 0.21%
+//	Python 3.11's standard library (668)                  1.20% -> 0.60%
+//	C headers of a Debian system (7,297)                  1.64% -> 0.40%
+//	npm's own JavaScript (1,142)                          1.40% -> 0.44%
+//
+// TestShippedModelPassesOrdinaryGoSource holds the Go figure on the files
+// not trained on. The cost: of 400 injections (taken from the training
+// collections) planted as a comment line in Python, C and JavaScript
+// files, 46 are caught instead of 53: the rules catch 32 either way, the
+// model 14 instead of 21. The rules stay a floor for that reason: an
+// order in a comment is the attack a coding agent meets, and among the
+// code the model alone rarely sees it. The repository's own guard sources
+// and tests, which quote attacks, are still flagged (21 of its 189 Go
+// files).
 //
 // EXPERIMENTS.md, beside this file, records how the figures got here:
 // every change measured on several seeds, kept or dropped, with its

@@ -31,7 +31,9 @@
 // same model file byte for byte.
 //
 // Other flags: -eval evaluates the model embedded in this build on -data
-// (as `gateway guard eval` does); -dump writes the out-of-fold scores;
+// (as `gateway guard eval` does); -scan scores every source file under
+// the given directories as a tool result, the way coding agents send
+// files, and prints the share flagged; -dump writes the out-of-fold scores;
 // -fpr, -fprmode, -systemrows, -epochs, -l2sparse, -l2dense, -lr,
 // -ownweight and -exclude tune or inspect training.
 package main
@@ -131,8 +133,13 @@ func run(args []string, stdout io.Writer) error {
 	ownWeight := fs.Float64("ownweight", 5, "weight of the hand-written and templated examples (cross-validation: 2 below 3, 4 to 6 a little above it)")
 	systemRows := fs.String("systemrows", "user", "how cross-validation scores the benign system-prompt rows: user (as `gateway guard eval` does, counted in the FPR) or system (as the gateway does, left out of the FPR)")
 	evalOnly := fs.Bool("eval", false, "evaluate the model embedded in this build on -data (as `gateway guard eval` does) and exit")
+	scanDirs := fs.String("scan", "", "comma-separated directories: score every source file under them as a tool result with the model embedded in this build, print the share flagged, and exit")
+	scanExt := fs.String("scanext", ".go,.py,.js,.ts,.c,.h,.cc,.java,.rs,.rb,.md", "with -scan: the file name endings scanned")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *scanDirs != "" {
+		return scan(strings.Split(*scanDirs, ","), strings.Split(*scanExt, ","), nil, stdout)
 	}
 	if *data == "" {
 		return errors.New("-data is required")
@@ -274,6 +281,17 @@ func collection(source string) string {
 // and the most any collection weighs in all.
 const collWeightRef = 100
 
+// collWeightScale multiplies a collection's weight. The Go sources stand
+// for every programming language that coding agents send as tool results
+// (files read, diffs, build output): code is full of words that attacks
+// use ("ignore", "instructions", "run", "import", "system", "key"), and
+// one collection of 100 rows did not outweigh them. As 300 rows it took
+// the share of files flagged from 1.6% to 0.4% on C headers, 1.4% to 0.4%
+// on JavaScript and 1.2% to 0.6% on Python, languages it does not
+// contain, with no change to recall beyond the seed noise (see the guard
+// package's EXPERIMENTS.md).
+var collWeightScale = map[string]float64{"golang/go": 3}
+
 func example(r row) guard.Example {
 	return guard.Example{Text: r.Text, Attack: r.Label == "attack", Kind: guard.Kind(r.Kind)}
 }
@@ -298,6 +316,9 @@ func trainingSet(rows []row, heldOut map[string]bool, seed uint64, ownWeight flo
 	// seed compared (see the guard package's doc).
 	for i, c := range coll {
 		ex[i].Weight = math.Min(1, collWeightRef/float64(size[c]))
+		if k, ok := collWeightScale[c]; ok {
+			ex[i].Weight *= k
+		}
 	}
 	own := append(handWritten(), templated(seed)...)
 	own = append(own, documentTemplates(seed)...)
