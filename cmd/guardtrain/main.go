@@ -139,7 +139,7 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *scanDirs != "" {
-		return scan(strings.Split(*scanDirs, ","), strings.Split(*scanExt, ","), nil, stdout)
+		return scan(strings.Split(*scanDirs, ","), strings.Split(*scanExt, ","), stdout)
 	}
 	if *data == "" {
 		return errors.New("-data is required")
@@ -313,7 +313,7 @@ func trainingSet(rows []row, heldOut map[string]bool, seed uint64, ownWeight flo
 	// at most as much as collWeightRef rows (a row of a collection of n
 	// rows weighs collWeightRef/n), so every collection counts the same.
 	// Cross-validation measured this above 1/sqrt(n) weights on every
-	// seed compared (see the guard package's doc).
+	// seed compared (see the guard package's EXPERIMENTS.md).
 	for i, c := range coll {
 		ex[i].Weight = math.Min(1, collWeightRef/float64(size[c]))
 		if k, ok := collWeightScale[c]; ok {

@@ -31,6 +31,12 @@ func scanFiles(dirs, exts []string, skip func(string) bool) (scanResult, error) 
 	if err != nil {
 		return scanResult{}, err
 	}
+	var ends []string
+	for _, e := range exts {
+		if e = strings.TrimSpace(e); e != "" {
+			ends = append(ends, e)
+		}
+	}
 	var res scanResult
 	for _, dir := range dirs {
 		dir = strings.TrimSpace(dir)
@@ -41,7 +47,7 @@ func scanFiles(dirs, exts []string, skip func(string) bool) (scanResult, error) 
 			if err != nil {
 				return err
 			}
-			if d.IsDir() || !slices.ContainsFunc(exts, func(e string) bool { return e != "" && strings.HasSuffix(p, strings.TrimSpace(e)) }) {
+			if d.IsDir() || !slices.ContainsFunc(ends, func(e string) bool { return strings.HasSuffix(p, e) }) {
 				return nil
 			}
 			if skip != nil && skip(p) {
@@ -66,8 +72,8 @@ func scanFiles(dirs, exts []string, skip func(string) bool) (scanResult, error) 
 
 // scan prints what scanFiles found: the share of files flagged and the
 // flagged files.
-func scan(dirs, exts []string, skip func(string) bool, w io.Writer) error {
-	res, err := scanFiles(dirs, exts, skip)
+func scan(dirs, exts []string, w io.Writer) error {
+	res, err := scanFiles(dirs, exts, nil)
 	if err != nil {
 		return err
 	}
