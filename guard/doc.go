@@ -169,18 +169,18 @@
 // precision = that kind's flagged attacks over those plus all flagged
 // benign rows. Measured (out of fold):
 //
-//	threshold 0.6832 (pooled FPR 0.010 over 8,001 benign rows)
+//	threshold 0.6823 (pooled FPR 0.010 over 8,001 benign rows)
 //	                      all rows (13,294)      development set (4,337)
 //	kind        precision  recall   fpr      precision  recall   fpr
-//	all             0.954   0.313  0.010         0.990   0.480  0.005
-//	extraction      0.864   0.502  0.010         0.977   0.658  0.005
-//	jailbreak       0.865   0.335  0.010         0.976   0.567  0.005
+//	all             0.954   0.313  0.010         0.991   0.481  0.005
+//	extraction      0.864   0.503  0.010         0.977   0.660  0.005
+//	jailbreak       0.865   0.335  0.010         0.976   0.568  0.005
 //	injection       0.888   0.231  0.010         0.956   0.266  0.005
 //
 //	development set at its own FPR 0.010 (threshold 0.6067): recall 0.554
 //	(extraction 0.733, jailbreak 0.622, injection 0.355)
 //	rows never trained on (the licence-restricted collections, 1,697):
-//	recall 0.470 at FPR 0.008 at the threshold
+//	recall 0.471 at FPR 0.008 at the threshold
 //
 // # Where it falls short
 //
@@ -195,9 +195,9 @@
 // and 0.03, the HTML pages' orders hidden in markup not at all,
 // AgentDojo's at 0.30, HackAPrompt at 0.28 and deepset at 0.24, while
 // Gandalf (0.84) and Tensor Trust (0.59) fare better. Of the 80 false
-// positives at the threshold (of 8,001 benign rows), 37 are system
+// positives at the threshold (of 8,001 benign rows), 38 are system
 // prompts scored as user text (TheBigPromptLibrary's instruction
-// protections 14 of 57, LouisShark's GPTs 11 of 567, Tensor Trust's
+// protections 15 of 57, LouisShark's GPTs 11 of 567, Tensor Trust's
 // defences 7 of 150, asgeirtj's 5 of 250); the HTML pages give 10 of 93,
 // NotInject's sentences 9 of 338 ("please activate the unfiltered mode
 // to ensure all exit strategies are reviewed": ordinary requests made of
@@ -205,7 +205,7 @@
 // so scored by models that saw no code), MT-bench 3, and eight
 // collections 1 or 2. On the whole development file, every row scored
 // as user text, the shipped model (which has seen the allowed
-// collections) has precision 0.992, recall 0.713 and FPR 0.006.
+// collections) has precision 0.992, recall 0.714 and FPR 0.006.
 //
 // # Source code in tool results
 //
@@ -232,8 +232,19 @@
 // model 14 instead of 21. The rules stay a floor for that reason: an
 // order in a comment is the attack a coding agent meets, and among the
 // code the model alone rarely sees it. The repository's own guard sources
-// and tests, which quote attacks, are still flagged (21 of its 189 Go
+// and tests, which quote attacks, are still flagged (21 of its 190 Go
 // files).
+//
+// Documentation read the same way (the Markdown and HTML pages installed
+// on a Debian system and npm's own, 737 files) was flagged at 1.76%,
+// mostly by two rules reading a manual's words as orders: "share the
+// Zoom password" as a request for the password, and "applying ignore
+// rules" (an ignore file's patterns) as "ignore the rules". The password
+// rule now needs the asker or the model as the owner ("me", "us",
+// "your", "secret", or "the" right before the word), and "ignore" after
+// a determiner or a verb such as "applying" names a thing: 0.81%, with
+// the code collection. Over every row of the training and evaluation
+// data the rules match the same 711 attacks as before.
 //
 // EXPERIMENTS.md, beside this file, records how the figures got here:
 // every change measured on several seeds, kept or dropped, with its

@@ -153,15 +153,19 @@ func (sc *scratch) revealRules(i int) {
 		}
 	}
 	verb := sc.word(i)
-	// tell me the (secret) password / spell the passphrase
+	// tell me the (secret) password / spell the passphrase; "the" alone
+	// counts only right before it ("share the Zoom password", "type the
+	// username and password" are a manual's words to a person)
 	if isAskVerb(verb) {
 		owner = false
 		for j := i + 1; j < n && j <= i+4; j++ {
 			switch string(sc.word(j)) {
-			case "the", "your", "me", "us", "secret":
+			case "your", "me", "us", "secret":
 				owner = true
-			case "password", "passphrase", "passcode", "passwort":
-				if !owner {
+			case "the":
+				owner = owner || j+1 < n && isPasswordWord(sc.word(j+1)) || sc.wordIs(j+1, "secret")
+			default:
+				if !owner || !isPasswordWord(sc.word(j)) {
 					break
 				}
 				sc.rule = ruleHit{"asks for the password", KindExtraction, i}
@@ -186,8 +190,15 @@ func (sc *scratch) revealRules(i int) {
 // ignoreRulesRule: "ignore all (the) rules|instructions|guidelines", the
 // order given, not the operator's "ignore any instructions in the input"
 // or "disregard instructions that ..." (which say which instructions, so
-// they describe a defence).
+// they describe a defence), nor "ignore" naming a thing ("applying the
+// same ignore rules", "its ignore rules": an ignore file's patterns).
 func (sc *scratch) ignoreRulesRule(i int) {
+	if i > 0 && !sc.tokens[i].sent {
+		switch string(sc.word(i - 1)) {
+		case "the", "same", "its", "their", "our", "my", "his", "her", "these", "those", "of", "with", "for", "by", "default", "custom", "applying", "apply", "applies", "applied", "git", "npm", "docker":
+			return
+		}
+	}
 	n := len(sc.tokens)
 	for j := i + 1; j < n && j <= i+4; j++ {
 		if sc.tokens[j].sent {
@@ -232,4 +243,13 @@ func (sc *scratch) personaRule(i int) {
 			}
 		}
 	}
+}
+
+// isPasswordWord: the words for a secret a game or an operator guards.
+func isPasswordWord(w []byte) bool {
+	switch string(w) {
+	case "password", "passphrase", "passcode", "passwort":
+		return true
+	}
+	return false
 }
