@@ -133,7 +133,7 @@ func run(args []string, stdout io.Writer) error {
 	ownWeight := fs.Float64("ownweight", 5, "weight of the hand-written and templated examples (cross-validation: 2 below 3, 4 to 6 a little above it)")
 	systemRows := fs.String("systemrows", "user", "how cross-validation scores the benign system-prompt rows: user (as `gateway guard eval` does, counted in the FPR) or system (as the gateway does, left out of the FPR)")
 	evalOnly := fs.Bool("eval", false, "evaluate the model embedded in this build on -data (as `gateway guard eval` does) and exit")
-	scanDirs := fs.String("scan", "", "comma-separated directories: score every source file under them as a tool result with the model embedded in this build, print the share flagged, and exit")
+	scanDirs := fs.String("scan", "", "comma-separated directories: score every file under them whose name has one of the -scanext endings as a tool result with the model embedded in this build, print the share flagged, and exit")
 	scanExt := fs.String("scanext", ".go,.py,.js,.ts,.c,.h,.cc,.java,.rs,.rb,.md", "with -scan: the file name endings scanned")
 	if err := fs.Parse(args); err != nil {
 		return err
