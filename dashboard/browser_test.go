@@ -25,7 +25,9 @@ const chromiumPath = "/usr/bin/chromium"
 // through the form, land on the logs and see a row, open the activity
 // page, take a screenshot and find the SVG charts.
 //
-// Without Chromium the test fails, unless GATEWAY_SKIP_BROWSER_TESTS=1.
+// Without Chromium (or with GATEWAY_SKIP_BROWSER_TESTS=1) the test
+// skips, saying so; the project's test runner lists every skip and fails
+// on one in CI (-require-all), where Chromium is installed.
 // With GATEWAY_DASHBOARD_SCREENSHOTS=<dir> it also saves full-page PNGs of
 // every page there, for looking at the design.
 func TestBrowser(t *testing.T) {
@@ -33,7 +35,7 @@ func TestBrowser(t *testing.T) {
 		t.Skip("GATEWAY_SKIP_BROWSER_TESTS=1")
 	}
 	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("browser test needs Chromium at %s (Debian package \"chromium\"): %v; set GATEWAY_SKIP_BROWSER_TESTS=1 to skip", chromiumPath, err)
+		t.Skipf("the browser test needs Chromium at %s (Debian package \"chromium\"): %v", chromiumPath, err)
 	}
 	fx := newFixture(t)
 	fx.store.add(demoRecords(testNow, "acc_alpha", "key_alpha", 400)...)

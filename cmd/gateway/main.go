@@ -10,6 +10,7 @@
 //	gateway incidents list [--json]
 //	gateway incidents show ID
 //	gateway guard eval [--json] [--threshold X] FILE.jsonl
+//	gateway version
 //
 // Every command takes --db (env GATEWAY_DATABASE_URL) and creates the
 // store when it does not exist yet. Configuration is read from GATEWAY_*
@@ -38,6 +39,7 @@ commands:
   models      print the rate card
   incidents   list and show requests the guard blocked
   guard       evaluate the prompt-extraction guard on labelled data
+  version     print the module version and the VCS revision it was built from
 `
 
 func main() {
@@ -56,6 +58,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	case "version", "--version":
+		fmt.Fprintln(stdout, versionString())
+		return nil
 	}
 	cfg, err := loadConfig()
 	if err != nil {
@@ -77,9 +87,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("usage: gateway guard eval [--json] [--threshold X] FILE.jsonl")
 		}
 		return guardEval(args[2:], stdout)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", args[0])
