@@ -128,13 +128,17 @@ type Record struct {
 // RecordFilter selects log rows, newest first. Zero fields do not filter.
 type RecordFilter struct {
 	AccountID string
+	KeyID     string
 	Model     string
 	Vendor    string
 	Status    int
-	Since     time.Time
-	Until     time.Time
-	Limit     int    // default 100
-	Before    string // request id cursor: rows strictly older
+	// StatusClass selects a class of statuses: 2 for 2xx, 4 for 4xx, 5
+	// for 5xx (0: any).
+	StatusClass int
+	Since       time.Time
+	Until       time.Time
+	Limit       int    // default 100
+	Before      string // request id cursor: rows strictly older
 }
 
 // Incident is a request the guard blocked, kept for support review.

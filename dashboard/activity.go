@@ -98,7 +98,9 @@ func (d *Dashboard) collect(r *http.Request, account string, start, end time.Tim
 			if b := int(rec.CreatedAt.Sub(start) / step); b >= 0 && b < n {
 				a.buckets[b].add(rec)
 			}
-			group(a.byModel, rec.Model).add(rec)
+			// The same model id can come from two vendors: group by
+			// the prefixed id the caller sent.
+			group(a.byModel, prefixedModel(rec.Vendor, rec.Model)).add(rec)
 			group(a.byVend, rec.Vendor).add(rec)
 			a.oldest = rec.CreatedAt
 		}
@@ -126,6 +128,7 @@ type groupRow struct {
 	Requests, Errors                                string
 	Input, CacheRead, CacheWrite, Output, Reasoning string
 	Cost, Charge                                    string
+	CostExact, ChargeExact                          string
 	LogsURL                                         string
 }
 
@@ -133,6 +136,7 @@ type groupRow struct {
 type groupTable struct {
 	Title string
 	Rows  []groupRow
+	Admin bool // show the vendor cost
 }
 
 // rows formats m, by charge then requests, descending.
@@ -162,7 +166,8 @@ func rows(m map[string]*totals, link func(name string) string) []groupRow {
 			Name: label, Requests: count(t.Requests), Errors: count(t.Errors),
 			Input: count(t.Input), CacheRead: count(t.CacheRead), CacheWrite: count(t.CacheWrite),
 			Output: count(t.Output), Reasoning: count(t.Reasoning),
-			Cost: usd(t.Cost), Charge: usd(t.Charge), LogsURL: link(name),
+			Cost: usdBrief(t.Cost), Charge: usdBrief(t.Charge), CostExact: usd(t.Cost), ChargeExact: usd(t.Charge),
+			LogsURL: link(name),
 		})
 	}
 	return out
@@ -198,6 +203,13 @@ type rangeTab struct {
 // card is one figure with its label and an optional detail line.
 type card struct {
 	Label, Value, Detail, Class string
+	// Exact, when set, is the value to the last decimal (a title).
+	Exact string
+}
+
+// moneyCard is a card showing an amount briefly, exactly on hover.
+func moneyCard(label string, m gw.Money, detail, class string) card {
+	return card{Label: label, Value: usdBrief(m), Exact: usd(m), Detail: detail, Class: class}
 }
 
 // activity shows the activity of the chosen account over a period.
@@ -238,10 +250,12 @@ func (d *Dashboard) activity(w http.ResponseWriter, r *http.Request, v *viewer) 
 	t := agg.all
 	ok := t.Requests - t.Errors
 	p.Cards = []card{
-		{Label: "Spend", Value: usd(t.Charge), Detail: "charged to the balance", Class: "accent"},
-		{Label: "Vendor cost", Value: usd(t.Cost), Detail: "markup " + usd(agg.markup)},
+		moneyCard("Spend", t.Charge, "charged to the balance", "accent"),
 		{Label: "Requests", Value: count(t.Requests), Detail: count(ok) + " succeeded · " + count(t.Errors) + " failed"},
 		{Label: "Tokens", Value: count(t.tokens()), Detail: count(t.Input+t.CacheRead+t.CacheWrite) + " prompt · " + count(t.Output) + " output"},
+	}
+	if v.admin {
+		p.Cards = slices.Insert(p.Cards, 1, moneyCard("Vendor cost", t.Cost, "markup "+usdBrief(agg.markup), ""))
 	}
 	p.Tokens = []card{
 		{Label: "Input", Value: count(t.Input), Class: "s-input"},
@@ -258,9 +272,9 @@ func (d *Dashboard) activity(w http.ResponseWriter, r *http.Request, v *viewer) 
 		}
 		p.HasBalance = true
 		p.Balance = []card{
-			{Label: "Available", Value: usd(bal.Available), Detail: "balance minus holds", Class: "accent"},
-			{Label: "Balance", Value: usd(bal.Balance), Detail: "top-ups " + usd(bal.TopUps) + " · charged " + usd(bal.Charged)},
-			{Label: "Held", Value: usd(bal.Held), Detail: "reserved by requests in flight"},
+			moneyCard("Available", bal.Available, "balance minus holds", "accent"),
+			moneyCard("Balance", bal.Balance, "top-ups "+usdBrief(bal.TopUps)+" · charged "+usdBrief(bal.Charged), ""),
+			moneyCard("Held", bal.Held, "reserved by requests in flight", ""),
 		}
 	}
 	p.Charts = charts(agg, rg)
@@ -274,8 +288,8 @@ func (d *Dashboard) activity(w http.ResponseWriter, r *http.Request, v *viewer) 
 		}
 	}
 	p.Groups = []groupTable{
-		{Title: "By model", Rows: rows(agg.byModel, link("model"))},
-		{Title: "By vendor", Rows: rows(agg.byVend, link("vendor"))},
+		{Title: "By model", Rows: rows(agg.byModel, link("model")), Admin: v.admin},
+		{Title: "By vendor", Rows: rows(agg.byVend, link("vendor")), Admin: v.admin},
 	}
 	if agg.capped {
 		p.Capped = true

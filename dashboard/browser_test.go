@@ -220,11 +220,11 @@ func demoRecords(now time.Time, account, key string, n int) []gw.Record {
 		vendor, model string
 		inPrice       int64 // micro-cents per token, roughly
 	}{
-		{"openai", "openai/gpt-4o", 250},
-		{"openai", "openai/gpt-4o-mini", 15},
-		{"anthropic", "anthropic/claude-sonnet-4", 300},
-		{"google", "google/gemini-2.5-flash", 30},
-		{"groq", "groq/llama-3.3-70b-versatile", 59},
+		{"openai", "gpt-4o", 250},
+		{"openai", "gpt-4o-mini", 15},
+		{"anthropic", "claude-sonnet-4", 300},
+		{"google", "gemini-2.5-flash", 30},
+		{"groq", "llama-3.3-70b-versatile", 59},
 		{"deepseek", "deepseek/deepseek-reasoner", 55},
 	}
 	out := make([]gw.Record, 0, n)

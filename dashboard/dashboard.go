@@ -144,6 +144,7 @@ func New(cfg Config) (*Dashboard, error) {
 	m.Handle("POST /dashboard/signout", csrf.Handler(http.HandlerFunc(d.signout)))
 	m.HandleFunc("GET /dashboard/logs", d.signedIn(d.logs))
 	m.HandleFunc("GET /dashboard/logs/{id}", d.signedIn(d.detail))
+	m.HandleFunc("GET /dashboard/logs.csv", d.signedIn(d.exportCSV))
 	m.HandleFunc("GET /dashboard/activity", d.signedIn(d.activity))
 	m.HandleFunc("GET /dashboard/static/style.css", stylesheet)
 	m.HandleFunc("/dashboard/", d.notFound)

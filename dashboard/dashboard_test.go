@@ -3,6 +3,7 @@ package dashboard
 import (
 	"crypto/tls"
 	"encoding/base64"
+	"encoding/csv"
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,12 +52,12 @@ func newFixture(t *testing.T) *fixture {
 	fx.store.balances["acc_alpha"] = gw.Balance{TopUps: 50 * gw.USD, Charged: 12345678, Held: 3 * gw.Cent, Balance: 50*gw.USD - 12345678, Available: 50*gw.USD - 12345678 - 3*gw.Cent}
 	fx.store.balances["acc_beta"] = gw.Balance{TopUps: 7 * gw.USD, Balance: 7 * gw.USD, Available: 7 * gw.USD}
 	fx.store.add(
-		rec("req_alpha_01", "acc_alpha", "key_alpha", "openai", "openai/gpt-4o", 200, testNow.Add(-10*time.Minute)),
-		rec("req_alpha_02", "acc_alpha", "key_alpha", "anthropic", "anthropic/claude-sonnet-4", 200, testNow.Add(-2*time.Hour)),
-		rec("req_alpha_03", "acc_alpha", "key_alpha", "anthropic", "anthropic/claude-sonnet-4", 429, testNow.Add(-3*time.Hour)),
-		rec("req_alpha_04", "acc_alpha", "key_alpha", "groq", "groq/llama-3.3-70b", 200, testNow.Add(-3*24*time.Hour)),
+		rec("req_alpha_01", "acc_alpha", "key_alpha", "openai", "gpt-4o", 200, testNow.Add(-10*time.Minute)),
+		rec("req_alpha_02", "acc_alpha", "key_alpha", "anthropic", "claude-sonnet-4", 200, testNow.Add(-2*time.Hour)),
+		rec("req_alpha_03", "acc_alpha", "key_alpha", "anthropic", "claude-sonnet-4", 429, testNow.Add(-3*time.Hour)),
+		rec("req_alpha_04", "acc_alpha", "key_alpha", "groq", "llama-3.3-70b", 200, testNow.Add(-3*24*time.Hour)),
 		rec("req_beta_01", "acc_beta", "key_beta", "mistral", "mistral/beta-only-model", 200, testNow.Add(-5*time.Minute)),
-		rec("req_beta_02", "acc_beta", "key_beta", "openai", "openai/gpt-4o", 502, testNow.Add(-4*time.Hour)),
+		rec("req_beta_02", "acc_beta", "key_beta", "openai", "gpt-4o", 502, testNow.Add(-4*time.Hour)),
 	)
 	var err error
 	fx.d, err = New(Config{Store: fx.store, AdminToken: adminToken, Now: func() time.Time { return fx.now }})
@@ -413,6 +415,12 @@ func TestLogFilters(t *testing.T) {
 	}{
 		{"no filter lists every row", "", "req_alpha_01 req_alpha_02 req_alpha_03 req_alpha_04", ""},
 		{"model", "model=anthropic/claude-sonnet-4", "req_alpha_02 req_alpha_03", ""},
+		{"bare model id", "model=claude-sonnet-4", "req_alpha_02 req_alpha_03", ""},
+		{"prefixed model of another vendor", "model=groq/claude-sonnet-4", "", "No requests match these filters"},
+		{"status class", "status=4xx", "req_alpha_03", ""},
+		{"status class 2xx", "status=2xx", "req_alpha_01 req_alpha_02 req_alpha_04", ""},
+		{"key", "key=key_alpha", "req_alpha_01 req_alpha_02 req_alpha_03 req_alpha_04", ""},
+		{"other key", "key=key_beta", "", "No requests match these filters"},
 		{"vendor", "vendor=groq", "req_alpha_04", ""},
 		{"status", "status=429", "req_alpha_03", ""},
 		{"vendor and status", "vendor=anthropic&status=200", "req_alpha_02", ""},
@@ -443,7 +451,7 @@ func TestLogFilters(t *testing.T) {
 func TestLogsPaging(t *testing.T) {
 	fx := newFixture(t)
 	for i := range 120 {
-		fx.store.add(rec(fmt.Sprintf("req_gamma_%03d", i), "acc_gamma", "key_gamma", "openai", "openai/gpt-4o-mini", 200, testNow.Add(-time.Duration(i)*time.Minute)))
+		fx.store.add(rec(fmt.Sprintf("req_gamma_%03d", i), "acc_gamma", "key_gamma", "openai", "gpt-4o-mini", 200, testNow.Add(-time.Duration(i)*time.Minute)))
 	}
 	fx.store.addKey(gw.Key{ID: "key_gamma", AccountID: "acc_gamma", AccountName: "Gamma"}, auth.Hash("gwk_"+strings.Repeat("g", 43)))
 	c := fx.session("gwk_" + strings.Repeat("g", 43))
@@ -483,7 +491,7 @@ func TestDetailShowsTheNumbers(t *testing.T) {
 	fx := newFixture(t)
 	r := gw.Record{
 		RequestID: "req_alpha_detail", AccountID: "acc_alpha", KeyID: "key_alpha", Endpoint: gw.ShapeM,
-		Vendor: "anthropic", Model: "anthropic/claude-opus-4", Stream: true, Status: 200, CreatedAt: testNow.Add(-time.Minute),
+		Vendor: "anthropic", Model: "claude-opus-4", Stream: true, Status: 200, CreatedAt: testNow.Add(-time.Minute),
 		Usage: gw.Usage{InputTokens: 12345, CacheReadTokens: 67890, CacheWrite5mTokens: 1111, CacheWrite1hTokens: 2222,
 			OutputTokens: 3456, ReasoningTokens: 789, OptimizerTokens: 21, Reported: true},
 		Cost:    123456789, // $1.23456789
@@ -497,15 +505,39 @@ func TestDetailShowsTheNumbers(t *testing.T) {
 	for _, want := range []string{
 		"req_alpha_detail", "/v1/messages", "anthropic/claude-opus-4", "200 OK", "stream",
 		"12,345", "67,890", "1,111", "2,222", "3,456", "789", "83,568", "87,024",
-		"$1.23456789", "123.456789¢", // vendor cost
 		"$1.34567900", "134.567900¢", // charge = cost x 1.09
-		"$0.11111111", "11.111111¢", // markup
 		"2,345 ms", "312 ms", "pass", "dropped: top_k", "21 prompt tokens were added",
 		"Alpha Labs", auth.Hint(alphaKey), "2026-11-20 12:29:00.000 UTC",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("detail page lacks %q", want)
 		}
+	}
+	// A customer sees what it pays, never the vendor cost or the markup.
+	for _, hidden := range []string{"$1.23456789", "123.456789¢", "$0.11111111", "11.111111¢", "Vendor cost", "Markup", "1.09"} {
+		if strings.Contains(body, hidden) {
+			t.Errorf("customer's detail page shows %q", hidden)
+		}
+	}
+	admin := fx.page("/dashboard/logs/req_alpha_detail", fx.session(adminToken))
+	for _, want := range []string{
+		"$1.23456789", "123.456789¢", // vendor cost
+		"$1.34567900", "134.567900¢", // charge
+		"$0.11111111", "11.111111¢", // markup
+	} {
+		if !strings.Contains(admin, want) {
+			t.Errorf("admin's detail page lacks %q", want)
+		}
+	}
+	logs := fx.page("/dashboard/logs", c)
+	if !strings.Contains(logs, `title="$1.34567900">$1.3457<`) {
+		t.Error("logs row lacks the brief charge with the exact one as its title")
+	}
+	if strings.Contains(logs, "Vendor cost") || strings.Contains(logs, "$1.2346") {
+		t.Error("customer's logs show the vendor cost")
+	}
+	if adminLogs := fx.page("/dashboard/logs", fx.session(adminToken)); !strings.Contains(adminLogs, "Vendor cost") || !strings.Contains(adminLogs, `title="$1.23456789">$1.2346<`) {
+		t.Error("admin's logs lack the vendor cost")
 	}
 	if w := fx.get("/dashboard/logs/req_missing", c); w.Code != http.StatusNotFound {
 		t.Errorf("missing record: status %d, want 404", w.Code)
@@ -623,9 +655,8 @@ func TestActivity(t *testing.T) {
 	charge := gw.Charge(fixtureCost)
 	for _, want := range []string{
 		"Last 24 hours",
-		usd(2 * charge),      // spend: two successful alpha requests in 24h
-		usd(2 * fixtureCost), // vendor cost
-		"markup " + usd(2*(charge-fixtureCost)),
+		usdBrief(2 * charge), // spend: two successful alpha requests in 24h
+		`title="` + usd(2*charge) + `"`,
 		"2 succeeded · 1 failed",
 		`<svg class="chart"`, `id="chart-spend"`, `id="chart-requests"`, `id="chart-tokens"`,
 		"openai/gpt-4o", "anthropic/claude-sonnet-4",
@@ -637,6 +668,15 @@ func TestActivity(t *testing.T) {
 	}
 	if strings.Contains(body, "groq/llama") {
 		t.Error("24h activity counts a record from 3 days ago")
+	}
+	if strings.Contains(body, "Vendor cost") || strings.Contains(body, "markup") {
+		t.Error("a customer's activity shows the vendor cost or the markup")
+	}
+	admin := fx.page("/dashboard/activity?account=acc_alpha", fx.session(adminToken))
+	for _, want := range []string{"Vendor cost", `title="` + usd(2*fixtureCost) + `"`, "markup " + usdBrief(2*(charge-fixtureCost))} {
+		if !strings.Contains(admin, want) {
+			t.Errorf("admin's activity lacks %q", want)
+		}
 	}
 	if n := strings.Count(body, `<g class="bar">`); n != 3*24 {
 		t.Errorf("%d bars, want 72 (three charts of 24 hours)", n)
@@ -656,7 +696,7 @@ func TestActivity(t *testing.T) {
 func TestActivityIsCapped(t *testing.T) {
 	fx := newFixture(t)
 	for i := range 30 {
-		fx.store.add(rec(fmt.Sprintf("req_alpha_bulk_%02d", i), "acc_alpha", "key_alpha", "openai", "openai/gpt-4o", 200, testNow.Add(-time.Duration(i)*time.Second)))
+		fx.store.add(rec(fmt.Sprintf("req_alpha_bulk_%02d", i), "acc_alpha", "key_alpha", "openai", "gpt-4o", 200, testNow.Add(-time.Duration(i)*time.Second)))
 	}
 	fx.d.pageSize, fx.d.maxPages = 10, 2
 	c := fx.session(alphaKey)
@@ -772,5 +812,58 @@ func TestFormatting(t *testing.T) {
 		if got := duration(d); got != want {
 			t.Errorf("duration(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// The same model id served by two vendors is two rows of the by-model
+// table, each named by its prefixed id.
+func TestActivityGroupsByPrefixedModel(t *testing.T) {
+	fx := newFixture(t)
+	fx.store.add(
+		rec("req_alpha_tg", "acc_alpha", "key_alpha", "together", "meta-llama/Llama-3.3-70B", 200, testNow.Add(-time.Minute)),
+		rec("req_alpha_fw", "acc_alpha", "key_alpha", "openrouter", "meta-llama/Llama-3.3-70B", 200, testNow.Add(-2*time.Minute)),
+	)
+	body := fx.page("/dashboard/activity", fx.session(alphaKey))
+	for _, want := range []string{">together/meta-llama/Llama-3.3-70B<", ">openrouter/meta-llama/Llama-3.3-70B<"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("activity lacks the row %q", want)
+		}
+	}
+	logs := fx.page("/dashboard/logs?model=together/meta-llama/Llama-3.3-70B", fx.session(alphaKey))
+	if got := strings.Join(ids(logs), " "); got != "req_alpha_tg" {
+		t.Errorf("prefixed filter rows %q, want req_alpha_tg", got)
+	}
+}
+
+func TestExportCSV(t *testing.T) {
+	fx := newFixture(t)
+	fx.store.add(rec("req_alpha_formula", "acc_alpha", "key_alpha", "openai", "=HYPERLINK(1)", 200, testNow.Add(-time.Second)))
+	w := fx.get("/dashboard/logs.csv?vendor=openai", fx.session(alphaKey))
+	if w.Code != http.StatusOK || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/csv") {
+		t.Fatalf("status %d, type %q", w.Code, w.Header().Get("Content-Type"))
+	}
+	rows, err := csv.NewReader(strings.NewReader(w.Body.String())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 { // header, the formula row, req_alpha_01
+		t.Fatalf("%d rows, want 3:\n%s", len(rows), w.Body.String())
+	}
+	if slices.Contains(rows[0], "vendor_cost_usd") {
+		t.Error("a customer's export has the vendor cost")
+	}
+	if rows[1][1] != "req_alpha_formula" || rows[1][5] != "'openai/=HYPERLINK(1)" && rows[1][5] != "openai/=HYPERLINK(1)" {
+		t.Errorf("first row %v", rows[1])
+	}
+	if rows[2][1] != "req_alpha_01" || rows[2][15] != gw.Charge(fixtureCost).USDString() {
+		t.Errorf("second row %v, want req_alpha_01 charged %s", rows[2], gw.Charge(fixtureCost).USDString())
+	}
+	admin := fx.get("/dashboard/logs.csv?account=acc_alpha&status=4xx", fx.session(adminToken)).Body.String()
+	arows, err := csv.NewReader(strings.NewReader(admin)).ReadAll()
+	if err != nil || len(arows) != 2 || !slices.Contains(arows[0], "vendor_cost_usd") || arows[1][1] != "req_alpha_03" {
+		t.Errorf("admin export %v, %v", arows, err)
+	}
+	if got := cell("-1+2"); got != "'-1+2" {
+		t.Errorf("cell(-1+2) = %q", got)
 	}
 }

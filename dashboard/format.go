@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,32 @@ func usd(m gw.Money) string {
 		return "-$" + rest
 	}
 	return "$" + s
+}
+
+// usdBrief formats m for a table: dollars to four decimals, rounded half
+// away from zero ("$0.0123", "$12.5000"); an amount below $0.0001 keeps
+// its significant digits instead of showing as zero ("$0.00001234"). The
+// exact amount (usd) goes in the cell's title.
+func usdBrief(m gw.Money) string {
+	const unit = gw.USD / 10_000 // $0.0001
+	abs := m
+	if abs < 0 {
+		abs = -abs
+	}
+	if m == 0 || abs >= unit {
+		q := abs / unit // in $0.0001; cannot overflow when rounded up
+		if abs%unit*2 >= unit {
+			q++
+		}
+		frac := strconv.FormatInt(int64(q%10_000), 10)
+		s := "$" + strconv.FormatInt(int64(q/10_000), 10) + "." + strings.Repeat("0", 4-len(frac)) + frac
+		if m < 0 {
+			s = "-" + s
+		}
+		return s
+	}
+	s := usd(m)
+	return strings.TrimRight(s, "0")
 }
 
 // usdShort formats m in dollars without trailing zeros beyond the cents
@@ -154,4 +181,24 @@ func vendors() []string {
 // filter.
 func statuses() []int {
 	return []int{200, 400, 401, 402, 403, 404, 413, 429, 500, 502, 503, 504}
+}
+
+// prefixedModel is the model id as callers send it: "openai/gpt-6-sol".
+func prefixedModel(vendor, model string) string {
+	if vendor == "" {
+		return model
+	}
+	return vendor + "/" + model
+}
+
+// splitPrefixed splits a prefixed model id ("openrouter/meta-llama/x")
+// into its vendor and the vendor's model id. ok is false when the first
+// segment names no vendor (a bare vendor model id such as
+// "meta-llama/Llama-3").
+func splitPrefixed(s string) (vendor, model string, ok bool) {
+	vendor, model, ok = strings.Cut(s, "/")
+	if !ok || model == "" || !slices.Contains(vendors(), vendor) {
+		return "", s, false
+	}
+	return vendor, model, true
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,13 +19,16 @@ type logsPage struct {
 	ShowAccount bool // admin viewing all accounts: an account column
 	Form        logsForm
 	Vendors     []option
+	Keys        []option
 	Statuses    []option
 	Ranges      []option
 	Rows        []recordView
 	// NewestURL leads back to the first page when paging; OlderURL to
 	// the next page, when there is one.
 	NewestURL, OlderURL string
-	Filtered            bool
+	// ExportURL downloads every row the filters select as CSV.
+	ExportURL string
+	Filtered  bool
 }
 
 // logsForm echoes the filters back into the form.
@@ -57,7 +61,7 @@ func logRanges() []logRange {
 
 // filterKeys are the query parameters the logs page keeps when paging.
 func filterKeys() []string {
-	return []string{"account", "model", "vendor", "status", "range", "since", "until"}
+	return []string{"account", "model", "vendor", "key", "status", "range", "since", "until"}
 }
 
 // logFilter reads the logs filters from q. Values it cannot use are
@@ -65,15 +69,21 @@ func filterKeys() []string {
 func (d *Dashboard) logFilter(q url.Values, account string) (gw.RecordFilter, []string) {
 	f := gw.RecordFilter{
 		AccountID: account,
-		Model:     strings.TrimSpace(q.Get("model")),
 		Vendor:    strings.TrimSpace(q.Get("vendor")),
+		KeyID:     strings.TrimSpace(q.Get("key")),
 		Before:    strings.TrimSpace(q.Get("before")),
 	}
+	f.Model = strings.TrimSpace(q.Get("model"))
+	if vendor, model, ok := splitPrefixed(f.Model); ok && (f.Vendor == "" || f.Vendor == vendor) {
+		f.Vendor, f.Model = vendor, model
+	}
 	var notices []string
-	if s := strings.TrimSpace(q.Get("status")); s != "" {
+	if s := strings.TrimSpace(q.Get("status")); len(s) == 3 && strings.HasSuffix(s, "xx") && s[0] >= '1' && s[0] <= '5' {
+		f.StatusClass = int(s[0] - '0')
+	} else if s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 100 || n > 599 {
-			notices = append(notices, "Ignored the status filter: it must be an HTTP status such as 200 or 429.")
+			notices = append(notices, "Ignored the status filter: it must be an HTTP status such as 200 or 429, or a class such as 4xx.")
 		} else {
 			f.Status = n
 		}
@@ -140,6 +150,23 @@ func (d *Dashboard) logs(w http.ResponseWriter, r *http.Request, v *viewer) {
 	for _, name := range vendors() {
 		p.Vendors = append(p.Vendors, option{Value: name, Label: name, Selected: name == f.Vendor})
 	}
+	for _, k := range v.keys {
+		if account == "" && v.admin || k.AccountID == account {
+			label := k.Hint
+			if label == "" {
+				label = k.ID
+			}
+			p.Keys = append(p.Keys, option{Value: k.ID, Label: label, Selected: k.ID == f.KeyID})
+		}
+	}
+	slices.SortFunc(p.Keys, func(a, b option) int { return strings.Compare(a.Value, b.Value) })
+	for c := 2; c <= 5; c++ {
+		if c == 3 {
+			continue
+		}
+		val := strconv.Itoa(c) + "xx"
+		p.Statuses = append(p.Statuses, option{Value: val, Label: "any " + val, Selected: f.StatusClass == c})
+	}
 	known := false
 	for _, s := range statuses() {
 		p.Statuses = append(p.Statuses, option{Value: strconv.Itoa(s), Label: strconv.Itoa(s) + " " + http.StatusText(s), Selected: s == f.Status})
@@ -157,7 +184,8 @@ func (d *Dashboard) logs(w http.ResponseWriter, r *http.Request, v *viewer) {
 			keep.Set(k, val)
 		}
 	}
-	p.Filtered = f.Model != "" || f.Vendor != "" || f.Status != 0 || !f.Since.IsZero() || !f.Until.IsZero()
+	p.Filtered = f.Model != "" || f.Vendor != "" || f.KeyID != "" || f.Status != 0 || f.StatusClass != 0 || !f.Since.IsZero() || !f.Until.IsZero()
+	p.ExportURL = withQuery("/dashboard/logs.csv", keep)
 	if len(recs) > d.logsPerPage {
 		recs = recs[:d.logsPerPage]
 		older := url.Values{}
@@ -191,11 +219,15 @@ type recordView struct {
 	Prompt, Total                                   string
 	Reported, HasReportedCost                       bool
 	ReportedCost                                    string
-	Cost, Markup, Charge                            string
-	CostCents, MarkupCents, ChargeCents             string
-	Charged                                         bool
-	Latency, TTFB                                   string
-	Guard, GuardClass, Note                         string
+	// Cost, Markup and Charge are brief (four decimals); the *Exact
+	// fields hold every decimal, for titles and the detail view. Vendor
+	// cost and markup are shown to the administrator only.
+	Cost, Markup, Charge                string
+	CostExact, MarkupExact, ChargeExact string
+	CostCents, MarkupCents, ChargeCents string
+	Charged                             bool
+	Latency, TTFB                       string
+	Guard, GuardClass, Note             string
 }
 
 // view formats r. account is the scope of the page, kept in the detail
@@ -218,7 +250,7 @@ func (d *Dashboard) view(v *viewer, r *gw.Record, account string) recordView {
 		KeyID:           r.KeyID,
 		Endpoint:        endpointPath(r.Endpoint),
 		Vendor:          r.Vendor,
-		Model:           r.Model,
+		Model:           prefixedModel(r.Vendor, r.Model),
 		Stream:          r.Stream,
 		Status:          r.Status,
 		StatusText:      http.StatusText(r.Status),
@@ -237,9 +269,11 @@ func (d *Dashboard) view(v *viewer, r *gw.Record, account string) recordView {
 		Reported:        u.Reported,
 		HasReportedCost: u.HasReportedCost,
 		ReportedCost:    usd(u.ReportedCost),
-		Cost:            usd(r.Cost),
+		Cost:            usdBrief(r.Cost),
+		CostExact:       usd(r.Cost),
 		CostCents:       cents(r.Cost),
-		Charge:          usd(r.Charge),
+		Charge:          usdBrief(r.Charge),
+		ChargeExact:     usd(r.Charge),
 		ChargeCents:     cents(r.Charge),
 		Charged:         r.Charge != 0,
 		Latency:         duration(r.Latency),
@@ -257,7 +291,7 @@ func (d *Dashboard) view(v *viewer, r *gw.Record, account string) recordView {
 	if r.Charge != 0 {
 		markup = r.Charge - r.Cost
 	}
-	rv.Markup, rv.MarkupCents = usd(markup), cents(markup)
+	rv.Markup, rv.MarkupExact, rv.MarkupCents = usdBrief(markup), usd(markup), cents(markup)
 	if k, ok := v.keys[r.KeyID]; ok {
 		rv.KeyHint = k.Hint
 	}

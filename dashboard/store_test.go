@@ -174,6 +174,8 @@ func (s *fakeStore) Records(_ context.Context, f gw.RecordFilter) ([]gw.Record, 
 			f.Model != "" && r.Model != f.Model,
 			f.Vendor != "" && r.Vendor != f.Vendor,
 			f.Status != 0 && r.Status != f.Status,
+			f.KeyID != "" && r.KeyID != f.KeyID,
+			f.StatusClass != 0 && r.Status/100 != f.StatusClass,
 			!f.Since.IsZero() && r.CreatedAt.Before(f.Since),
 			!f.Until.IsZero() && !r.CreatedAt.Before(f.Until),
 			cursor != nil && newer(*cursor, r) >= 0:

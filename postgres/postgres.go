@@ -549,6 +549,12 @@ func (db *DB) Records(ctx context.Context, f gw.RecordFilter) ([]gw.Record, erro
 	if f.Status != 0 {
 		add("status = $?", f.Status)
 	}
+	if f.KeyID != "" {
+		add("key_id = $?", f.KeyID)
+	}
+	if f.StatusClass != 0 {
+		add("status / 100 = $?", f.StatusClass)
+	}
 	if !f.Since.IsZero() {
 		add("created_at >= $?", f.Since)
 	}

@@ -677,6 +677,7 @@ func testRecords(t *testing.T, s gw.Store) {
 		mk("req_05", "acct_a", "openai", "gpt-x", 502, 3*time.Second),
 		mk("req_06", "acct_b", "google", "gemini-x", 200, 4*time.Second),
 	}
+	all[1].KeyID, all[3].KeyID = "key_2", "key_2"
 	for _, i := range []int{3, 0, 5, 1, 4, 2} { // not in time order
 		if err := s.Log(ctx, all[i]); err != nil {
 			t.Fatalf("Log(%s): %v", all[i].RequestID, err)
@@ -700,6 +701,10 @@ func testRecords(t *testing.T, s gw.Store) {
 		{"cursor at the oldest", gw.RecordFilter{Before: "req_01"}, nil},
 		{"unknown cursor", gw.RecordFilter{Before: "req_nope"}, nil},
 		{"no match", gw.RecordFilter{Vendor: "mistral"}, nil},
+		{"key", gw.RecordFilter{KeyID: "key_2"}, []string{"req_04", "req_02"}},
+		{"status class 2xx", gw.RecordFilter{StatusClass: 2, AccountID: "acct_a"}, []string{"req_04", "req_02", "req_01"}},
+		{"status class 4xx", gw.RecordFilter{StatusClass: 4}, []string{"req_03"}},
+		{"status class 5xx", gw.RecordFilter{StatusClass: 5}, []string{"req_05"}},
 	}
 	for _, tt := range tests {
 		got, err := s.Records(ctx, tt.f)
