@@ -86,7 +86,7 @@ func TestBrowser(t *testing.T) {
 
 	began := time.Now()
 	if err := chromedp.Do(ctx,
-		chromedp.EmulateViewport(1440, 900),
+		chromedp.EmulateViewport(1280, 900),
 		chromedp.Navigate(srv.URL+"/dashboard"),
 		chromedp.WaitVisible(chromedp.CSS("#key")),
 	); err != nil {
@@ -121,6 +121,7 @@ func TestBrowser(t *testing.T) {
 	}
 	t.Logf("signed in, logs shown: %v", time.Since(began).Round(time.Millisecond))
 	save("logs")
+	fits(t, ctx, "customer's logs")
 	if shots != "" {
 		if err := chromedp.Do(ctx,
 			chromedp.Click(chromedp.CSS("table.logs tbody tr a.rid")),
@@ -272,4 +273,17 @@ func demoRecords(now time.Time, account, key string, n int) []gw.Record {
 		out = append(out, r)
 	}
 	return out
+}
+
+// fits fails when the logs table is wider than its box: at the 1280 px
+// viewport every column must show without a horizontal scroll.
+func fits(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	over, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`(() => { const w = document.querySelector(".table-wrap"); return w.scrollWidth - w.clientWidth; })()`))
+	if err != nil {
+		t.Fatalf("%s: measure the table: %v", what, err)
+	}
+	if over > 0 {
+		t.Errorf("%s: the table overflows its box by %.0f px at 1280 px", what, over)
+	}
 }

@@ -146,6 +146,7 @@ func New(cfg Config) (*Dashboard, error) {
 	m.HandleFunc("GET /dashboard/logs/{id}", d.signedIn(d.detail))
 	m.HandleFunc("GET /dashboard/logs.csv", d.signedIn(d.exportCSV))
 	m.HandleFunc("GET /dashboard/activity", d.signedIn(d.activity))
+	m.HandleFunc("GET /dashboard/incidents", d.signedIn(d.incidents))
 	m.HandleFunc("GET /dashboard/static/style.css", stylesheet)
 	m.HandleFunc("/dashboard/", d.notFound)
 	d.mux = m
@@ -155,7 +156,7 @@ func New(cfg Config) (*Dashboard, error) {
 // parsePages parses each page template together with the layout.
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"signin", "logs", "detail", "activity", "error"} {
+	for _, name := range []string{"signin", "logs", "detail", "activity", "incidents", "error"} {
 		t, err := template.New("layout.html").ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("dashboard: parse %s template: %w", name, err)
@@ -418,9 +419,10 @@ type basePage struct {
 	// Who names the signed-in person; empty on the sign-in page.
 	Who   string
 	Admin bool
-	// LogsURL and ActivityURL keep the admin's account choice.
-	LogsURL, ActivityURL string
-	Notices              []string
+	// LogsURL, ActivityURL and IncidentsURL keep the admin's account
+	// choice.
+	LogsURL, ActivityURL, IncidentsURL string
+	Notices                            []string
 }
 
 // base fills the layout's fields for a signed-in page.
@@ -430,12 +432,13 @@ func base(v *viewer, title, nav, account string) basePage {
 		q.Set("account", account)
 	}
 	return basePage{
-		Title:       title,
-		Nav:         nav,
-		Who:         v.label(),
-		Admin:       v.admin,
-		LogsURL:     withQuery("/dashboard/logs", q),
-		ActivityURL: withQuery("/dashboard/activity", q),
+		Title:        title,
+		Nav:          nav,
+		Who:          v.label(),
+		Admin:        v.admin,
+		LogsURL:      withQuery("/dashboard/logs", q),
+		ActivityURL:  withQuery("/dashboard/activity", q),
+		IncidentsURL: withQuery("/dashboard/incidents", q),
 	}
 }
 

@@ -228,6 +228,8 @@ type recordView struct {
 	Charged                             bool
 	Latency, TTFB                       string
 	Guard, GuardClass, Note             string
+	// IncidentURL leads a blocked request to its incident.
+	IncidentURL string
 }
 
 // view formats r. account is the scope of the page, kept in the detail
@@ -284,6 +286,13 @@ func (d *Dashboard) view(v *viewer, r *gw.Record, account string) recordView {
 	}
 	if rv.Guard == "" {
 		rv.Guard = "—"
+	}
+	if r.ErrorCode == gw.CodeRequestBlocked {
+		iq := url.Values{"request": {r.RequestID}}
+		if v.admin && account != "" {
+			iq.Set("account", account)
+		}
+		rv.IncidentURL = withQuery("/dashboard/incidents", iq)
 	}
 	// The markup is what the charge adds to the vendor cost; a request
 	// that was not charged has none.

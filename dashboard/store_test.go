@@ -24,6 +24,7 @@ type fakeStore struct {
 	principals map[[32]byte]gw.Principal // by key hash; live keys only
 	keys       []gw.Key
 	records    []gw.Record
+	incidents  []gw.Incident // newest first
 	balances   map[string]gw.Balance
 	// fail, when set, is returned by every read.
 	fail error
@@ -80,13 +81,23 @@ func (s *fakeStore) RevokeKey(context.Context, string) error            { return
 func (s *fakeStore) TopUp(context.Context, string, gw.Money, string) error {
 	return errUnused
 }
-func (s *fakeStore) PlaceHold(context.Context, gw.Hold) error               { return errUnused }
-func (s *fakeStore) Settle(context.Context, string, *gw.Record) error       { return errUnused }
-func (s *fakeStore) Release(context.Context, string, *gw.Record) error      { return errUnused }
-func (s *fakeStore) ExpireHolds(context.Context, time.Time) (int, error)    { return 0, errUnused }
-func (s *fakeStore) Log(context.Context, *gw.Record) error                  { return errUnused }
-func (s *fakeStore) CreateIncident(context.Context, *gw.Incident) error     { return errUnused }
-func (s *fakeStore) Incidents(context.Context, int) ([]gw.Incident, error)  { return nil, errUnused }
+func (s *fakeStore) PlaceHold(context.Context, gw.Hold) error            { return errUnused }
+func (s *fakeStore) Settle(context.Context, string, *gw.Record) error    { return errUnused }
+func (s *fakeStore) Release(context.Context, string, *gw.Record) error   { return errUnused }
+func (s *fakeStore) ExpireHolds(context.Context, time.Time) (int, error) { return 0, errUnused }
+func (s *fakeStore) Log(context.Context, *gw.Record) error               { return errUnused }
+func (s *fakeStore) CreateIncident(_ context.Context, in *gw.Incident) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.incidents = append([]gw.Incident{*in}, s.incidents...)
+	return nil
+}
+
+func (s *fakeStore) Incidents(_ context.Context, limit int) ([]gw.Incident, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.incidents[:min(limit, len(s.incidents))]), nil
+}
 func (s *fakeStore) Incident(context.Context, string) (*gw.Incident, error) { return nil, errUnused }
 
 func (s *fakeStore) Keys(context.Context) ([]gw.Key, error) {

@@ -1,5 +1,6 @@
 // Package server is the gateway's HTTP face: POST /v1/messages (shape M)
-// and POST /v1/chat/completions (shape C), GET /v1/models, /healthz,
+// and POST /v1/chat/completions (shape C), GET /v1/models, GET
+// /v1/balance (the calling key's money and limits), /healthz,
 // /readyz and the dashboard mount.
 //
 // A chat request is read (bounded), authenticated, parsed just enough to
@@ -95,6 +96,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.cfg.Models.ServeHTTP(w, r)
+	case p == "/v1/balance":
+		if allow(w, r, s.cfg.Now(), http.MethodGet) {
+			s.balance(w, r)
+		}
 	case p == "/healthz":
 		if allow(w, r, s.cfg.Now(), http.MethodGet) {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

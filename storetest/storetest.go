@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) gw.Store) {
 		{"GroupCommitIsolatesFailures", testGroupCommit},
 		{"RecordsFilterAndOrder", testRecords},
 		{"IncidentsNewestFirst", testIncidents},
+		{"SpendSumsChargesSince", testSpend},
 		{"ClosedStoreRefusesCalls", testClosed},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,75 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// incidentsScan bounds the incidents one page reads from the store.
+const incidentsScan = 1000
+
+// incidentsPage lists the requests the guard blocked, newest first: every
+// account's for the administrator (or the chosen account's), the
+// account's own for a key's session. ?request=ID shows the incident of
+// one request (the logs page links blocked rows there).
+type incidentsPage struct {
+	basePage
+	Accounts []accountOption
+	Request  string
+	Rows     []incidentView
+}
+
+type incidentView struct {
+	ID, RequestID, RequestURL string
+	TimeFull, Clock, Date     string
+	AccountID, AccountName    string
+	KeyID, KeyHint            string
+	Kind, Score, Reason       string
+	Excerpt                   string
+}
+
+func (d *Dashboard) incidents(w http.ResponseWriter, r *http.Request, v *viewer) {
+	q := r.URL.Query()
+	account := v.scope(q)
+	request := strings.TrimSpace(q.Get("request"))
+	all, err := d.store.Incidents(r.Context(), incidentsScan)
+	if err != nil {
+		d.fail(w, r, v, err)
+		return
+	}
+	p := &incidentsPage{basePage: base(v, "Incidents", "incidents", account), Accounts: v.options(account), Request: request}
+	for i := range all {
+		in := &all[i]
+		if account != "" && in.AccountID != account || request != "" && in.RequestID != request {
+			continue
+		}
+		p.Rows = append(p.Rows, d.incidentView(v, in, account))
+	}
+	d.render(w, r, http.StatusOK, "incidents", p)
+}
+
+func (d *Dashboard) incidentView(v *viewer, in *gw.Incident, account string) incidentView {
+	q := url.Values{}
+	if v.admin && account != "" {
+		q.Set("account", account)
+	}
+	iv := incidentView{
+		ID: in.ID, RequestID: in.RequestID,
+		RequestURL: withQuery("/dashboard/logs/"+url.PathEscape(in.RequestID), q),
+		TimeFull:   in.CreatedAt.UTC().Format(timeLayoutMs),
+		Clock:      in.CreatedAt.UTC().Format("15:04:05"),
+		Date:       in.CreatedAt.UTC().Format("2006-01-02"),
+		AccountID:  in.AccountID, AccountName: v.nameOf(in.AccountID),
+		KeyID: in.KeyID,
+		Kind:  in.Kind, Score: strconv.FormatFloat(in.Score, 'f', 3, 64), Reason: in.Reason,
+		Excerpt: in.Excerpt,
+	}
+	if k, ok := v.keys[in.KeyID]; ok {
+		iv.KeyHint = k.Hint
+	}
+	return iv
+}

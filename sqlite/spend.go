@@ -1,0 +1,20 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// Spend returns the sum of the account's charges on requests made at or
+// after since (the records_account_created index serves it).
+func (db *DB) Spend(ctx context.Context, accountID string, since time.Time) (gw.Money, error) {
+	var sum int64
+	if err := db.r.QueryRowContext(ctx, `SELECT COALESCE(SUM(charge), 0) FROM records WHERE account_id = ? AND created_at >= ?`,
+		accountID, micros(since)).Scan(&sum); err != nil {
+		return 0, fmt.Errorf("spend: %w", err)
+	}
+	return gw.Money(sum), nil
+}
