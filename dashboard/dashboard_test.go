@@ -56,7 +56,7 @@ func newFixture(t *testing.T) *fixture {
 		rec("req_alpha_02", "acc_alpha", "key_alpha", "anthropic", "claude-sonnet-4", 200, testNow.Add(-2*time.Hour)),
 		rec("req_alpha_03", "acc_alpha", "key_alpha", "anthropic", "claude-sonnet-4", 429, testNow.Add(-3*time.Hour)),
 		rec("req_alpha_04", "acc_alpha", "key_alpha", "groq", "llama-3.3-70b", 200, testNow.Add(-3*24*time.Hour)),
-		rec("req_beta_01", "acc_beta", "key_beta", "mistral", "mistral/beta-only-model", 200, testNow.Add(-5*time.Minute)),
+		rec("req_beta_01", "acc_beta", "key_beta", "mistral", "beta-only-model", 200, testNow.Add(-5*time.Minute)),
 		rec("req_beta_02", "acc_beta", "key_beta", "openai", "gpt-4o", 502, testNow.Add(-4*time.Hour)),
 	)
 	var err error

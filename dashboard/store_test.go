@@ -89,7 +89,8 @@ func (s *fakeStore) Log(context.Context, *gw.Record) error               { retur
 func (s *fakeStore) CreateIncident(_ context.Context, in *gw.Incident) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.incidents = append([]gw.Incident{*in}, s.incidents...)
+	s.incidents = append(s.incidents, *in)
+	slices.SortFunc(s.incidents, func(a, b gw.Incident) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	return nil
 }
 
