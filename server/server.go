@@ -26,6 +26,7 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/catalog"
 	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
@@ -50,8 +51,9 @@ type Config struct {
 	// MaxBodyBytes bounds a request body (default 32 MiB), enforced while
 	// reading.
 	MaxBodyBytes int64
-	// Models serves GET /v1/models; nil: 404.
-	Models http.Handler
+	// Catalog lists the models for GET /v1/models and /v1/models/{id};
+	// nil: 404.
+	Catalog *catalog.Catalog
 	// Dashboard serves /dashboard and below; nil: 404.
 	Dashboard http.Handler
 	// Ready reports whether the store is reachable, for /readyz.
@@ -91,11 +93,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.chat(w, r, gw.ShapeM)
 	case p == "/v1/chat/completions":
 		s.chat(w, r, gw.ShapeC)
-	case p == "/v1/models" && s.cfg.Models != nil:
-		if !allow(w, r, s.cfg.Now(), http.MethodGet) {
-			return
+	case (p == "/v1/models" || strings.HasPrefix(p, "/v1/models/")) && s.cfg.Catalog != nil:
+		if allow(w, r, s.cfg.Now(), http.MethodGet) {
+			s.models(w, r)
 		}
-		s.cfg.Models.ServeHTTP(w, r)
 	case p == "/v1/balance":
 		if allow(w, r, s.cfg.Now(), http.MethodGet) {
 			s.balance(w, r)

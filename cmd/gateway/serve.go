@@ -15,6 +15,7 @@ import (
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/auth"
 	"github.com/gwlabs/gateway/billing"
+	"github.com/gwlabs/gateway/catalog"
 	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/guard"
 	"github.com/gwlabs/gateway/metrics"
@@ -160,10 +161,6 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	models, err := billing.ModelsJSON(card)
-	if err != nil {
-		return err
-	}
 	dash, err := newDashboard(m.store, c.AdminToken, m.Logger)
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
@@ -171,9 +168,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.server = server.New(server.Config{
 		Gateway:      gwy,
 		MaxBodyBytes: c.MaxBodyBytes,
-		Models: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(models)
+		Catalog: catalog.New(card, func(vendor string) bool {
+			a, ok := providers[vendor].(proxy.Availability)
+			return providers[vendor] != nil && (!ok || a.Unavailable() == nil)
 		}),
 		Dashboard: dash,
 		Ready:     m.store.Ping,

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/catalog"
+	"github.com/gwlabs/gateway/internal/id"
+)
+
+// models serves GET /v1/models and GET /v1/models/{id} from the catalog:
+// in Anthropic's shape (paged with limit, after_id, before_id) when the
+// request carries anthropic-version, as Anthropic's SDKs send, and in
+// OpenAI's otherwise.
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	rid := id.New("req_", s.cfg.Now())
+	w.Header().Set(HeaderRequestID, rid)
+	shape := gw.ShapeC
+	if r.Header.Get("Anthropic-Version") != "" {
+		shape = gw.ShapeM
+	}
+	c := s.cfg.Catalog
+	if mid, ok := strings.CutPrefix(r.URL.Path, "/v1/models/"); ok {
+		m, found := c.Lookup(mid)
+		switch {
+		case !found:
+			writeError(w, shape, rid, gw.Errorf(gw.CodeNotFound, "model %q is not available on this gateway; GET /v1/models lists the models you can use", mid))
+		case shape == gw.ShapeM:
+			writeJSON(w, http.StatusOK, catalog.ToAnthropic(m))
+		default:
+			writeJSON(w, http.StatusOK, m)
+		}
+		return
+	}
+	if shape == gw.ShapeC {
+		writeJSON(w, http.StatusOK, c.OpenAI())
+		return
+	}
+	q := r.URL.Query()
+	limit := 20
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, shape, rid, gw.Errorf(gw.CodeInvalidRequest, "limit must be an integer from 1 to 1000"))
+			return
+		}
+		limit = n
+	}
+	writeJSON(w, http.StatusOK, c.Anthropic(q.Get("after_id"), q.Get("before_id"), limit))
+}
