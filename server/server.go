@@ -101,6 +101,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, s.cfg.Now(), http.MethodGet) {
 			s.balance(w, r)
 		}
+	case p == "/openapi.json":
+		if allow(w, r, s.cfg.Now(), http.MethodGet) {
+			serveOpenAPI(w)
+		}
 	case p == "/healthz":
 		if allow(w, r, s.cfg.Now(), http.MethodGet) {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
