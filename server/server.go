@@ -226,6 +226,8 @@ type statusWriter struct {
 	http.ResponseWriter
 	status int
 	err    *gw.Error
+	// account and key identify the caller once authenticated.
+	account, key string
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -252,6 +254,9 @@ func (s *Server) logRequest(ctx context.Context, sw *statusWriter, rid string, s
 		slog.String("endpoint", string(shape)),
 		slog.Int("status", sw.status),
 		slog.Duration("duration", s.cfg.Now().Sub(start)),
+	}
+	if sw.account != "" {
+		attrs = append(attrs, slog.String("account_id", sw.account), slog.String("key_id", sw.key))
 	}
 	if vendor != "" {
 		attrs = append(attrs, slog.String("vendor", vendor), slog.String("model", model))
@@ -312,6 +317,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		fail(err)
 		return
 	}
+	w.account, w.key = principal.AccountID, principal.KeyID
 	body, err := readBody(w, r, s.cfg.MaxBodyBytes)
 	if err != nil {
 		fail(err)

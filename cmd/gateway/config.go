@@ -1,12 +1,16 @@
 package main
 
 import (
-	"flag"
 	"fmt"
+	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
+
+	"github.com/BurntSushi/toml"
 
 	"github.com/gwlabs/gateway/internal/upstream"
 	"github.com/gwlabs/gateway/route"
@@ -35,6 +39,7 @@ type Config struct {
 	AdminToken   string // GATEWAY_ADMIN_TOKEN: dashboard sign-in for all accounts
 	MetricsAddr  string // GATEWAY_METRICS_ADDR: serve Prometheus /metrics on this address (empty: off)
 	LogLevel     string // GATEWAY_LOG_LEVEL: debug, info (default), warn, error
+	LogFormat    string // GATEWAY_LOG_FORMAT: text (default) or json
 
 	Vendors map[string]VendorConfig // GATEWAY_<VENDOR>_BASE_URL, GATEWAY_<VENDOR>_API_KEY
 }
@@ -57,6 +62,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 		Guard:         true,
 		RedisFailOpen: true,
 		LogLevel:      "info",
+		LogFormat:     "text",
 		Vendors:       map[string]VendorConfig{},
 	}
 	var errs []string
@@ -128,7 +134,17 @@ func envConfig(getenv func(string) string) (Config, error) {
 	str("GATEWAY_RATECARD_FILE", &c.RateCardFile)
 	str("GATEWAY_ADMIN_TOKEN", &c.AdminToken)
 	str("GATEWAY_METRICS_ADDR", &c.MetricsAddr)
-	str("GATEWAY_LOG_LEVEL", &c.LogLevel)
+	oneOf := func(name string, dst *string, values ...string) {
+		if v := getenv(name); v != "" {
+			if !slices.Contains(values, strings.ToLower(v)) {
+				errs = append(errs, fmt.Sprintf("%s must be one of %s, not %q", name, strings.Join(values, ", "), v))
+				return
+			}
+			*dst = strings.ToLower(v)
+		}
+	}
+	oneOf("GATEWAY_LOG_LEVEL", &c.LogLevel, "debug", "info", "warn", "error")
+	oneOf("GATEWAY_LOG_FORMAT", &c.LogFormat, "text", "json")
 	for _, v := range route.Vendors() {
 		up := strings.ToUpper(v)
 		c.Vendors[v] = VendorConfig{BaseURL: getenv("GATEWAY_" + up + "_BASE_URL"), APIKey: getenv("GATEWAY_" + up + "_API_KEY")}
@@ -139,10 +155,140 @@ func envConfig(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
-// dbFlag adds --db to a command's flags.
-func dbFlag(fs *flag.FlagSet, c *Config) {
-	fs.StringVar(&c.DatabaseURL, "db", c.DatabaseURL, "SQLite file or postgres:// URL (env GATEWAY_DATABASE_URL)")
+// settingNames lists every GATEWAY_* variable the configuration reads,
+// in the order envConfig reads them.
+func settingNames() []string {
+	var names []string
+	_, _ = envConfig(func(name string) string {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		return ""
+	})
+	return names
 }
 
-// loadConfig reads the environment of this process.
-func loadConfig() (Config, error) { return envConfig(os.Getenv) }
+// fileKey is a setting's name in the configuration file: the variable's
+// name without GATEWAY_, in lower case ("rpm", "openai_api_key").
+func fileKey(env string) string { return strings.ToLower(strings.TrimPrefix(env, "GATEWAY_")) }
+
+// setting is one configuration value and where it came from.
+type setting struct {
+	Name   string `json:"name"`
+	Value  string `json:"value"`  // "" when the default applies; secrets redacted by the caller
+	Source string `json:"source"` // "environment", "file" or "default"
+}
+
+// readSettings resolves every setting from getenv, then the TOML file at
+// path (if any). A key of the file that names no setting is an error
+// naming it, as is a value that is not a string, number or boolean.
+func readSettings(path string, getenv func(string) string) ([]setting, error) {
+	file := map[string]string{}
+	if path != "" {
+		var raw map[string]any
+		if _, err := toml.DecodeFile(path, &raw); err != nil {
+			return nil, fmt.Errorf("configuration file %s: %w", path, err)
+		}
+		known := map[string]string{}
+		for _, name := range settingNames() {
+			known[fileKey(name)] = name
+		}
+		var errs []string
+		for k, v := range raw {
+			name, ok := known[k]
+			if !ok {
+				errs = append(errs, fmt.Sprintf("unknown setting %q", k))
+				continue
+			}
+			switch v := v.(type) {
+			case string:
+				file[name] = v
+			case int64, float64, bool:
+				file[name] = fmt.Sprint(v)
+			default:
+				errs = append(errs, fmt.Sprintf("%s must be a string, number or boolean", k))
+			}
+		}
+		if len(errs) > 0 {
+			slices.Sort(errs)
+			return nil, fmt.Errorf("configuration file %s: %s", path, strings.Join(errs, "; "))
+		}
+	}
+	var out []setting
+	for _, name := range settingNames() {
+		switch {
+		case getenv(name) != "":
+			out = append(out, setting{name, getenv(name), "environment"})
+		case file[name] != "":
+			out = append(out, setting{name, file[name], "file"})
+		default:
+			out = append(out, setting{name, "", "default"})
+		}
+	}
+	return out, nil
+}
+
+// loadConfigFile reads the configuration: the defaults, then the TOML
+// file at path (if any), then getenv.
+func loadConfigFile(path string, getenv func(string) string) (Config, error) {
+	settings, err := readSettings(path, getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	values := make(map[string]string, len(settings))
+	for _, s := range settings {
+		values[s.Name] = s.Value
+	}
+	return envConfig(func(name string) string { return values[name] })
+}
+
+// secretSetting reports whether a setting's value must not be printed.
+func secretSetting(name string) bool {
+	return strings.HasSuffix(name, "_API_KEY") || strings.HasSuffix(name, "_TOKEN")
+}
+
+type configCmd struct {
+	Check configCheckCmd `cmd:"" help:"Validate the configuration and print every setting, where it comes from, secrets redacted."`
+}
+
+type configCheckCmd struct {
+	JSON bool `name:"json" help:"Print JSON."`
+}
+
+func (c *configCheckCmd) Run(rc *runCtx) error {
+	settings, err := readSettings(rc.configFile, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if _, err := rc.config(); err != nil {
+		return err
+	}
+	for i := range settings {
+		if secretSetting(settings[i].Name) && settings[i].Value != "" {
+			settings[i].Value = "(set)"
+		}
+		if u, err := url.Parse(settings[i].Value); err == nil && u.User != nil {
+			if _, has := u.User.Password(); has {
+				u.User = url.UserPassword(u.User.Username(), "xxxxx")
+				settings[i].Value = u.String()
+			}
+		}
+	}
+	if c.JSON {
+		return printJSON(rc.stdout, map[string]any{"valid": true, "settings": settings})
+	}
+	tw := tabwriter.NewWriter(rc.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SETTING\tVALUE\tFROM")
+	for _, s := range settings {
+		v := s.Value
+		if v == "" {
+			v = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, v, s.Source)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(rc.stdout, "configuration is valid")
+	return nil
+}

@@ -1,122 +1,78 @@
 // Command gateway runs the model gateway and administers its store.
 //
-//	gateway serve [--addr A] [--db D] [--fake-vendors]
+//	gateway serve [--addr A] [--fake-vendors]
 //	gateway keys create [--account NAME] [--balance-usd N] [--rpm N] [--tpm N] [--json]
 //	gateway keys list [--json]
-//	gateway keys revoke KEY_ID
-//	gateway balance add --account NAME --usd N
+//	gateway keys revoke KEY_ID [--json]
+//	gateway balance add --account NAME --usd N [--create] [--json]
 //	gateway balance show --account NAME [--json]
-//	gateway models
-//	gateway incidents list [--json]
-//	gateway incidents show ID
+//	gateway models [--json]
+//	gateway incidents list [--limit N] [--json]
+//	gateway incidents show ID [--json]
 //	gateway guard eval [--json] [--threshold X] FILE.jsonl
-//	gateway version
+//	gateway config check [--json]
+//	gateway version [--json]
 //
-// Every command takes --db (env GATEWAY_DATABASE_URL) and creates the
-// store when it does not exist yet. Configuration is read from GATEWAY_*
-// variables; see the README.
+// Every command takes --db (env GATEWAY_DATABASE_URL) and --config FILE
+// (env GATEWAY_CONFIG), has --help, and takes its flags in any position;
+// the grammar is in cli.go. The store is created and migrated when it does
+// not exist yet. Configuration comes from flags, then GATEWAY_* variables,
+// then the configuration file, then the defaults; see the README.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 )
-
-const usage = `usage: gateway <command> [flags]
-
-commands:
-  serve       run the gateway (--fake-vendors: all nine vendors faked in-process)
-  keys        create, list and revoke API keys
-  balance     top up and show an account's balance
-  models      print the rate card
-  incidents   list and show requests the guard blocked
-  guard       evaluate the prompt-extraction guard on labelled data
-  version     print the module version and the VCS revision it was built from
-`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
+		if !errors.Is(err, errUsage) && !errors.Is(err, errHelpShown) {
 			fmt.Fprintln(os.Stderr, "gateway:", err)
 		}
 		os.Exit(2)
 	}
 }
 
-// run executes one command line.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return flag.ErrHelp
+// newLogger writes level and up as text or JSON lines (the level and
+// format were validated with the configuration).
+func newLogger(w io.Writer, level, format string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	opts := &slog.HandlerOptions{Level: l}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	switch args[0] {
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	case "version", "--version":
-		fmt.Fprintln(stdout, versionString())
-		return nil
-	}
-	cfg, err := loadConfig()
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+type serveCmd struct {
+	Addr        string `help:"Listen address (default 127.0.0.1:8080; env GATEWAY_ADDR)." placeholder:"HOST:PORT"`
+	FakeVendors bool   `name:"fake-vendors" help:"Serve all nine vendors from in-process fakes (no vendor keys needed)."`
+}
+
+func (c *serveCmd) Run(rc *runCtx) error {
+	cfg, err := rc.config()
 	if err != nil {
 		return err
 	}
-	switch args[0] {
-	case "serve":
-		return serve(ctx, cfg, args[1:], stdout, stderr)
-	case "keys":
-		return keysCmd(ctx, cfg, args[1:], stdout)
-	case "balance":
-		return balanceCmd(ctx, cfg, args[1:], stdout)
-	case "models":
-		return modelsCmd(cfg, stdout)
-	case "incidents":
-		return incidentsCmd(ctx, cfg, args[1:], stdout)
-	case "guard":
-		if len(args) < 2 || args[1] != "eval" {
-			return fmt.Errorf("usage: gateway guard eval [--json] [--threshold X] FILE.jsonl")
-		}
-		return guardEval(args[2:], stdout)
+	if c.Addr != "" {
+		cfg.Addr = c.Addr
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	cfg.FakeVendors = c.FakeVendors
+	return serve(rc.ctx, cfg, rc.stdout, rc.stderr)
 }
 
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	switch strings.ToLower(level) {
-	case "debug":
-		l = slog.LevelDebug
-	case "warn":
-		l = slog.LevelWarn
-	case "error":
-		l = slog.LevelError
-	default:
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
-}
-
-func serve(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address (env GATEWAY_ADDR)")
-	dbFlag(fs, &cfg)
-	fs.BoolVar(&cfg.FakeVendors, "fake-vendors", false, "serve all nine vendors from in-process fakes (no vendor keys needed)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	m := &Main{Config: cfg, Stdout: stdout, Logger: newLogger(stderr, cfg.LogLevel)}
+func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+	m := &Main{Config: cfg, Stdout: stdout, Logger: newLogger(stderr, cfg.LogLevel, cfg.LogFormat)}
 	if err := m.Open(ctx); err != nil {
 		return err
 	}

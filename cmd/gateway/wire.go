@@ -29,14 +29,14 @@ func openStore(ctx context.Context, url string) (gw.Store, error) {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		db, err := postgres.Open(ctx, url)
 		if err != nil {
-			return nil, fmt.Errorf("open postgres: %w", err)
+			return nil, err // says "open postgres: ..." itself
 		}
 		return db, nil
 	default:
 		path := strings.TrimPrefix(url, "sqlite:")
 		db, err := sqlite.Open(ctx, path)
 		if err != nil {
-			return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", path, err) // "open sqlite: ..." comes from sqlite.Open
 		}
 		return db, nil
 	}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cliRun runs one command line against a fresh SQLite file, with the
+// environment cleared of GATEWAY_* settings.
+func cliRun(t *testing.T, db string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	for _, name := range settingNames() {
+		t.Setenv(name, "")
+	}
+	t.Setenv("GATEWAY_CONFIG", "")
+	var out, errb strings.Builder
+	if db != "" {
+		args = append(args, "--db", db)
+	}
+	err = run(t.Context(), args, &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+func TestCLIHelpEverywhere(t *testing.T) {
+	for _, cmd := range []string{"", "serve", "keys", "keys create", "keys list", "keys revoke", "balance", "balance add", "balance show",
+		"models", "incidents", "incidents list", "incidents show", "guard", "guard eval", "config", "config check", "version"} {
+		args := append(strings.Fields(cmd), "--help")
+		out, _, err := cliRun(t, "", args...)
+		if err != nil || !strings.Contains(out, "Usage: gateway") {
+			t.Errorf("%q --help: err %v, output %q", cmd, err, out)
+		}
+	}
+}
+
+func TestCLIRefusesWhatItDoesNotKnow(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	for _, args := range [][]string{
+		{"serve", "extra", "--addr", "127.0.0.1:1"}, // an extra argument is not ignored
+		{"keys", "create", "--bogus"},
+		{"keys"}, // a group without its subcommand
+		{"models", "extra"},
+		{"keys", "revoke"},                      // missing KEY_ID
+		{"balance", "add", "--account", "acme"}, // missing --usd
+		{"nonsense"},
+	} {
+		if _, _, err := cliRun(t, db, args...); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
+
+func TestCLIFlagsAnywhereAndJSON(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	// Flags before the command, between the command's words, after it.
+	out, _, err := cliRun(t, "", "--db", db, "keys", "create", "--json", "--account", "acme", "--balance-usd", "2.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k keyJSON
+	if err := json.Unmarshal([]byte(out), &k); err != nil || !strings.HasPrefix(k.Secret, "gwk_") || k.Account != "acme" || !k.AccountCreated {
+		t.Fatalf("keys create --json: %q (%v)", out, err)
+	}
+	checks := []struct {
+		args []string
+		into any
+	}{
+		{[]string{"keys", "list", "--json"}, &[]keyJSON{}},
+		{[]string{"balance", "show", "--json", "--account", "acme"}, &balanceJSON{}},
+		{[]string{"balance", "add", "--json", "--account", "acme", "--usd", "1"}, &balanceJSON{}},
+		{[]string{"incidents", "list", "--json"}, &[]incidentJSON{}},
+		{[]string{"models", "--json"}, &map[string]any{}},
+		{[]string{"version", "--json"}, &map[string]string{}},
+		{[]string{"config", "check", "--json"}, &map[string]any{}},
+		{[]string{"keys", "revoke", k.ID, "--json"}, &map[string]any{}},
+	}
+	for _, c := range checks {
+		out, _, err := cliRun(t, db, c.args...)
+		if err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		if err := json.Unmarshal([]byte(out), c.into); err != nil {
+			t.Errorf("%v: not JSON: %q", c.args, out)
+		}
+	}
+	out, _, _ = cliRun(t, db, "balance", "show", "--account", "acme", "--json")
+	var b balanceJSON
+	_ = json.Unmarshal([]byte(out), &b)
+	if b.TopUps != "3.50000000" {
+		t.Errorf("top-ups %q, want 3.50000000", b.TopUps)
+	}
+}
+
+func TestCLIAccountTypos(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	if _, _, err := cliRun(t, db, "keys", "create", "--account", "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cliRun(t, db, "balance", "add", "--account", "acmee", "--usd", "5"); err == nil || !strings.Contains(err.Error(), `no account "acmee"`) {
+		t.Fatalf("a typo in balance add: %v", err)
+	}
+	if _, _, err := cliRun(t, db, "balance", "show", "--account", "acmee"); err == nil {
+		t.Fatal("a typo in balance show is not an error")
+	}
+	if out, _, err := cliRun(t, db, "balance", "add", "--account", "newco", "--usd", "5", "--create"); err != nil || !strings.Contains(out, "newco") {
+		t.Fatalf("--create: %q, %v", out, err)
+	}
+}
+
+func TestConfigFileAndCheck(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "gateway.toml")
+	if err := os.WriteFile(good, []byte("addr = \"127.0.0.1:9999\"\nrpm = 42\nopenai_api_key = \"sk-secret\"\nguard = \"off\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfigFile(good, func(name string) string {
+		if name == "GATEWAY_RPM" {
+			return "7" // the environment wins over the file
+		}
+		return ""
+	})
+	if err != nil || cfg.Addr != "127.0.0.1:9999" || cfg.RPM != 7 || cfg.Vendors["openai"].APIKey != "sk-secret" || cfg.Guard {
+		t.Fatalf("config %+v, %v", cfg, err)
+	}
+	out, _, err := cliRun(t, "", "--config", good, "config", "check")
+	if err != nil || !strings.Contains(out, "configuration is valid") || strings.Contains(out, "sk-secret") || !strings.Contains(out, "GATEWAY_RPM") {
+		t.Fatalf("config check: %q, %v", out, err)
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(bad, []byte("rpm = \"lots\"\nopenai_api_ky = \"x\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cliRun(t, "", "--config", bad, "config", "check"); err == nil || !strings.Contains(err.Error(), `unknown setting "openai_api_ky"`) {
+		t.Fatalf("unknown key: %v", err)
+	}
+	if err := os.WriteFile(bad, []byte("rpm = \"lots\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cliRun(t, "", "--config", bad, "config", "check"); err == nil || !strings.Contains(err.Error(), "GATEWAY_RPM") {
+		t.Fatalf("bad value: %v", err)
+	}
+	t.Setenv("GATEWAY_LOG_LEVEL", "verbose")
+	if _, err := loadConfigFile("", os.Getenv); err == nil || !strings.Contains(err.Error(), "GATEWAY_LOG_LEVEL") {
+		t.Fatalf("GATEWAY_LOG_LEVEL=verbose: %v", err)
+	}
+}
+
+// Each request's log line names the account and key; GATEWAY_LOG_FORMAT
+// =json writes JSON lines.
+func TestRequestLogNamesAccountAndKey(t *testing.T) {
+	e := newEnv(t)
+	resp := e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], "hi", false, ""))
+	readAll(t, resp.Body)
+	if !strings.Contains(e.logs.String(), "account_id="+e.acct) || !strings.Contains(e.logs.String(), "key_id=key_") {
+		t.Errorf("request log lacks the account and key:\n%s", e.logs.String())
+	}
+	var buf strings.Builder
+	newLogger(&buf, "info", "json").Info("request", "account_id", "acct_1")
+	var line map[string]any
+	if err := json.Unmarshal([]byte(buf.String()), &line); err != nil || line["account_id"] != "acct_1" {
+		t.Errorf("json log line %q: %v", buf.String(), err)
+	}
+}
