@@ -71,10 +71,15 @@ type Account struct {
 
 // Key is an API key's stored form: never the secret, only its hash (kept
 // by the store) and a short hint for display ("gwk_AbCd…").
+//
+// RevokedAt in the future is a scheduled end: the key works until then (a
+// key created with an expiry, or the old secret of a rotated key during
+// its grace period).
 type Key struct {
 	ID          string
 	AccountID   string
 	AccountName string
+	Name        string // the operator's label, may be empty
 	Hint        string
 	CreatedAt   time.Time
 	RevokedAt   *time.Time
@@ -220,4 +225,27 @@ type LimitDecision struct {
 type Limiter interface {
 	Allow(ctx context.Context, key string, lim Limit, tokens int64) (LimitDecision, error)
 	Adjust(ctx context.Context, key string, lim Limit, delta int64) error
+}
+
+// Live reports whether the key works at now: never revoked, or its
+// scheduled end is still ahead.
+func (k *Key) Live(now time.Time) bool { return k.RevokedAt == nil || k.RevokedAt.After(now) }
+
+// LedgerEntry is one movement of an account's money: a top-up (positive)
+// or a request's charge (negative).
+type LedgerEntry struct {
+	ID        int64 // increasing; the history's cursor
+	AccountID string
+	Amount    Money
+	RequestID string // the charged request, for charges
+	Reference string // the operator's reference, for top-ups (unique per account)
+	Note      string
+	CreatedAt time.Time
+}
+
+// KeyUsage is what a key was used for, from the request records.
+type KeyUsage struct {
+	Requests int64
+	Spend    Money
+	LastUsed time.Time // zero: never used
 }

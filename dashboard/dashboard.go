@@ -285,7 +285,7 @@ func (d *Dashboard) resolve(r *http.Request) (*viewer, error) {
 		return v, nil
 	}
 	k, ok := v.keys[ss.KeyID]
-	if !ok || k.RevokedAt != nil || k.AccountID != ss.AccountID {
+	if !ok || !k.Live(d.now()) || k.AccountID != ss.AccountID {
 		return nil, errNoSession
 	}
 	v.accountID, v.accountName = ss.AccountID, k.AccountName

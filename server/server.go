@@ -56,6 +56,8 @@ type Config struct {
 	Catalog *catalog.Catalog
 	// Dashboard serves /dashboard and below; nil: 404.
 	Dashboard http.Handler
+	// Admin serves the admin API under /admin/; nil: 404.
+	Admin http.Handler
 	// Ready reports whether the store is reachable, for /readyz.
 	Ready  func(ctx context.Context) error
 	Now    func() time.Time
@@ -113,6 +115,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, s.cfg.Now(), http.MethodGet) {
 			s.ready(w, r)
 		}
+	case strings.HasPrefix(p, "/admin/") && s.cfg.Admin != nil:
+		s.cfg.Admin.ServeHTTP(w, r)
 	case (p == "/dashboard" || strings.HasPrefix(p, "/dashboard/")) && s.cfg.Dashboard != nil:
 		s.cfg.Dashboard.ServeHTTP(w, r)
 	default:

@@ -333,9 +333,9 @@ func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
 	if k.RevokedAt != nil {
 		revoked = micros(*k.RevokedAt)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, hash, hint, rpm, tpm, created_at, revoked_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, k.AccountID, hash[:], k.Hint, k.RPM, k.TPM, micros(k.CreatedAt), revoked); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, hash, hint, rpm, tpm, created_at, revoked_at, name)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, k.AccountID, hash[:], k.Hint, k.RPM, k.TPM, micros(k.CreatedAt), revoked, k.Name); err != nil {
 		return fmt.Errorf("create key: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -346,7 +346,7 @@ func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
 
 // Keys lists every key, revoked ones included, newest first.
 func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at
+	rows, err := db.r.QueryContext(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at, k.name
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id
 		ORDER BY k.created_at DESC, k.id DESC`)
 	if err != nil {
@@ -358,7 +358,7 @@ func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
 		var k gw.Key
 		var created int64
 		var revoked sql.NullInt64
-		if err := rows.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &created, &revoked); err != nil {
+		if err := rows.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &created, &revoked, &k.Name); err != nil {
 			return nil, fmt.Errorf("keys: %w", err)
 		}
 		k.CreatedAt = fromMicros(created)
@@ -377,7 +377,8 @@ func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
 // RevokeKey marks the key revoked; revoking twice keeps the first time.
 // An unknown key is ErrNotFound.
 func (db *DB) RevokeKey(ctx context.Context, id string) error {
-	res, err := db.w.ExecContext(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, micros(db.now()), id)
+	// A scheduled end still in the future is brought forward to now.
+	res, err := db.w.ExecContext(ctx, `UPDATE api_keys SET revoked_at = min(coalesce(revoked_at, ?1), ?1) WHERE id = ?2`, micros(db.now()), id)
 	if err != nil {
 		return fmt.Errorf("revoke key: %w", err)
 	}
@@ -390,7 +391,7 @@ func (db *DB) RevokeKey(ctx context.Context, id string) error {
 }
 
 // KeyByHash returns the principal of the live key with this hash. Unknown
-// and revoked keys are ErrNotFound.
+// and revoked keys (revoked_at now or past) are ErrNotFound.
 func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, error) {
 	var p gw.Principal
 	var stored []byte
@@ -400,7 +401,7 @@ func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, erro
 	if err != nil {
 		return nil, fmt.Errorf("key by hash: %w", notFound(err))
 	}
-	if subtle.ConstantTimeCompare(stored, hash[:]) != 1 || revoked.Valid {
+	if subtle.ConstantTimeCompare(stored, hash[:]) != 1 || revoked.Valid && revoked.Int64 <= micros(db.now()) {
 		return nil, fmt.Errorf("key by hash: %w", gw.ErrNotFound)
 	}
 	return &p, nil

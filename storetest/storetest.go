@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) gw.Store) {
 		{"RecordsFilterAndOrder", testRecords},
 		{"IncidentsNewestFirst", testIncidents},
 		{"SpendSumsChargesSince", testSpend},
+		{"AdminAccountsLedgerAndKeyEnds", testAdmin},
 		{"ClosedStoreRefusesCalls", testClosed},
 	}
 	for _, tt := range tests {

@@ -166,8 +166,10 @@ func (c *keysListCmd) Run(rc *runCtx) error {
 		fmt.Fprintln(tw, "KEY ID\tACCOUNT\tKEY\tRPM\tTPM\tCREATED\tSTATUS")
 		for _, k := range keys {
 			status := "active"
-			if k.RevokedAt != nil {
+			if !k.Live(time.Now()) {
 				status = "revoked " + k.RevokedAt.UTC().Format(time.RFC3339)
+			} else if k.RevokedAt != nil {
+				status = "active until " + k.RevokedAt.UTC().Format(time.RFC3339)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.AccountName, k.Hint, limitText(k.RPM), limitText(k.TPM), k.CreatedAt.UTC().Format(time.RFC3339), status)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/internal/upstream"
 	"github.com/gwlabs/gateway/route"
 )
@@ -133,6 +134,9 @@ func envConfig(getenv func(string) string) (Config, error) {
 	}
 	str("GATEWAY_RATECARD_FILE", &c.RateCardFile)
 	str("GATEWAY_ADMIN_TOKEN", &c.AdminToken)
+	if c.AdminToken != "" && len(c.AdminToken) < admin.MinTokenLen {
+		errs = append(errs, fmt.Sprintf("GATEWAY_ADMIN_TOKEN must be at least %d characters (it signs in to every account)", admin.MinTokenLen))
+	}
 	str("GATEWAY_METRICS_ADDR", &c.MetricsAddr)
 	oneOf := func(name string, dst *string, values ...string) {
 		if v := getenv(name); v != "" {

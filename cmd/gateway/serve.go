@@ -13,6 +13,7 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/auth"
 	"github.com/gwlabs/gateway/billing"
 	"github.com/gwlabs/gateway/catalog"
@@ -165,6 +166,16 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
+	var adminAPI http.Handler
+	if c.AdminToken != "" {
+		as, ok := m.store.(admin.Store)
+		if !ok {
+			return fmt.Errorf("admin API: the store %T lacks the admin methods", m.store)
+		}
+		if adminAPI, err = admin.NewHandler(&admin.Local{Store: as}, c.AdminToken, m.Logger); err != nil {
+			return err
+		}
+	}
 	m.server = server.New(server.Config{
 		Gateway:      gwy,
 		MaxBodyBytes: c.MaxBodyBytes,
@@ -173,6 +184,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return providers[vendor] != nil && (!ok || a.Unavailable() == nil)
 		}),
 		Dashboard: dash,
+		Admin:     adminAPI,
 		Ready:     m.store.Ping,
 		Logger:    m.Logger,
 	})

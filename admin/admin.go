@@ -1,0 +1,163 @@
+// Package admin is the operator's library: accounts, keys, money and
+// incidents. Service is implemented twice, by Local (straight on the
+// store) and by Client (over the admin HTTP API that Handler serves under
+// /admin/v1/), and the gateway's CLI uses either (--server URL) with the
+// same output. The types below are the API's JSON shapes.
+package admin
+
+import (
+	"context"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// Service is what an operator can do.
+type Service interface {
+	CreateAccount(ctx context.Context, name string) (*Account, error)
+	Accounts(ctx context.Context) ([]Account, error)
+	// Account finds an account by id or, failing that, by name.
+	Account(ctx context.Context, idOrName string) (*Account, error)
+	TopUp(ctx context.Context, account string, req TopUpRequest) (*TopUpResult, error)
+	Ledger(ctx context.Context, account string, before int64, limit int) (*LedgerPage, error)
+
+	CreateKey(ctx context.Context, req KeyRequest) (*CreatedKey, error)
+	Keys(ctx context.Context) ([]Key, error)
+	RotateKey(ctx context.Context, id string, grace time.Duration) (*CreatedKey, error)
+	RevokeKey(ctx context.Context, id string) (*Key, error)
+
+	Incidents(ctx context.Context, limit int) ([]Incident, error)
+	Incident(ctx context.Context, id string) (*Incident, error)
+}
+
+// Account is an account with its money, in exact decimal US dollars.
+type Account struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+	Balance   Balance   `json:"balance"`
+}
+
+// Balance is an account's money: balance = top_ups - charged, available
+// = balance - held.
+type Balance struct {
+	TopUps    string `json:"top_ups_usd"`
+	Charged   string `json:"charged_usd"`
+	Held      string `json:"held_usd"`
+	Balance   string `json:"balance_usd"`
+	Available string `json:"available_usd"`
+}
+
+func toBalance(b gw.Balance) Balance {
+	return Balance{TopUps: b.TopUps.USDString(), Charged: b.Charged.USDString(), Held: b.Held.USDString(),
+		Balance: b.Balance.USDString(), Available: b.Available.USDString()}
+}
+
+// TopUpRequest credits an account. Reference (an invoice or payment id)
+// makes the top-up idempotent: the same reference on the same account is
+// counted once.
+type TopUpRequest struct {
+	AmountUSD string `json:"amount_usd"`
+	Reference string `json:"reference,omitempty"`
+	Note      string `json:"note,omitempty"`
+}
+
+// TopUpResult is the ledger entry written (or, on a repeated reference,
+// the first one, with Duplicate true) and the balance after it.
+type TopUpResult struct {
+	Entry     LedgerEntry `json:"entry"`
+	Duplicate bool        `json:"duplicate"`
+	Account   Account     `json:"account"`
+}
+
+// LedgerEntry is a top-up (positive) or a request's charge (negative).
+type LedgerEntry struct {
+	ID        int64     `json:"id"`
+	AmountUSD string    `json:"amount_usd"`
+	RequestID string    `json:"request_id,omitempty"`
+	Reference string    `json:"reference,omitempty"`
+	Note      string    `json:"note,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func toEntry(e gw.LedgerEntry) LedgerEntry {
+	return LedgerEntry{ID: e.ID, AmountUSD: e.Amount.USDString(), RequestID: e.RequestID, Reference: e.Reference, Note: e.Note, CreatedAt: e.CreatedAt}
+}
+
+// LedgerPage is a page of an account's history, newest first;
+// NextBefore, when not zero, is the cursor of the next (older) page.
+type LedgerPage struct {
+	Data       []LedgerEntry `json:"data"`
+	NextBefore int64         `json:"next_before,omitempty"`
+}
+
+// KeyRequest issues a key. Account is the account's id or name. Zero
+// limits are the gateway's defaults; ExpiresAt, when set, ends the key.
+type KeyRequest struct {
+	Account   string     `json:"account"`
+	Name      string     `json:"name,omitempty"`
+	RPM       int64      `json:"rpm,omitempty"`
+	TPM       int64      `json:"tpm,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// Key is a key as listed: never its secret. Status is "active",
+// "expiring" (it ends at EndsAt: an expiry, or a rotated key's grace) or
+// "revoked".
+type Key struct {
+	ID         string     `json:"id"`
+	AccountID  string     `json:"account_id"`
+	Account    string     `json:"account"`
+	Name       string     `json:"name,omitempty"`
+	Hint       string     `json:"hint"`
+	RPM        int64      `json:"rpm"`
+	TPM        int64      `json:"tpm"`
+	CreatedAt  time.Time  `json:"created_at"`
+	Status     string     `json:"status"`
+	EndsAt     *time.Time `json:"ends_at,omitempty"`
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	Requests   int64      `json:"requests"`
+	SpendUSD   string     `json:"spend_usd"`
+}
+
+func toKey(k *gw.Key, u gw.KeyUsage, now time.Time) Key {
+	out := Key{ID: k.ID, AccountID: k.AccountID, Account: k.AccountName, Name: k.Name, Hint: k.Hint, RPM: k.RPM, TPM: k.TPM,
+		CreatedAt: k.CreatedAt, Status: "active", EndsAt: k.RevokedAt, Requests: u.Requests, SpendUSD: u.Spend.USDString()}
+	switch {
+	case !k.Live(now):
+		out.Status = "revoked"
+	case k.RevokedAt != nil:
+		out.Status = "expiring"
+	}
+	if !u.LastUsed.IsZero() {
+		t := u.LastUsed
+		out.LastUsedAt = &t
+	}
+	return out
+}
+
+// CreatedKey is a new key with its secret, shown this once.
+type CreatedKey struct {
+	Key    Key    `json:"key"`
+	Secret string `json:"secret"`
+	// Replaces is the rotated key's id, which keeps working until its
+	// EndsAt.
+	Replaces *Key `json:"replaces,omitempty"`
+}
+
+// Incident is a request the guard blocked.
+type Incident struct {
+	ID        string    `json:"id"`
+	RequestID string    `json:"request_id"`
+	AccountID string    `json:"account_id"`
+	KeyID     string    `json:"key_id"`
+	Kind      string    `json:"kind"`
+	Score     float64   `json:"score"`
+	Reason    string    `json:"reason"`
+	Excerpt   string    `json:"excerpt"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func toIncident(in *gw.Incident) Incident {
+	return Incident{in.ID, in.RequestID, in.AccountID, in.KeyID, in.Kind, in.Score, in.Reason, in.Excerpt, in.CreatedAt}
+}

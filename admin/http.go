@@ -1,0 +1,301 @@
+package admin
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// MinTokenLen is the shortest admin token the API accepts.
+const MinTokenLen = 32
+
+// Throttling of failed sign-ins, per client address.
+const (
+	maxFailures   = 10
+	failureWindow = time.Minute
+	maxBody       = 64 << 10
+)
+
+// Handler serves the admin API under /admin/v1/ for callers presenting
+// the admin token (Authorization: Bearer ...). A client address that
+// fails maxFailures times in a minute is refused with 429 for the rest of
+// that minute, even with the right token.
+type Handler struct {
+	svc    Service
+	token  [32]byte
+	now    func() time.Time
+	log    *slog.Logger
+	mux    *http.ServeMux
+	mu     sync.Mutex
+	failed map[string][]time.Time // client address -> failure times within the window
+}
+
+// NewHandler returns the API over svc, or an error when the token is
+// shorter than MinTokenLen.
+func NewHandler(svc Service, token string, logger *slog.Logger) (*Handler, error) {
+	if len(token) < MinTokenLen {
+		return nil, fmt.Errorf("admin API: the admin token must be at least %d characters", MinTokenLen)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{svc: svc, token: sha256.Sum256([]byte(token)), now: time.Now, log: logger, failed: map[string][]time.Time{}}
+	m := http.NewServeMux()
+	m.HandleFunc("POST /admin/v1/accounts", h.createAccount)
+	m.HandleFunc("GET /admin/v1/accounts", h.accounts)
+	m.HandleFunc("GET /admin/v1/accounts/{account}", h.account)
+	m.HandleFunc("POST /admin/v1/accounts/{account}/topups", h.topUp)
+	m.HandleFunc("GET /admin/v1/accounts/{account}/ledger", h.ledger)
+	m.HandleFunc("POST /admin/v1/keys", h.createKey)
+	m.HandleFunc("GET /admin/v1/keys", h.keys)
+	m.HandleFunc("POST /admin/v1/keys/{id}/rotate", h.rotate)
+	m.HandleFunc("POST /admin/v1/keys/{id}/revoke", h.revoke)
+	m.HandleFunc("GET /admin/v1/incidents", h.incidents)
+	m.HandleFunc("GET /admin/v1/incidents/{id}", h.incident)
+	m.HandleFunc("/admin/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, gw.Errorf(gw.CodeNotFound, "no such admin endpoint: %s %s", r.Method, r.URL.Path))
+	})
+	h.mux = m
+	return h, nil
+}
+
+// Routes lists the API's method and path patterns, for the OpenAPI check.
+func Routes() []string {
+	return []string{
+		"POST /admin/v1/accounts", "GET /admin/v1/accounts", "GET /admin/v1/accounts/{account}",
+		"POST /admin/v1/accounts/{account}/topups", "GET /admin/v1/accounts/{account}/ledger",
+		"POST /admin/v1/keys", "GET /admin/v1/keys", "POST /admin/v1/keys/{id}/rotate", "POST /admin/v1/keys/{id}/revoke",
+		"GET /admin/v1/incidents", "GET /admin/v1/incidents/{id}",
+	}
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	client := clientAddr(r)
+	if wait := h.throttled(client); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+		writeError(w, gw.Errorf(gw.CodeRateLimited, "too many failed sign-ins from this address; retry later"))
+		return
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	sum := sha256.Sum256([]byte(tok))
+	if !ok || subtle.ConstantTimeCompare(sum[:], h.token[:]) != 1 {
+		h.fail(client)
+		h.log.Warn("admin API: bad token", "client", client, "path", r.URL.Path)
+		writeError(w, gw.Errorf(gw.CodeAuthentication, "the admin API needs the admin token: Authorization: Bearer <token>"))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	h.mux.ServeHTTP(w, r)
+}
+
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// throttled returns how long client must wait, 0 when it may try.
+func (h *Handler) throttled(client string) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.now()
+	recent := h.failed[client][:0]
+	for _, t := range h.failed[client] {
+		if now.Sub(t) < failureWindow {
+			recent = append(recent, t)
+		}
+	}
+	if len(recent) == 0 {
+		delete(h.failed, client)
+		return 0
+	}
+	h.failed[client] = recent
+	if len(recent) >= maxFailures {
+		return failureWindow - now.Sub(recent[0])
+	}
+	return 0
+}
+
+func (h *Handler) fail(client string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.failed) > 100_000 { // bound the table under a spray of addresses
+		clear(h.failed)
+	}
+	h.failed[client] = append(h.failed[client], h.now())
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError writes the gateway's error envelope.
+func writeError(w http.ResponseWriter, err error) {
+	e := gw.AsError(err)
+	if e.Code == gw.CodeInternal {
+		e = &gw.Error{Code: gw.CodeInternal, Message: "internal error"}
+	}
+	writeJSON(w, e.Code.Status(), map[string]any{"error": map[string]string{"type": string(e.Code), "message": e.Message}})
+}
+
+// decode reads a JSON body into v; unknown fields are errors.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return gw.Errorf(gw.CodeRequestTooLarge, "the body is larger than %d bytes", maxBody)
+		}
+		return invalid("the body is not the expected JSON object: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return invalid("the body has data after its JSON object")
+	}
+	return nil
+}
+
+func reply[T any](w http.ResponseWriter, status int, v T, err error) {
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, status, v)
+}
+
+func intParam(r *http.Request, name string) (int64, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, invalid("%s must be a non-negative integer", name)
+	}
+	return n, nil
+}
+
+func (h *Handler) createAccount(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Name string `json:"name"`
+	}
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	a, err := h.svc.CreateAccount(r.Context(), req.Name)
+	reply(w, http.StatusCreated, a, err)
+}
+
+func (h *Handler) accounts(w http.ResponseWriter, r *http.Request) {
+	list, err := h.svc.Accounts(r.Context())
+	reply(w, http.StatusOK, map[string]any{"data": list}, err)
+}
+
+func (h *Handler) account(w http.ResponseWriter, r *http.Request) {
+	a, err := h.svc.Account(r.Context(), r.PathValue("account"))
+	reply(w, http.StatusOK, a, err)
+}
+
+func (h *Handler) topUp(w http.ResponseWriter, r *http.Request) {
+	var req TopUpRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	res, err := h.svc.TopUp(r.Context(), r.PathValue("account"), req)
+	status := http.StatusCreated
+	if res != nil && res.Duplicate {
+		status = http.StatusOK
+	}
+	reply(w, status, res, err)
+}
+
+func (h *Handler) ledger(w http.ResponseWriter, r *http.Request) {
+	before, err := intParam(r, "before")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	limit, err := intParam(r, "limit")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	page, err := h.svc.Ledger(r.Context(), r.PathValue("account"), before, int(min(limit, MaxLedgerPage+1)))
+	reply(w, http.StatusOK, page, err)
+}
+
+func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) {
+	var req KeyRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	k, err := h.svc.CreateKey(r.Context(), req)
+	reply(w, http.StatusCreated, k, err)
+}
+
+func (h *Handler) keys(w http.ResponseWriter, r *http.Request) {
+	list, err := h.svc.Keys(r.Context())
+	reply(w, http.StatusOK, map[string]any{"data": list}, err)
+}
+
+func (h *Handler) rotate(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		GraceSeconds *int64 `json:"grace_seconds"`
+	}
+	if r.ContentLength != 0 {
+		if err := decode(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	grace := DefaultRotateGrace
+	if req.GraceSeconds != nil {
+		if *req.GraceSeconds < 0 || *req.GraceSeconds > int64(MaxRotateGrace/time.Second) {
+			writeError(w, invalid("grace_seconds must be between 0 and %d", int64(MaxRotateGrace/time.Second)))
+			return
+		}
+		grace = time.Duration(*req.GraceSeconds) * time.Second
+	}
+	k, err := h.svc.RotateKey(r.Context(), r.PathValue("id"), grace)
+	reply(w, http.StatusCreated, k, err)
+}
+
+func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) {
+	k, err := h.svc.RevokeKey(r.Context(), r.PathValue("id"))
+	reply(w, http.StatusOK, k, err)
+}
+
+func (h *Handler) incidents(w http.ResponseWriter, r *http.Request) {
+	limit, err := intParam(r, "limit")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	list, err := h.svc.Incidents(r.Context(), int(min(limit, MaxLedgerPage+1)))
+	reply(w, http.StatusOK, map[string]any{"data": list}, err)
+}
+
+func (h *Handler) incident(w http.ResponseWriter, r *http.Request) {
+	in, err := h.svc.Incident(r.Context(), r.PathValue("id"))
+	reply(w, http.StatusOK, in, err)
+}

@@ -1,0 +1,326 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/auth"
+)
+
+// Store is what Local needs: the gateway's store plus the admin reads and
+// writes both stores have.
+type Store interface {
+	gw.Store
+	Accounts(ctx context.Context) ([]gw.Account, error)
+	AccountByID(ctx context.Context, id string) (*gw.Account, error)
+	EndKeyAt(ctx context.Context, id string, at time.Time) error
+	TopUpRef(ctx context.Context, accountID string, amount gw.Money, reference, note string) (gw.LedgerEntry, bool, error)
+	Ledger(ctx context.Context, accountID string, before int64, limit int) ([]gw.LedgerEntry, error)
+	KeyUsage(ctx context.Context) (map[string]gw.KeyUsage, error)
+}
+
+// Limits bound what one call may ask for.
+const (
+	MaxNameLen     = 200
+	MaxNoteLen     = 1000
+	MaxLedgerPage  = 1000
+	DefaultPage    = 100
+	MaxRotateGrace = 30 * 24 * time.Hour
+	// DefaultRotateGrace is how long a rotated key keeps working when the
+	// caller names no grace period.
+	DefaultRotateGrace = time.Hour
+)
+
+// Local is the Service on the store itself.
+type Local struct {
+	Store Store
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+	// OnRevoke, when set, hears of every key revoked or ended here, so
+	// that a cache of keys can forget it at once.
+	OnRevoke func(keyID string)
+}
+
+var _ Service = (*Local)(nil)
+
+func (l *Local) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}
+
+func invalid(format string, a ...any) error { return gw.Errorf(gw.CodeInvalidRequest, format, a...) }
+
+func notFound(what, id string) error { return gw.Errorf(gw.CodeNotFound, "no %s %q", what, id) }
+
+func validName(what, s string, required bool) error {
+	switch {
+	case required && strings.TrimSpace(s) == "":
+		return invalid("%s is required", what)
+	case len(s) > MaxNameLen:
+		return invalid("%s is longer than %d bytes", what, MaxNameLen)
+	case strings.ContainsAny(s, "\x00\r\n"):
+		return invalid("%s must be one line", what)
+	}
+	return nil
+}
+
+func (l *Local) CreateAccount(ctx context.Context, name string) (*Account, error) {
+	if err := validName("name", name, true); err != nil {
+		return nil, err
+	}
+	if _, err := l.Store.AccountByName(ctx, name); err == nil {
+		return nil, invalid("an account named %q exists", name)
+	} else if !errors.Is(err, gw.ErrNotFound) {
+		return nil, err
+	}
+	a, err := l.Store.EnsureAccount(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return l.withBalance(ctx, a)
+}
+
+func (l *Local) withBalance(ctx context.Context, a *gw.Account) (*Account, error) {
+	b, err := l.Store.Balance(ctx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &Account{ID: a.ID, Name: a.Name, CreatedAt: a.CreatedAt, Balance: toBalance(b)}, nil
+}
+
+func (l *Local) Accounts(ctx context.Context) ([]Account, error) {
+	list, err := l.Store.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Account, 0, len(list))
+	for i := range list {
+		a, err := l.withBalance(ctx, &list[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *a)
+	}
+	return out, nil
+}
+
+// account finds an account by id, then by name.
+func (l *Local) account(ctx context.Context, idOrName string) (*gw.Account, error) {
+	a, err := l.Store.AccountByID(ctx, idOrName)
+	if errors.Is(err, gw.ErrNotFound) {
+		a, err = l.Store.AccountByName(ctx, idOrName)
+	}
+	if errors.Is(err, gw.ErrNotFound) {
+		return nil, notFound("account", idOrName)
+	}
+	return a, err
+}
+
+func (l *Local) Account(ctx context.Context, idOrName string) (*Account, error) {
+	a, err := l.account(ctx, idOrName)
+	if err != nil {
+		return nil, err
+	}
+	return l.withBalance(ctx, a)
+}
+
+func (l *Local) TopUp(ctx context.Context, account string, req TopUpRequest) (*TopUpResult, error) {
+	amount, err := gw.ParseUSD(req.AmountUSD)
+	if err != nil || amount <= 0 {
+		return nil, invalid("amount_usd must be a positive amount of US dollars, not %q", req.AmountUSD)
+	}
+	if err := validName("reference", req.Reference, false); err != nil {
+		return nil, err
+	}
+	if len(req.Note) > MaxNoteLen {
+		return nil, invalid("note is longer than %d bytes", MaxNoteLen)
+	}
+	a, err := l.account(ctx, account)
+	if err != nil {
+		return nil, err
+	}
+	e, dup, err := l.Store.TopUpRef(ctx, a.ID, amount, req.Reference, req.Note)
+	if err != nil {
+		return nil, err
+	}
+	acct, err := l.withBalance(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return &TopUpResult{Entry: toEntry(e), Duplicate: dup, Account: *acct}, nil
+}
+
+func (l *Local) Ledger(ctx context.Context, account string, before int64, limit int) (*LedgerPage, error) {
+	if limit <= 0 {
+		limit = DefaultPage
+	}
+	if limit > MaxLedgerPage {
+		return nil, invalid("limit is at most %d", MaxLedgerPage)
+	}
+	a, err := l.account(ctx, account)
+	if err != nil {
+		return nil, err
+	}
+	list, err := l.Store.Ledger(ctx, a.ID, before, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	page := &LedgerPage{Data: []LedgerEntry{}}
+	if len(list) > limit {
+		list = list[:limit]
+		page.NextBefore = list[limit-1].ID
+	}
+	for _, e := range list {
+		page.Data = append(page.Data, toEntry(e))
+	}
+	return page, nil
+}
+
+func (l *Local) CreateKey(ctx context.Context, req KeyRequest) (*CreatedKey, error) {
+	if err := validName("name", req.Name, false); err != nil {
+		return nil, err
+	}
+	if req.RPM < 0 || req.TPM < 0 {
+		return nil, invalid("rpm and tpm must not be negative")
+	}
+	if req.ExpiresAt != nil && !req.ExpiresAt.After(l.now()) {
+		return nil, invalid("expires_at must be in the future")
+	}
+	a, err := l.account(ctx, req.Account)
+	if err != nil {
+		return nil, err
+	}
+	return l.issue(ctx, a, req.Name, gw.Limit{RPM: req.RPM, TPM: req.TPM}, req.ExpiresAt)
+}
+
+func (l *Local) issue(ctx context.Context, a *gw.Account, name string, lim gw.Limit, ends *time.Time) (*CreatedKey, error) {
+	secret, id, hash, err := auth.NewKey()
+	if err != nil {
+		return nil, err
+	}
+	k := &gw.Key{ID: id, AccountID: a.ID, AccountName: a.Name, Name: name, Hint: auth.Hint(secret), CreatedAt: l.now(), RPM: lim.RPM, TPM: lim.TPM, RevokedAt: ends}
+	if err := l.Store.CreateKey(ctx, k, hash); err != nil {
+		return nil, err
+	}
+	return &CreatedKey{Key: toKey(k, gw.KeyUsage{}, l.now()), Secret: secret}, nil
+}
+
+func (l *Local) Keys(ctx context.Context) ([]Key, error) {
+	keys, err := l.Store.Keys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	usage, err := l.Store.KeyUsage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := l.now()
+	out := make([]Key, 0, len(keys))
+	for i := range keys {
+		out = append(out, toKey(&keys[i], usage[keys[i].ID], now))
+	}
+	return out, nil
+}
+
+func (l *Local) key(ctx context.Context, id string) (*gw.Key, error) {
+	keys, err := l.Store.Keys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range keys {
+		if keys[i].ID == id {
+			return &keys[i], nil
+		}
+	}
+	return nil, notFound("key", id)
+}
+
+// RotateKey issues a new secret with the old key's account, name and
+// limits; the old key keeps working for grace, then ends.
+func (l *Local) RotateKey(ctx context.Context, id string, grace time.Duration) (*CreatedKey, error) {
+	if grace < 0 || grace > MaxRotateGrace {
+		return nil, invalid("the grace period must be between 0 and %s", MaxRotateGrace)
+	}
+	old, err := l.key(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	now := l.now()
+	if !old.Live(now) {
+		return nil, invalid("key %s is revoked; create a new one instead", id)
+	}
+	a, err := l.account(ctx, old.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	created, err := l.issue(ctx, a, old.Name, gw.Limit{RPM: old.RPM, TPM: old.TPM}, old.RevokedAt)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Store.EndKeyAt(ctx, id, now.Add(grace)); err != nil {
+		return nil, err
+	}
+	if l.OnRevoke != nil {
+		l.OnRevoke(id)
+	}
+	if old, err = l.key(ctx, id); err != nil {
+		return nil, err
+	}
+	replaced := toKey(old, gw.KeyUsage{}, now)
+	created.Replaces = &replaced
+	return created, nil
+}
+
+func (l *Local) RevokeKey(ctx context.Context, id string) (*Key, error) {
+	if err := l.Store.RevokeKey(ctx, id); err != nil {
+		if errors.Is(err, gw.ErrNotFound) {
+			return nil, notFound("key", id)
+		}
+		return nil, err
+	}
+	if l.OnRevoke != nil {
+		l.OnRevoke(id)
+	}
+	k, err := l.key(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := toKey(k, gw.KeyUsage{}, l.now())
+	return &out, nil
+}
+
+func (l *Local) Incidents(ctx context.Context, limit int) ([]Incident, error) {
+	if limit <= 0 {
+		limit = DefaultPage
+	}
+	if limit > MaxLedgerPage {
+		return nil, invalid("limit is at most %d", MaxLedgerPage)
+	}
+	list, err := l.Store.Incidents(ctx, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Incident, 0, len(list))
+	for i := range list {
+		out = append(out, toIncident(&list[i]))
+	}
+	return out, nil
+}
+
+func (l *Local) Incident(ctx context.Context, id string) (*Incident, error) {
+	in, err := l.Store.Incident(ctx, id)
+	if errors.Is(err, gw.ErrNotFound) {
+		return nil, notFound("incident", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("incident: %w", err)
+	}
+	out := toIncident(in)
+	return &out, nil
+}
