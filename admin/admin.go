@@ -136,10 +136,11 @@ func toKey(k *gw.Key, u gw.KeyUsage, now time.Time) Key {
 	return out
 }
 
-// CreatedKey is a new key with its secret, shown this once.
+// CreatedKey is a new key (its fields inline) with its secret, shown this
+// once, under "key".
 type CreatedKey struct {
-	Key    Key    `json:"key"`
-	Secret string `json:"secret"`
+	Key
+	Secret string `json:"key"`
 	// Replaces is the rotated key's id, which keeps working until its
 	// EndsAt.
 	Replaces *Key `json:"replaces,omitempty"`

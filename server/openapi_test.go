@@ -2,12 +2,14 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/catalog"
 )
 
@@ -34,6 +36,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	for _, e := range endpoints() {
 		routed = append(routed, e.method+" "+e.path)
 	}
+	routed = append(routed, admin.Routes()...)
 	slices.Sort(documented)
 	slices.Sort(routed)
 	if !slices.Equal(documented, routed) {
@@ -58,5 +61,26 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
 	if w.Code != http.StatusOK || w.Body.Len() != len(openAPI) {
 		t.Errorf("GET /openapi.json: %d, %d bytes", w.Code, w.Body.Len())
+	}
+}
+
+// The admin API's routes answer (not the unknown-endpoint 404) once
+// mounted, each behind the token.
+func TestAdminRoutesMounted(t *testing.T) {
+	h, err := admin.NewHandler(&admin.Local{}, strings.Repeat("t", admin.MinTokenLen), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Admin: h})
+	for i, route := range admin.Routes() {
+		method, path, _ := strings.Cut(route, " ")
+		path = strings.NewReplacer("{account}", "a", "{id}", "x").Replace(path)
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(method, path, nil)
+		r.RemoteAddr = fmt.Sprintf("192.0.2.%d:1234", i+1) // one address each: no throttling here
+		s.ServeHTTP(w, r)
+		if w.Code != http.StatusUnauthorized {
+			t.Errorf("%s %s without a token: %d, want 401", method, path, w.Code)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/auth"
 	"github.com/gwlabs/gateway/billing"
 	"github.com/gwlabs/gateway/guard"
@@ -85,64 +86,98 @@ func demoKey(ctx context.Context, st gw.Store, w io.Writer) error {
 	return nil
 }
 
+// withService runs f on the admin service: the admin API at --server when
+// given (with the admin token of the configuration), the store otherwise.
+func withService(rc *runCtx, f func(admin.Service) error) error {
+	cfg, err := rc.config()
+	if err != nil {
+		return err
+	}
+	if rc.server != "" {
+		if cfg.AdminToken == "" {
+			return errors.New("--server needs the admin token (GATEWAY_ADMIN_TOKEN or admin_token in the configuration file)")
+		}
+		return f(&admin.Client{BaseURL: rc.server, Token: cfg.AdminToken})
+	}
+	return withStore(rc, func(st gw.Store) error {
+		as, ok := st.(admin.Store)
+		if !ok {
+			return fmt.Errorf("the store %T lacks the admin methods", st)
+		}
+		return f(&admin.Local{Store: as})
+	})
+}
+
 type keysCmd struct {
 	Create keysCreateCmd `cmd:"" help:"Issue a key (the secret is shown once)."`
-	List   keysListCmd   `cmd:"" help:"List keys, newest first."`
+	List   keysListCmd   `cmd:"" help:"List keys, newest first, with their use and spend."`
+	Rotate keysRotateCmd `cmd:"" help:"Issue a new secret for a key; the old one keeps working for a grace period."`
 	Revoke keysRevokeCmd `cmd:"" help:"Revoke a key at once."`
 }
 
 type keysCreateCmd struct {
-	Account    string `default:"default" help:"Account name; created when new (and said so)."`
-	BalanceUSD usd    `name:"balance-usd" default:"0" help:"Top the account up by this many US dollars."`
-	RPM        int64  `name:"rpm" help:"This key's requests per minute (0: the configured default)."`
-	TPM        int64  `name:"tpm" help:"This key's tokens per minute (0: the configured default)."`
-	JSON       bool   `name:"json" help:"Print JSON."`
+	Account    string        `default:"default" help:"Account name or id; created when new (and said so)."`
+	Name       string        `help:"A label for the key."`
+	BalanceUSD usd           `name:"balance-usd" default:"0" help:"Top the account up by this many US dollars first."`
+	RPM        int64         `name:"rpm" help:"This key's requests per minute (0: the configured default)."`
+	TPM        int64         `name:"tpm" help:"This key's tokens per minute (0: the configured default)."`
+	ExpiresIn  time.Duration `name:"expires-in" help:"End the key after this long (e.g. 720h; 0: never)."`
+	JSON       bool          `name:"json" help:"Print JSON."`
 }
 
-// keyJSON is a key in every command's JSON output; Secret only when
-// created.
-type keyJSON struct {
-	ID             string     `json:"key_id"`
-	Secret         string     `json:"key,omitempty"`
-	Account        string     `json:"account"`
-	AccountID      string     `json:"account_id"`
-	AccountCreated bool       `json:"account_created,omitempty"`
-	Hint           string     `json:"hint"`
-	RPM            int64      `json:"rpm"`
-	TPM            int64      `json:"tpm"`
-	CreatedAt      time.Time  `json:"created_at"`
-	RevokedAt      *time.Time `json:"revoked_at"`
-}
-
-func toKeyJSON(k *gw.Key) keyJSON {
-	return keyJSON{ID: k.ID, Account: k.AccountName, AccountID: k.AccountID, Hint: k.Hint, RPM: k.RPM, TPM: k.TPM, CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
+// createdKeyJSON is keys create's JSON: the key, its secret under "key",
+// and whether the account was created for it.
+type createdKeyJSON struct {
+	admin.CreatedKey
+	AccountCreated bool `json:"account_created,omitempty"`
 }
 
 func (c *keysCreateCmd) Run(rc *runCtx) error {
-	if c.RPM < 0 || c.TPM < 0 {
-		return errors.New("--rpm and --tpm must not be negative")
-	}
-	return withStore(rc, func(st gw.Store) error {
-		_, err := st.AccountByName(rc.ctx, c.Account)
-		created := errors.Is(err, gw.ErrNotFound)
-		if err != nil && !created {
-			return err
-		}
-		secret, k, err := createKeyWithLimits(rc.ctx, st, c.Account, gw.Money(c.BalanceUSD), gw.Limit{RPM: c.RPM, TPM: c.TPM})
+	return withService(rc, func(svc admin.Service) error {
+		out, err := createKeyVia(rc.ctx, svc, c)
 		if err != nil {
 			return err
 		}
 		if c.JSON {
-			out := toKeyJSON(k)
-			out.Secret, out.AccountCreated = secret, created
 			return printJSON(rc.stdout, out)
 		}
-		if created {
-			fmt.Fprintf(rc.stdout, "created account %s\n", k.AccountName)
+		if out.AccountCreated {
+			fmt.Fprintf(rc.stdout, "created account %s\n", out.Account)
 		}
-		fmt.Fprintf(rc.stdout, "key %s for account %s (shown once, keep it safe):\n%s\n", k.ID, k.AccountName, secret)
+		fmt.Fprintf(rc.stdout, "key %s for account %s (shown once, keep it safe):\n%s\n", out.ID, out.Account, out.Secret)
 		return nil
 	})
+}
+
+func createKeyVia(ctx context.Context, svc admin.Service, c *keysCreateCmd) (*createdKeyJSON, error) {
+	if c.ExpiresIn < 0 {
+		return nil, errors.New("--expires-in must not be negative")
+	}
+	out := &createdKeyJSON{}
+	acct, err := svc.Account(ctx, c.Account)
+	if gw.ErrorCode(err) == gw.CodeNotFound {
+		acct, err = svc.CreateAccount(ctx, c.Account)
+		out.AccountCreated = true
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.BalanceUSD > 0 {
+		if _, err := svc.TopUp(ctx, acct.ID, admin.TopUpRequest{AmountUSD: gw.Money(c.BalanceUSD).USDString(), Note: "top-up at key creation"}); err != nil {
+			return nil, err
+		}
+	}
+	req := admin.KeyRequest{Account: acct.ID, Name: c.Name, RPM: c.RPM, TPM: c.TPM}
+	if c.ExpiresIn > 0 {
+		at := time.Now().Add(c.ExpiresIn)
+		req.ExpiresAt = &at
+	}
+	k, err := svc.CreateKey(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out.CreatedKey = *k
+	return out, nil
 }
 
 type keysListCmd struct {
@@ -150,31 +185,45 @@ type keysListCmd struct {
 }
 
 func (c *keysListCmd) Run(rc *runCtx) error {
-	return withStore(rc, func(st gw.Store) error {
-		keys, err := st.Keys(rc.ctx)
+	return withService(rc, func(svc admin.Service) error {
+		keys, err := svc.Keys(rc.ctx)
 		if err != nil {
 			return err
 		}
 		if c.JSON {
-			rows := make([]keyJSON, 0, len(keys))
-			for i := range keys {
-				rows = append(rows, toKeyJSON(&keys[i]))
-			}
-			return printJSON(rc.stdout, rows)
+			return printJSON(rc.stdout, nonNil(keys))
 		}
 		tw := tabwriter.NewWriter(rc.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "KEY ID\tACCOUNT\tKEY\tRPM\tTPM\tCREATED\tSTATUS")
+		fmt.Fprintln(tw, "KEY ID\tNAME\tACCOUNT\tKEY\tRPM\tTPM\tSTATUS\tLAST USED\tREQUESTS\tSPEND")
 		for _, k := range keys {
-			status := "active"
-			if !k.Live(time.Now()) {
-				status = "revoked " + k.RevokedAt.UTC().Format(time.RFC3339)
-			} else if k.RevokedAt != nil {
-				status = "active until " + k.RevokedAt.UTC().Format(time.RFC3339)
+			status := k.Status
+			if k.EndsAt != nil {
+				status += " " + k.EndsAt.UTC().Format(time.RFC3339)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.AccountName, k.Hint, limitText(k.RPM), limitText(k.TPM), k.CreatedAt.UTC().Format(time.RFC3339), status)
+			last := "never"
+			if k.LastUsedAt != nil {
+				last = k.LastUsedAt.UTC().Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t$%s\n", k.ID, dash(k.Name), k.Account, k.Hint,
+				limitText(k.RPM), limitText(k.TPM), status, last, k.Requests, k.SpendUSD)
 		}
 		return tw.Flush()
 	})
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// nonNil makes an empty list print as [] in JSON.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 func limitText(n int64) string {
@@ -184,118 +233,207 @@ func limitText(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
+type keysRotateCmd struct {
+	KeyID string        `arg:"" name:"key-id" help:"The key's id (key_...)."`
+	Grace time.Duration `default:"1h" help:"How long the old secret keeps working."`
+	JSON  bool          `name:"json" help:"Print JSON."`
+}
+
+func (c *keysRotateCmd) Run(rc *runCtx) error {
+	return withService(rc, func(svc admin.Service) error {
+		k, err := svc.RotateKey(rc.ctx, c.KeyID, c.Grace)
+		if err != nil {
+			return err
+		}
+		if c.JSON {
+			return printJSON(rc.stdout, k)
+		}
+		fmt.Fprintf(rc.stdout, "key %s replaces %s, which works until %s; new secret (shown once):\n%s\n",
+			k.ID, c.KeyID, k.Replaces.EndsAt.UTC().Format(time.RFC3339), k.Secret)
+		return nil
+	})
+}
+
 type keysRevokeCmd struct {
 	KeyID string `arg:"" name:"key-id" help:"The key's id (key_...)."`
 	JSON  bool   `name:"json" help:"Print JSON."`
 }
 
 func (c *keysRevokeCmd) Run(rc *runCtx) error {
-	return withStore(rc, func(st gw.Store) error {
-		if err := st.RevokeKey(rc.ctx, c.KeyID); err != nil {
-			if errors.Is(err, gw.ErrNotFound) {
-				return fmt.Errorf("no key %s", c.KeyID)
-			}
+	return withService(rc, func(svc admin.Service) error {
+		k, err := svc.RevokeKey(rc.ctx, c.KeyID)
+		if err != nil {
 			return err
 		}
 		if c.JSON {
-			return printJSON(rc.stdout, map[string]any{"key_id": c.KeyID, "revoked": true})
+			return printJSON(rc.stdout, k)
 		}
-		fmt.Fprintf(rc.stdout, "revoked %s\n", c.KeyID)
+		fmt.Fprintf(rc.stdout, "revoked %s\n", k.ID)
 		return nil
 	})
 }
 
+type accountsCmd struct {
+	Create accountsCreateCmd `cmd:"" help:"Create an account."`
+	List   accountsListCmd   `cmd:"" help:"List accounts with their balances."`
+	Show   accountsShowCmd   `cmd:"" help:"Show an account and its balance."`
+}
+
+type accountsCreateCmd struct {
+	Name string `arg:"" help:"The account's name."`
+	JSON bool   `name:"json" help:"Print JSON."`
+}
+
+func (c *accountsCreateCmd) Run(rc *runCtx) error {
+	return withService(rc, func(svc admin.Service) error {
+		a, err := svc.CreateAccount(rc.ctx, c.Name)
+		if err != nil {
+			return err
+		}
+		return printAccount(rc.stdout, a, c.JSON)
+	})
+}
+
+type accountsListCmd struct {
+	JSON bool `name:"json" help:"Print JSON."`
+}
+
+func (c *accountsListCmd) Run(rc *runCtx) error {
+	return withService(rc, func(svc admin.Service) error {
+		list, err := svc.Accounts(rc.ctx)
+		if err != nil {
+			return err
+		}
+		if c.JSON {
+			return printJSON(rc.stdout, nonNil(list))
+		}
+		tw := tabwriter.NewWriter(rc.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ACCOUNT ID\tNAME\tBALANCE\tHELD\tAVAILABLE\tCHARGED\tCREATED")
+		for _, a := range list {
+			b := a.Balance
+			fmt.Fprintf(tw, "%s\t%s\t$%s\t$%s\t$%s\t$%s\t%s\n", a.ID, a.Name, b.Balance, b.Held, b.Available, b.Charged, a.CreatedAt.UTC().Format(time.RFC3339))
+		}
+		return tw.Flush()
+	})
+}
+
+type accountsShowCmd struct {
+	Account string `arg:"" help:"The account's name or id."`
+	JSON    bool   `name:"json" help:"Print JSON."`
+}
+
+func (c *accountsShowCmd) Run(rc *runCtx) error {
+	return withService(rc, func(svc admin.Service) error {
+		a, err := svc.Account(rc.ctx, c.Account)
+		if err != nil {
+			return err
+		}
+		return printAccount(rc.stdout, a, c.JSON)
+	})
+}
+
+func printAccount(w io.Writer, a *admin.Account, asJSON bool) error {
+	if asJSON {
+		return printJSON(w, a)
+	}
+	b := a.Balance
+	fmt.Fprintf(w, "account %s (%s)\nbalance   $%s\nheld      $%s\navailable $%s\ncharged   $%s\ntop-ups   $%s\n",
+		a.Name, a.ID, b.Balance, b.Held, b.Available, b.Charged, b.TopUps)
+	return nil
+}
+
 type balanceCmd struct {
-	Add  balanceAddCmd  `cmd:"" help:"Top an account up."`
-	Show balanceShowCmd `cmd:"" help:"Show an account's balance."`
-}
-
-// balanceJSON is an account's money in every command's JSON output, in
-// exact decimal US dollars.
-type balanceJSON struct {
-	Account   string `json:"account"`
-	AccountID string `json:"account_id"`
-	TopUps    string `json:"top_ups_usd"`
-	Charged   string `json:"charged_usd"`
-	Held      string `json:"held_usd"`
-	Balance   string `json:"balance_usd"`
-	Available string `json:"available_usd"`
-}
-
-func toBalanceJSON(a *gw.Account, b gw.Balance) balanceJSON {
-	return balanceJSON{Account: a.Name, AccountID: a.ID, TopUps: b.TopUps.USDString(), Charged: b.Charged.USDString(),
-		Held: b.Held.USDString(), Balance: b.Balance.USDString(), Available: b.Available.USDString()}
-}
-
-func printBalance(w io.Writer, a *gw.Account, b gw.Balance) {
-	fmt.Fprintf(w, "account %s\nbalance   $%s\nheld      $%s\navailable $%s\ncharged   $%s\ntop-ups   $%s\n",
-		a.Name, b.Balance.USDString(), b.Held.USDString(), b.Available.USDString(), b.Charged.USDString(), b.TopUps.USDString())
+	Add     balanceAddCmd     `cmd:"" help:"Top an account up."`
+	Show    balanceShowCmd    `cmd:"" help:"Show an account's balance."`
+	History balanceHistoryCmd `cmd:"" help:"An account's top-ups and charges, newest first."`
 }
 
 type balanceAddCmd struct {
-	Account string `required:"" help:"Account name."`
-	USD     usd    `name:"usd" required:"" help:"Amount in US dollars, more than 0."`
-	Create  bool   `help:"Create the account when it does not exist (otherwise an unknown name is an error, to catch typos)."`
-	JSON    bool   `name:"json" help:"Print JSON."`
+	Account   string `required:"" help:"Account name or id."`
+	USD       usd    `name:"usd" required:"" help:"Amount in US dollars, more than 0."`
+	Reference string `help:"An invoice or payment id: a top-up with a reference already used on the account is not counted again."`
+	Note      string `help:"A note for the ledger."`
+	Create    bool   `help:"Create the account when it does not exist (otherwise an unknown name is an error, to catch typos)."`
+	JSON      bool   `name:"json" help:"Print JSON."`
 }
 
 func (c *balanceAddCmd) Run(rc *runCtx) error {
 	if c.USD <= 0 {
 		return errors.New("--usd must be more than 0")
 	}
-	return withStore(rc, func(st gw.Store) error {
-		acct, err := findAccount(rc.ctx, st, c.Account, c.Create)
-		if err != nil {
+	return withService(rc, func(svc admin.Service) error {
+		if _, err := svc.Account(rc.ctx, c.Account); gw.ErrorCode(err) == gw.CodeNotFound {
+			if !c.Create {
+				return fmt.Errorf("no account %q (check the name, or add --create to make it)", c.Account)
+			}
+			if _, err := svc.CreateAccount(rc.ctx, c.Account); err != nil {
+				return err
+			}
+		} else if err != nil {
 			return err
 		}
-		if err := st.TopUp(rc.ctx, acct.ID, gw.Money(c.USD), "top-up"); err != nil {
-			return err
+		note := c.Note
+		if note == "" {
+			note = "top-up"
 		}
-		b, err := st.Balance(rc.ctx, acct.ID)
+		res, err := svc.TopUp(rc.ctx, c.Account, admin.TopUpRequest{AmountUSD: gw.Money(c.USD).USDString(), Reference: c.Reference, Note: note})
 		if err != nil {
 			return err
 		}
 		if c.JSON {
-			return printJSON(rc.stdout, toBalanceJSON(acct, b))
+			return printJSON(rc.stdout, res)
 		}
-		fmt.Fprintf(rc.stdout, "added $%s to %s\n", gw.Money(c.USD).USDString(), acct.Name)
-		printBalance(rc.stdout, acct, b)
-		return nil
+		if res.Duplicate {
+			fmt.Fprintf(rc.stdout, "reference %s was already credited (entry %d); nothing added\n", c.Reference, res.Entry.ID)
+		} else {
+			fmt.Fprintf(rc.stdout, "added $%s to %s\n", res.Entry.AmountUSD, res.Account.Name)
+		}
+		return printAccount(rc.stdout, &res.Account, false)
 	})
 }
 
-// findAccount returns the named account; an unknown name is an error
-// unless create.
-func findAccount(ctx context.Context, st gw.Store, name string, create bool) (*gw.Account, error) {
-	if create {
-		return st.EnsureAccount(ctx, name)
-	}
-	acct, err := st.AccountByName(ctx, name)
-	if errors.Is(err, gw.ErrNotFound) {
-		return nil, fmt.Errorf("no account %q (check the name, or add --create to make it)", name)
-	}
-	return acct, err
-}
-
 type balanceShowCmd struct {
-	Account string `required:"" help:"Account name."`
+	Account string `required:"" help:"Account name or id."`
 	JSON    bool   `name:"json" help:"Print JSON."`
 }
 
 func (c *balanceShowCmd) Run(rc *runCtx) error {
-	return withStore(rc, func(st gw.Store) error {
-		acct, err := findAccount(rc.ctx, st, c.Account, false)
+	return withService(rc, func(svc admin.Service) error {
+		a, err := svc.Account(rc.ctx, c.Account)
 		if err != nil {
 			return err
 		}
-		b, err := st.Balance(rc.ctx, acct.ID)
+		return printAccount(rc.stdout, a, c.JSON)
+	})
+}
+
+type balanceHistoryCmd struct {
+	Account string `required:"" help:"Account name or id."`
+	Before  int64  `help:"Entries older than this entry id (the previous page's next_before)."`
+	Limit   int    `default:"50" help:"Entries per page (at most 1000)."`
+	JSON    bool   `name:"json" help:"Print JSON."`
+}
+
+func (c *balanceHistoryCmd) Run(rc *runCtx) error {
+	return withService(rc, func(svc admin.Service) error {
+		page, err := svc.Ledger(rc.ctx, c.Account, c.Before, c.Limit)
 		if err != nil {
 			return err
 		}
 		if c.JSON {
-			return printJSON(rc.stdout, toBalanceJSON(acct, b))
+			return printJSON(rc.stdout, page)
 		}
-		printBalance(rc.stdout, acct, b)
+		tw := tabwriter.NewWriter(rc.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ENTRY\tTIME\tAMOUNT\tREQUEST\tREFERENCE\tNOTE")
+		for _, e := range page.Data {
+			fmt.Fprintf(tw, "%d\t%s\t$%s\t%s\t%s\t%s\n", e.ID, e.CreatedAt.UTC().Format(time.RFC3339), e.AmountUSD, dash(e.RequestID), dash(e.Reference), dash(e.Note))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if page.NextBefore != 0 {
+			fmt.Fprintf(rc.stdout, "older entries: --before %d\n", page.NextBefore)
+		}
 		return nil
 	})
 }
@@ -324,25 +462,8 @@ type incidentsCmd struct {
 	Show incidentsShowCmd `cmd:"" help:"Show one incident with its excerpt."`
 }
 
-// incidentJSON is an incident in every command's JSON output.
-type incidentJSON struct {
-	ID        string    `json:"id"`
-	RequestID string    `json:"request_id"`
-	AccountID string    `json:"account_id"`
-	KeyID     string    `json:"key_id"`
-	Kind      string    `json:"kind"`
-	Score     float64   `json:"score"`
-	Reason    string    `json:"reason"`
-	Excerpt   string    `json:"excerpt"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-func toIncidentJSON(in *gw.Incident) incidentJSON {
-	return incidentJSON{in.ID, in.RequestID, in.AccountID, in.KeyID, in.Kind, in.Score, in.Reason, in.Excerpt, in.CreatedAt}
-}
-
 type incidentsListCmd struct {
-	Limit int  `default:"100" help:"How many, newest first."`
+	Limit int  `default:"100" help:"How many, newest first (at most 1000)."`
 	JSON  bool `name:"json" help:"Print JSON."`
 }
 
@@ -350,17 +471,13 @@ func (c *incidentsListCmd) Run(rc *runCtx) error {
 	if c.Limit < 1 {
 		return errors.New("--limit must be at least 1")
 	}
-	return withStore(rc, func(st gw.Store) error {
-		list, err := st.Incidents(rc.ctx, c.Limit)
+	return withService(rc, func(svc admin.Service) error {
+		list, err := svc.Incidents(rc.ctx, c.Limit)
 		if err != nil {
 			return err
 		}
 		if c.JSON {
-			rows := make([]incidentJSON, 0, len(list))
-			for i := range list {
-				rows = append(rows, toIncidentJSON(&list[i]))
-			}
-			return printJSON(rc.stdout, rows)
+			return printJSON(rc.stdout, nonNil(list))
 		}
 		tw := tabwriter.NewWriter(rc.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "INCIDENT\tREQUEST\tKIND\tSCORE\tTIME\tREASON")
@@ -377,16 +494,13 @@ type incidentsShowCmd struct {
 }
 
 func (c *incidentsShowCmd) Run(rc *runCtx) error {
-	return withStore(rc, func(st gw.Store) error {
-		in, err := st.Incident(rc.ctx, c.ID)
+	return withService(rc, func(svc admin.Service) error {
+		in, err := svc.Incident(rc.ctx, c.ID)
 		if err != nil {
-			if errors.Is(err, gw.ErrNotFound) {
-				return fmt.Errorf("no incident %s", c.ID)
-			}
 			return err
 		}
 		if c.JSON {
-			return printJSON(rc.stdout, toIncidentJSON(in))
+			return printJSON(rc.stdout, in)
 		}
 		fmt.Fprintf(rc.stdout, "incident  %s\nrequest   %s\naccount   %s\nkey       %s\nkind      %s\nscore     %.4f\nreason    %s\ntime      %s\nexcerpt:\n%s\n",
 			in.ID, in.RequestID, in.AccountID, in.KeyID, in.Kind, in.Score, in.Reason, in.CreatedAt.UTC().Format(time.RFC3339), indent(in.Excerpt))

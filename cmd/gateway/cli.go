@@ -19,11 +19,13 @@ import (
 type cli struct {
 	Config string `help:"Configuration file (TOML; see the README). Environment variables and flags override it." env:"GATEWAY_CONFIG" placeholder:"FILE"`
 	DB     string `name:"db" help:"SQLite file or postgres:// URL (default ./gateway.db; env GATEWAY_DATABASE_URL)." placeholder:"URL"`
+	Server string `help:"Administer through this gateway's admin API (e.g. http://127.0.0.1:8080) instead of the store; needs the admin token." env:"GATEWAY_ADMIN_URL" placeholder:"URL"`
 	// VersionFlag is --version, the same as the version command.
 	VersionFlag kong.VersionFlag `name:"version" help:"Print the version and exit."`
 
 	Serve     serveCmd     `cmd:"" help:"Run the gateway."`
-	Keys      keysCmd      `cmd:"" help:"Create, list and revoke API keys."`
+	Accounts  accountsCmd  `cmd:"" help:"Create, list and show accounts."`
+	Keys      keysCmd      `cmd:"" help:"Create, list, rotate and revoke API keys."`
 	Balance   balanceCmd   `cmd:"" help:"Top up and show an account's balance."`
 	Models    modelsCmd    `cmd:"" help:"Print the rate card (vendor prices)."`
 	Incidents incidentsCmd `cmd:"" help:"List and show requests the guard blocked."`
@@ -47,6 +49,7 @@ type runCtx struct {
 	ctx            context.Context
 	stdout, stderr io.Writer
 	configFile     string // --config
+	server         string // --server: the admin API to use instead of the store
 	// config loads the configuration: defaults, then the file, then the
 	// environment, then the global flags.
 	config func() (Config, error)
@@ -90,7 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		}
 		return err
 	}
-	rc := &runCtx{ctx: ctx, stdout: stdout, stderr: stderr, configFile: c.Config, config: func() (Config, error) {
+	rc := &runCtx{ctx: ctx, stdout: stdout, stderr: stderr, configFile: c.Config, server: c.Server, config: func() (Config, error) {
 		cfg, err := loadConfigFile(c.Config, os.Getenv)
 		if err != nil {
 			return cfg, err

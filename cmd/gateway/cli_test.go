@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+
+	"github.com/gwlabs/gateway/admin"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +27,8 @@ func cliRun(t *testing.T, db string, args ...string) (stdout, stderr string, err
 }
 
 func TestCLIHelpEverywhere(t *testing.T) {
-	for _, cmd := range []string{"", "serve", "keys", "keys create", "keys list", "keys revoke", "balance", "balance add", "balance show",
+	for _, cmd := range []string{"", "serve", "keys", "keys create", "keys list", "keys rotate", "keys revoke", "balance", "balance add", "balance show",
+		"balance history", "accounts", "accounts create", "accounts list", "accounts show",
 		"models", "incidents", "incidents list", "incidents show", "guard", "guard eval", "config", "config check", "version"} {
 		args := append(strings.Fields(cmd), "--help")
 		out, _, err := cliRun(t, "", args...)
@@ -59,7 +62,7 @@ func TestCLIFlagsAnywhereAndJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var k keyJSON
+	var k createdKeyJSON
 	if err := json.Unmarshal([]byte(out), &k); err != nil || !strings.HasPrefix(k.Secret, "gwk_") || k.Account != "acme" || !k.AccountCreated {
 		t.Fatalf("keys create --json: %q (%v)", out, err)
 	}
@@ -67,10 +70,14 @@ func TestCLIFlagsAnywhereAndJSON(t *testing.T) {
 		args []string
 		into any
 	}{
-		{[]string{"keys", "list", "--json"}, &[]keyJSON{}},
-		{[]string{"balance", "show", "--json", "--account", "acme"}, &balanceJSON{}},
-		{[]string{"balance", "add", "--json", "--account", "acme", "--usd", "1"}, &balanceJSON{}},
-		{[]string{"incidents", "list", "--json"}, &[]incidentJSON{}},
+		{[]string{"keys", "list", "--json"}, &[]admin.Key{}},
+		{[]string{"balance", "show", "--json", "--account", "acme"}, &admin.Account{}},
+		{[]string{"balance", "add", "--json", "--account", "acme", "--usd", "1", "--reference", "r1"}, &admin.TopUpResult{}},
+		{[]string{"balance", "history", "--json", "--account", "acme"}, &admin.LedgerPage{}},
+		{[]string{"accounts", "list", "--json"}, &[]admin.Account{}},
+		{[]string{"accounts", "show", "acme", "--json"}, &admin.Account{}},
+		{[]string{"keys", "rotate", k.ID, "--grace", "1m", "--json"}, &admin.CreatedKey{}},
+		{[]string{"incidents", "list", "--json"}, &[]admin.Incident{}},
 		{[]string{"models", "--json"}, &map[string]any{}},
 		{[]string{"version", "--json"}, &map[string]string{}},
 		{[]string{"config", "check", "--json"}, &map[string]any{}},
@@ -87,10 +94,10 @@ func TestCLIFlagsAnywhereAndJSON(t *testing.T) {
 		}
 	}
 	out, _, _ = cliRun(t, db, "balance", "show", "--account", "acme", "--json")
-	var b balanceJSON
+	var b admin.Account
 	_ = json.Unmarshal([]byte(out), &b)
-	if b.TopUps != "3.50000000" {
-		t.Errorf("top-ups %q, want 3.50000000", b.TopUps)
+	if b.Balance.TopUps != "3.50000000" {
+		t.Errorf("top-ups %q, want 3.50000000", b.Balance.TopUps)
 	}
 }
 
@@ -162,5 +169,35 @@ func TestRequestLogNamesAccountAndKey(t *testing.T) {
 	var line map[string]any
 	if err := json.Unmarshal([]byte(buf.String()), &line); err != nil || line["account_id"] != "acct_1" {
 		t.Errorf("json log line %q: %v", buf.String(), err)
+	}
+}
+
+// The CLI gives the same output through the admin API (--server) as on
+// the store.
+func TestCLIThroughTheAdminAPI(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AdminToken = testAdminToken })
+	direct, _, err := cliRun(t, e.m.Config.DatabaseURL, "accounts", "show", "acme", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GATEWAY_ADMIN_TOKEN", testAdminToken)
+	var out, errb strings.Builder
+	if err := run(t.Context(), []string{"--server", e.url, "accounts", "show", "acme", "--json"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != direct {
+		t.Errorf("through the API:\n%s\non the store:\n%s", out.String(), direct)
+	}
+	out.Reset()
+	if err := run(t.Context(), []string{"--server", e.url, "keys", "create", "--account", "viaapi", "--name", "n", "--json"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	var k createdKeyJSON
+	if err := json.Unmarshal([]byte(out.String()), &k); err != nil || !k.AccountCreated || k.Name != "n" || !strings.HasPrefix(k.Secret, "gwk_") {
+		t.Errorf("keys create through the API: %q, %v", out.String(), err)
+	}
+	t.Setenv("GATEWAY_ADMIN_TOKEN", "")
+	if err := run(t.Context(), []string{"--server", e.url, "keys", "list"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "admin token") {
+		t.Errorf("--server without a token: %v", err)
 	}
 }
