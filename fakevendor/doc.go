@@ -41,7 +41,9 @@
 //     message's tool_call_id) not matching ^[a-zA-Z0-9]{9}$.
 //   - DeepSeek: an assistant message with tool_calls but no
 //     reasoning_content field ("" is fine), unless the request has
-//     thinking {"type":"disabled"} (thinking is on by default).
+//     thinking {"type":"disabled"} (thinking is on by default). In
+//     thinking mode every DeepSeek answer carries reasoning_content, as
+//     the real one does, [fake:reasoning] or not.
 //   - Groq: n > 1.
 //   - Anthropic: a message with empty content (a final assistant prefill
 //     excepted), an empty or whitespace-only text block, a final assistant

@@ -49,6 +49,7 @@ type call struct {
 	stopSequences []string
 	dirs          directives
 	seed          [32]byte // hash of vendor, model and body: ids derive from it
+	thinking      bool     // DeepSeek: thinking mode (on unless the request turns it off)
 }
 
 // directives are the [fake:...] instructions of a call.
@@ -249,6 +250,7 @@ func decodeChat(c *call) error {
 		return err
 	}
 	c.model, c.stream = req.Model, req.Stream
+	c.thinking = c.vendor == "deepseek" && !thinkingOff
 	c.obfuscate = c.vendor == "openai"
 	if o := req.StreamOptions; o != nil {
 		c.includeUsage = o.IncludeUsage
@@ -661,7 +663,8 @@ func plan(c *call) *reply {
 	} else {
 		r.textPieces = splitWords(r.text)
 	}
-	if d.reasoning {
+	if d.reasoning || c.thinking {
+		// DeepSeek reasons on every answer in thinking mode, its default.
 		r.reasoning = ReasoningText(c.model)
 		r.reasonPieces = splitWords(r.reasoning)
 		r.signature = "sig_" + idFrom(c.seed, "signature", 40)
