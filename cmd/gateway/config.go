@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/internal/upstream"
 	"github.com/gwlabs/gateway/route"
 )
@@ -37,6 +38,10 @@ type Config struct {
 	LogLevel     string // GATEWAY_LOG_LEVEL: debug, info (default), warn, error
 
 	Vendors map[string]VendorConfig // GATEWAY_<VENDOR>_BASE_URL, GATEWAY_<VENDOR>_API_KEY
+
+	ThreadRetention    time.Duration // GATEWAY_THREAD_RETENTION: how long a message thread is kept (default 1h; 0: threads off)
+	ThreadMaxBytes     int64         // GATEWAY_THREAD_MAX_BYTES: largest thread kept (default 8 MiB)
+	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning is kept per tool call (default 15m; 0: off)
 }
 
 // VendorConfig is one vendor's endpoint and key.
@@ -58,6 +63,10 @@ func envConfig(getenv func(string) string) (Config, error) {
 		RedisFailOpen: true,
 		LogLevel:      "info",
 		Vendors:       map[string]VendorConfig{},
+
+		ThreadRetention:    convstate.DefaultThreadTTL,
+		ThreadMaxBytes:     convstate.DefaultThreadMaxBytes,
+		ReasoningRetention: convstate.DefaultReasoningTTL,
 	}
 	var errs []string
 	str := func(name string, dst *string) {
@@ -129,6 +138,9 @@ func envConfig(getenv func(string) string) (Config, error) {
 	str("GATEWAY_ADMIN_TOKEN", &c.AdminToken)
 	str("GATEWAY_METRICS_ADDR", &c.MetricsAddr)
 	str("GATEWAY_LOG_LEVEL", &c.LogLevel)
+	dur("GATEWAY_THREAD_RETENTION", &c.ThreadRetention)
+	num("GATEWAY_THREAD_MAX_BYTES", &c.ThreadMaxBytes)
+	dur("GATEWAY_REASONING_RETENTION", &c.ReasoningRetention)
 	for _, v := range route.Vendors() {
 		up := strings.ToUpper(v)
 		c.Vendors[v] = VendorConfig{BaseURL: getenv("GATEWAY_" + up + "_BASE_URL"), APIKey: getenv("GATEWAY_" + up + "_API_KEY")}
