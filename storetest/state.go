@@ -43,7 +43,7 @@ func getState(t *testing.T, s convstate.Store, kind, acct, key string, now time.
 func testStateRoundTrip(t *testing.T, s convstate.Store) {
 	ctx := t.Context()
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
-	big[12345] = 0                                        // binary-safe
+	big[12345] = 0                                         // binary-safe
 	cases := map[string][]byte{"small": []byte(`{"v":1}`), "empty": {}, "big": big}
 	for key, v := range cases {
 		if err := s.PutState(ctx, convstate.KindThread, "acct_a", key, v, stateT0.Add(time.Hour)); err != nil {
