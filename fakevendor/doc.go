@@ -54,6 +54,12 @@
 //   - Google, models named gemini-3*: a model turn whose first
 //     functionCall part has no thoughtSignature.
 //
+// Anthropic keeps message threads as the real API does (threads.go):
+// "thread": {"type": "create"} keeps the conversation under the answer's
+// id, {"type": "continue", "previous_message_id": id} expands it before
+// the new messages (system and tools there are a 400), and an unknown id
+// is 404 with error.details.error_code "thread_not_found".
+//
 // # Default reply
 //
 // The reply text is DefaultText(vendor, model) = "Hello from <vendor>

@@ -281,24 +281,34 @@ func TestThreadSizeBound(t *testing.T) {
 }
 
 // TestThreadsPassThroughToAnthropic: on the native route the thread field
-// and the beta header reach Anthropic as sent; the gateway keeps nothing.
+// and the beta header reach Anthropic as sent and the vendor keeps the
+// thread (the gateway keeps nothing): create, continue with a lone
+// tool_result, and an unknown id answered 404 with the vendor's
+// error_code thread_not_found carried into the gateway's envelope.
 func TestThreadsPassThroughToAnthropic(t *testing.T) {
 	e := newEnv(t)
 	model := "anthropic/" + nativeModels["anthropic"]
-	body := threadCreate(model, false)
-	a := e.postThread(t, e.key, body, false)
-	if a.status != 200 {
-		t.Fatalf("status %d: %s", a.status, a.raw)
-	}
-	rec := e.lastRequest()
-	if !bytes.Contains(rec.Body, []byte(`"thread":{"type":"create"}`)) {
-		t.Errorf("thread field not passed through: %s", rec.Body)
-	}
-	if got := rec.Header.Get("anthropic-beta"); got != threadBeta {
-		t.Errorf("anthropic-beta = %q, want %q", got, threadBeta)
-	}
-	if _, err := e.m.state.Sweep(context.Background()); err != nil {
-		t.Fatal(err)
+	for _, stream := range []bool{false, true} {
+		first := e.postThread(t, e.key, threadCreate(model, stream), stream)
+		if first.status != 200 || len(first.toolUseIDs) != 1 || !strings.HasPrefix(first.id, "msg_") {
+			t.Fatalf("create: status %d: %s", first.status, first.raw)
+		}
+		rec := e.lastRequest()
+		if !bytes.Contains(rec.Body, []byte(`"thread":{"type":"create"}`)) {
+			t.Errorf("thread field not passed through: %s", rec.Body)
+		}
+		if got := rec.Header.Get("anthropic-beta"); got != threadBeta {
+			t.Errorf("anthropic-beta = %q, want %q", got, threadBeta)
+		}
+		cont := threadContinue(model, stream, first.id, toolResult(first.toolUseIDs[0], "12:00 RESULT-5d1"))
+		second := e.postThread(t, e.key, cont, stream)
+		if second.status != 200 || second.text != "Tool said: 12:00 RESULT-5d1" {
+			t.Fatalf("continue: status %d text %q: %s", second.status, second.text, second.raw)
+		}
+		if got := e.lastRequest().Body; !bytes.Equal(got, bytes.Replace(cont, []byte(model), []byte(nativeModels["anthropic"]), 1)) {
+			t.Errorf("continue not passed through as sent:\n%s", got)
+		}
+		wantNotFound(t, "unknown id at Anthropic", e.postThread(t, e.key, threadContinue(model, stream, "msg_01unknown", toolResult("x", "y")), stream))
 	}
 }
 
