@@ -12,12 +12,15 @@
 //     and Gemini thought signatures included, in canonical form), under
 //     the answer id, scoped to the account, for ThreadTTL and up to
 //     ThreadMaxBytes. A continue expands the stored thread (stored turns,
-//     then the new ones) before the request is mapped. An unknown,
-//     expired or other account's id is 404 not_found with
-//     error.details.error_code "thread_not_found", on which Anthropic's
-//     SDKs replay the whole conversation under a new thread. This is the
-//     one place the gateway stores content, and only when the client asks
-//     for a thread.
+//     then the new ones) before the request is mapped; once answered, the
+//     thread is kept under the new answer's id and the continued entry is
+//     emptied (each answer can be continued once, as on Anthropic, so a
+//     thread takes space linear in its length). An unknown, expired or
+//     other account's id is 404 not_found with error.details.error_code
+//     "thread_not_found", an answer already continued a 400 with
+//     "thread_already_continued"; on either, Anthropic's SDKs replay the
+//     whole conversation under a new thread. This is the one place the
+//     gateway stores content, and only when the client asks for a thread.
 //   - DeepSeek reasoning. In thinking mode DeepSeek refuses a tool round
 //     trip whose assistant turn lacks the reasoning_content it returned,
 //     and the OpenAI SDKs do not send that field back. The gateway saw it

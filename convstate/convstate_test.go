@@ -170,8 +170,27 @@ func TestThreadKeepsEverythingAndExpires(t *testing.T) {
 	}
 	notFound("unknown id", "acct_a", "req_2")
 	notFound("other account", "acct_b", "req_1")
+
+	// Answering the continue keeps the thread under the new id and marks
+	// the continued one: each answer can be continued once.
+	if err := turn2.Save(ctx, "req_2", []gw.Part{{Type: gw.PartText, Text: "It is 10:00."}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = k.Open(ctx, "acct_a", &Thread{Type: ThreadContinue, PreviousMessageID: "req_1"}, next())
+	var e *gw.Error
+	if !errors.As(err, &e) || e.Code != gw.CodeInvalidRequest || e.ErrorCode != ErrorThreadAlreadyContinued {
+		t.Errorf("second continue of req_1: err = %v, want invalid_request / thread_already_continued", err)
+	}
+	r3 := &gw.Request{Messages: []gw.Message{{Role: gw.RoleUser, Content: []gw.Part{{Type: gw.PartText, Text: "thanks"}}}}}
+	if _, err := k.Open(ctx, "acct_a", &Thread{Type: ThreadContinue, PreviousMessageID: "req_2"}, r3); err != nil || len(r3.Messages) != 5 {
+		t.Errorf("continue of req_2: %v, %d messages, want 5", err, len(r3.Messages))
+	}
+	if len(st.m[[3]string{KindThread, "acct_a", "req_1"}].v) != 0 {
+		t.Error("the continued thread's copy was kept")
+	}
+
 	c.t = c.t.Add(time.Hour)
-	notFound("expired", "acct_a", "req_1")
+	notFound("expired", "acct_a", "req_2")
 
 	// A continue must not bring system or tools of its own.
 	_, err = k.Open(ctx, "acct_a", &Thread{Type: ThreadContinue, PreviousMessageID: "req_1"}, &gw.Request{System: []gw.Part{{Type: gw.PartText, Text: "x"}}})

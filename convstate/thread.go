@@ -21,9 +21,14 @@ const (
 )
 
 // ErrorThreadNotFound is the error.details.error_code of a continue whose
-// thread is not (or no longer) kept; Anthropic's SDKs replay the whole
-// conversation under a new thread on it.
-const ErrorThreadNotFound = "thread_not_found"
+// thread is not (or no longer) kept; ErrorThreadAlreadyContinued that of
+// a continue from an answer that was already continued (each answer can
+// be continued once, as on Anthropic). On either, Anthropic's SDKs replay
+// the whole conversation under a new thread.
+const (
+	ErrorThreadNotFound         = "thread_not_found"
+	ErrorThreadAlreadyContinued = "thread_already_continued"
+)
 
 // Thread is a request's "thread" field.
 type Thread struct {
@@ -77,6 +82,7 @@ type Turn struct {
 	account string
 	st      stored
 	extra   int
+	prev    string // the answer id a continue continued
 }
 
 // ExtraBytes is the size of the stored turns a continue added to the
@@ -101,7 +107,7 @@ func (k *Keeper) Open(ctx context.Context, account string, t *Thread, r *gw.Requ
 		if err != nil {
 			return nil, err
 		}
-		turn.extra = prev.size
+		turn.extra, turn.prev = prev.size, t.PreviousMessageID
 		r.System, r.Tools = prev.st.System, prev.st.Tools
 		r.Messages = append(prev.st.Messages, r.Messages...)
 	}
@@ -129,6 +135,13 @@ func (k *Keeper) load(ctx context.Context, account, id string) (loaded, error) {
 	}
 	if err != nil {
 		return loaded{}, &gw.Error{Code: gw.CodeInternal, Message: "the thread could not be read", Err: err}
+	}
+	if len(b) == 0 {
+		return loaded{}, &gw.Error{
+			Code:      gw.CodeInvalidRequest,
+			Message:   fmt.Sprintf("thread.previous_message_id: %q has already been continued; continue from the latest answer's id, or replay the whole conversation with thread type \"create\"", id),
+			ErrorCode: ErrorThreadAlreadyContinued,
+		}
 	}
 	var st stored
 	if err := json.Unmarshal(b, &st); err != nil || st.V != threadVersion {
@@ -159,6 +172,14 @@ func (t *Turn) Save(ctx context.Context, answerID string, content []gw.Part) err
 	}
 	if err := k.put(ctx, KindThread, t.account, answerID, b, k.cfg.ThreadTTL); err != nil {
 		return fmt.Errorf("keep thread %s: %w", answerID, err)
+	}
+	if t.prev != "" {
+		// The continued answer is now part of this one: an empty entry
+		// marks it continued, so that a thread takes space linear in
+		// its length, not one copy of the conversation per turn.
+		if err := k.put(ctx, KindThread, t.account, t.prev, nil, k.cfg.ThreadTTL); err != nil {
+			return fmt.Errorf("mark thread %s continued: %w", t.prev, err)
+		}
 	}
 	return nil
 }

@@ -160,8 +160,9 @@ func wantNotFound(t *testing.T, what string, a mAnswer) {
 // turn that gets a tool call), continued with a lone tool_result (the
 // vendor gets the whole conversation, tool call and signatures included,
 // and answers from the tool result), and continued again from that
-// answer; a continue of an unknown id, of another account's id, and a
-// repeated system on continue are refused; nothing is charged for them.
+// answer; a continue of an unknown id, of another account's id, of an
+// answer already continued, and a repeated system on continue are
+// refused before any vendor call.
 func TestThreadsOnMappedRoutes(t *testing.T) {
 	for store, dbURL := range storesUnderTest(t) {
 		t.Run(store, func(t *testing.T) {
@@ -210,6 +211,10 @@ func TestThreadsOnMappedRoutes(t *testing.T) {
 						}
 
 						calls := len(e.fake.Requests())
+						again := e.postThread(t, e.key, threadContinue(model, stream, first.id, toolResult(first.toolUseIDs[0], "again")), stream)
+						if again.status != 400 || !bytes.Contains(again.raw, []byte(`"error_code":"thread_already_continued"`)) {
+							t.Errorf("second continue of the first answer: status %d: %s", again.status, again.raw)
+						}
 						wantNotFound(t, "unknown id", e.postThread(t, e.key, threadContinue(model, stream, "req_01unknownunknownunknown00", toolResult("x", "y")), stream))
 						wantNotFound(t, "other account's id", e.postThread(t, other, threadContinue(model, stream, first.id, toolResult(first.toolUseIDs[0], "z")), stream))
 						sys := e.postThread(t, e.key, []byte(fmt.Sprintf(`{"model":%q,"max_tokens":256,"system":"again","messages":[{"role":"user","content":"hi"}],"thread":{"type":"continue","previous_message_id":%q}}`, model, second.id)), false)
