@@ -344,7 +344,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 			return
 		}
 	}
-	turn, err := s.clientState(ctx, &in)
+	in, turn, err := s.clientState(ctx, in)
 	if err != nil {
 		gwy.Refuse(ctx, in, err)
 		fail(err)

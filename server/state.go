@@ -18,20 +18,20 @@ import (
 // (nil when the request has no thread), and only thread errors (404
 // thread_not_found, 400): a store failure while restoring reasoning is
 // logged and the request goes on as the client sent it.
-func (s *Server) clientState(ctx context.Context, in *proxy.Inbound) (*convstate.Turn, error) {
+func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbound, *convstate.Turn, error) {
 	k := s.cfg.State
 	if k == nil {
-		return nil, nil
+		return in, nil, nil
 	}
 	var turn *convstate.Turn
 	if in.Endpoint == gw.ShapeM && in.Canonical != nil {
 		t, err := convstate.DecodeThread(in.Body)
 		if err != nil {
-			return nil, err
+			return in, nil, err
 		}
 		if t != nil {
 			if turn, err = k.Open(ctx, in.Principal.AccountID, t, in.Canonical); err != nil {
-				return nil, err
+				return in, nil, err
 			}
 			in.ExtraInputBytes = turn.ExtraBytes()
 		}
@@ -48,7 +48,7 @@ func (s *Server) clientState(ctx context.Context, in *proxy.Inbound) (*convstate
 			s.cfg.Logger.Warn("restore reasoning", "request_id", in.RequestID, "err", err)
 		}
 	}
-	return turn, nil
+	return in, turn, nil
 }
 
 // keepAnswer keeps what a mapped answer leaves for the client's next
