@@ -44,6 +44,8 @@
 //     thinking {"type":"disabled"} (thinking is on by default). In
 //     thinking mode every DeepSeek answer carries reasoning_content, as
 //     the real one does, [fake:reasoning] or not.
+//   - OpenAI, DeepSeek: a tool message that does not follow an
+//     assistant message with tool_calls.
 //   - Groq: n > 1.
 //   - Anthropic: a message with empty content (a final assistant prefill
 //     excepted), an empty or whitespace-only text block, a final assistant

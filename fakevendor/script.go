@@ -303,6 +303,9 @@ var mistralIDRE = regexp.MustCompile(`^[a-zA-Z0-9]{9}$`)
 // call ids, DeepSeek's reasoning_content on assistant tool-call turns in
 // thinking mode, Groq's n == 1.
 func validateChat(vendor string, msgs []chatMessage, n *int, thinkingOff bool) error {
+	if err := orphanToolMessage(vendor, msgs); err != nil {
+		return err
+	}
 	switch vendor {
 	case "groq":
 		if n != nil && *n > 1 {
@@ -332,6 +335,32 @@ func validateChat(vendor string, msgs []chatMessage, n *int, thinkingOff bool) e
 				return bad("Missing `reasoning_content` field in the assistant message at message index %d. The reasoning_content in the thinking mode must be passed back to the API.", i)
 			}
 		}
+	}
+	return nil
+}
+
+// orphanToolMessage refuses, as OpenAI and DeepSeek do, a tool message
+// that does not follow an assistant message with tool_calls (or another
+// tool message answering it): a conversation cut before its tool call.
+func orphanToolMessage(vendor string, msgs []chatMessage) error {
+	if vendor != "openai" && vendor != "deepseek" {
+		return nil
+	}
+	for i, m := range msgs {
+		if m.Role != "tool" {
+			continue
+		}
+		j := i - 1
+		for j >= 0 && msgs[j].Role == "tool" {
+			j--
+		}
+		if j >= 0 && msgs[j].Role == "assistant" && len(msgs[j].ToolCalls) > 0 {
+			continue
+		}
+		if vendor == "openai" {
+			return bad("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
+		}
+		return bad("Messages with role 'tool' must be a response to a preceding message with 'tool_calls'")
 	}
 	return nil
 }
