@@ -24,6 +24,7 @@ var allowed = map[string]struct {
 	"ratecard":   {"the rate card is data", nil},
 	"billing":    {"pricing is computation over the vocabulary and the card", []string{module, module + "/ratecard"}},
 	"guard":      {"the guard is pure computation", []string{module}},
+	"convstate":  {"client state is kept through a small store interface: no HTTP, vendor or database", []string{module, module + "/internal/rawjson"}},
 	"fakevendor": {"the fakes impersonate vendors independently of the gateway", []string{module}},
 }
 

@@ -78,6 +78,10 @@ type Error struct {
 	IncidentID string
 	// NoRetry marks errors a client must not retry (x-should-retry: false).
 	NoRetry bool
+	// ErrorCode, when set, is a finer machine-readable reason, sent as
+	// error.details.error_code (e.g. "thread_not_found", on which
+	// Anthropic's SDKs replay a lost thread).
+	ErrorCode string
 }
 
 func (e *Error) Error() string {

@@ -41,7 +41,11 @@
 //     message's tool_call_id) not matching ^[a-zA-Z0-9]{9}$.
 //   - DeepSeek: an assistant message with tool_calls but no
 //     reasoning_content field ("" is fine), unless the request has
-//     thinking {"type":"disabled"} (thinking is on by default).
+//     thinking {"type":"disabled"} (thinking is on by default). In
+//     thinking mode every DeepSeek answer carries reasoning_content, as
+//     the real one does, [fake:reasoning] or not.
+//   - OpenAI, DeepSeek: a tool message that does not follow an
+//     assistant message with tool_calls.
 //   - Groq: n > 1.
 //   - Anthropic: a message with empty content (a final assistant prefill
 //     excepted), an empty or whitespace-only text block, a final assistant
@@ -51,6 +55,12 @@
 //     message.
 //   - Google, models named gemini-3*: a model turn whose first
 //     functionCall part has no thoughtSignature.
+//
+// Anthropic keeps message threads as the real API does (threads.go):
+// "thread": {"type": "create"} keeps the conversation under the answer's
+// id, {"type": "continue", "previous_message_id": id} expands it before
+// the new messages (system and tools there are a 400), and an unknown id
+// is 404 with error.details.error_code "thread_not_found".
 //
 // # Default reply
 //

@@ -79,6 +79,14 @@ func (ex *exchange) serve() {
 	if !ex.admit() {
 		return
 	}
+	var thread *threadTurn
+	if fam == famMessages {
+		var verr *vendorError
+		if thread, verr = ex.srv.threads.open(c); verr != nil {
+			ex.writeError(verr)
+			return
+		}
+	}
 	var err error
 	switch fam {
 	case famChat:
@@ -127,6 +135,9 @@ func (ex *exchange) serve() {
 		return
 	}
 	r := plan(c)
+	if thread != nil {
+		ex.srv.threads.save(thread, r)
+	}
 	if !c.stream {
 		ex.writeBody(c, r)
 		return

@@ -28,6 +28,10 @@ type reqOpts struct {
 	stopSeq      string
 	noVersion    bool   // Anthropic: omit anthropic-version
 	key          string // override the API key ("-" for none)
+	// thinking leaves DeepSeek in thinking mode (its default: every
+	// answer then carries reasoning); otherwise DeepSeek requests turn it
+	// off, so that replies are plain text as for the other vendors.
+	thinking bool
 }
 
 // nativeBody returns the request body for vendor in its own shape.
@@ -84,6 +88,9 @@ func nativeBody(vendor, model, text string, o reqOpts) []byte {
 			msgs = append(msgs, asst, map[string]any{"role": "tool", "tool_call_id": id, "content": o.toolResult})
 		}
 		m = map[string]any{"model": model, "messages": msgs}
+		if vendor == "deepseek" && !o.thinking {
+			m["thinking"] = map[string]any{"type": "disabled"}
+		}
 		if o.stream {
 			m["stream"] = true
 		}

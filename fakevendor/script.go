@@ -49,6 +49,7 @@ type call struct {
 	stopSequences []string
 	dirs          directives
 	seed          [32]byte // hash of vendor, model and body: ids derive from it
+	thinking      bool     // DeepSeek: thinking mode (on unless the request turns it off)
 }
 
 // directives are the [fake:...] instructions of a call.
@@ -249,6 +250,7 @@ func decodeChat(c *call) error {
 		return err
 	}
 	c.model, c.stream = req.Model, req.Stream
+	c.thinking = c.vendor == "deepseek" && !thinkingOff
 	c.obfuscate = c.vendor == "openai"
 	if o := req.StreamOptions; o != nil {
 		c.includeUsage = o.IncludeUsage
@@ -301,6 +303,9 @@ var mistralIDRE = regexp.MustCompile(`^[a-zA-Z0-9]{9}$`)
 // call ids, DeepSeek's reasoning_content on assistant tool-call turns in
 // thinking mode, Groq's n == 1.
 func validateChat(vendor string, msgs []chatMessage, n *int, thinkingOff bool) error {
+	if err := orphanToolMessage(vendor, msgs); err != nil {
+		return err
+	}
 	switch vendor {
 	case "groq":
 		if n != nil && *n > 1 {
@@ -330,6 +335,32 @@ func validateChat(vendor string, msgs []chatMessage, n *int, thinkingOff bool) e
 				return bad("Missing `reasoning_content` field in the assistant message at message index %d. The reasoning_content in the thinking mode must be passed back to the API.", i)
 			}
 		}
+	}
+	return nil
+}
+
+// orphanToolMessage refuses, as OpenAI and DeepSeek do, a tool message
+// that does not follow an assistant message with tool_calls (or another
+// tool message answering it): a conversation cut before its tool call.
+func orphanToolMessage(vendor string, msgs []chatMessage) error {
+	if vendor != "openai" && vendor != "deepseek" {
+		return nil
+	}
+	for i, m := range msgs {
+		if m.Role != "tool" {
+			continue
+		}
+		j := i - 1
+		for j >= 0 && msgs[j].Role == "tool" {
+			j--
+		}
+		if j >= 0 && msgs[j].Role == "assistant" && len(msgs[j].ToolCalls) > 0 {
+			continue
+		}
+		if vendor == "openai" {
+			return bad("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
+		}
+		return bad("Messages with role 'tool' must be a response to a preceding message with 'tool_calls'")
 	}
 	return nil
 }
@@ -661,7 +692,8 @@ func plan(c *call) *reply {
 	} else {
 		r.textPieces = splitWords(r.text)
 	}
-	if d.reasoning {
+	if d.reasoning || c.thinking {
+		// DeepSeek reasons on every answer in thinking mode, its default.
 		r.reasoning = ReasoningText(c.model)
 		r.reasonPieces = splitWords(r.reasoning)
 		r.signature = "sig_" + idFrom(c.seed, "signature", 40)

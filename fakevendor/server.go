@@ -95,6 +95,8 @@ type Server struct {
 
 	done chan struct{} // closed by Close; wakes waiting handlers
 
+	threads threads // Anthropic message threads (threads.go)
+
 	// mu protects everything below.
 	mu       sync.Mutex
 	closed   bool

@@ -147,6 +147,9 @@ type Inbound struct {
 	Canonical *gw.Request
 	// MaxOutput is the caller's output cap, 0 when it gave none.
 	MaxOutput int64
+	// ExtraInputBytes is input the vendor gets beyond Body (a kept
+	// thread's earlier turns), counted in the hold and the token estimate.
+	ExtraInputBytes int
 	// Header holds the caller's headers; providers forward only their own.
 	Header http.Header
 	// Received is when the request arrived.
@@ -232,7 +235,7 @@ func (x *Exchange) begin(ctx context.Context) error {
 		return err
 	}
 
-	x.estTokens = int64(len(in.Body)/4) + in.MaxOutput
+	x.estTokens = int64((len(in.Body)+in.ExtraInputBytes)/4) + in.MaxOutput
 	if g.cfg.Limiter != nil {
 		d, err := g.cfg.Limiter.Allow(ctx, in.Principal.KeyID, g.limitFor(in.Principal), x.estTokens)
 		x.Limit = d
@@ -255,7 +258,7 @@ func (x *Exchange) begin(ctx context.Context) error {
 	}
 
 	if g.cfg.Biller != nil {
-		amount, err := g.cfg.Biller.HoldAmount(in.Vendor, in.Model, len(in.Body), in.MaxOutput)
+		amount, err := g.cfg.Biller.HoldAmount(in.Vendor, in.Model, len(in.Body)+in.ExtraInputBytes, in.MaxOutput)
 		if err != nil {
 			return &gw.Error{Code: gw.CodeInternal, Message: "could not price the request", Err: err}
 		}

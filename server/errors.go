@@ -11,10 +11,16 @@ import (
 
 // errorObject is error in the envelope.
 type errorObject struct {
-	Type       gw.Code `json:"type"`
-	Message    string  `json:"message"`
-	RequestID  string  `json:"request_id"`
-	IncidentID string  `json:"incident_id,omitempty"`
+	Type       gw.Code       `json:"type"`
+	Message    string        `json:"message"`
+	RequestID  string        `json:"request_id"`
+	IncidentID string        `json:"incident_id,omitempty"`
+	Details    *errorDetails `json:"details,omitempty"`
+}
+
+// errorDetails carries gw.Error.ErrorCode.
+type errorDetails struct {
+	ErrorCode string `json:"error_code"`
 }
 
 // envelopeC is the error body on the chat-completions endpoint.
@@ -32,6 +38,9 @@ type envelopeM struct {
 // errorBody encodes the envelope of shape.
 func errorBody(shape gw.Shape, rid string, e *gw.Error) []byte {
 	obj := errorObject{Type: e.Code, Message: e.Message, RequestID: rid, IncidentID: e.IncidentID}
+	if e.ErrorCode != "" {
+		obj.Details = &errorDetails{ErrorCode: e.ErrorCode}
+	}
 	var v any = envelopeC{Error: obj}
 	if shape == gw.ShapeM {
 		v = envelopeM{Type: "error", Error: obj}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/proxy"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
@@ -34,11 +35,11 @@ func encodeResponse(in *proxy.Inbound, resp *gw.Response) ([]byte, error) {
 // mapped answers in the endpoint's shape from a vendor that speaks
 // another: the vendor's answer is decoded to the canonical form and
 // encoded again.
-func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream) {
+func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream, turn *convstate.Turn) {
 	codec, _ := x.Provider().(gw.Codec)
 	in := x.Inbound()
 	if in.Stream {
-		s.mappedStream(w, r, x, codec.DecodeStream(up.Body))
+		s.mappedStream(w, r, x, codec.DecodeStream(up.Body), turn)
 		return
 	}
 	defer up.Body.Close()
@@ -67,6 +68,9 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 		writeError(w, in.Endpoint, in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
 		return
 	}
+	if s.wantsAnswer(in, turn) {
+		s.keepAnswer(r.Context(), in, turn, resp.Content)
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set(HeaderCharge, charge.CentsString())
@@ -76,7 +80,7 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 
 // mappedStream decodes the vendor's stream into canonical events and
 // encodes each one in the endpoint's shape as it arrives.
-func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, es gw.EventStream) {
+func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, es gw.EventStream, turn *convstate.Turn) {
 	defer es.Close()
 	in := x.Inbound()
 	ctx := r.Context()
@@ -89,7 +93,11 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 		finished   bool
 		streamErr  *gw.Error
 		clientGone bool
+		answer     *assembler
 	)
+	if s.wantsAnswer(in, turn) {
+		answer = &assembler{}
+	}
 	for {
 		ev, err := es.Recv()
 		if err == io.EOF {
@@ -121,12 +129,20 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 			if ev.Usage != nil {
 				usage.Merge(*ev.Usage)
 			}
+			if answer != nil {
+				// Kept before the client sees the end of the
+				// answer, so that its next turn finds it.
+				s.keepAnswer(ctx, in, turn, answer.content)
+			}
 		case gw.EventError:
 			streamErr = ev.Err
 			if streamErr == nil {
 				streamErr = &gw.Error{Code: gw.CodeUpstream, Message: in.Vendor + ": the vendor's stream failed"}
 				ev.Err = streamErr
 			}
+		}
+		if answer != nil {
+			answer.add(&ev)
 		}
 		if err := enc.Encode(ev); err != nil {
 			clientGone = true

@@ -90,6 +90,10 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		writeError(w, in.Endpoint, in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
 		return
 	}
+	if c := s.relayCollector(in); c != nil {
+		c.Body(body)
+		s.keepRelayed(r.Context(), in, c)
+	}
 	h := w.Header()
 	h.Set("Content-Type", contentType(up, "application/json"))
 	h.Set(HeaderCharge, charge.CentsString())
@@ -142,8 +146,19 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	rd := sse.NewReader(up.Body)
 	var events int64
 	clientGone := false
+	collect := s.relayCollector(in)
 	for rd.Next() {
 		ev := rd.Event()
+		if collect != nil && ev.Data != nil {
+			if string(ev.Data) == "[DONE]" {
+				// Kept before the client sees the end of the
+				// answer, so that its next turn finds it.
+				s.keepRelayed(ctx, in, collect)
+				collect = nil
+			} else {
+				collect.Chunk(ev.Data)
+			}
+		}
 		if m.observe(&ev) {
 			continue
 		}

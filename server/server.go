@@ -27,6 +27,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/catalog"
+	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
@@ -59,7 +60,11 @@ type Config struct {
 	// Admin serves the admin API under /admin/; nil: 404.
 	Admin http.Handler
 	// Ready reports whether the store is reachable, for /readyz.
-	Ready  func(ctx context.Context) error
+	Ready func(ctx context.Context) error
+	// State keeps client state on mapped routes (message threads,
+	// DeepSeek reasoning); nil: none is kept, and a thread continue is
+	// not found.
+	State  *convstate.Keeper
 	Now    func() time.Time
 	Logger *slog.Logger
 }
@@ -359,6 +364,12 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 			return
 		}
 	}
+	in, turn, err := s.clientState(ctx, in)
+	if err != nil {
+		gwy.Refuse(ctx, in, err)
+		fail(err)
+		return
+	}
 
 	x, err := gwy.Begin(ctx, in)
 	if d := x.Limit; d.RequestsLimit > 0 {
@@ -385,7 +396,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	if x.Native() {
 		s.relay(w, r, x, up)
 	} else {
-		s.mapped(w, r, x, up)
+		s.mapped(w, r, x, up, turn)
 	}
 }
 

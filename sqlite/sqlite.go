@@ -154,7 +154,7 @@ func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	if err := migrate(ctx, w); err != nil {
+	if err := migrateRetrying(ctx, w, busy); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
@@ -181,6 +181,24 @@ func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
 	}
 	db.gc = groupcommit.Start(maxBatch, db.apply)
 	return db, nil
+}
+
+// migrateRetrying runs migrate, again while the file is busy for up to
+// the busy timeout: processes opening a new file together race to switch
+// it to WAL, and the loser sees SQLITE_BUSY without the busy handler.
+func migrateRetrying(ctx context.Context, w *sql.DB, busy time.Duration) error {
+	deadline := time.Now().Add(busy)
+	for {
+		err := migrate(ctx, w)
+		if err == nil || !strings.Contains(err.Error(), "SQLITE_BUSY") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // migrate applies the embedded migrations not yet recorded in

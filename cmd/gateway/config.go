@@ -13,6 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/gwlabs/gateway/admin"
+	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/internal/upstream"
 	"github.com/gwlabs/gateway/route"
 )
@@ -43,6 +44,10 @@ type Config struct {
 	LogFormat    string // GATEWAY_LOG_FORMAT: text (default) or json
 
 	Vendors map[string]VendorConfig // GATEWAY_<VENDOR>_BASE_URL, GATEWAY_<VENDOR>_API_KEY
+
+	ThreadRetention    time.Duration // GATEWAY_THREAD_RETENTION: how long a message thread is kept (default 1h; 0: threads off)
+	ThreadMaxBytes     int64         // GATEWAY_THREAD_MAX_BYTES: largest thread kept (default 8 MiB)
+	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning is kept per tool call (default 15m; 0: off)
 }
 
 // VendorConfig is one vendor's endpoint and key.
@@ -65,6 +70,10 @@ func envConfig(getenv func(string) string) (Config, error) {
 		LogLevel:      "info",
 		LogFormat:     "text",
 		Vendors:       map[string]VendorConfig{},
+
+		ThreadRetention:    convstate.DefaultThreadTTL,
+		ThreadMaxBytes:     convstate.DefaultThreadMaxBytes,
+		ReasoningRetention: convstate.DefaultReasoningTTL,
 	}
 	var errs []string
 	str := func(name string, dst *string) {
@@ -149,6 +158,9 @@ func envConfig(getenv func(string) string) (Config, error) {
 	}
 	oneOf("GATEWAY_LOG_LEVEL", &c.LogLevel, "debug", "info", "warn", "error")
 	oneOf("GATEWAY_LOG_FORMAT", &c.LogFormat, "text", "json")
+	dur("GATEWAY_THREAD_RETENTION", &c.ThreadRetention)
+	num("GATEWAY_THREAD_MAX_BYTES", &c.ThreadMaxBytes)
+	dur("GATEWAY_REASONING_RETENTION", &c.ReasoningRetention)
 	for _, v := range route.Vendors() {
 		up := strings.ToUpper(v)
 		c.Vendors[v] = VendorConfig{BaseURL: getenv("GATEWAY_" + up + "_BASE_URL"), APIKey: getenv("GATEWAY_" + up + "_API_KEY")}

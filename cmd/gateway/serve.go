@@ -17,6 +17,7 @@ import (
 	"github.com/gwlabs/gateway/auth"
 	"github.com/gwlabs/gateway/billing"
 	"github.com/gwlabs/gateway/catalog"
+	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/guard"
 	"github.com/gwlabs/gateway/metrics"
@@ -40,6 +41,7 @@ type Main struct {
 	noBilling bool
 
 	store   gw.Store
+	state   *convstate.Keeper
 	fake    *fakevendor.Server
 	closers []func() error
 	server  *server.Server
@@ -176,7 +178,13 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	state, err := newKeeper(m.store, *c, m.Logger)
+	if err != nil {
+		return err
+	}
+	m.state = state
 	m.server = server.New(server.Config{
+		State:        state,
 		Gateway:      gwy,
 		MaxBodyBytes: c.MaxBodyBytes,
 		Catalog: catalog.New(card, func(vendor string) bool {
@@ -204,8 +212,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	return nil
 }
 
-// sweep releases holds whose requests died with a crashed process, once
-// at start and then every minute.
+// sweep releases holds whose requests died with a crashed process and
+// deletes expired client state (threads, reasoning), once at start and
+// then every minute.
 func (m *Main) sweep() {
 	defer m.wg.Done()
 	t := time.NewTicker(time.Minute)
@@ -216,6 +225,11 @@ func (m *Main) sweep() {
 			m.Logger.Warn("expire holds", "err", err)
 		} else if n > 0 {
 			m.Logger.Info("released expired holds", "count", n)
+		}
+		if n, err := m.state.Sweep(ctx); err != nil {
+			m.Logger.Warn("sweep client state", "err", err)
+		} else if n > 0 {
+			m.Logger.Info("deleted expired client state", "count", n)
 		}
 		cancel()
 		select {

@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/billing"
+	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/guard"
 	"github.com/gwlabs/gateway/postgres"
 	"github.com/gwlabs/gateway/provider/anthropic"
@@ -40,6 +43,29 @@ func openStore(ctx context.Context, url string) (gw.Store, error) {
 		}
 		return db, nil
 	}
+}
+
+// newKeeper returns the keeper of client state on the store: message
+// threads and DeepSeek reasoning, with the configured retention (0 turns
+// either off).
+func newKeeper(store gw.Store, c Config, logger *slog.Logger) (*convstate.Keeper, error) {
+	cs, ok := store.(convstate.Store)
+	if !ok {
+		return nil, fmt.Errorf("store %T cannot keep client state", store)
+	}
+	off := func(d time.Duration) time.Duration {
+		if d <= 0 {
+			return -1
+		}
+		return d
+	}
+	return convstate.New(convstate.Config{
+		Store:          cs,
+		ThreadTTL:      off(c.ThreadRetention),
+		ThreadMaxBytes: int(min(c.ThreadMaxBytes, 1<<40)),
+		ReasoningTTL:   off(c.ReasoningRetention),
+		Logger:         logger,
+	})
 }
 
 // loadCard returns the embedded rate card, overlaid with the override

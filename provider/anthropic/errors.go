@@ -16,6 +16,9 @@ func statusError(status int, h http.Header, body []byte) *gw.Error {
 		Error struct {
 			Type    string `json:"type"`
 			Message string `json:"message"`
+			Details struct {
+				ErrorCode string `json:"error_code"`
+			} `json:"details"`
 		} `json:"error"`
 	}
 	msg := ""
@@ -27,5 +30,8 @@ func statusError(status int, h http.Header, body []byte) *gw.Error {
 	if eb.Error.Type == "overloaded_error" {
 		e.Code = gw.CodeOverloaded
 	}
+	// A finer reason the SDKs act on (thread_not_found: replay the
+	// conversation) goes on to the caller.
+	e.ErrorCode = eb.Error.Details.ErrorCode
 	return e
 }

@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/convstate"
+	"github.com/gwlabs/gateway/proxy"
+)
+
+// clientState applies the state the gateway keeps for clients (see
+// convstate) to a request before it is admitted: a mapped Messages
+// request's thread is opened (a continue is expanded with the kept
+// turns), and DeepSeek reasoning the client left out of its tool-call
+// turns is put back. It returns the thread turn to save once answered
+// (nil when the request has no thread), and only thread errors (404
+// thread_not_found, 400): a store failure while restoring reasoning is
+// logged and the request goes on as the client sent it.
+func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbound, *convstate.Turn, error) {
+	k := s.cfg.State
+	if k == nil {
+		return in, nil, nil
+	}
+	var turn *convstate.Turn
+	if in.Endpoint == gw.ShapeM && in.Canonical != nil {
+		t, err := convstate.DecodeThread(in.Body)
+		if err != nil {
+			return in, nil, err
+		}
+		if t != nil {
+			if turn, err = k.Open(ctx, in.Principal.AccountID, t, in.Canonical); err != nil {
+				return in, nil, err
+			}
+			in.ExtraInputBytes = turn.ExtraBytes()
+		}
+	}
+	if convstate.KeepsReasoning(in.Vendor) {
+		var err error
+		switch {
+		case in.Canonical != nil:
+			err = k.RestoreRequest(ctx, in.Principal.AccountID, in.Canonical)
+		case in.Endpoint == gw.ShapeC:
+			in.Body, err = k.RestoreBody(ctx, in.Principal.AccountID, in.Body)
+		}
+		if err != nil {
+			s.cfg.Logger.Warn("restore reasoning", "request_id", in.RequestID, "err", err)
+		}
+	}
+	return in, turn, nil
+}
+
+// keepAnswer keeps what a mapped answer leaves for the client's next
+// turn: the thread with the answer (under the id the client was given),
+// and the answer's reasoning on a reasoning vendor. It runs before the
+// answer's end reaches the client, so that a next turn sent at once finds
+// it. Failures are logged: the client then replays (thread_not_found) or
+// the vendor says what is missing.
+func (s *Server) keepAnswer(ctx context.Context, in *proxy.Inbound, turn *convstate.Turn, content []gw.Part) {
+	if turn != nil {
+		if err := turn.Save(ctx, in.RequestID, content); err != nil {
+			s.cfg.Logger.Warn("keep thread", "request_id", in.RequestID, "err", err)
+		}
+	}
+	if k := s.cfg.State; k != nil && convstate.KeepsReasoning(in.Vendor) {
+		if err := k.RememberResponse(ctx, in.Principal.AccountID, content); err != nil {
+			s.cfg.Logger.Warn("keep reasoning", "request_id", in.RequestID, "err", err)
+		}
+	}
+}
+
+// wantsAnswer reports whether a mapped answer's content must be assembled
+// for keepAnswer.
+func (s *Server) wantsAnswer(in *proxy.Inbound, turn *convstate.Turn) bool {
+	return turn != nil || s.cfg.State != nil && convstate.KeepsReasoning(in.Vendor)
+}
+
+// relayCollector reads the reasoning of a relayed Chat Completions answer
+// from a reasoning vendor; nil when nothing is kept for this request.
+func (s *Server) relayCollector(in *proxy.Inbound) *convstate.Collector {
+	if s.cfg.State == nil || in.Endpoint != gw.ShapeC || !convstate.KeepsReasoning(in.Vendor) {
+		return nil
+	}
+	return &convstate.Collector{}
+}
+
+// keepRelayed keeps what a relayed answer's collector read.
+func (s *Server) keepRelayed(ctx context.Context, in *proxy.Inbound, c *convstate.Collector) {
+	if c == nil {
+		return
+	}
+	if err := c.Remember(ctx, s.cfg.State, in.Principal.AccountID); err != nil {
+		s.cfg.Logger.Warn("keep reasoning", "request_id", in.RequestID, "err", err)
+	}
+}
+
+// assembler folds canonical stream events into the answer's content.
+type assembler struct {
+	content   []gw.Part
+	cur       *gw.Part
+	text, sig strings.Builder
+}
+
+func (a *assembler) add(ev *gw.Event) {
+	switch ev.Type {
+	case gw.EventBlockStart:
+		if ev.Part == nil {
+			return
+		}
+		p := *ev.Part
+		a.cur = &p
+		a.text.Reset()
+		a.sig.Reset()
+	case gw.EventDelta:
+		if a.cur != nil {
+			a.text.WriteString(ev.Text)
+			a.sig.WriteString(ev.Signature)
+		}
+	case gw.EventBlockStop:
+		if a.cur == nil {
+			return
+		}
+		switch a.cur.Type {
+		case gw.PartToolCall:
+			args := a.text.String()
+			if strings.TrimSpace(args) == "" {
+				args = "{}"
+			}
+			a.cur.Arguments = json.RawMessage(args)
+		case gw.PartText:
+			a.cur.Text += a.text.String()
+		case gw.PartThinking:
+			a.cur.Text += a.text.String()
+			a.cur.Signature += a.sig.String()
+		}
+		a.content = append(a.content, *a.cur)
+		a.cur = nil
+	}
+}
