@@ -42,6 +42,11 @@ type Dialect struct {
 	SeedField string
 	// Reasoning is how reasoning control is sent.
 	Reasoning ReasoningStyle
+	// Efforts is the vendor's reasoning_effort vocabulary, weakest first,
+	// for ReasoningEffort; a canonical effort outside it is sent as the
+	// nearest level it has ("max" -> "xhigh" on OpenAI, "xhigh" -> "high"
+	// on Groq). "none" is sent only where listed. Nil: sent verbatim.
+	Efforts []string
 	// ThinkingField is the assistant-message field that replays earlier
 	// thinking: "reasoning_content" (DeepSeek), "reasoning" (OpenRouter),
 	// or "" (thinking is dropped).
@@ -86,21 +91,26 @@ func DialectFor(vendor string) (*Dialect, bool) {
 	}
 	switch vendor {
 	case "openai":
+		d.Efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 		d.MaxTokensField = "max_completion_tokens"
 		d.UserField = "safety_identifier"
 		d.Documents = true
 		d.SamplingOnlyWithoutReasoning = true
 	case "together":
+		d.Efforts = []string{"none", "low", "medium", "high"}
 		d.TopK = true
 		d.DeveloperToSystem = true
 		d.LogprobsInt = true
 	case "fireworks":
+		d.Efforts = []string{"none", "low", "medium", "high"}
 		d.TopK = true
 	case "groq":
+		d.Efforts = []string{"none", "low", "medium", "high"}
 		d.MaxTokensField = "max_completion_tokens"
 		d.SingleChoice = true
 		d.Unsupported = []string{"logprobs", "top_logprobs", "logit_bias", "presence_penalty", "metadata"}
 	case "mistral":
+		d.Efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 		d.StreamOptions = false
 		d.DeveloperToSystem = true
 		d.UserField = ""
