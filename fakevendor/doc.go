@@ -139,6 +139,15 @@
 //	                  the reply is "Tool said: " + the results joined by " | "
 //	                  (a Gemini response object with a single string field
 //	                  contributes that string, else its compact JSON).
+//	call=NAME, call=NAME:ARGS
+//	                  reply with a call of the declared tool NAME, with the
+//	                  JSON object ARGS (which cannot contain "]") or, without
+//	                  ARGS, arguments from its schema as for tool; several
+//	                  call directives make parallel calls, in order. A name
+//	                  the request did not declare is skipped (a model can
+//	                  only call declared tools); with none left, the default
+//	                  reply. Ids, streaming and finish reason as for tool.
+//	                  Scripts coding agents: [fake:call=Read:{"file_path":"/tmp/a"}].
 //	reasoning         add reasoning text ReasoningText(model), one word per
 //	                  chunk: Anthropic thinking block with signature (stream:
 //	                  thinking_delta then signature_delta), DeepSeek and

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,12 +52,20 @@ type call struct {
 	seed          [32]byte // hash of vendor, model and body: ids derive from it
 }
 
+// namedCall is a [fake:call=NAME:ARGS] directive: call the declared tool
+// NAME with ARGS (a JSON object; empty: arguments from its schema).
+type namedCall struct {
+	name string
+	args string
+}
+
 // directives are the [fake:...] instructions of a call.
 type directives struct {
 	raw        []string // every directive as written, in order
 	text       string
 	hasText    bool
 	tools      int
+	calls      []namedCall // [fake:call=NAME:ARGS], in order
 	reasoning  bool
 	cache      bool
 	cacheRead  int // -1: default
@@ -110,6 +119,22 @@ func parseDirectives(text string) (directives, error) {
 			}
 		case "tools":
 			d.tools = num(1)
+		case "call":
+			name, args, _ := strings.Cut(val, ":")
+			if name == "" {
+				err = fmt.Errorf("directive %s: want NAME or NAME:{json object}", m[0])
+				break
+			}
+			if args != "" {
+				var obj map[string]any
+				if e := json.Unmarshal([]byte(args), &obj); e != nil || obj == nil {
+					err = fmt.Errorf("directive %s: the arguments must be a JSON object", m[0])
+					break
+				}
+				b, _ := json.Marshal(obj)
+				args = string(b)
+			}
+			d.calls = append(d.calls, namedCall{name: name, args: args})
 		case "reasoning":
 			d.reasoning = true
 		case "cache":
@@ -647,6 +672,22 @@ func plan(c *call) *reply {
 		r.text = d.text
 	case c.toolResults != nil:
 		r.text = "Tool said: " + strings.Join(c.toolResults, " | ")
+	case len(d.calls) > 0 && len(c.tools) > 0:
+		for _, nc := range d.calls {
+			i := slices.IndexFunc(c.tools, func(t toolDecl) bool { return t.name == nc.name })
+			if i < 0 {
+				// A model can only call a declared tool.
+				continue
+			}
+			args := nc.args
+			if args == "" {
+				args = argsFor(c.tools[i].schema)
+			}
+			r.calls = append(r.calls, toolCall{id: toolID(c, len(r.calls)), name: nc.name, args: args, pieces: splitN(args, 3)})
+		}
+		if len(r.calls) == 0 {
+			r.text = DefaultText(c.vendor, c.model)
+		}
 	case d.tools > 0 && len(c.tools) > 0:
 		for i := range d.tools {
 			t := c.tools[i%len(c.tools)]
