@@ -27,6 +27,7 @@ type reqOpts struct {
 	toolResult   string   // end the conversation with a tool result
 	stopSeq      string
 	noVersion    bool   // Anthropic: omit anthropic-version
+	thinks       bool   // DeepSeek: leave thinking on (its default); else it is disabled
 	key          string // override the API key ("-" for none)
 }
 
@@ -84,6 +85,11 @@ func nativeBody(vendor, model, text string, o reqOpts) []byte {
 			msgs = append(msgs, asst, map[string]any{"role": "tool", "tool_call_id": id, "content": o.toolResult})
 		}
 		m = map[string]any{"model": model, "messages": msgs}
+		if vendor == "deepseek" && !o.thinks {
+			// DeepSeek reasons unless told not to; most tests want the
+			// plain reply.
+			m["thinking"] = map[string]any{"type": "disabled"}
+		}
 		if o.stream {
 			m["stream"] = true
 		}
@@ -250,6 +256,11 @@ func (p *parsed) addChatDelta(m map[string]any) bool {
 		idx := i
 		if v, ok := x["index"]; ok {
 			idx = num(v)
+		} else if _, ok := x["id"]; ok {
+			// Mistral: no index; each call comes whole with its id.
+			idx = len(p.calls)
+		} else {
+			idx = max(len(p.calls)-1, 0)
 		}
 		for len(p.calls) <= idx {
 			p.calls = append(p.calls, parsedCall{})

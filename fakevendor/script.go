@@ -42,6 +42,7 @@ type call struct {
 	model         string
 	stream        bool
 	includeUsage  bool // C: stream_options.include_usage
+	thinks        bool // the model reasons whatever the directives (DeepSeek, thinking on)
 	obfuscate     bool // OpenAI: obfuscation padding on chunks
 	body          []byte
 	userText      string   // text of the last user message with text
@@ -270,6 +271,9 @@ func decodeChat(c *call) error {
 		return bad("[] is too short - 'messages'")
 	}
 	thinkingOff := req.Thinking != nil && req.Thinking.Type == "disabled"
+	// DeepSeek thinks by default and then always answers with
+	// reasoning_content.
+	c.thinks = c.vendor == "deepseek" && !thinkingOff
 	if err := validateChat(c.vendor, req.Messages, req.N, thinkingOff); err != nil {
 		return err
 	}
@@ -322,10 +326,29 @@ type chatMessage struct {
 var mistralIDRE = regexp.MustCompile(`^[a-zA-Z0-9]{9}$`)
 
 // validateChat enforces the request rules of the OpenAI-compatible
-// vendors that gateways are known to break: Mistral's 9-character tool
-// call ids, DeepSeek's reasoning_content on assistant tool-call turns in
+// vendors that gateways are known to break: a tool message that answers
+// no call of the assistant turn before it (all vendors), Mistral's
+// 9-character tool call ids, DeepSeek's reasoning_content on assistant tool-call turns in
 // thinking mode, Groq's n == 1.
 func validateChat(vendor string, msgs []chatMessage, n *int, thinkingOff bool) error {
+	// Every vendor: a tool message answers a call of the assistant message
+	// right before it (its run of tool messages), as OpenAI checks.
+	var open []string
+	for _, m := range msgs {
+		switch m.Role {
+		case "assistant":
+			open = open[:0]
+			for _, tc := range m.ToolCalls {
+				open = append(open, tc.ID)
+			}
+		case "tool":
+			if !slices.Contains(open, m.ToolCallID) {
+				return bad("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
+			}
+		default:
+			open = open[:0]
+		}
+	}
 	switch vendor {
 	case "groq":
 		if n != nil && *n > 1 {
@@ -702,7 +725,7 @@ func plan(c *call) *reply {
 	} else {
 		r.textPieces = splitWords(r.text)
 	}
-	if d.reasoning {
+	if d.reasoning || c.thinks {
 		r.reasoning = ReasoningText(c.model)
 		r.reasonPieces = splitWords(r.reasoning)
 		r.signature = "sig_" + idFrom(c.seed, "signature", 40)
@@ -748,6 +771,9 @@ func stopReason(c *call, tools bool) (reason, sequence string) {
 			return "STOP", ""
 		case tools:
 			return "tool_calls", ""
+		case c.vendor == "together":
+			// Together's models end a natural stop with "eos".
+			return "eos", ""
 		}
 		return "stop", ""
 	}
