@@ -71,6 +71,13 @@ type Dialect struct {
 	SamplingOnlyWithoutReasoning bool
 	// SingleChoice: n must be 1 (Groq).
 	SingleChoice bool
+	// FinishReasons maps a vendor's own finish_reason values that break
+	// the SDK helpers to OpenAI's (Together: "eos" -> "stop"); native
+	// routes rewrite them (normalize.go).
+	FinishReasons map[string]string
+	// StreamToolCallIndex: the vendor streams tool_calls entries without
+	// "index" and "type" (Mistral); native routes add them.
+	StreamToolCallIndex bool
 	// Unsupported lists request fields the vendor rejects or ignores,
 	// for pass-through fix-ups (Groq: logprobs, top_logprobs,
 	// logit_bias, presence_penalty, metadata).
@@ -100,6 +107,7 @@ func DialectFor(vendor string) (*Dialect, bool) {
 		d.Efforts = []string{"none", "low", "medium", "high"}
 		d.TopK = true
 		d.DeveloperToSystem = true
+		d.FinishReasons = map[string]string{"eos": "stop"}
 		d.LogprobsInt = true
 	case "fireworks":
 		d.Efforts = []string{"none", "low", "medium", "high"}
@@ -113,6 +121,7 @@ func DialectFor(vendor string) (*Dialect, bool) {
 		d.Efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 		d.StreamOptions = false
 		d.DeveloperToSystem = true
+		d.StreamToolCallIndex = true
 		d.UserField = ""
 		d.SeedField = "random_seed"
 		d.ShortToolIDs = true
