@@ -73,8 +73,8 @@ function must(cond, what) {
 // Each check returns nothing or throws; the message is the cell's detail.
 const checks = {
   // openai-node: the streaming helper accumulates the chunks into one
-  // completion (it loses tool calls without index/type, and needs a
-  // finish_reason).
+  // completion (it loses tool calls without index/type, concatenates
+  // content as a string, and needs a finish_reason).
   'chat.completions.stream': async (model) => {
     const s = openai.chat.completions.stream({
       model,
@@ -90,7 +90,7 @@ const checks = {
     must(calls[0].type === 'function' && calls[0].function.name === 'get_weather', `tool call ${JSON.stringify(calls[0])}`);
     must(JSON.parse(calls[0].function.arguments).city === 'x', `arguments ${calls[0].function.arguments}`);
     const plain = await openai.chat.completions
-      .stream({ model, messages: [{ role: 'user', content: 'Say hi' }] })
+      .stream({ model, messages: [{ role: 'user', content: 'Think, then say hi. [fake:reasoning]' }] })
       .finalChatCompletion();
     must(plain.choices[0].finish_reason === 'stop', `plain finish_reason ${JSON.stringify(plain.choices[0].finish_reason)}, want "stop"`);
     must(/^Hello from /.test(plain.choices[0].message.content ?? ''), `content ${JSON.stringify(plain.choices[0].message.content)}`);

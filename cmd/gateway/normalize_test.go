@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/fakevendor"
@@ -63,6 +65,33 @@ func TestNativeDeviationsThroughSDK(t *testing.T) {
 		}
 	})
 
+	t.Run("mistral list content reaches the SDK as a string", func(t *testing.T) {
+		model := nativeModels["mistral"]
+		params := openai.ChatCompletionNewParams{
+			Model:    "mistral/" + model,
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Think, then say hello. [fake:reasoning]")},
+		}
+		resp, err := oc.Chat.Completions.New(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := resp.Choices[0].Message
+		if msg.Content != fakevendor.DefaultText("mistral", model) || !strings.Contains(msg.RawJSON(), `"reasoning_content":"`+fakevendor.ReasoningText(model)+`"`) {
+			t.Errorf("message = %s", msg.RawJSON())
+		}
+		stream := oc.Chat.Completions.NewStreaming(ctx, params)
+		var acc openai.ChatCompletionAccumulator
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got := acc.Choices[0].Message.Content; got != fakevendor.DefaultText("mistral", model) {
+			t.Errorf("streamed content = %q", got)
+		}
+	})
+
 	t.Run("together eos is stop and cached_tokens are cache reads", func(t *testing.T) {
 		params := openai.ChatCompletionNewParams{
 			Model:    "together/" + nativeModels["together"],
@@ -86,9 +115,17 @@ func TestNativeDeviationsThroughSDK(t *testing.T) {
 		if acc.Choices[0].FinishReason != "stop" || acc.Choices[0].Message.Content != fakevendor.DefaultText("together", nativeModels["together"]) {
 			t.Errorf("streamed choice = %+v", acc.Choices[0])
 		}
-		recs, err := e.m.Store().Records(ctx, gw.RecordFilter{AccountID: e.acct, Vendor: "together"})
-		if err != nil {
-			t.Fatal(err)
+		// A stream is settled after its last byte: wait for its record.
+		var recs []gw.Record
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			var err error
+			recs, err = e.m.Store().Records(ctx, gw.RecordFilter{AccountID: e.acct, Vendor: "together"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) >= 2 || time.Now().After(deadline) {
+				break
+			}
 		}
 		if len(recs) != 2 {
 			t.Fatalf("%d records, want 2", len(recs))

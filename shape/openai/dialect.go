@@ -78,6 +78,10 @@ type Dialect struct {
 	// StreamToolCallIndex: the vendor streams tool_calls entries without
 	// "index" and "type" (Mistral); native routes add them.
 	StreamToolCallIndex bool
+	// ArrayContent: the vendor may send message and delta content as a
+	// list of text and thinking chunks (Mistral's reasoning models);
+	// native routes turn it into a string (normalize.go).
+	ArrayContent bool
 	// Unsupported lists request fields the vendor rejects or ignores,
 	// for pass-through fix-ups (Groq: logprobs, top_logprobs,
 	// logit_bias, presence_penalty, metadata).
@@ -122,6 +126,8 @@ func DialectFor(vendor string) (*Dialect, bool) {
 		d.StreamOptions = false
 		d.DeveloperToSystem = true
 		d.StreamToolCallIndex = true
+		d.ArrayContent = true
+		d.FinishReasons = map[string]string{"model_length": "length"}
 		d.UserField = ""
 		d.SeedField = "random_seed"
 		d.ShortToolIDs = true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Native C routes relay the vendor's bytes unchanged, except for the few
@@ -14,11 +15,20 @@ import (
 // every other byte of the body or chunk is kept. The deviations, per
 // dialect:
 //
-//   - FinishReasons (Together): finish_reason "eos" is "stop".
+//   - FinishReasons: Together's finish_reason "eos" is "stop"; Mistral's
+//     "model_length" is "length" (the SDKs' parse helpers raise their
+//     length error on "length" only).
 //   - StreamToolCallIndex (Mistral): streamed tool_calls entries come
 //     without "index" and "type"; each entry with an id is a new call,
 //     given the next index and "type":"function", and an entry without
 //     an id continues the last call.
+//   - ArrayContent (Mistral's reasoning models): message.content and
+//     delta.content come as a list of chunks, {"type":"text","text"} and
+//     {"type":"thinking","thinking":[{"type":"text","text"}]}; the SDKs
+//     concatenate content as a string. The list becomes the string of
+//     its text chunks, and the thinking text moves to a
+//     "reasoning_content" member beside it (the field DeepSeek and the
+//     gateway's mapped answers use), so nothing is lost.
 //
 // Other vendor extras (reasoning fields, x_groq, usage variants) are
 // additions the SDKs ignore or keep, and stay as sent.
@@ -30,13 +40,17 @@ var finishReasonRE = regexp.MustCompile(`"finish_reason"\s*:\s*"([^"\\]*)"`)
 
 // needsNormalizing reports whether d has any deviation to fix.
 func (d *Dialect) needsNormalizing() bool {
-	return len(d.FinishReasons) > 0 || d.StreamToolCallIndex
+	return len(d.FinishReasons) > 0 || d.StreamToolCallIndex || d.ArrayContent
 }
 
 // NormalizeBody returns a non-stream answer with the dialect's
 // SDK-breaking deviations fixed; body itself when there is nothing to fix.
 func (d *Dialect) NormalizeBody(body []byte) []byte {
-	return d.fixFinishReasons(body)
+	body = d.fixFinishReasons(body)
+	if d.ArrayContent {
+		body = fixArrayContent(body)
+	}
+	return body
 }
 
 func (d *Dialect) fixFinishReasons(b []byte) []byte {
@@ -85,6 +99,9 @@ func (d *Dialect) NewStreamNormalizer() *StreamNormalizer {
 // returned unchanged (the meter reports malformed chunks).
 func (n *StreamNormalizer) Chunk(data []byte) []byte {
 	data = n.d.fixFinishReasons(data)
+	if n.d.ArrayContent {
+		data = fixArrayContent(data)
+	}
 	if n.d.StreamToolCallIndex && bytes.Contains(data, []byte(`"tool_calls"`)) {
 		data = n.fixToolCalls(data)
 	}
@@ -195,6 +212,113 @@ func toolCallEntryStarts(data []byte) []int {
 		return true
 	}
 	if !walk(false) {
+		return nil
+	}
+	return out
+}
+
+// fixArrayContent turns each list-valued "content" of a choice's message
+// or delta into a string, moving thinking text to reasoning_content.
+func fixArrayContent(data []byte) []byte {
+	if !bytes.Contains(data, []byte(`"content"`)) {
+		return data
+	}
+	spans := arrayContentSpans(data)
+	if len(spans) == 0 {
+		return data
+	}
+	out := make([]byte, 0, len(data))
+	last := 0
+	for _, sp := range spans {
+		var chunks []struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			Thinking []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"thinking"`
+		}
+		if json.Unmarshal(data[sp[0]:sp[1]], &chunks) != nil {
+			continue
+		}
+		var text, thinking strings.Builder
+		for _, c := range chunks {
+			switch c.Type {
+			case "text":
+				text.WriteString(c.Text)
+			case "thinking":
+				for _, t := range c.Thinking {
+					thinking.WriteString(t.Text)
+				}
+			}
+		}
+		out = append(out, data[last:sp[0]]...)
+		out = appendJSONString(out, text.String())
+		if thinking.Len() > 0 {
+			out = append(out, `,"reasoning_content":`...)
+			out = appendJSONString(out, thinking.String())
+		}
+		last = sp[1]
+	}
+	return append(out, data[last:]...)
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+// arrayContentSpans returns the byte spans of the list values of
+// "content" members of objects under a "message" or "delta" key.
+func arrayContentSpans(data []byte) [][2]int {
+	var out [][2]int
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var walk func(parent string) bool
+	walk = func(parent string) bool {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'):
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return false
+				}
+				key, _ := k.(string)
+				if key == "content" && (parent == "message" || parent == "delta") {
+					start := int(dec.InputOffset())
+					for start < len(data) && (data[start] == ':' || data[start] == ' ' || data[start] == '\t' || data[start] == '\n' || data[start] == '\r') {
+						start++
+					}
+					var raw json.RawMessage
+					if dec.Decode(&raw) != nil {
+						return false
+					}
+					if len(raw) > 0 && raw[0] == '[' {
+						out = append(out, [2]int{start, int(dec.InputOffset())})
+					}
+					continue
+				}
+				if !walk(key) {
+					return false
+				}
+			}
+			_, err = dec.Token()
+			return err == nil
+		case json.Delim('['):
+			for dec.More() {
+				if !walk(parent) {
+					return false
+				}
+			}
+			_, err = dec.Token()
+			return err == nil
+		}
+		return true
+	}
+	if !walk("") {
 		return nil
 	}
 	return out

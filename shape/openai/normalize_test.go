@@ -41,6 +41,20 @@ func TestNormalizeKeepsEveryOtherByte(t *testing.T) {
 			},
 		},
 		{
+			name: "mistral list content becomes a string, thinking moves to reasoning_content",
+			d:    mistral,
+			chunks: []string{
+				`{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"Hmm \"ok\""}]}]},"finish_reason":null}]}`,
+				`{"choices":[{"index":0,"delta":{"content": [{"type":"text","text":"Hi"}]},"finish_reason":null}]}`,
+				`{"choices":[{"index":0,"delta":{"content":"plain"},"finish_reason":"model_length"}]}`,
+			},
+			want: []string{
+				`{"choices":[{"index":0,"delta":{"content":"","reasoning_content":"Hmm \"ok\""},"finish_reason":null}]}`,
+				`{"choices":[{"index":0,"delta":{"content": "Hi"},"finish_reason":null}]}`,
+				`{"choices":[{"index":0,"delta":{"content":"plain"},"finish_reason":"length"}]}`,
+			},
+		},
+		{
 			name:   "mistral calls that already carry index and type are untouched",
 			d:      mistral,
 			chunks: []string{`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"f"}}]}}]}`},
@@ -63,6 +77,10 @@ func TestNormalizeKeepsEveryOtherByte(t *testing.T) {
 	body := []byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"eos"}]}`)
 	if got := string(together.NormalizeBody(body)); got != `{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}` {
 		t.Errorf("body: %s", got)
+	}
+	mbody := []byte(`{"id":"m","choices":[{"index":0,"message":{"role":"assistant","content":[{"type":"thinking","thinking":[{"type":"text","text":"T"}]},{"type":"text","text":"A"},{"type":"text","text":"B"}]},"finish_reason":"stop"}]}`)
+	if got := string(mistral.NormalizeBody(mbody)); got != `{"id":"m","choices":[{"index":0,"message":{"role":"assistant","content":"AB","reasoning_content":"T"},"finish_reason":"stop"}]}` {
+		t.Errorf("mistral body: %s", got)
 	}
 	plain := []byte(`{"choices":[{"finish_reason":"stop"}]}`)
 	if got := together.NormalizeBody(plain); &got[0] != &plain[0] {
