@@ -42,8 +42,8 @@ type Dialect struct {
 	SeedField string
 	// Reasoning is how reasoning control is sent.
 	Reasoning ReasoningStyle
-	// Efforts is the vendor's reasoning_effort vocabulary, weakest first,
-	// for ReasoningEffort; a canonical effort outside it is sent as the
+	// Efforts is the vendor's reasoning_effort vocabulary (OpenRouter:
+	// reasoning.effort), weakest first; a canonical effort outside it is sent as the
 	// nearest level it has ("max" -> "xhigh" on OpenAI, "xhigh" -> "high"
 	// on Groq). "none" is sent only where listed. Nil: sent verbatim.
 	Efforts []string
@@ -141,6 +141,7 @@ func DialectFor(vendor string) (*Dialect, bool) {
 		d.DeveloperToSystem = true
 		d.TopK = true
 		d.Reasoning = ReasoningOpenRouter
+		d.Efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 		d.ThinkingField = "reasoning"
 		d.Documents = true
 	default:

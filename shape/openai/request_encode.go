@@ -249,7 +249,11 @@ func (e *reqEncoder) reasoning(out *outRequest, rs *gw.Reasoning) {
 			f := false
 			out.Reasoning = &outReasoning{Enabled: &f}
 		case rs.Effort != "":
-			out.Reasoning = &outReasoning{Effort: rs.Effort}
+			eff := rs.Effort
+			if v := e.d.Efforts; v != nil && !slices.Contains(v, eff) {
+				eff = nearestEffort(v, eff)
+			}
+			out.Reasoning = &outReasoning{Effort: eff}
 		case rs.BudgetTokens > 0:
 			out.Reasoning = &outReasoning{MaxTokens: rs.BudgetTokens}
 		case rs.Adaptive:
