@@ -57,6 +57,17 @@ func (d *Dialect) fixFinishReasons(b []byte) []byte {
 	if len(d.FinishReasons) == 0 || !bytes.Contains(b, []byte(`"finish_reason"`)) {
 		return b
 	}
+	// Most chunks carry none of the deviating values: skip the regexp.
+	found := false
+	for from := range d.FinishReasons {
+		if bytes.Contains(b, []byte(from)) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return b
+	}
 	locs := finishReasonRE.FindAllSubmatchIndex(b, -1)
 	var out []byte
 	last := 0
@@ -220,7 +231,8 @@ func toolCallEntryStarts(data []byte) []int {
 // fixArrayContent turns each list-valued "content" of a choice's message
 // or delta into a string, moving thinking text to reasoning_content.
 func fixArrayContent(data []byte) []byte {
-	if !bytes.Contains(data, []byte(`"content"`)) {
+	// Most chunks carry string content: decode only those with a list.
+	if !hasArrayContent(data) {
 		return data
 	}
 	spans := arrayContentSpans(data)
@@ -261,6 +273,27 @@ func fixArrayContent(data []byte) []byte {
 		last = sp[1]
 	}
 	return append(out, data[last:]...)
+}
+
+// hasArrayContent reports whether data has a "content" member whose value
+// is a list.
+func hasArrayContent(data []byte) bool {
+	key := []byte(`"content"`)
+	for i := bytes.Index(data, key); i >= 0; {
+		j := i + len(key)
+		for j < len(data) && (data[j] == ' ' || data[j] == ':' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r') {
+			j++
+		}
+		if j < len(data) && data[j] == '[' {
+			return true
+		}
+		k := bytes.Index(data[j:], key)
+		if k < 0 {
+			return false
+		}
+		i = j + k
+	}
+	return false
 }
 
 func appendJSONString(b []byte, s string) []byte {

@@ -108,3 +108,26 @@ func TestToolMessageIsErrorExtension(t *testing.T) {
 		t.Errorf("tool result = %+v, want an error result", p)
 	}
 }
+
+// BenchmarkNormalizeChunk: the per-chunk cost on the native routes that
+// normalise (Together, Mistral) for the common chunk that needs no fix,
+// against a Mistral chunk that does.
+func BenchmarkNormalizeChunk(b *testing.B) {
+	together, _ := DialectFor("together")
+	mistral, _ := DialectFor("mistral")
+	text := []byte(`{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}],"usage":null}`)
+	call := []byte(`{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"id":"abcDEF123","function":{"name":"get_weather","arguments":"{\"city\":\"x\"}"}}]},"finish_reason":null}]}`)
+	for _, bc := range []struct {
+		name string
+		d    *Dialect
+		data []byte
+	}{{"together/text", together, text}, {"mistral/text", mistral, text}, {"mistral/tool_call", mistral, call}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				n := bc.d.NewStreamNormalizer()
+				_ = n.Chunk(bc.data)
+			}
+		})
+	}
+}

@@ -286,9 +286,9 @@ func (e *reqEncoder) reasoning(out *outRequest, rs *gw.Reasoning) {
 // effortOrder ranks the canonical effort levels.
 var effortOrder = [...]string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
 
-// nearestEffort returns the level of vocab (weakest first, without
-// "none" mattering) closest to effort, rounding up below the vendor's
-// weakest level and down above its strongest.
+// nearestEffort returns the level of vocab (weakest first; "none" is
+// never chosen) closest to effort: the strongest level not above it, or
+// the weakest level when all are above it.
 func nearestEffort(vocab []string, effort string) string {
 	rank := slices.Index(effortOrder[:], effort)
 	best := ""
