@@ -153,7 +153,8 @@
 //	                  the request did not declare is skipped (a model can
 //	                  only call declared tools); with none left, the default
 //	                  reply. Ids, streaming and finish reason as for tool.
-//	                  Scripts coding agents: [fake:call=Read:{"file_path":"/tmp/a"}].
+//	                  E.g. a Read round trip of a coding tool:
+//	                  [fake:call=Read:{"file_path":"/home/me/notes.txt"}].
 //	reasoning         add reasoning text ReasoningText(model), one word per
 //	                  chunk: Anthropic thinking block with signature (stream:
 //	                  thinking_delta then signature_delta), DeepSeek and

@@ -15,7 +15,7 @@ import (
 // defer_loading and an explicit "custom" type.
 func claudeCodeBody(model string) []byte {
 	return []byte(`{"model":` + quote(model) + `,"max_tokens":32000,"stream":false,
- "system":[{"type":"text","text":"You are an agent."}],
+ "system":[{"type":"text","text":"You are a coding assistant."}],
  "messages":[
   {"role":"user","content":[{"type":"text","text":"Say hi"}]},
   {"role":"system","content":[{"type":"text","text":"# Environment\nPlatform: linux","cache_control":{"type":"ephemeral"}}]}
@@ -73,7 +73,7 @@ func TestClaudeCodeFieldsOnEveryVendor(t *testing.T) {
 				}
 				_ = json.Unmarshal(sent, &g)
 				ps := g.SystemInstruction.Parts
-				if len(ps) != 2 || ps[0].Text != "You are an agent." || !strings.HasPrefix(ps[1].Text, "# Environment") {
+				if len(ps) != 2 || ps[0].Text != "You are a coding assistant." || !strings.HasPrefix(ps[1].Text, "# Environment") {
 					t.Errorf("systemInstruction = %+v", ps)
 				}
 				if tc := g.GenerationConfig.ThinkingConfig; tc.IncludeThoughts || tc.ThinkingLevel != "HIGH" {
