@@ -111,12 +111,15 @@ type ToolChoice struct {
 
 // Reasoning is the caller's reasoning control. Effort is one of
 // none|minimal|low|medium|high|xhigh|max; BudgetTokens is an explicit
-// thinking budget; Disabled turns reasoning off.
+// thinking budget; Disabled turns reasoning off; Adaptive leaves the
+// amount to the model. Display is Anthropic's thinking.display
+// ("summarized", "omitted", or "" for the model's default).
 type Reasoning struct {
 	Effort       string
 	BudgetTokens int
 	Disabled     bool
 	Adaptive     bool
+	Display      string
 }
 
 // ResponseFormat asks for JSON output. Type is "json_object" or

@@ -39,6 +39,19 @@ type Provider interface {
 	PassThrough(body []byte, model string, stream bool) (out []byte, hideUsage bool, err error)
 }
 
+// Normalizer is an optional ability of a Provider (found by type
+// assertion) whose native answers deviate from its own shape in ways that
+// break the official SDKs' helpers. On native routes the server passes
+// the vendor's answer through it: a whole body through NormalizeBody, and
+// each stream event's data through the function NormalizeStream returns
+// for that stream (nil: the stream needs none). Both change only the
+// deviating members and return their input itself when there is nothing
+// to fix.
+type Normalizer interface {
+	NormalizeBody(body []byte) []byte
+	NormalizeStream() func(data []byte) []byte
+}
+
 // Codec translates between the canonical types and a vendor's native
 // shape, for mapped routes (the caller's shape differs from the vendor's).
 // Every Provider implements it.

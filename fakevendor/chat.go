@@ -97,6 +97,10 @@ func chatUsage(c *call, r *reply) map[string]any {
 		m["is_byok"] = false
 		m["cost_details"] = map[string]any{"upstream_inference_cost": nil}
 	case "together":
+		if c.dirs.cache {
+			// Together reports cache hits as a top-level usage member.
+			m["cached_tokens"] = u.cacheRead
+		}
 		if u.reasoning > 0 {
 			m["completion_tokens_details"] = reasoningDetails()
 		}
@@ -278,10 +282,10 @@ func chatFrames(c *call, r *reply) []frame {
 	}
 	for i, tc := range r.calls {
 		if c.vendor == "mistral" {
-			// Mistral sends each tool call whole in one chunk.
+			// Mistral sends each tool call whole in one chunk, without the
+			// index and type OpenAI's stream carries.
 			data(frameContent, s.deltaChunk(map[string]any{"tool_calls": []any{map[string]any{
-				"id": tc.id, "type": "function", "index": i,
-				"function": map[string]any{"name": tc.name, "arguments": tc.args},
+				"id": tc.id, "function": map[string]any{"name": tc.name, "arguments": tc.args},
 			}}}, nil))
 			continue
 		}

@@ -37,6 +37,10 @@
 // vendor's own 400 the requests the real vendors reject and gateways are
 // known to produce:
 //
+//   - Every OpenAI-compatible vendor: a "tool" message whose
+//     tool_call_id is not a call of the assistant message before its run
+//     of tool messages (OpenAI's "messages with role 'tool' must be a
+//     response to a preceeding message with 'tool_calls'").
 //   - Mistral: a tool call id (assistant tool_calls[].id or a tool
 //     message's tool_call_id) not matching ^[a-zA-Z0-9]{9}$.
 //   - DeepSeek: an assistant message with tool_calls but no
@@ -66,7 +70,8 @@
 //
 // The reply text is DefaultText(vendor, model) = "Hello from <vendor>
 // <model>. This is a deterministic fake reply.", where model is the
-// requested model, which every response echoes. Streams send it one word
+// requested model, which every response echoes. Together ends a natural
+// stop with finish_reason "eos", as its models do. Streams send it one word
 // per content chunk ("Hello", " from", ...). Ids follow each vendor's
 // style (chatcmpl-..., msg_01..., Gemini responseId, gen-... on OpenRouter)
 // and derive from a hash of vendor, model and body, so they are stable.
@@ -139,7 +144,8 @@
 //	                  reason tool_calls / tool_use / STOP. Streams: OpenAI-style
 //	                  first fragment {index,id,type,function{name,arguments:""}}
 //	                  then 3 argument fragments {index,function{arguments}};
-//	                  Mistral one whole call per chunk; Anthropic tool_use with
+//	                  Mistral one whole call per chunk, without "index"
+//	                  and "type" (as Mistral streams them); Anthropic tool_use with
 //	                  input {} then 3 input_json_delta; Gemini one functionCall
 //	                  part per record. With no tools declared the directive is
 //	                  ignored.
@@ -149,6 +155,16 @@
 //	                  the reply is "Tool said: " + the results joined by " | "
 //	                  (a Gemini response object with a single string field
 //	                  contributes that string, else its compact JSON).
+//	call=NAME, call=NAME:ARGS
+//	                  reply with a call of the declared tool NAME, with the
+//	                  JSON object ARGS (which cannot contain "]") or, without
+//	                  ARGS, arguments from its schema as for tool; several
+//	                  call directives make parallel calls, in order. A name
+//	                  the request did not declare is skipped (a model can
+//	                  only call declared tools); with none left, the default
+//	                  reply. Ids, streaming and finish reason as for tool.
+//	                  E.g. a Read round trip of a coding tool:
+//	                  [fake:call=Read:{"file_path":"/home/me/notes.txt"}].
 //	reasoning         add reasoning text ReasoningText(model), one word per
 //	                  chunk: Anthropic thinking block with signature (stream:
 //	                  thinking_delta then signature_delta), DeepSeek and
@@ -156,6 +172,9 @@
 //	                  "reasoning" (OpenRouter also reasoning_details), Mistral
 //	                  array content with a "thinking" chunk, Gemini
 //	                  thought:true parts; OpenAI only reasoning_tokens in usage.
+//	                  DeepSeek reasons whenever thinking is on (its default:
+//	                  unless the request has thinking {"type":"disabled"}),
+//	                  directive or not, as the real one does.
 //	cache, cache=READ[/WRITE5M[/WRITE1H]]
 //	                  report prompt caching: default READ = P/2, WRITE5M =
 //	                  P/4, WRITE1H = 0 (clamped so the sum never exceeds P).

@@ -78,7 +78,7 @@ func TestDefaultReplyNonStreamParsesInVendorFormat(t *testing.T) {
 			if p.prompt != P || p.output != wantOut {
 				t.Errorf("usage prompt/output = %d/%d, want %d/%d (%v)", p.prompt, p.output, P, wantOut, p.usage)
 			}
-			wantFinish := map[string]string{"anthropic": "end_turn", "google": "STOP"}[v]
+			wantFinish := map[string]string{"anthropic": "end_turn", "google": "STOP", "together": "eos"}[v]
 			if wantFinish == "" {
 				wantFinish = "stop"
 			}

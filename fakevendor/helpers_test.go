@@ -257,6 +257,11 @@ func (p *parsed) addChatDelta(m map[string]any) bool {
 		idx := i
 		if v, ok := x["index"]; ok {
 			idx = num(v)
+		} else if _, ok := x["id"]; ok {
+			// Mistral: no index; each call comes whole with its id.
+			idx = len(p.calls)
+		} else {
+			idx = max(len(p.calls)-1, 0)
 		}
 		for len(p.calls) <= idx {
 			p.calls = append(p.calls, parsedCall{})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,12 +53,20 @@ type call struct {
 	thinking      bool     // DeepSeek: thinking mode (on unless the request turns it off)
 }
 
+// namedCall is a [fake:call=NAME:ARGS] directive: call the declared tool
+// NAME with ARGS (a JSON object; empty: arguments from its schema).
+type namedCall struct {
+	name string
+	args string
+}
+
 // directives are the [fake:...] instructions of a call.
 type directives struct {
 	raw        []string // every directive as written, in order
 	text       string
 	hasText    bool
 	tools      int
+	calls      []namedCall // [fake:call=NAME:ARGS], in order
 	reasoning  bool
 	cache      bool
 	cacheRead  int // -1: default
@@ -111,6 +120,22 @@ func parseDirectives(text string) (directives, error) {
 			}
 		case "tools":
 			d.tools = num(1)
+		case "call":
+			name, args, _ := strings.Cut(val, ":")
+			if name == "" {
+				err = fmt.Errorf("directive %s: want NAME or NAME:{json object}", m[0])
+				break
+			}
+			if args != "" {
+				var obj map[string]any
+				if e := json.Unmarshal([]byte(args), &obj); e != nil || obj == nil {
+					err = fmt.Errorf("directive %s: the arguments must be a JSON object", m[0])
+					break
+				}
+				b, _ := json.Marshal(obj)
+				args = string(b)
+			}
+			d.calls = append(d.calls, namedCall{name: name, args: args})
 		case "reasoning":
 			d.reasoning = true
 		case "cache":
@@ -250,6 +275,8 @@ func decodeChat(c *call) error {
 		return err
 	}
 	c.model, c.stream = req.Model, req.Stream
+	// DeepSeek thinks by default and then always answers with
+	// reasoning_content.
 	c.thinking = c.vendor == "deepseek" && !thinkingOff
 	c.obfuscate = c.vendor == "openai"
 	if o := req.StreamOptions; o != nil {
@@ -299,8 +326,9 @@ type chatMessage struct {
 var mistralIDRE = regexp.MustCompile(`^[a-zA-Z0-9]{9}$`)
 
 // validateChat enforces the request rules of the OpenAI-compatible
-// vendors that gateways are known to break: Mistral's 9-character tool
-// call ids, DeepSeek's reasoning_content on assistant tool-call turns in
+// vendors that gateways are known to break: a tool message that answers
+// no call of the assistant turn before it (all vendors), Mistral's
+// 9-character tool call ids, DeepSeek's reasoning_content on assistant tool-call turns in
 // thinking mode, Groq's n == 1.
 func validateChat(vendor string, msgs []chatMessage, n *int, thinkingOff bool) error {
 	if err := orphanToolMessage(vendor, msgs); err != nil {
@@ -339,28 +367,31 @@ func validateChat(vendor string, msgs []chatMessage, n *int, thinkingOff bool) e
 	return nil
 }
 
-// orphanToolMessage refuses, as OpenAI and DeepSeek do, a tool message
-// that does not follow an assistant message with tool_calls (or another
-// tool message answering it): a conversation cut before its tool call.
+// orphanToolMessage refuses, as the OpenAI-compatible vendors do, a tool
+// message that answers no call of the assistant message before its run of
+// tool messages: a conversation cut before its tool call, or a stray id.
 func orphanToolMessage(vendor string, msgs []chatMessage) error {
-	if vendor != "openai" && vendor != "deepseek" {
-		return nil
-	}
-	for i, m := range msgs {
-		if m.Role != "tool" {
-			continue
-		}
-		j := i - 1
-		for j >= 0 && msgs[j].Role == "tool" {
-			j--
-		}
-		if j >= 0 && msgs[j].Role == "assistant" && len(msgs[j].ToolCalls) > 0 {
-			continue
-		}
-		if vendor == "openai" {
+	// A tool message answers a call of the assistant message right before
+	// its run of tool messages, as every OpenAI-compatible vendor checks.
+	var open []string
+	for _, m := range msgs {
+		switch m.Role {
+		case "assistant":
+			open = open[:0]
+			for _, tc := range m.ToolCalls {
+				open = append(open, tc.ID)
+			}
+		case "tool":
+			if slices.Contains(open, m.ToolCallID) {
+				continue
+			}
+			if vendor == "deepseek" {
+				return bad("Messages with role 'tool' must be a response to a preceding message with 'tool_calls'")
+			}
 			return bad("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
+		default:
+			open = open[:0]
 		}
-		return bad("Messages with role 'tool' must be a response to a preceding message with 'tool_calls'")
 	}
 	return nil
 }
@@ -678,6 +709,22 @@ func plan(c *call) *reply {
 		r.text = d.text
 	case c.toolResults != nil:
 		r.text = "Tool said: " + strings.Join(c.toolResults, " | ")
+	case len(d.calls) > 0 && len(c.tools) > 0:
+		for _, nc := range d.calls {
+			i := slices.IndexFunc(c.tools, func(t toolDecl) bool { return t.name == nc.name })
+			if i < 0 {
+				// A model can only call a declared tool.
+				continue
+			}
+			args := nc.args
+			if args == "" {
+				args = argsFor(c.tools[i].schema)
+			}
+			r.calls = append(r.calls, toolCall{id: toolID(c, len(r.calls)), name: nc.name, args: args, pieces: splitN(args, 3)})
+		}
+		if len(r.calls) == 0 {
+			r.text = DefaultText(c.vendor, c.model)
+		}
 	case d.tools > 0 && len(c.tools) > 0:
 		for i := range d.tools {
 			t := c.tools[i%len(c.tools)]
@@ -739,6 +786,9 @@ func stopReason(c *call, tools bool) (reason, sequence string) {
 			return "STOP", ""
 		case tools:
 			return "tool_calls", ""
+		case c.vendor == "together":
+			// Together's models end a natural stop with "eos".
+			return "eos", ""
 		}
 		return "stop", ""
 	}

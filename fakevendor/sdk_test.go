@@ -93,6 +93,16 @@ func TestOpenAISDKTalksToChatFakes(t *testing.T) {
 				t.Fatal(err)
 			}
 			calls := acc.Choices[0].Message.ToolCalls
+			if v == "mistral" {
+				// Mistral streams tool calls without index and type, so
+				// the SDK's accumulator merges them into one: the real
+				// vendor's behaviour, which the gateway normalises on its
+				// native route (provider/openai).
+				if len(calls) != 1 || calls[0].Function.Name != "get_weatherget_weather" {
+					t.Fatalf("mistral: want the two calls merged by the accumulator, got %+v", calls)
+				}
+				return
+			}
 			if len(calls) != 2 || acc.Choices[0].FinishReason != "tool_calls" {
 				t.Fatalf("accumulated %+v", acc.Choices[0])
 			}

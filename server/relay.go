@@ -57,7 +57,8 @@ func (f flushWriter) Write(p []byte) (int, error) {
 }
 
 // relay answers with the vendor's own bytes: the endpoint and the vendor
-// speak the same shape.
+// speak the same shape. A provider that is a gw.Normalizer fixes its
+// SDK-breaking deviations first, changing nothing else.
 func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream) {
 	defer up.Body.Close()
 	if x.Inbound().Stream {
@@ -71,6 +72,9 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		return
 	}
 	ttfb := s.cfg.Now().Sub(in.Received)
+	if n, ok := x.Provider().(gw.Normalizer); ok {
+		body = n.NormalizeBody(body)
+	}
 	var u gw.Usage
 	if in.Endpoint == gw.ShapeM {
 		u, err = anthropicshape.UsageFromBody(body)
@@ -137,6 +141,9 @@ func startStream(w http.ResponseWriter, up *gw.Upstream) flushWriter {
 
 // relayStream forwards a vendor stream event by event, each exactly as
 // the vendor framed it and flushed at once, while the meter reads usage.
+// The one exception: an event whose data a gw.Normalizer provider fixes
+// (an SDK-breaking deviation of the vendor) is re-framed with the fixed
+// data.
 func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream) {
 	in := x.Inbound()
 	ctx := r.Context()
@@ -144,6 +151,10 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	ttfb := s.cfg.Now().Sub(in.Received)
 	m := newMeter(in.Endpoint, in.Vendor, x.HideUsage)
 	rd := sse.NewReader(up.Body)
+	var fix func([]byte) []byte
+	if n, ok := x.Provider().(gw.Normalizer); ok {
+		fix = n.NormalizeStream()
+	}
 	var events int64
 	clientGone := false
 	collect := s.relayCollector(in)
@@ -164,6 +175,12 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		}
 		raw := ev.Raw
 		if ev.Data != nil {
+			if fix != nil {
+				// Only an SDK-breaking deviation re-frames the event.
+				if d := fix(ev.Data); !sameBytes(d, ev.Data) {
+					raw = sse.AppendEvent(nil, ev.Type, d)
+				}
+			}
 			events++
 			if x.HideUsage {
 				raw = stripUsageNull(raw)
@@ -195,6 +212,11 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())
+}
+
+// sameBytes reports whether a and b are the same slice (not just equal).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // streamEnd is how a relayed or mapped stream ended.

@@ -253,6 +253,11 @@ func TestNativePassThroughBytes(t *testing.T) {
 				if added {
 					vendorBytes = dropUsageChunk(t, vendorBytes)
 				}
+				if r.vendor == "together" {
+					// The one listed, SDK-breaking deviation on this
+					// answer: Together's finish_reason "eos" is "stop".
+					vendorBytes = bytes.ReplaceAll(vendorBytes, []byte(`"finish_reason":"eos"`), []byte(`"finish_reason":"stop"`))
+				}
 				// The replay may fall in the next second: the vendor's
 				// "created" clock is the one field allowed to differ.
 				if !bytes.Equal(createdRE.ReplaceAll(got, []byte(`"created":0`)), createdRE.ReplaceAll(vendorBytes, []byte(`"created":0`))) {

@@ -606,7 +606,7 @@ func TestMappedCacheUsage(t *testing.T) {
 		p := int64(fakevendor.PromptTokens(tr.vendorBody))
 		wantRead, wantWrite := p/2, int64(0)
 		switch r.vendor {
-		case "together", "mistral":
+		case "mistral":
 			wantRead = 0
 		case "openai", "openrouter", "anthropic":
 			wantWrite = min(p/4, p-wantRead)

@@ -403,9 +403,11 @@ func mimeFromURL(u string) string {
 	return ""
 }
 
-// toolResult maps a tool result to a functionResponse (its response is an
-// object: {"result": text} or {"error": text}) and returns the result's
-// images and documents as extra parts.
+// toolResult maps a tool result to a functionResponse and returns the
+// result's images and documents as extra parts. The response is an
+// object, by Google's documented convention: {"output": text}, or
+// {"error": text} for a failed call (Anthropic is_error, or a C tool
+// message with the "is_error" extension).
 func (e *encoder) toolResult(where loc, p gw.Part) (outPart, []outPart, error) {
 	name := p.ToolName
 	if name == "" {
@@ -442,7 +444,7 @@ func (e *encoder) toolResult(where loc, p gw.Part) (outPart, []outPart, error) {
 			return outPart{}, nil, invalid("%s.content[%d]: google cannot take a %s part in a tool result", where, k, c.Type)
 		}
 	}
-	key := "result"
+	key := "output"
 	if p.IsError {
 		key = "error"
 	}

@@ -21,7 +21,7 @@
 //   - user turns are "user", assistant turns "model"; consecutive turns of
 //     one role merge. Tool results become functionResponse parts of a user
 //     turn: the name comes from the tool call with the same id in the
-//     history, the response is {"result": text} or, for a failed call,
+//     history, the response is {"output": text} or, for a failed call,
 //     {"error": text}; the results answering one model turn lead the next
 //     user turn, one per call, in call order (a missing result is a 400).
 //     Images and documents inside tool results follow the responses as

@@ -32,7 +32,8 @@ func familyOf(model string) family {
 // Gemini 2.5 a token budget, never both (sending both is a 400). The
 // caller "wants reasoning" unless it disabled it or asked for effort
 // "none"; then includeThoughts is set so that thought summaries come back
-// as thinking blocks.
+// as thinking blocks, unless the caller set Anthropic's thinking.display
+// to "omitted" (no thinking text wanted).
 //
 // Levels: minimal, low, medium map to MINIMAL, LOW, MEDIUM; high, xhigh and
 // max to HIGH; an explicit budget to LOW (<= 2048), MEDIUM (<= 8192) or
@@ -56,6 +57,9 @@ func (e *encoder) thinking() (*thinkingConfig, error) {
 		return nil, invalid("reasoning effort: unknown value %q", rs.Effort)
 	}
 	want := !rs.Disabled && rs.Effort != "none"
+	// thinking.display "omitted" (Anthropic) asks for no thinking text:
+	// Gemini's equivalent is includeThoughts false.
+	show := want && rs.Display != "omitted"
 	model := strings.ToLower(e.r.Model)
 	pro := strings.Contains(model, "-pro")
 	switch e.fam {
@@ -90,7 +94,7 @@ func (e *encoder) thinking() (*thinkingConfig, error) {
 		default:
 			b = -1
 		}
-		return &thinkingConfig{IncludeThoughts: want, ThinkingBudget: &b}, nil
+		return &thinkingConfig{IncludeThoughts: show, ThinkingBudget: &b}, nil
 	}
 	var level string
 	switch {
@@ -117,5 +121,5 @@ func (e *encoder) thinking() (*thinkingConfig, error) {
 	if strings.Contains(model, "gemini-3-pro") && level == "MEDIUM" {
 		level = "HIGH"
 	}
-	return &thinkingConfig{IncludeThoughts: want, ThinkingLevel: level}, nil
+	return &thinkingConfig{IncludeThoughts: show, ThinkingLevel: level}, nil
 }

@@ -83,6 +83,19 @@ func New(cfg Config) (*Provider, error) {
 	}, nil
 }
 
+// NormalizeBody fixes the dialect's SDK-breaking deviations in a native
+// non-stream answer (shape/openai normalize.go), keeping every other byte.
+func (p *Provider) NormalizeBody(body []byte) []byte { return p.dialect.NormalizeBody(body) }
+
+// NormalizeStream returns the per-stream fixer of the dialect's
+// SDK-breaking deviations, or nil when its streams need none.
+func (p *Provider) NormalizeStream() func(data []byte) []byte {
+	if n := p.dialect.NewStreamNormalizer(); n != nil {
+		return n.Chunk
+	}
+	return nil
+}
+
 // Name returns the vendor prefix.
 func (p *Provider) Name() string { return p.cfg.Vendor }
 

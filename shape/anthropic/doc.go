@@ -28,9 +28,14 @@
 //     refuses with invalid_request what no other vendor can run: server
 //     tools (web_search_*, bash_*, code_execution_*, computer_*,
 //     text_editor_*, ...), server-tool and search-result blocks, and file
-//     sources. A mid_conv_system block becomes a gw.RoleSystem message at
-//     its place. Model is kept as sent; the caller strips the vendor
-//     prefix.
+//     sources. A per-turn system message (a messages[] entry with role
+//     "system", as current Claude Code sends) and a mid_conv_system block
+//     become a gw.RoleSystem message at their place. Tool options only
+//     Anthropic has (defer_loading, eager_input_streaming,
+//     input_examples) are dropped and listed as "tools.<option>", the
+//     tool itself being declared in full; thinking.display is kept in
+//     gw.Reasoning.Display for the encoders. Model is kept as sent; the
+//     caller strips the vendor prefix.
 //   - EncodeRequest documents its rules on the function (system hoisting,
 //     turn merging, tool results first, thinking replay, max_tokens and
 //     thinking budgets, sampling with thinking, tool choice downgrades).

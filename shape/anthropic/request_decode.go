@@ -50,6 +50,9 @@ type wireMetadata struct {
 
 type wireTool struct {
 	Type         string          `json:"type"`
+	DeferLoading *bool           `json:"defer_loading"`
+	Eager        *bool           `json:"eager_input_streaming"`
+	Examples     json.RawMessage `json:"input_examples"`
 	Name         string          `json:"name"`
 	Description  string          `json:"description"`
 	InputSchema  json.RawMessage `json:"input_schema"`
@@ -66,6 +69,7 @@ type wireToolChoice struct {
 type wireThinking struct {
 	Type         string `json:"type"`
 	BudgetTokens int    `json:"budget_tokens,omitempty"`
+	Display      string `json:"display,omitempty"`
 }
 
 type wireOutputConfig struct {
@@ -214,8 +218,21 @@ func decodeMessage(r *gw.Request, i int, m wireMessage) error {
 		role = gw.RoleUser
 	case "assistant":
 		role = gw.RoleAssistant
+	case "system":
+		// A per-turn system message (Anthropic's mid-conversation system
+		// messages; Claude Code sends them): text only, kept at its place.
+		path := fmt.Sprintf("messages[%d].content", i)
+		if firstByte(m.Content) == 0 {
+			return invalidf("%s: field required", path)
+		}
+		sys, err := decodeTextBlocks(path, m.Content)
+		if err != nil {
+			return err
+		}
+		r.Messages = append(r.Messages, gw.Message{Role: gw.RoleSystem, Content: sys})
+		return nil
 	default:
-		return invalidf("messages[%d].role: must be \"user\" or \"assistant\", got %q", i, m.Role)
+		return invalidf("messages[%d].role: must be \"user\", \"assistant\" or \"system\", got %q", i, m.Role)
 	}
 	path := fmt.Sprintf("messages[%d].content", i)
 	switch firstByte(m.Content) {
@@ -450,6 +467,18 @@ func decodeTools(r *gw.Request, tools []wireTool, tc *wireToolChoice) error {
 		if !ok || t.InputSchema == nil {
 			return invalidf("tools[%d].input_schema: must be a JSON Schema object", i)
 		}
+		// Anthropic-only tool options with no equivalent elsewhere: the
+		// tool is declared in full (a deferred tool is then simply
+		// loaded up front) and the option is reported as dropped.
+		if t.DeferLoading != nil {
+			dropOnce(r, "tools.defer_loading")
+		}
+		if t.Eager != nil {
+			dropOnce(r, "tools.eager_input_streaming")
+		}
+		if firstByte(t.Examples) != 0 && firstByte(t.Examples) != 'n' {
+			dropOnce(r, "tools.input_examples")
+		}
 		r.Tools = append(r.Tools, gw.Tool{
 			Name:         t.Name,
 			Description:  t.Description,
@@ -511,6 +540,12 @@ func decodeReasoning(r *gw.Request, th *wireThinking, oc *wireOutputConfig) erro
 		default:
 			return invalidf("thinking.type: must be enabled, adaptive or disabled, got %q", th.Type)
 		}
+		switch th.Display {
+		case "", "summarized", "omitted":
+			rs.Display = th.Display
+		default:
+			return invalidf("thinking.display: must be summarized or omitted, got %q", th.Display)
+		}
 		set = true
 	}
 	if oc != nil {
@@ -536,6 +571,13 @@ func decodeReasoning(r *gw.Request, th *wireThinking, oc *wireOutputConfig) erro
 		r.Reasoning = &rs
 	}
 	return nil
+}
+
+// dropOnce records field in r.Dropped unless it is there already.
+func dropOnce(r *gw.Request, field string) {
+	if !slices.Contains(r.Dropped, field) {
+		r.Dropped = append(r.Dropped, field)
+	}
 }
 
 func imageMediaType(mt string) bool {

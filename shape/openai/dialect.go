@@ -42,6 +42,11 @@ type Dialect struct {
 	SeedField string
 	// Reasoning is how reasoning control is sent.
 	Reasoning ReasoningStyle
+	// Efforts is the vendor's reasoning_effort vocabulary (OpenRouter:
+	// reasoning.effort), weakest first; a canonical effort outside it is sent as the
+	// nearest level it has ("max" -> "xhigh" on OpenAI, "xhigh" -> "high"
+	// on Groq). "none" is sent only where listed. Nil: sent verbatim.
+	Efforts []string
 	// ThinkingField is the assistant-message field that replays earlier
 	// thinking: "reasoning_content" (DeepSeek), "reasoning" (OpenRouter),
 	// or "" (thinking is dropped).
@@ -66,6 +71,17 @@ type Dialect struct {
 	SamplingOnlyWithoutReasoning bool
 	// SingleChoice: n must be 1 (Groq).
 	SingleChoice bool
+	// FinishReasons maps a vendor's own finish_reason values that break
+	// the SDK helpers to OpenAI's (Together: "eos" -> "stop"); native
+	// routes rewrite them (normalize.go).
+	FinishReasons map[string]string
+	// StreamToolCallIndex: the vendor streams tool_calls entries without
+	// "index" and "type" (Mistral); native routes add them.
+	StreamToolCallIndex bool
+	// ArrayContent: the vendor may send message and delta content as a
+	// list of text and thinking chunks (Mistral's reasoning models);
+	// native routes turn it into a string (normalize.go).
+	ArrayContent bool
 	// Unsupported lists request fields the vendor rejects or ignores,
 	// for pass-through fix-ups (Groq: logprobs, top_logprobs,
 	// logit_bias, presence_penalty, metadata).
@@ -86,23 +102,32 @@ func DialectFor(vendor string) (*Dialect, bool) {
 	}
 	switch vendor {
 	case "openai":
+		d.Efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 		d.MaxTokensField = "max_completion_tokens"
 		d.UserField = "safety_identifier"
 		d.Documents = true
 		d.SamplingOnlyWithoutReasoning = true
 	case "together":
+		d.Efforts = []string{"none", "low", "medium", "high"}
 		d.TopK = true
 		d.DeveloperToSystem = true
+		d.FinishReasons = map[string]string{"eos": "stop"}
 		d.LogprobsInt = true
 	case "fireworks":
+		d.Efforts = []string{"none", "low", "medium", "high"}
 		d.TopK = true
 	case "groq":
+		d.Efforts = []string{"none", "low", "medium", "high"}
 		d.MaxTokensField = "max_completion_tokens"
 		d.SingleChoice = true
 		d.Unsupported = []string{"logprobs", "top_logprobs", "logit_bias", "presence_penalty", "metadata"}
 	case "mistral":
+		d.Efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 		d.StreamOptions = false
 		d.DeveloperToSystem = true
+		d.StreamToolCallIndex = true
+		d.ArrayContent = true
+		d.FinishReasons = map[string]string{"model_length": "length"}
 		d.UserField = ""
 		d.SeedField = "random_seed"
 		d.ShortToolIDs = true
@@ -116,6 +141,7 @@ func DialectFor(vendor string) (*Dialect, bool) {
 		d.DeveloperToSystem = true
 		d.TopK = true
 		d.Reasoning = ReasoningOpenRouter
+		d.Efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 		d.ThinkingField = "reasoning"
 		d.Documents = true
 	default:

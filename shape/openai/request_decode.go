@@ -60,11 +60,14 @@ type inResponseFormat struct {
 }
 
 type inReqMessage struct {
-	Role             string          `json:"role"`
-	Content          json.RawMessage `json:"content"`
-	Name             string          `json:"name"`
-	ToolCalls        []inReqToolCall `json:"tool_calls"`
-	ToolCallID       *string         `json:"tool_call_id"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name"`
+	ToolCalls  []inReqToolCall `json:"tool_calls"`
+	ToolCallID *string         `json:"tool_call_id"`
+	// IsError marks a tool message as a failed call (a gateway extension
+	// mirroring Anthropic's tool_result is_error; C has no such flag).
+	IsError          bool            `json:"is_error"`
 	ReasoningContent *string         `json:"reasoning_content"`
 	FunctionCall     json.RawMessage `json:"function_call"`
 }
@@ -425,7 +428,7 @@ func decodeMessages(r *gw.Request, msgs []inReqMessage) error {
 			if err != nil {
 				return err
 			}
-			part := gw.Part{Type: gw.PartToolResult, ToolCallID: *m.ToolCallID, Content: content}
+			part := gw.Part{Type: gw.PartToolResult, ToolCallID: *m.ToolCallID, Content: content, IsError: m.IsError}
 			if toolTurn {
 				last := &r.Messages[len(r.Messages)-1]
 				last.Content = append(last.Content, part)

@@ -31,9 +31,16 @@ import (
 //     tool-call turns; OpenRouter reasoning), else it is dropped.
 //   - Tools become function tools; tool_choice and parallel_tool_calls are
 //     sent only with tools.
-//   - Reasoning: effort verbatim; a budget maps to low (<= 2048), medium
-//     (<= 8192) or high; disabled -> "none" (DeepSeek: thinking disabled;
-//     OpenRouter: reasoning.enabled false, budget -> reasoning.max_tokens).
+//   - Reasoning: effort verbatim, or the nearest level of the dialect's
+//     Efforts ("max" -> "xhigh" on OpenAI and Mistral, "minimal" -> "low"
+//     and "xhigh"/"max" -> "high" on Together, Fireworks and Groq); a
+//     budget maps to low (<= 2048), medium (<= 8192) or high; disabled ->
+//     "none" (DeepSeek: thinking disabled; OpenRouter: reasoning.enabled
+//     false, budget -> reasoning.max_tokens; a vendor without "none" in
+//     its Efforts gets no reasoning_effort, listed as dropped).
+//     Anthropic's thinking.display "omitted" has no equivalent and is
+//     listed as dropped (except on OpenAI, which returns no reasoning
+//     text anyway).
 //   - Mistral: tool call ids are rewritten to 9 alphanumerics (base62 of
 //     their SHA-256) in assistant tool_calls and tool messages alike, so
 //     the pairs still match; responses need no mapping back, since the
@@ -242,7 +249,11 @@ func (e *reqEncoder) reasoning(out *outRequest, rs *gw.Reasoning) {
 			f := false
 			out.Reasoning = &outReasoning{Enabled: &f}
 		case rs.Effort != "":
-			out.Reasoning = &outReasoning{Effort: rs.Effort}
+			eff := rs.Effort
+			if v := e.d.Efforts; v != nil && !slices.Contains(v, eff) {
+				eff = nearestEffort(v, eff)
+			}
+			out.Reasoning = &outReasoning{Effort: eff}
 		case rs.BudgetTokens > 0:
 			out.Reasoning = &outReasoning{MaxTokens: rs.BudgetTokens}
 		case rs.Adaptive:
@@ -255,7 +266,42 @@ func (e *reqEncoder) reasoning(out *outRequest, rs *gw.Reasoning) {
 		} else {
 			out.ReasoningEffort = effort
 		}
+		if v := e.d.Efforts; v != nil && out.ReasoningEffort != "" && !slices.Contains(v, out.ReasoningEffort) {
+			if out.ReasoningEffort == "none" {
+				// The vendor cannot switch reasoning off: leave its default.
+				out.ReasoningEffort = ""
+				e.drop("reasoning_effort")
+			} else {
+				out.ReasoningEffort = nearestEffort(v, out.ReasoningEffort)
+			}
+		}
 	}
+	if rs.Display == "omitted" && e.d.Vendor != "openai" {
+		// Anthropic's "no thinking text" has no request field here (OpenAI
+		// returns none anyway); the vendor's reasoning text is relayed.
+		e.drop("thinking.display")
+	}
+}
+
+// effortOrder ranks the canonical effort levels.
+var effortOrder = [...]string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
+
+// nearestEffort returns the level of vocab (weakest first; "none" is
+// never chosen) closest to effort: the strongest level not above it, or
+// the weakest level when all are above it.
+func nearestEffort(vocab []string, effort string) string {
+	rank := slices.Index(effortOrder[:], effort)
+	best := ""
+	for _, v := range vocab {
+		if v == "none" {
+			continue
+		}
+		r := slices.Index(effortOrder[:], v)
+		if best == "" || r <= rank {
+			best = v
+		}
+	}
+	return best
 }
 
 func (e *reqEncoder) messages() ([]outMessage, error) {

@@ -21,6 +21,9 @@ type wireUsage struct {
 	CompletionTokensDetails *wireOutputDetails `json:"completion_tokens_details,omitempty"`
 	PromptCacheHitTokens    *int64             `json:"prompt_cache_hit_tokens,omitempty"`
 	PromptCacheMissTokens   *int64             `json:"prompt_cache_miss_tokens,omitempty"`
+	// CachedTokens is Together's cache-hit count, a top-level member of
+	// usage instead of prompt_tokens_details.cached_tokens.
+	CachedTokens *int64 `json:"cached_tokens,omitempty"`
 	// Cost is OpenRouter's USD cost, a JSON number (or, defensively, a
 	// string holding one), kept as text so it parses exactly.
 	Cost json.RawMessage `json:"cost,omitempty"`
@@ -56,6 +59,11 @@ func (w *wireUsage) normalise() (gw.Usage, error) {
 	// DeepSeek reports its disk-cache hits beside prompt_tokens; when
 	// both forms are present they agree, so the larger is taken.
 	if hit := val(w.PromptCacheHitTokens); hit > cached {
+		cached = hit
+	}
+	// Together reports them as usage.cached_tokens (also part of
+	// prompt_tokens).
+	if hit := val(w.CachedTokens); hit > cached {
 		cached = hit
 	}
 	cached, written = clamp(cached), clamp(written)
