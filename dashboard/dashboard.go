@@ -51,6 +51,7 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/auth"
 )
 
@@ -81,6 +82,9 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives store and rendering failures; nil: discarded.
 	Logger *slog.Logger
+	// Admin, when set, gives the administrator the accounts page and its
+	// forms (accounts, top-ups, keys).
+	Admin admin.Service
 }
 
 // Validate reports a missing required field.
@@ -104,6 +108,7 @@ type Dashboard struct {
 	pageSize    int // activity: records per store call
 	maxPages    int // activity: store calls per view
 	logsPerPage int
+	admin       admin.Service
 }
 
 // New returns a Dashboard. It draws the session-signing secret.
@@ -118,6 +123,7 @@ func New(cfg Config) (*Dashboard, error) {
 		pageSize:    activityPageSize,
 		maxPages:    activityMaxPages,
 		logsPerPage: logsPageSize,
+		admin:       cfg.Admin,
 	}
 	if d.now == nil {
 		d.now = time.Now
@@ -147,6 +153,18 @@ func New(cfg Config) (*Dashboard, error) {
 	m.HandleFunc("GET /dashboard/logs.csv", d.signedIn(d.exportCSV))
 	m.HandleFunc("GET /dashboard/activity", d.signedIn(d.activity))
 	m.HandleFunc("GET /dashboard/incidents", d.signedIn(d.incidents))
+	if d.admin != nil {
+		m.HandleFunc("GET /dashboard/accounts", d.signedIn(d.adminOnly(d.accounts)))
+		for pattern, f := range map[string]func(context.Context, *http.Request, *accountsPage) error{
+			"POST /dashboard/accounts":            d.createAccount,
+			"POST /dashboard/accounts/{id}/topup": d.topUp,
+			"POST /dashboard/accounts/{id}/keys":  d.createKey,
+			"POST /dashboard/keys/{id}/rotate":    d.rotateKey,
+			"POST /dashboard/keys/{id}/revoke":    d.revokeKey,
+		} {
+			m.Handle(pattern, csrf.Handler(d.signedIn(d.adminForm(f))))
+		}
+	}
 	m.HandleFunc("GET /dashboard/static/style.css", stylesheet)
 	m.HandleFunc("/dashboard/", d.notFound)
 	d.mux = m
@@ -156,7 +174,7 @@ func New(cfg Config) (*Dashboard, error) {
 // parsePages parses each page template together with the layout.
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"signin", "logs", "detail", "activity", "incidents", "error"} {
+	for _, name := range []string{"signin", "logs", "detail", "activity", "incidents", "accounts", "error"} {
 		t, err := template.New("layout.html").ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("dashboard: parse %s template: %w", name, err)
@@ -192,6 +210,8 @@ type viewer struct {
 	keys map[string]gw.Key
 	// accounts lists the accounts that own keys, by name (admin only).
 	accounts []accountOption
+	// accountsPage: the administrator, with the accounts page available.
+	accountsPage bool
 }
 
 // accountOption is one entry of the admin's account selector.
@@ -261,7 +281,7 @@ func (d *Dashboard) resolve(r *http.Request) (*viewer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
-	v := &viewer{admin: ss.Admin, keys: make(map[string]gw.Key, len(keys))}
+	v := &viewer{admin: ss.Admin, keys: make(map[string]gw.Key, len(keys)), accountsPage: ss.Admin && d.admin != nil}
 	names := map[string]string{}
 	for _, k := range keys {
 		v.keys[k.ID] = k
@@ -422,7 +442,10 @@ type basePage struct {
 	// LogsURL, ActivityURL and IncidentsURL keep the admin's account
 	// choice.
 	LogsURL, ActivityURL, IncidentsURL string
-	Notices                            []string
+	// AccountsPage says the accounts page exists (the admin, with the
+	// admin service configured).
+	AccountsPage bool
+	Notices      []string
 }
 
 // base fills the layout's fields for a signed-in page.
@@ -439,6 +462,18 @@ func base(v *viewer, title, nav, account string) basePage {
 		LogsURL:      withQuery("/dashboard/logs", q),
 		ActivityURL:  withQuery("/dashboard/activity", q),
 		IncidentsURL: withQuery("/dashboard/incidents", q),
+		AccountsPage: v.accountsPage,
+	}
+}
+
+// adminOnly answers "not found" to anyone but the administrator.
+func (d *Dashboard) adminOnly(h func(http.ResponseWriter, *http.Request, *viewer)) func(http.ResponseWriter, *http.Request, *viewer) {
+	return func(w http.ResponseWriter, r *http.Request, v *viewer) {
+		if !v.admin {
+			d.notFound(w, r)
+			return
+		}
+		h(w, r, v)
 	}
 }
 

@@ -164,19 +164,21 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	dash, err := newDashboard(m.store, c.AdminToken, m.Logger)
-	if err != nil {
-		return fmt.Errorf("dashboard: %w", err)
-	}
 	var adminAPI http.Handler
+	var adminSvc admin.Service
 	if c.AdminToken != "" {
 		as, ok := m.store.(admin.Store)
 		if !ok {
 			return fmt.Errorf("admin API: the store %T lacks the admin methods", m.store)
 		}
-		if adminAPI, err = admin.NewHandler(&admin.Local{Store: as}, c.AdminToken, m.Logger); err != nil {
+		adminSvc = &admin.Local{Store: as}
+		if adminAPI, err = admin.NewHandler(adminSvc, c.AdminToken, m.Logger); err != nil {
 			return err
 		}
+	}
+	dash, err := newDashboard(m.store, c.AdminToken, adminSvc, m.Logger)
+	if err != nil {
+		return fmt.Errorf("dashboard: %w", err)
 	}
 	state, err := newKeeper(m.store, *c, m.Logger)
 	if err != nil {
