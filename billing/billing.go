@@ -7,13 +7,15 @@
 //
 // Policies, in one place:
 //   - Cost sums each usage bucket times its rate exactly and rounds once,
-//     half up, to the micro-cent. Tokens the optimization layer added are
+//     half up, to the micro-cent (the figure logged as the vendor cost). Tokens the optimization layer added are
 //     taken off the uncached input; no bucket is ever negative; reasoning
 //     tokens are part of the output count and not added again; the
 //     long-context tier is chosen by every prompt token the vendor saw,
 //     cached or not, optimizer tokens included.
-//   - The charge is cost x 1.09, rounded half up (gw.Charge, saturating
-//     instead of wrapping for absurd amounts).
+//   - The charge is the exact (unrounded) cost x 1.09, rounded once, half
+//     up, to the micro-cent, saturating instead of wrapping for absurd
+//     amounts. It is not the rounded cost x 1.09: rounding twice is off by
+//     a micro-cent in about one request in ten.
 //   - OpenRouter requests cost what the aggregator reports (usage.cost).
 //     When it reports nothing, Price returns ErrCostMissing together with
 //     the fallback quote: the caller is charged the OpenRouter hold (the
@@ -144,8 +146,8 @@ func (b *Biller) Price(vendor, model string, u gw.Usage) (Quote, error) {
 	}
 	t := buckets(u)
 	prompt := t.prompt()
-	cost := priced(m, prompt, t)
-	q := Quote{Cost: cost, Charge: charge(cost)}
+	cost, chg := priced(m, prompt, t)
+	q := Quote{Cost: cost, Charge: chg}
 	if i := m.TierIndex(prompt); i > 0 {
 		q.Note = "long-context price: prompt above " + strconv.FormatInt(m.Tiers[i-1].AbovePromptTokens, 10) + " tokens"
 	}
@@ -192,7 +194,8 @@ func (b *Biller) HoldAmount(vendor, model string, bodyBytes int, maxOutput int64
 	default:
 		t.input = in
 	}
-	return charge(priced(m, in, t)), nil
+	_, hold := priced(m, in, t)
+	return hold, nil
 }
 
 func (b *Biller) lookup(vendor, model string) (*ratecard.Model, error) {
@@ -217,12 +220,21 @@ func (b *Biller) lookup(vendor, model string) (*ratecard.Model, error) {
 // gw.Money's range saturates at math.MaxInt64 rather than wrap.
 func Cost(m *ratecard.Model, u gw.Usage) gw.Money {
 	t := buckets(u)
+	c, _ := priced(m, t.prompt(), t)
+	return c
+}
+
+// CostCharge returns Cost(m, u) and the charge of the same usage: the
+// exact cost x 1.09, rounded once half up.
+func CostCharge(m *ratecard.Model, u gw.Usage) (cost, charge gw.Money) {
+	t := buckets(u)
 	return priced(m, t.prompt(), t)
 }
 
 // priced returns t at m's rates for a prompt of promptTokens, exactly,
-// rounded once half up.
-func priced(m *ratecard.Model, promptTokens int64, t tokens) gw.Money {
+// rounded once half up, and the charge: the exact sum x 1.09, rounded
+// once half up.
+func priced(m *ratecard.Model, promptTokens int64, t tokens) (cost, charge gw.Money) {
 	r, ok := m.RatesFor(promptTokens)
 	if !ok {
 		return costRat(m.PriceFor(promptTokens).Resolved(), t)
@@ -233,7 +245,7 @@ func priced(m *ratecard.Model, promptTokens int64, t tokens) gw.Money {
 	sum.addMul(t.write5m, r.CacheWrite5m)
 	sum.addMul(t.write1h, r.CacheWrite1h)
 	sum.addMul(t.output, r.Output)
-	return sum.money()
+	return sum.money(), sum.charge()
 }
 
 // tokens are the billed buckets of a usage, none negative.
@@ -300,9 +312,37 @@ func (a acc) money() gw.Money {
 	return gw.Money(q)
 }
 
-// costRat is Cost for prices that do not scale to integers: the same sum
-// in big.Rat.
-func costRat(p ratecard.Price, t tokens) gw.Money {
+// charge returns the sum x 1.09 in micro-cents, rounded once half up,
+// saturating at math.MaxInt64.
+func (a acc) charge() gw.Money {
+	const div = ratecard.RateScale / 100 * gw.MarkupDen // 1e-6 micro-cents x 100
+	if a.hi == 0 {
+		hi, lo := bits.Mul64(a.lo, gw.MarkupNum)
+		if hi < div { // always: hi < 109
+			q, r := bits.Div64(hi, lo, div)
+			if 2*r >= div {
+				q++
+			}
+			if q <= math.MaxInt64 {
+				return gw.Money(q)
+			}
+		}
+		return math.MaxInt64
+	}
+	n := new(big.Int).Lsh(new(big.Int).SetUint64(a.hi), 64)
+	n.Or(n, new(big.Int).SetUint64(a.lo))
+	n.Mul(n, big.NewInt(gw.MarkupNum))
+	n.Add(n, big.NewInt(div/2))
+	n.Quo(n, big.NewInt(div))
+	if !n.IsInt64() {
+		return math.MaxInt64
+	}
+	return gw.Money(n.Int64())
+}
+
+// costRat is priced for prices that do not scale to integers: the same
+// sums in big.Rat.
+func costRat(p ratecard.Price, t tokens) (cost, charge gw.Money) {
 	sum := new(big.Rat)
 	term := new(big.Rat)
 	for _, b := range []struct {
@@ -317,7 +357,9 @@ func costRat(p ratecard.Price, t tokens) gw.Money {
 		}
 		sum.Add(sum, term.Mul(b.rate, term.SetInt64(b.n)))
 	}
-	return ratMoney(sum.Quo(sum, big.NewRat(1_000_000, 1)))
+	sum.Quo(sum, big.NewRat(1_000_000, 1))
+	cost = ratMoney(sum)
+	return cost, ratMoney(sum.Mul(sum, big.NewRat(gw.MarkupNum, gw.MarkupDen)))
 }
 
 // ratMoney converts a non-negative exact USD amount to Money, rounding

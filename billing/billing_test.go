@@ -209,8 +209,8 @@ func TestPriceByVendorUsageShape(t *testing.T) {
 			}
 			// Cost agrees with the big.Rat reference.
 			m, _ := b.Card().Lookup(tt.vendor, tt.model)
-			if ref := costRat(m.PriceFor(buckets(tt.u).prompt()).Resolved(), buckets(tt.u)); ref != q.Cost {
-				t.Errorf("big.Rat reference %d, Cost %d", ref, q.Cost)
+			if ref, refCharge := costRat(m.PriceFor(buckets(tt.u).prompt()).Resolved(), buckets(tt.u)); ref != q.Cost || refCharge != q.Charge {
+				t.Errorf("big.Rat reference %d/%d, Cost %d/%d", ref, refCharge, q.Cost, q.Charge)
 			}
 		})
 	}
@@ -410,9 +410,9 @@ func TestCostMatchesRatReference(t *testing.T) {
 		for range 200 {
 			u := gw.Usage{InputTokens: n(), CacheReadTokens: n(), CacheWrite5mTokens: n(), CacheWrite1hTokens: n(), OutputTokens: n(), OptimizerTokens: n()}
 			tk := buckets(u)
-			want := costRat(lm.PriceFor(tk.prompt()).Resolved(), tk)
-			if got := Cost(lm, u); got != want {
-				t.Fatalf("%s %+v: Cost %d, big.Rat %d", m.Name(), u, got, want)
+			want, wantCharge := costRat(lm.PriceFor(tk.prompt()).Resolved(), tk)
+			if got, gotCharge := CostCharge(lm, u); got != want || gotCharge != wantCharge {
+				t.Fatalf("%s %+v: Cost %d/%d, big.Rat %d/%d", m.Name(), u, got, gotCharge, want, wantCharge)
 			}
 		}
 	}

@@ -1,0 +1,117 @@
+package billing
+
+import (
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// Issue 19.1: the charge is rounded once, from the exact cost, never from
+// the cost already rounded to the micro-cent.
+func TestChargeRoundedOnce(t *testing.T) {
+	b := New(defaultCard(t), Options{})
+	tests := []struct {
+		name          string
+		vendor, model string
+		u             gw.Usage
+		cost, charge  gw.Money
+	}{
+		{
+			name: "deepseek flash", vendor: "deepseek", model: "deepseek-flash",
+			// 10,009 prompt of which 9,004 cache hits, 2,003 output.
+			// 1,005x30 + 9,004x0.6 + 2,003x120 = 30,150 + 5,402.4 + 240,360
+			// = 275,912.4 micro-cents -> cost 275,912; x1.09 = 300,744.516
+			// -> 300,745 (the rounded cost x 1.09 = 300,744.08 gave 300,744).
+			u:    gw.Usage{InputTokens: 1_005, CacheReadTokens: 9_004, OutputTokens: 2_003},
+			cost: 275_912, charge: 300_745,
+		},
+		{
+			name: "groq five cached tokens", vendor: "groq", model: "openai/gpt-oss-20b",
+			// 5 x 3.7 = 18.5 micro-cents -> cost 19 (half up); x1.09 = 20.165
+			// -> 20 (the rounded cost x 1.09 = 20.71 gave 21).
+			u:    gw.Usage{CacheReadTokens: 5},
+			cost: 19, charge: 20,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := b.Price(tc.vendor, tc.model, tc.u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if q.Cost != tc.cost || q.Charge != tc.charge {
+				t.Errorf("cost %d charge %d, want %d and %d", q.Cost, q.Charge, tc.cost, tc.charge)
+			}
+		})
+	}
+}
+
+// exactCharge is the reference: round_half_up(exact cost x 1.09) in
+// micro-cents, all in big.Rat.
+func exactCharge(t *testing.T, b *Biller, vendor, model string, u gw.Usage) *big.Int {
+	t.Helper()
+	m, ok := b.Card().Lookup(vendor, model)
+	if !ok {
+		t.Fatalf("%s/%s not on the card", vendor, model)
+	}
+	p := m.PriceFor(refPrompt(u)).Resolved()
+	sum := new(big.Rat)
+	for _, x := range []struct {
+		n    int64
+		rate *big.Rat
+	}{
+		{u.InputTokens - u.OptimizerTokens, p.Input}, {u.CacheReadTokens, p.CachedInput}, {u.CacheWrite5mTokens, p.CacheWrite5m},
+		{u.CacheWrite1hTokens, p.CacheWrite1h}, {u.OutputTokens, p.Output},
+	} {
+		sum.Add(sum, new(big.Rat).Mul(x.rate, new(big.Rat).SetInt64(x.n)))
+	}
+	// USD per million tokens -> micro-cents: x 1e8 / 1e6 = x 100; then x 1.09.
+	sum.Mul(sum, big.NewRat(100*gw.MarkupNum, gw.MarkupDen))
+	q, r := new(big.Int).QuoRem(sum.Num(), sum.Denom(), new(big.Int))
+	if new(big.Int).Mul(r, big.NewInt(2)).Cmp(sum.Denom()) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}
+
+// TestChargePropertyExact: for random usage in every bucket on every
+// rate-card entry, the charge is round_half_up(exact cost x 1.09).
+func TestChargePropertyExact(t *testing.T) {
+	b := New(defaultCard(t), Options{})
+	r := rand.New(rand.NewPCG(19, 1))
+	n := func() int64 {
+		switch r.IntN(5) {
+		case 0:
+			return 0
+		case 1:
+			return r.Int64N(10)
+		case 2:
+			return r.Int64N(10_000)
+		case 3:
+			return r.Int64N(2_000_000)
+		}
+		return r.Int64N(1 << 40)
+	}
+	for _, m := range b.Card().Models() {
+		for range 300 {
+			u := gw.Usage{InputTokens: n(), CacheReadTokens: n(), CacheWrite5mTokens: n(), CacheWrite1hTokens: n(), OutputTokens: n(), Reported: true}
+			u.OptimizerTokens = min(n(), u.InputTokens)
+			q, err := b.Price(m.Vendor, m.ID, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := exactCharge(t, b, m.Vendor, m.ID, u)
+			if !want.IsInt64() || q.Charge != gw.Money(want.Int64()) {
+				t.Fatalf("%s %+v: charge %d, exact %s", m.Name(), u, q.Charge, want)
+			}
+		}
+	}
+}
+
+// refPrompt is the prompt size that picks the price tier: every prompt
+// token the vendor saw.
+func refPrompt(u gw.Usage) int64 {
+	return u.InputTokens + u.CacheReadTokens + u.CacheWrite5mTokens + u.CacheWrite1hTokens
+}
