@@ -104,9 +104,7 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 		}
 		switch ev.Type {
 		case gw.EventStart:
-			if ev.Usage != nil {
-				usage.Merge(*ev.Usage)
-			}
+			mergeEventUsage(&usage, ev)
 			if ev.Usage == nil || ev.Usage.PromptTokens() == 0 {
 				// Clients read the prompt size from the first event;
 				// where the vendor tells it only at the end, send an
@@ -118,9 +116,7 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 			events++
 		case gw.EventFinish:
 			finished = true
-			if ev.Usage != nil {
-				usage.Merge(*ev.Usage)
-			}
+			mergeEventUsage(&usage, ev)
 		case gw.EventError:
 			streamErr = ev.Err
 			if streamErr == nil {
@@ -149,4 +145,13 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())
+}
+
+// mergeEventUsage takes the usage an event carries: each is the vendor's
+// whole report so far (see gw.Usage.Merge), so the latest replaces the
+// earlier one, zeros included.
+func mergeEventUsage(usage *gw.Usage, ev gw.Event) {
+	if ev.Usage != nil {
+		usage.Merge(*ev.Usage)
+	}
 }
