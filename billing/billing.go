@@ -172,6 +172,17 @@ func (b *Biller) HoldAmount(vendor, model string, bodyBytes int, maxOutput int64
 	if err != nil {
 		return 0, err
 	}
+	if maxOutput <= 0 || maxOutput > m.MaxOutputTokens {
+		maxOutput = m.MaxOutputTokens
+	}
+	return holdPriced(m, bodyBytes, maxOutput), nil
+}
+
+// holdPriced is the hold for a body of bodyBytes bytes and output tokens
+// of output (all choices): the prompt estimated from the body (capped at
+// the context window) in the dearest bucket it may land in, plus the
+// output, marked up like a charge.
+func holdPriced(m *ratecard.Model, bodyBytes int, output int64) gw.Money {
 	n := int64(max(bodyBytes, 0))
 	in := n / HoldBytesPerToken
 	if n%HoldBytesPerToken != 0 {
@@ -180,12 +191,9 @@ func (b *Biller) HoldAmount(vendor, model string, bodyBytes int, maxOutput int64
 	if m.ContextWindow > 0 {
 		in = min(in, m.ContextWindow)
 	}
-	if maxOutput <= 0 || maxOutput > m.MaxOutputTokens {
-		maxOutput = m.MaxOutputTokens
-	}
 	// Put the whole prompt in the dearest of the buckets it may land in.
 	p := m.PriceFor(in).Resolved()
-	t := tokens{output: maxOutput}
+	t := tokens{output: max(output, 0)}
 	switch {
 	case p.CacheWrite1h.Cmp(p.Input) > 0 && p.CacheWrite1h.Cmp(p.CacheWrite5m) >= 0:
 		t.write1h = in
@@ -195,7 +203,7 @@ func (b *Biller) HoldAmount(vendor, model string, bodyBytes int, maxOutput int64
 		t.input = in
 	}
 	_, hold := priced(m, in, t)
-	return hold, nil
+	return hold
 }
 
 func (b *Biller) lookup(vendor, model string) (*ratecard.Model, error) {

@@ -146,6 +146,10 @@ type Model struct {
 	// ContextWindow is the model's context in tokens, 0 when unknown.
 	MaxOutputTokens int64
 	ContextWindow   int64
+	// MinOutputTokens is the smallest output limit the gateway sets on
+	// its own for a caller who gave none and whose balance cannot cover
+	// MaxOutputTokens; 0 means the billing default.
+	MinOutputTokens int64
 
 	// Source is where the price was read; Date (YYYY-MM-DD) is the date
 	// of that source. Note says anything derived or assumed.
@@ -369,7 +373,7 @@ func (c *Card) WriteJSON(w io.Writer) error {
 	for i, m := range c.models {
 		fm := fileModel{
 			Vendor: m.Vendor, ID: m.ID, Aliases: m.Aliases, filePrice: toFilePrice(m.Price),
-			MaxOutputTokens: m.MaxOutputTokens, ContextWindow: m.ContextWindow,
+			MaxOutputTokens: m.MaxOutputTokens, ContextWindow: m.ContextWindow, MinOutputTokens: m.MinOutputTokens,
 			Source: m.Source, Date: m.Date, Note: m.Note,
 		}
 		for _, t := range m.Tiers {
@@ -426,6 +430,7 @@ type fileModel struct {
 	Tiers           []fileTier `json:"tiers,omitempty"`
 	MaxOutputTokens int64      `json:"max_output_tokens"`
 	ContextWindow   int64      `json:"context_window,omitempty"`
+	MinOutputTokens int64      `json:"min_output_tokens,omitempty"`
 	Source          string     `json:"source"`
 	Date            string     `json:"date"`
 	Note            string     `json:"note,omitempty"`
@@ -460,7 +465,7 @@ func (fm fileModel) model() (Model, error) {
 	}
 	m := Model{
 		Vendor: fm.Vendor, ID: fm.ID, Aliases: fm.Aliases,
-		MaxOutputTokens: fm.MaxOutputTokens, ContextWindow: fm.ContextWindow,
+		MaxOutputTokens: fm.MaxOutputTokens, ContextWindow: fm.ContextWindow, MinOutputTokens: fm.MinOutputTokens,
 		Source: fm.Source, Date: fm.Date, Note: fm.Note,
 	}
 	var err error
@@ -482,6 +487,9 @@ func (fm fileModel) model() (Model, error) {
 	}
 	if m.MaxOutputTokens <= 0 {
 		return Model{}, errors.New("max_output_tokens must be positive")
+	}
+	if m.MinOutputTokens < 0 || m.MinOutputTokens > m.MaxOutputTokens {
+		return Model{}, errors.New("min_output_tokens must be between 0 and max_output_tokens")
 	}
 	if m.ContextWindow < 0 {
 		return Model{}, errors.New("context_window must not be negative")

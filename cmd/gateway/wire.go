@@ -114,8 +114,12 @@ type billerAdapter struct{ b *billing.Biller }
 
 func (a billerAdapter) Known(vendor, model string) bool { return a.b.Known(vendor, model) }
 
-func (a billerAdapter) HoldAmount(vendor, model string, bodyBytes int, maxOutput int64) (gw.Money, error) {
-	return a.b.HoldAmount(vendor, model, bodyBytes, maxOutput)
+func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
+	p, err := a.b.Hold(billing.HoldRequest{
+		Vendor: r.Vendor, Model: r.Model, BodyBytes: r.BodyBytes, MaxOutput: r.MaxOutput, Choices: r.Choices,
+		Available: r.Available, CallerLimit: r.CallerLimit,
+	})
+	return proxy.HoldPlan{Amount: p.Amount, MaxOutput: p.MaxOutput, OutputBound: p.OutputBound, Imposed: p.Imposed}, err
 }
 
 func (a billerAdapter) Price(vendor, model string, u gw.Usage) (proxy.Quote, error) {
