@@ -57,6 +57,10 @@ type Config struct {
 	Models http.Handler
 	// Dashboard serves /dashboard and below; nil: 404.
 	Dashboard http.Handler
+	// StreamWriteTimeout bounds how long one stream event may wait for
+	// the caller to take it (0: unbounded). A caller that stops reading
+	// for longer is counted as gone: its stream is billed as abandoned.
+	StreamWriteTimeout time.Duration
 	// Ready reports whether the store is reachable, for /readyz.
 	Ready  func(ctx context.Context) error
 	Now    func() time.Time

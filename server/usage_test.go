@@ -8,6 +8,7 @@ import (
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/billing"
 	"github.com/gwlabs/gateway/provider/google"
+	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/ratecard"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
 )
@@ -96,5 +97,73 @@ func TestMappedStreamUsageLatestWins(t *testing.T) {
 				t.Errorf("charge %d, want %d", q.Charge, tc.charge)
 			}
 		})
+	}
+}
+
+// Issue 19.3: without vendor usage, the same answer is billed the same
+// output on every route, stream or not: the text relayed, counted alike.
+func TestRelayedTextSameStreamOrNot(t *testing.T) {
+	// The text "Héllo \"w\" 😀\n" is H(1) é(2) llo(3) space(1) "w"(3)
+	// space(1) 😀(4) newline(1) = 16 bytes; the reasoning "think" 5; the
+	// arguments {"a":1} 7: 28 in all.
+	tests := []struct {
+		name   string
+		whole  string
+		chunks []string
+	}{
+		{
+			name:  "C",
+			whole: `{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"H\u00e9llo \"w\" \ud83d\ude00\n","reasoning_content":"think","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}}],"usage":null}`,
+			chunks: []string{
+				`{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`,
+				`{"choices":[{"index":0,"delta":{"reasoning_content":"think"}}]}`,
+				`{"choices":[{"index":0,"delta":{"content":"Héllo"}}]}`,
+				`{"choices":[{"index":0,"delta":{"content":" \"w\" 😀\n"}}]}`,
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":""}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\""}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":":1}"}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			},
+		},
+		{
+			name:  "M",
+			whole: `{"id":"m","type":"message","content":[{"type":"thinking","thinking":"think","signature":"sig"},{"type":"text","text":"Héllo \"w\" \ud83d\ude00\n"},{"type":"tool_use","id":"t","name":"f","input":{"a":1}}],"usage":null}`,
+			chunks: []string{
+				`{"type":"message_start","message":{"id":"m","content":[]}}`,
+				`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`,
+				`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"think"}}`,
+				`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig"}}`,
+				`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
+				`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"H\u00e9llo \"w\" "}}`,
+				`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"😀\n"}}`,
+				`{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"t","name":"f","input":{}}}`,
+				`{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"a\":1}"}}`,
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			whole := relayedTextBytes([]byte(tc.whole))
+			var streamed int64
+			for _, c := range tc.chunks {
+				streamed += relayedTextBytes([]byte(c))
+			}
+			// 16 bytes of text, 5 of reasoning, 7 of arguments.
+			if whole != 28 {
+				t.Errorf("non-stream text bytes %d, want 28", whole)
+			}
+			// The M stream's empty "input":{} adds its 2 bytes.
+			if d := streamed - whole; d != 0 && !(tc.name == "M" && d == 2) {
+				t.Errorf("stream text bytes %d, non-stream %d", streamed, whole)
+			}
+		})
+	}
+}
+
+func TestPromptEstimateIgnoresDelivery(t *testing.T) {
+	a := &proxy.Inbound{Body: []byte(`{"model":"openai/x","messages":[{"role":"user","content":"hello there"}]}`)}
+	b := &proxy.Inbound{Body: []byte(`{"model":"openai/x","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hello there"}]}`)}
+	if ea, eb := promptEstimate(a), promptEstimate(b); ea != eb || ea != (int64(len(a.Body))+3)/4 {
+		t.Errorf("prompt estimates %d and %d, want both %d", ea, eb, (len(a.Body)+3)/4)
 	}
 }

@@ -171,6 +171,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.server = server.New(server.Config{
 		Gateway:      gwy,
 		MaxBodyBytes: c.MaxBodyBytes,
+		// A caller gets as long to take a stream event as the vendor
+		// gets to send one.
+		StreamWriteTimeout: c.HTTP.IdleTimeout,
 		Models: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(models)

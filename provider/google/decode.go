@@ -326,7 +326,14 @@ func (a *assembler) end(stream bool) {
 // at any point).
 func (a *assembler) fail(err *gw.Error) {
 	a.ended = true
-	a.events = append(a.events, gw.Event{Type: gw.EventError, Err: err})
+	ev := gw.Event{Type: gw.EventError, Err: err}
+	if a.usage.Reported {
+		// The latest usageMetadata, so that a stream the caller left
+		// (its read cancelled) is billed for what the vendor reported.
+		u := a.usage
+		ev.Usage = &u
+	}
+	a.events = append(a.events, ev)
 }
 
 // stopReason maps finishReason. A turn that called functions ends with
