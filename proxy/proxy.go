@@ -206,8 +206,8 @@ type Exchange struct {
 	// request because the balance could not cover the model's maximum
 	// (0: none); the server reports it in a response header.
 	ImposedMaxOutput int64
-	cancel     context.CancelFunc
-	finished   bool
+	cancel           context.CancelFunc
+	finished         bool
 }
 
 // Native reports whether the vendor speaks the endpoint's shape (the

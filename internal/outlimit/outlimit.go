@@ -163,4 +163,3 @@ func Set(shape gw.Shape, vendor string, body []byte, n int64) ([]byte, error) {
 	}
 	return nil, fmt.Errorf("outlimit: cannot set a limit on a %s body", shape)
 }
-
