@@ -17,10 +17,16 @@
 //     amounts. It is not the rounded cost x 1.09: rounding twice is off by
 //     a micro-cent in about one request in ten.
 //   - OpenRouter requests cost what the aggregator reports (usage.cost).
-//     When it reports nothing, Price returns ErrCostMissing together with
-//     the fallback quote: the caller is charged the OpenRouter hold (the
-//     amount it already agreed to have held), never silently 0.
-//   - Holds over-estimate on purpose; see HoldAmount.
+//     When it reports none, or a negative one, they are priced from
+//     OpenRouter's own per-model price list (its models endpoint, fetched
+//     and dated: ratecard.OpenRouterList) and the reported tokens. A model
+//     missing from that list too is not charged: Price returns
+//     ErrCostMissing with a zero quote and the record says so. Never a
+//     flat fee.
+//   - Holds over-estimate on purpose; see HoldAmount and Hold. OpenRouter
+//     holds are sized from the listed price when there is one, else
+//     Options.OpenRouterHold; whatever the answer costs, the charge is
+//     capped at the hold (package proxy).
 package billing
 
 import (
@@ -63,10 +69,12 @@ var (
 
 // Options configures a Biller. The zero value is valid.
 type Options struct {
-	// OpenRouterHold is the hold placed for an OpenRouter request, whose
-	// price is unknown until the aggregator reports it, and the charge
-	// when it reports none. Zero means DefaultOpenRouterHold.
+	// OpenRouterHold is the hold placed for an OpenRouter request whose
+	// model is not on OpenRouter's price list (its price is unknown until
+	// the aggregator reports it). Zero means DefaultOpenRouterHold.
 	OpenRouterHold gw.Money
+	// OpenRouter holds OpenRouter's per-model price list; nil: none.
+	OpenRouter *ratecard.OpenRouterPrices
 }
 
 // Validate reports an option out of range.
@@ -82,6 +90,7 @@ func (o Options) Validate() error {
 type Biller struct {
 	card           *ratecard.Card
 	openRouterHold gw.Money
+	openRouter     *ratecard.OpenRouterPrices
 }
 
 // New returns a Biller for card (nil: an empty card, so only OpenRouter is
@@ -91,7 +100,7 @@ func New(card *ratecard.Card, opts Options) *Biller {
 	if card == nil {
 		card = &ratecard.Card{}
 	}
-	b := &Biller{card: card, openRouterHold: opts.OpenRouterHold}
+	b := &Biller{card: card, openRouterHold: opts.OpenRouterHold, openRouter: opts.OpenRouter}
 	if b.openRouterHold <= 0 {
 		b.openRouterHold = DefaultOpenRouterHold
 	}
@@ -123,22 +132,14 @@ func (b *Biller) Known(vendor, model string) bool {
 
 // Price returns the cost and charge of a request with usage u.
 //
-// OpenRouter is priced from u.ReportedCost. Without one Price returns
-// ErrCostMissing together with the fallback quote (no known cost, the
-// OpenRouter hold as the charge), which the caller bills after logging
-// "cost_missing". Any other vendor is priced by Cost from the rate card;
+// OpenRouter is priced from u.ReportedCost, else from its price list
+// (see the package doc); a model on neither is ErrCostMissing with a zero
+// quote whose note says so. Any other vendor is priced by Cost from the rate card;
 // an unknown model is a *gw.Error (CodeInvalidRequest) wrapping
 // ErrUnknownModel.
 func (b *Biller) Price(vendor, model string, u gw.Usage) (Quote, error) {
 	if vendor == OpenRouter {
-		if !u.HasReportedCost {
-			return Quote{Charge: b.openRouterHold, Note: "cost_missing: charged the openrouter hold"},
-				fmt.Errorf("price %s/%s: %w", vendor, model, ErrCostMissing)
-		}
-		if u.ReportedCost < 0 {
-			return Quote{}, fmt.Errorf("price %s/%s: negative reported cost %d", vendor, model, u.ReportedCost)
-		}
-		return Quote{Cost: u.ReportedCost, Charge: charge(u.ReportedCost), Note: "openrouter reported cost"}, nil
+		return b.priceOpenRouter(model, u)
 	}
 	m, err := b.lookup(vendor, model)
 	if err != nil {
@@ -395,4 +396,25 @@ func charge(cost gw.Money) gw.Money {
 		return math.MaxInt64
 	}
 	return gw.Money(n.Int64())
+}
+
+// priceOpenRouter prices an OpenRouter answer: its reported cost, else
+// its listed price times the reported tokens.
+func (b *Biller) priceOpenRouter(model string, u gw.Usage) (Quote, error) {
+	if u.HasReportedCost && u.ReportedCost >= 0 {
+		return Quote{Cost: u.ReportedCost, Charge: charge(u.ReportedCost), Note: "openrouter reported cost"}, nil
+	}
+	why := "no usage.cost"
+	if u.HasReportedCost {
+		why = "negative usage.cost " + strconv.FormatInt(int64(u.ReportedCost), 10)
+	}
+	list := b.openRouter.List()
+	m, ok := list.Lookup(model)
+	if !ok {
+		return Quote{Note: "cost_missing: openrouter sent " + why + " and the model is not on its price list; not charged"},
+			fmt.Errorf("price openrouter/%s: %w", model, ErrCostMissing)
+	}
+	t := buckets(u)
+	cost, chg := priced(m, t.prompt(), t)
+	return Quote{Cost: cost, Charge: chg, Note: "openrouter sent " + why + "; priced from its models list of " + m.Date}, nil
 }

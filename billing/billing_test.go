@@ -250,12 +250,13 @@ func TestPriceErrors(t *testing.T) {
 	if !errors.Is(err, ErrCostMissing) {
 		t.Fatalf("openrouter without cost: err %v, want ErrCostMissing", err)
 	}
-	if q.Charge != 7*gw.Cent || q.Cost != 0 || !strings.Contains(q.Note, "cost_missing") {
-		t.Errorf("fallback quote %+v, want the 7-cent hold as the charge", q)
+	// Issue 19.4: never a flat fee (it was the whole hold).
+	if q.Charge != 0 || q.Cost != 0 || !strings.Contains(q.Note, "cost_missing") {
+		t.Errorf("quote %+v, want no charge and a cost_missing note", q)
 	}
-
-	if _, err := b.Price("openrouter", "x/y", gw.Usage{ReportedCost: -1, HasReportedCost: true}); err == nil {
-		t.Error("negative reported cost accepted")
+	// A negative cost is not a price (it was charged 0 silently).
+	if _, err := b.Price("openrouter", "x/y", gw.Usage{ReportedCost: -1, HasReportedCost: true}); !errors.Is(err, ErrCostMissing) {
+		t.Errorf("negative reported cost: err %v, want ErrCostMissing", err)
 	}
 
 	_, err = b.Price("openai", "gpt-4.1", gw.Usage{InputTokens: 1})

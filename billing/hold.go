@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/ratecard"
 )
 
 // DefaultOutputFloor is the smallest output limit the gateway sets for a
@@ -55,54 +56,63 @@ type HoldPlan struct {
 // says how many output tokens the balance covers.
 func (b *Biller) Hold(r HoldRequest) (HoldPlan, error) {
 	choices := max(r.Choices, 1)
-	if r.Vendor == OpenRouter {
-		return b.holdOpenRouter(r, choices)
-	}
-	m, err := b.lookup(r.Vendor, r.Model)
+	m, err := b.holdModel(r.Vendor, r.Model)
 	if err != nil {
 		return HoldPlan{}, err
+	}
+	if m == nil {
+		// An OpenRouter model without a listed price: the configured
+		// hold, the output unbounded (the charge is capped at the hold).
+		if r.Available >= 0 && b.openRouterHold > r.Available {
+			return HoldPlan{}, &gw.Error{Code: gw.CodeInsufficientBalance, NoRetry: true, Message: fmt.Sprintf(
+				"insufficient balance: openrouter/%s has no listed price, so its requests hold $%s; the available balance is $%s",
+				r.Model, b.openRouterHold.USDString(), max(r.Available, 0).USDString())}
+		}
+		return HoldPlan{Amount: b.openRouterHold}, nil
 	}
 	per := r.MaxOutput
 	if per <= 0 || per > m.MaxOutputTokens {
 		per = m.MaxOutputTokens
 	}
-	amount := b.holdFor(r.Vendor, r.Model, r.BodyBytes, mulSat(per, choices))
+	amount := holdPriced(m, r.BodyBytes, mulSat(per, choices))
 	plan := HoldPlan{Amount: amount, MaxOutput: per, OutputBound: mulSat(per, choices)}
 	if r.Available < 0 || amount <= r.Available {
 		return plan, nil
 	}
 	// The largest per-choice output the balance covers.
-	covers := b.affordable(r, choices, per)
+	covers := affordable(m, r, choices, per)
 	floor := min(m.MaxOutputTokens, DefaultOutputFloor)
 	if m.MinOutputTokens > 0 {
 		floor = min(m.MaxOutputTokens, m.MinOutputTokens)
 	}
 	if !r.CallerLimit && covers >= floor {
 		plan.MaxOutput, plan.OutputBound, plan.Imposed = covers, mulSat(covers, choices), true
-		plan.Amount = b.holdFor(r.Vendor, r.Model, r.BodyBytes, plan.OutputBound)
+		plan.Amount = holdPriced(m, r.BodyBytes, plan.OutputBound)
 		return plan, nil
 	}
 	return HoldPlan{}, insufficient(r, m.MaxOutputTokens, per, covers, floor, choices, amount)
 }
 
-func (b *Biller) holdFor(vendor, model string, bodyBytes int, output int64) gw.Money {
-	m, err := b.lookup(vendor, model)
-	if err != nil {
-		return 0
+// holdModel returns the model a hold is priced from: the rate card's, or
+// for OpenRouter its listed price (nil when it has none).
+func (b *Biller) holdModel(vendor, model string) (*ratecard.Model, error) {
+	if vendor == OpenRouter {
+		m, _ := b.openRouter.List().Lookup(model)
+		return m, nil
 	}
-	return holdPriced(m, bodyBytes, output)
+	return b.lookup(vendor, model)
 }
 
 // affordable returns the largest per-choice output, at most limit, whose
 // hold fits r.Available (0 when not even the prompt does).
-func (b *Biller) affordable(r HoldRequest, choices, limit int64) int64 {
-	lo, hi := int64(0), limit
-	if b.holdFor(r.Vendor, r.Model, r.BodyBytes, 0) > r.Available {
+func affordable(m *ratecard.Model, r HoldRequest, choices, limit int64) int64 {
+	if holdPriced(m, r.BodyBytes, 0) > r.Available {
 		return 0
 	}
+	lo, hi := int64(0), limit
 	for lo < hi {
 		mid := lo + (hi-lo+1)/2
-		if b.holdFor(r.Vendor, r.Model, r.BodyBytes, mulSat(mid, choices)) <= r.Available {
+		if holdPriced(m, r.BodyBytes, mulSat(mid, choices)) <= r.Available {
 			lo = mid
 		} else {
 			hi = mid - 1
@@ -137,10 +147,4 @@ func mulSat(a, b int64) int64 {
 		return 1<<63 - 1
 	}
 	return a * b
-}
-
-// holdOpenRouter holds the configured OpenRouter amount: the model's
-// output cannot be bounded from the rate card.
-func (b *Biller) holdOpenRouter(r HoldRequest, choices int64) (HoldPlan, error) {
-	return HoldPlan{Amount: b.openRouterHold}, nil
 }

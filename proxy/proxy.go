@@ -532,10 +532,13 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	}
 	q, err := x.Quote(o.Usage)
 	if err != nil {
-		// No price (an aggregator answer without its cost): the request
-		// is recorded with no charge and a note, loudly, never silently.
+		// No price (an aggregator answer without its cost, for a model
+		// it lists no price for): the request is recorded with the
+		// quote's charge (none) and a note, loudly, never silently.
 		g.cfg.Logger.Error("price request", "request_id", in.RequestID, "vendor", in.Vendor, "model", in.Model, "err", err)
-		r.Note = joinNote(r.Note, "cost_missing")
+		if q.Note == "" {
+			q.Note = "cost_missing"
+		}
 	}
 	if x.holdPlaced && q.Charge > x.hold {
 		// Whatever slipped past the bounds is capped at what was held:

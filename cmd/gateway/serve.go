@@ -101,7 +101,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	biller := billing.New(card, billing.Options{})
+	orPrices := openRouterPrices(*c, m.Logger)
+	m.closers = append(m.closers, orPrices.Stop)
+	biller := billing.New(card, billing.Options{OpenRouter: orPrices})
 
 	var limiter gw.Limiter
 	if c.RedisURL != "" {

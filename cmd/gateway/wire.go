@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"os"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	gw "github.com/gwlabs/gateway"
@@ -161,4 +164,34 @@ func excerpt(segs []guard.Segment) string {
 		return t
 	}
 	return ""
+}
+
+// openRouterRefresh is how often OpenRouter's price list is read again.
+const openRouterRefresh = 6 * time.Hour
+
+// openRouterPrices reads OpenRouter's per-model price list (its models
+// endpoint) now and every openRouterRefresh, for pricing answers that
+// carry no usage.cost and for sizing holds. Without a key or base URL
+// nothing is fetched; a failed fetch keeps the last list (and is logged).
+func openRouterPrices(c Config, logger *slog.Logger) *ratecard.OpenRouterPrices {
+	p := &ratecard.OpenRouterPrices{}
+	vc := c.Vendors[route.OpenRouter]
+	base := vc.BaseURL
+	if base == "" {
+		d, _ := openai.Defaults(route.OpenRouter)
+		base = d.BaseURL
+	}
+	if vc.APIKey == "" || base == "" {
+		return p
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	p.Refresh(context.Background(), openRouterRefresh, func(ctx context.Context) (*ratecard.OpenRouterList, error) {
+		return ratecard.FetchOpenRouter(ctx, client, base, vc.APIKey)
+	}, func(err error) {
+		logger.Warn("openrouter price list not refreshed", "err", err)
+	})
+	if l := p.List(); l != nil {
+		logger.Info("openrouter price list", "models", l.Len(), "fetched", l.Fetched.UTC().Format(time.RFC3339))
+	}
+	return p
 }
