@@ -31,6 +31,11 @@ type Usage struct {
 	// (OpenRouter's usage.cost); HasReportedCost says it was present.
 	ReportedCost    Money
 	HasReportedCost bool
+
+	// Clamped is true when the vendor's counts contradicted each other or
+	// the request (cache reads above the prompt, output above the limit)
+	// and were bounded: the record is flagged usage_clamped.
+	Clamped bool
 }
 
 // PromptTokens returns all prompt tokens: uncached, cache reads and writes.

@@ -526,8 +526,9 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	}
 	var clamped bool
 	o.Usage, clamped = ClampUsage(o.Usage, x.outputBound)
-	if clamped {
-		r.Usage = o.Usage
+	if clamped || o.Usage.Clamped {
+		clamped = true
+		r.Usage, r.UsageClamped = o.Usage, true
 		r.Note = joinNote(r.Note, NoteUsageClamped)
 	}
 	q, err := x.Quote(o.Usage)
@@ -546,6 +547,7 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 		g.cfg.Logger.Warn("charge capped at the hold", "request_id", in.RequestID, "vendor", in.Vendor, "model", in.Model, "charge", q.Charge, "hold", x.hold)
 		q.Charge = x.hold
 		if !clamped {
+			r.UsageClamped = true
 			r.Note = joinNote(r.Note, NoteUsageClamped)
 		}
 		q.Note = joinNote(q.Note, "charge capped at the hold")

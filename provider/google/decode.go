@@ -381,7 +381,12 @@ func usageOf(m *usageMetadata) gw.Usage {
 	nn := func(v int64) int64 { return max(v, 0) }
 	cached := nn(m.CachedContentTokenCount)
 	thoughts := nn(m.ThoughtsTokenCount)
+	// cachedContentTokenCount is part of promptTokenCount: more is a
+	// vendor error, billed no higher than the prompt.
+	clamped := cached > nn(m.PromptTokenCount)
+	cached = min(cached, nn(m.PromptTokenCount))
 	return gw.Usage{
+		Clamped:         clamped,
 		InputTokens:     max(nn(m.PromptTokenCount)-cached, 0) + nn(m.ToolUsePromptTokenCount),
 		CacheReadTokens: cached,
 		OutputTokens:    nn(m.CandidatesTokenCount) + thoughts,
