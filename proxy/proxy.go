@@ -391,9 +391,18 @@ func (x *Exchange) impose(n int64) error {
 // before the verdict. A flagged request cancels the vendor call and
 // returns request_blocked with an incident id (the incident is stored);
 // Finish must still be called. The returned body belongs to the caller,
-// and ctx's cancellation (the caller going away) aborts it.
+// and ctx's cancellation (the caller going away) aborts a stream; a
+// non-streaming call runs to its end so that it can be billed.
 func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
-	vctx, cancel := context.WithCancel(ctx)
+	parent := ctx
+	if !x.in.Stream {
+		// A non-streaming answer is paid for upstream once the vendor
+		// works on it: the call is not cut when the caller leaves, so
+		// that its usage can be read and billed (the vendor's own
+		// timeouts still bound it, and Finish or a block cancels it).
+		parent = context.WithoutCancel(ctx)
+	}
+	vctx, cancel := context.WithCancel(parent)
 	x.cancel = cancel
 	call := &gw.Call{RequestID: x.in.RequestID, Model: x.in.Model, Stream: x.in.Stream, Body: x.Body, Header: x.in.Header}
 

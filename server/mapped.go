@@ -62,6 +62,11 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 	if !u.Reported {
 		u, note = estimateUsage(in, responseTextBytes(resp)), "usage_missing"
 	}
+	if r.Context().Err() != nil {
+		// The caller left while the vendor answered: billed for what
+		// the vendor reported, recorded as abandoned.
+		note = joinNote("abandoned", note)
+	}
 	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note})
 	if err != nil {
 		writeError(w, in.Endpoint, in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})

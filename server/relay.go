@@ -95,6 +95,11 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 	}
 	// The vendor answered: the request is billed even if the caller has
 	// gone, since the answer was paid for upstream.
+	if r.Context().Err() != nil {
+		// The caller left while the vendor answered: billed for what
+		// the vendor reported, recorded as abandoned.
+		note = joinNote("abandoned", note)
+	}
 	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note})
 	if err != nil {
 		writeError(w, in.Endpoint, in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
@@ -288,4 +293,14 @@ func abandonedUsage(in *proxy.Inbound, u gw.Usage, events, textBytes int64) gw.U
 		u.OutputTokens = max(u.OutputTokens, textBytes, events)
 	}
 	return u
+}
+
+func joinNote(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
