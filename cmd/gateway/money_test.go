@@ -137,3 +137,41 @@ func TestAbandonedStreamBilledEveryRoute(t *testing.T) {
 		})
 	}
 }
+
+// Issue 19 (must show): on every route, stream and non-stream answers are
+// billed by the same rule: each record's charge is the card's price of
+// its recorded usage (one rounding), the caller is told that charge
+// (header or trailer), and the same answer has the same output count.
+func TestStreamAndNonStreamBilledAlike(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.RPM, c.TPM = 0, 0 })
+	b := testBiller(t)
+	for _, r := range allRoutes() {
+		t.Run(r.vendor+r.path, func(t *testing.T) {
+			var outputs [2]int64
+			for i, stream := range []bool{false, true} {
+				body := r.body(r.vendor+"/"+nativeModels[r.vendor], "hi [fake:cache][fake:reasoning]", stream, "")
+				resp := e.post(r.path, e.key, body, "Anthropic-Version", "2023-06-01")
+				readAll(t, resp.Body)
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("stream=%v: status %d", stream, resp.StatusCode)
+				}
+				told := resp.Header.Get("X-Gateway-Customer-Charge-Cents")
+				if told == "" {
+					told = resp.Trailer.Get("X-Gateway-Customer-Charge-Cents")
+				}
+				rec := waitRecord(t, e.m.Store(), resp.Header.Get("X-Gateway-Request-Id"))
+				q, err := b.Price(rec.Vendor, rec.Model, rec.Usage)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rec.Charge <= 0 || rec.Charge != q.Charge || told != rec.Charge.CentsString() || !rec.Usage.Reported {
+					t.Errorf("stream=%v: charge %d, repriced %d, told %q, usage %+v", stream, rec.Charge, q.Charge, told, rec.Usage)
+				}
+				outputs[i] = rec.Usage.OutputTokens
+			}
+			if outputs[0] != outputs[1] {
+				t.Errorf("output tokens %d non-stream, %d stream", outputs[0], outputs[1])
+			}
+		})
+	}
+}
