@@ -317,7 +317,6 @@ func waitRecords(t *testing.T, st gw.Store, account string, n int) []gw.Record {
 	}
 }
 
-
 // ledgerCharges reads the account's charge rows straight from the store's
 // database: request id -> amounts.
 func ledgerCharges(t *testing.T, dbURL, account string) map[string][]int64 {
