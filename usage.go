@@ -21,7 +21,9 @@ type Usage struct {
 	// ReasoningTokens is the part of OutputTokens spent on reasoning.
 	ReasoningTokens int64
 	// OptimizerTokens is the part of the prompt that the optimization
-	// layer added; it is subtracted from InputTokens when pricing.
+	// layer added. It is not billed: pricing takes it off the dearest
+	// prompt bucket it may have landed in and leaves it out of the prompt
+	// size that picks a long-context tier (package billing).
 	OptimizerTokens int64
 
 	// Reported is true when the vendor reported usage at all. A stream cut

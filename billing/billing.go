@@ -7,11 +7,12 @@
 //
 // Policies, in one place:
 //   - Cost sums each usage bucket times its rate exactly and rounds once,
-//     half up, to the micro-cent (the figure logged as the vendor cost). Tokens the optimization layer added are
-//     taken off the uncached input; no bucket is ever negative; reasoning
-//     tokens are part of the output count and not added again; the
-//     long-context tier is chosen by every prompt token the vendor saw,
-//     cached or not, optimizer tokens included.
+//     half up, to the micro-cent (the figure logged as the vendor cost).
+//     No bucket is ever negative; reasoning tokens are part of the output
+//     count and not added again. Tokens the optimization layer added are
+//     not billed: they are taken off the dearest prompt bucket they may
+//     have landed in, and left out of the prompt size that picks a
+//     long-context tier (see billed).
 //   - The charge is the exact (unrounded) cost x 1.09, rounded once, half
 //     up, to the micro-cent, saturating instead of wrapping for absurd
 //     amounts. It is not the rounded cost x 1.09: rounding twice is off by
@@ -35,6 +36,7 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"slices"
 	"strconv"
 
 	gw "github.com/gwlabs/gateway"
@@ -145,7 +147,7 @@ func (b *Biller) Price(vendor, model string, u gw.Usage) (Quote, error) {
 	if err != nil {
 		return Quote{}, err
 	}
-	t := buckets(u)
+	t := billed(m, u)
 	prompt := t.prompt()
 	cost, chg := priced(m, prompt, t)
 	q := Quote{Cost: cost, Charge: chg}
@@ -220,15 +222,16 @@ func (b *Biller) lookup(vendor, model string) (*ratecard.Model, error) {
 }
 
 // Cost returns the vendor cost of usage u on model m, exactly, rounded
-// once half up to the micro-cent: the uncached input (InputTokens minus
-// OptimizerTokens, never below zero) at the input rate, CacheReadTokens at
+// once half up to the micro-cent, of the billed buckets (see billed:
+// OptimizerTokens taken off the dearest prompt bucket): InputTokens at
+// the input rate, CacheReadTokens at
 // the cached rate, CacheWrite5mTokens and CacheWrite1hTokens at the write
 // rates and OutputTokens at the output rate (ReasoningTokens are part of
 // OutputTokens and not added again), summed exactly, with the tier chosen
-// by u.PromptTokens(). Negative counts count as zero. A cost beyond
+// by the billed prompt. Negative counts count as zero. A cost beyond
 // gw.Money's range saturates at math.MaxInt64 rather than wrap.
 func Cost(m *ratecard.Model, u gw.Usage) gw.Money {
-	t := buckets(u)
+	t := billed(m, u)
 	c, _ := priced(m, t.prompt(), t)
 	return c
 }
@@ -236,7 +239,7 @@ func Cost(m *ratecard.Model, u gw.Usage) gw.Money {
 // CostCharge returns Cost(m, u) and the charge of the same usage: the
 // exact cost x 1.09, rounded once half up.
 func CostCharge(m *ratecard.Model, u gw.Usage) (cost, charge gw.Money) {
-	t := buckets(u)
+	t := billed(m, u)
 	return priced(m, t.prompt(), t)
 }
 
@@ -260,29 +263,51 @@ func priced(m *ratecard.Model, promptTokens int64, t tokens) (cost, charge gw.Mo
 // tokens are the billed buckets of a usage, none negative.
 type tokens struct {
 	input, cacheRead, write5m, write1h, output int64
-	// optimizer is the part of the prompt the optimization layer added,
-	// already taken off input; it still counts toward the tier.
-	optimizer int64
 }
 
-func buckets(u gw.Usage) tokens {
-	in := max(u.InputTokens, 0)
-	opt := min(max(u.OptimizerTokens, 0), in)
-	return tokens{
-		input:     in - opt,
+// billed returns the buckets of u that are billed on model m: negative
+// counts as zero, and the tokens the optimization layer added taken off
+// the prompt. Where they landed is unknown (plain input, or a cache read
+// or write of a prefix that holds them), so they are taken from the
+// dearest prompt bucket first, then the next: the caller is never billed
+// for them. The long-context tier is chosen by the prompt without them
+// (t.prompt()), so they never push a request into a dearer tier.
+func billed(m *ratecard.Model, u gw.Usage) tokens {
+	t := tokens{
+		input:     max(u.InputTokens, 0),
 		cacheRead: max(u.CacheReadTokens, 0),
 		write5m:   max(u.CacheWrite5mTokens, 0),
 		write1h:   max(u.CacheWrite1hTokens, 0),
 		output:    max(u.OutputTokens, 0),
-		optimizer: opt,
 	}
+	opt := min(max(u.OptimizerTokens, 0), t.prompt())
+	if opt == 0 {
+		return t
+	}
+	p := m.PriceFor(t.prompt() - opt).Resolved()
+	bs := []struct {
+		n    *int64
+		rate *big.Rat
+	}{{&t.write1h, p.CacheWrite1h}, {&t.write5m, p.CacheWrite5m}, {&t.input, p.Input}, {&t.cacheRead, p.CachedInput}}
+	slices.SortStableFunc(bs, func(a, b struct {
+		n    *int64
+		rate *big.Rat
+	}) int {
+		return b.rate.Cmp(a.rate)
+	})
+	for _, b := range bs {
+		take := min(opt, *b.n)
+		*b.n -= take
+		opt -= take
+	}
+	return t
 }
 
-// prompt returns every prompt token the vendor saw (u.PromptTokens() with
-// negative buckets as zero), saturating instead of overflowing.
+// prompt returns the billed prompt tokens, saturating instead of
+// overflowing.
 func (t tokens) prompt() int64 {
 	var s int64
-	for _, n := range []int64{t.input, t.optimizer, t.cacheRead, t.write5m, t.write1h} {
+	for _, n := range []int64{t.input, t.cacheRead, t.write5m, t.write1h} {
 		if s > math.MaxInt64-n {
 			return math.MaxInt64
 		}
@@ -414,7 +439,7 @@ func (b *Biller) priceOpenRouter(model string, u gw.Usage) (Quote, error) {
 		return Quote{Note: "cost_missing: openrouter sent " + why + " and the model is not on its price list; not charged"},
 			fmt.Errorf("price openrouter/%s: %w", model, ErrCostMissing)
 	}
-	t := buckets(u)
+	t := billed(m, u)
 	cost, chg := priced(m, t.prompt(), t)
 	return Quote{Cost: cost, Charge: chg, Note: "openrouter sent " + why + "; priced from its models list of " + m.Date}, nil
 }

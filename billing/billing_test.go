@@ -148,10 +148,29 @@ func TestPriceByVendorUsageShape(t *testing.T) {
 			cost: 192_000, charge: 209_280,
 		},
 		{
-			name: "optimizer above input leaves input at zero", vendor: "anthropic", model: "claude-sonnet-5-5",
+			// Issue 19 item 9: the 10 optimizer tokens left after the
+			// input go to the next dearest bucket, the cache read.
+			name: "optimizer above input comes off the cache read", vendor: "anthropic", model: "claude-sonnet-5-5",
 			u: gw.Usage{InputTokens: 30, OptimizerTokens: 40, CacheReadTokens: 100},
-			// max(30-40, 0)x200 + 100x10 = 1_000; x1.09 = 1_090
-			cost: 1_000, charge: 1_090,
+			// 0x200 + 90x10 = 900; x1.09 = 981
+			cost: 900, charge: 981,
+		},
+		{
+			// The optimizer's segment sits in a cached prefix written for
+			// an hour: it comes off the dearest bucket, the 1h write.
+			name: "optimizer tokens off the dearest bucket", vendor: "anthropic", model: "claude-sonnet-5-5",
+			u: gw.Usage{InputTokens: 100, CacheWrite1hTokens: 1_000, OptimizerTokens: 40, OutputTokens: 0},
+			// 100x200 + 960x400 = 20_000 + 384_000 = 404_000; x1.09 = 440_360
+			cost: 404_000, charge: 440_360,
+		},
+		{
+			// 40 + 100,000 prompt tokens, 40 of them the optimizer's: the
+			// tier is picked by 100,000, the base price (the whole prompt
+			// picked the x5 tier: 817,500).
+			name: "optimizer tokens do not pick the tier", vendor: "anthropic", model: "claude-haiku-5-5",
+			u: gw.Usage{InputTokens: 40, CacheReadTokens: 100_000, OptimizerTokens: 40, OutputTokens: 1_000},
+			// 0x10 + 100000x1 + 1000x50 = 150_000; x1.09 = 163_500
+			cost: 150_000, charge: 163_500,
 		},
 		{
 			name: "negative buckets count as zero", vendor: "anthropic", model: "claude-sonnet-5-5",
@@ -209,7 +228,7 @@ func TestPriceByVendorUsageShape(t *testing.T) {
 			}
 			// Cost agrees with the big.Rat reference.
 			m, _ := b.Card().Lookup(tt.vendor, tt.model)
-			if ref, refCharge := costRat(m.PriceFor(buckets(tt.u).prompt()).Resolved(), buckets(tt.u)); ref != q.Cost || refCharge != q.Charge {
+			if ref, refCharge := costRat(m.PriceFor(billed(m, tt.u).prompt()).Resolved(), billed(m, tt.u)); ref != q.Cost || refCharge != q.Charge {
 				t.Errorf("big.Rat reference %d/%d, Cost %d/%d", ref, refCharge, q.Cost, q.Charge)
 			}
 		})
@@ -231,11 +250,12 @@ func TestPriceNotes(t *testing.T) {
 	if q.Note != "long-context price: prompt above 200000 tokens" {
 		t.Errorf("tier note %q", q.Note)
 	}
-	// Optimizer tokens were sent to the vendor, so they count toward its tier.
+	// Optimizer tokens are the gateway's: they never push the caller into
+	// a dearer tier (the vendor's tier surcharge on them is the
+	// gateway's cost). 199,991 x 200 = 39,998,200 at the base price.
 	q, _ = b.Price("google", "gemini-3.1-pro", gw.Usage{InputTokens: 200_001, OptimizerTokens: 10})
-	// 199_991 x 400 = 79_996_400
-	if q.Cost != 79_996_400 || q.Note == "" {
-		t.Errorf("cost %d note %q, want the long-context price on 199991 billed tokens", q.Cost, q.Note)
+	if q.Cost != 39_998_200 || q.Note != "" {
+		t.Errorf("cost %d note %q, want the base price on 199,991 billed tokens", q.Cost, q.Note)
 	}
 	q, _ = b.Price("google", "gemini-3.1-pro", gw.Usage{InputTokens: 200_000})
 	if q.Note != "" {
@@ -410,7 +430,7 @@ func TestCostMatchesRatReference(t *testing.T) {
 		lm, _ := card.Lookup(m.Vendor, m.ID)
 		for range 200 {
 			u := gw.Usage{InputTokens: n(), CacheReadTokens: n(), CacheWrite5mTokens: n(), CacheWrite1hTokens: n(), OutputTokens: n(), OptimizerTokens: n()}
-			tk := buckets(u)
+			tk := billed(lm, u)
 			want, wantCharge := costRat(lm.PriceFor(tk.prompt()).Resolved(), tk)
 			if got, gotCharge := CostCharge(lm, u); got != want || gotCharge != wantCharge {
 				t.Fatalf("%s %+v: Cost %d/%d, big.Rat %d/%d", m.Name(), u, got, gotCharge, want, wantCharge)
@@ -473,7 +493,7 @@ func BenchmarkCostRat(b *testing.B) {
 	m, _ := card.Lookup("anthropic", "claude-sonnet-5-5")
 	u := gw.Usage{InputTokens: 1_234, CacheReadTokens: 45_000, CacheWrite5mTokens: 2_000, CacheWrite1hTokens: 500, OutputTokens: 812}
 	for b.Loop() {
-		t := buckets(u)
+		t := billed(m, u)
 		costRat(m.PriceFor(t.prompt()).Resolved(), t)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/ratecard"
 )
 
 // Issue 19.1: the charge is rounded once, from the exact cost, never from
@@ -56,14 +57,15 @@ func exactCharge(t *testing.T, b *Biller, vendor, model string, u gw.Usage) *big
 	if !ok {
 		t.Fatalf("%s/%s not on the card", vendor, model)
 	}
-	p := m.PriceFor(refPrompt(u)).Resolved()
+	in, read, w5, w1 := refBuckets(t, m.PriceFor(refPrompt(u)-u.OptimizerTokens).Resolved(), u)
+	p := m.PriceFor(refPrompt(u) - u.OptimizerTokens).Resolved()
 	sum := new(big.Rat)
 	for _, x := range []struct {
 		n    int64
 		rate *big.Rat
 	}{
-		{u.InputTokens - u.OptimizerTokens, p.Input}, {u.CacheReadTokens, p.CachedInput}, {u.CacheWrite5mTokens, p.CacheWrite5m},
-		{u.CacheWrite1hTokens, p.CacheWrite1h}, {u.OutputTokens, p.Output},
+		{in, p.Input}, {read, p.CachedInput}, {w5, p.CacheWrite5m},
+		{w1, p.CacheWrite1h}, {u.OutputTokens, p.Output},
 	} {
 		sum.Add(sum, new(big.Rat).Mul(x.rate, new(big.Rat).SetInt64(x.n)))
 	}
@@ -97,7 +99,7 @@ func TestChargePropertyExact(t *testing.T) {
 	for _, m := range b.Card().Models() {
 		for range 300 {
 			u := gw.Usage{InputTokens: n(), CacheReadTokens: n(), CacheWrite5mTokens: n(), CacheWrite1hTokens: n(), OutputTokens: n(), Reported: true}
-			u.OptimizerTokens = min(n(), u.InputTokens)
+			u.OptimizerTokens = min(n(), refPrompt(u))
 			q, err := b.Price(m.Vendor, m.ID, u)
 			if err != nil {
 				t.Fatal(err)
@@ -110,8 +112,34 @@ func TestChargePropertyExact(t *testing.T) {
 	}
 }
 
-// refPrompt is the prompt size that picks the price tier: every prompt
-// token the vendor saw.
+// refBuckets takes the optimizer's tokens off the prompt buckets, the
+// dearest first (a plain loop over the four, independent of billed).
+func refBuckets(t *testing.T, p ratecard.Price, u gw.Usage) (in, read, w5, w1 int64) {
+	t.Helper()
+	in, read, w5, w1 = u.InputTokens, u.CacheReadTokens, u.CacheWrite5mTokens, u.CacheWrite1hTokens
+	opt := u.OptimizerTokens
+	for opt > 0 {
+		var best *int64
+		var bestRate *big.Rat
+		for _, c := range []struct {
+			n    *int64
+			rate *big.Rat
+		}{{&w1, p.CacheWrite1h}, {&w5, p.CacheWrite5m}, {&in, p.Input}, {&read, p.CachedInput}} {
+			if *c.n > 0 && (best == nil || c.rate.Cmp(bestRate) > 0) {
+				best, bestRate = c.n, c.rate
+			}
+		}
+		if best == nil {
+			break
+		}
+		take := min(opt, *best)
+		*best -= take
+		opt -= take
+	}
+	return
+}
+
+// refPrompt is every prompt token the vendor saw.
 func refPrompt(u gw.Usage) int64 {
 	return u.InputTokens + u.CacheReadTokens + u.CacheWrite5mTokens + u.CacheWrite1hTokens
 }
