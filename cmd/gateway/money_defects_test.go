@@ -492,3 +492,55 @@ func TestLedgerInvariantMixedRun(t *testing.T) {
 		})
 	}
 }
+
+// Issue 21.3: a caller that stops reading a healthy stream for longer
+// than the stream idle timeout is bounded by its own write deadline and
+// billed as abandoned; the vendor's idle timer never fires (it was
+// recorded upstream_timeout with charge 0 after 2.8 of 3.5 MB were kept).
+func TestSlowReaderBilledAsAbandoned(t *testing.T) {
+	s := newScripted(t)
+	e := newEnv(t, func(c *Config) {
+		c.RPM, c.TPM = 0, 0
+		c.HTTP.IdleTimeout = 300 * time.Millisecond
+		c.Vendors["groq"] = VendorConfig{BaseURL: s.srv.URL, APIKey: "k"}
+	})
+	chunk := `data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"` + strings.Repeat("x", 4000) + `"}}]}` + "\n\n"
+	s.script("firehose", func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range 2000 { // 8 MB, never silent
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	})
+	ctx := context.Background()
+	secret, k, err := createKey(ctx, e.m.Store(), uniqueAccount("slow"), 10*gw.USD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.url+"/v1/chat/completions", bytes.NewReader(chatBody("groq/llama-3.3-70b-versatile", "hi [case:firehose]", true, `,"max_tokens":32000`)))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 64<<10)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // stop reading: 5x the timeouts
+	kept, _ := io.Copy(io.Discard, resp.Body)
+	rec := waitRecords(t, e.m.Store(), k.AccountID, 1)[0]
+	if rec.Status != http.StatusOK || rec.ErrorCode != "" || !strings.Contains(rec.Note, "abandoned") || rec.Charge <= 0 {
+		t.Fatalf("record status %d error %q note %q charge %d, want 200 abandoned and charged", rec.Status, rec.ErrorCode, rec.Note, rec.Charge)
+	}
+	// No usage came: the output is the text relayed, one token per byte,
+	// at least what the caller kept, capped at the 32,000 the hold covers.
+	if rec.Usage.OutputTokens < min(int64(len(buf))/2, 32_000) || !strings.Contains(rec.Note, "usage_missing") {
+		t.Errorf("usage %+v note %q after the caller kept %d bytes", rec.Usage, rec.Note, int64(len(buf))+kept)
+	}
+	t.Logf("caller kept %d bytes; billed %d output tokens, charge %s cents", int64(len(buf))+kept, rec.Usage.OutputTokens, rec.Charge.CentsString())
+}
