@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/gwlabs/gateway/auth"
 	"github.com/gwlabs/gateway/billing"
 	"github.com/gwlabs/gateway/guard"
+	"github.com/gwlabs/gateway/ratecard"
 )
 
 // withStore opens the configured store for one command.
@@ -238,6 +240,31 @@ func balanceCmd(ctx context.Context, cfg Config, args []string, w io.Writer) err
 		})
 	}
 	return fmt.Errorf("unknown balance command %q", args[0])
+}
+
+// ratecardCmd runs "gateway ratecard check FILE": FILE is validated as a
+// rate card (the format GATEWAY_RATECARD_FILE takes) and every difference
+// from the embedded card is listed, so that an operator can review a new
+// price list before loading it.
+func ratecardCmd(args []string, w io.Writer) error {
+	if len(args) != 2 || args[0] != "check" {
+		return fmt.Errorf("usage: gateway ratecard check FILE")
+	}
+	f, err := os.Open(args[1])
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	file, err := ratecard.Load(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", args[1], err)
+	}
+	card, err := ratecard.Default()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: valid, %d models (version %s); against the embedded card %s:\n", args[1], len(file.Models()), file.Version, card.Version)
+	return ratecard.WriteDiff(w, ratecard.Diff(card, file))
 }
 
 func modelsCmd(cfg Config, w io.Writer) error {

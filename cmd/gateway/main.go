@@ -36,6 +36,7 @@ commands:
   keys        create, list and revoke API keys
   balance     top up and show an account's balance
   models      print the rate card
+  ratecard    check FILE: validate a rate-card file and diff it against the embedded card
   incidents   list and show requests the guard blocked
   guard       evaluate the prompt-extraction guard on labelled data
 `
@@ -70,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return balanceCmd(ctx, cfg, args[1:], stdout)
 	case "models":
 		return modelsCmd(cfg, stdout)
+	case "ratecard":
+		return ratecardCmd(args[1:], stdout)
 	case "incidents":
 		return incidentsCmd(ctx, cfg, args[1:], stdout)
 	case "guard":
