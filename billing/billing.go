@@ -38,6 +38,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/ratecard"
@@ -140,6 +141,13 @@ func (b *Biller) Known(vendor, model string) bool {
 // an unknown model is a *gw.Error (CodeInvalidRequest) wrapping
 // ErrUnknownModel.
 func (b *Biller) Price(vendor, model string, u gw.Usage) (Quote, error) {
+	return b.PriceAt(vendor, model, u, time.Time{})
+}
+
+// PriceAt is Price for a request that started at start: inside a
+// model's off-peak window (DeepSeek's) the off-peak price applies. A zero
+// start is priced at the standard price.
+func (b *Biller) PriceAt(vendor, model string, u gw.Usage, start time.Time) (Quote, error) {
 	if vendor == OpenRouter {
 		return b.priceOpenRouter(model, u)
 	}
@@ -147,11 +155,13 @@ func (b *Biller) Price(vendor, model string, u gw.Usage) (Quote, error) {
 	if err != nil {
 		return Quote{}, err
 	}
-	t := billed(m, u)
+	t := billed(m, u, start)
 	prompt := t.prompt()
-	cost, chg := priced(m, prompt, t)
+	cost, chg := pricedAt(m, prompt, t, start)
 	q := Quote{Cost: cost, Charge: chg}
-	if i := m.TierIndex(prompt); i > 0 {
+	if m.OffPeak.Contains(start) {
+		q.Note = "off-peak price"
+	} else if i := m.TierIndex(prompt); i > 0 {
 		q.Note = "long-context price: prompt above " + strconv.FormatInt(m.Tiers[i-1].AbovePromptTokens, 10) + " tokens"
 	}
 	return q, nil
@@ -231,7 +241,7 @@ func (b *Biller) lookup(vendor, model string) (*ratecard.Model, error) {
 // by the billed prompt. Negative counts count as zero. A cost beyond
 // gw.Money's range saturates at math.MaxInt64 rather than wrap.
 func Cost(m *ratecard.Model, u gw.Usage) gw.Money {
-	t := billed(m, u)
+	t := billed(m, u, time.Time{})
 	c, _ := priced(m, t.prompt(), t)
 	return c
 }
@@ -239,7 +249,7 @@ func Cost(m *ratecard.Model, u gw.Usage) gw.Money {
 // CostCharge returns Cost(m, u) and the charge of the same usage: the
 // exact cost x 1.09, rounded once half up.
 func CostCharge(m *ratecard.Model, u gw.Usage) (cost, charge gw.Money) {
-	t := billed(m, u)
+	t := billed(m, u, time.Time{})
 	return priced(m, t.prompt(), t)
 }
 
@@ -247,9 +257,15 @@ func CostCharge(m *ratecard.Model, u gw.Usage) (cost, charge gw.Money) {
 // rounded once half up, and the charge: the exact sum x 1.09, rounded
 // once half up.
 func priced(m *ratecard.Model, promptTokens int64, t tokens) (cost, charge gw.Money) {
-	r, ok := m.RatesFor(promptTokens)
+	return pricedAt(m, promptTokens, t, time.Time{})
+}
+
+// pricedAt is priced for a request that started at start (off-peak
+// windows apply).
+func pricedAt(m *ratecard.Model, promptTokens int64, t tokens, start time.Time) (cost, charge gw.Money) {
+	r, ok := m.RatesAt(promptTokens, start)
 	if !ok {
-		return costRat(m.PriceFor(promptTokens).Resolved(), t)
+		return costRat(m.PriceAt(promptTokens, start).Resolved(), t)
 	}
 	var sum acc
 	sum.addMul(t.input, r.Input)
@@ -272,7 +288,7 @@ type tokens struct {
 // dearest prompt bucket first, then the next: the caller is never billed
 // for them. The long-context tier is chosen by the prompt without them
 // (t.prompt()), so they never push a request into a dearer tier.
-func billed(m *ratecard.Model, u gw.Usage) tokens {
+func billed(m *ratecard.Model, u gw.Usage, start time.Time) tokens {
 	t := tokens{
 		input:     max(u.InputTokens, 0),
 		cacheRead: max(u.CacheReadTokens, 0),
@@ -284,7 +300,7 @@ func billed(m *ratecard.Model, u gw.Usage) tokens {
 	if opt == 0 {
 		return t
 	}
-	p := m.PriceFor(t.prompt() - opt).Resolved()
+	p := m.PriceAt(t.prompt()-opt, start).Resolved()
 	bs := []struct {
 		n    *int64
 		rate *big.Rat
@@ -439,7 +455,7 @@ func (b *Biller) priceOpenRouter(model string, u gw.Usage) (Quote, error) {
 		return Quote{Note: "cost_missing: openrouter sent " + why + " and the model is not on its price list; not charged"},
 			fmt.Errorf("price openrouter/%s: %w", model, ErrCostMissing)
 	}
-	t := billed(m, u)
+	t := billed(m, u, time.Time{})
 	cost, chg := priced(m, t.prompt(), t)
 	return Quote{Cost: cost, Charge: chg, Note: "openrouter sent " + why + "; priced from its models list of " + m.Date}, nil
 }

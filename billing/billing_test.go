@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/ratecard"
@@ -228,7 +229,7 @@ func TestPriceByVendorUsageShape(t *testing.T) {
 			}
 			// Cost agrees with the big.Rat reference.
 			m, _ := b.Card().Lookup(tt.vendor, tt.model)
-			if ref, refCharge := costRat(m.PriceFor(billed(m, tt.u).prompt()).Resolved(), billed(m, tt.u)); ref != q.Cost || refCharge != q.Charge {
+			if ref, refCharge := costRat(m.PriceFor(billed(m, tt.u, time.Time{}).prompt()).Resolved(), billed(m, tt.u, time.Time{})); ref != q.Cost || refCharge != q.Charge {
 				t.Errorf("big.Rat reference %d/%d, Cost %d/%d", ref, refCharge, q.Cost, q.Charge)
 			}
 		})
@@ -430,7 +431,7 @@ func TestCostMatchesRatReference(t *testing.T) {
 		lm, _ := card.Lookup(m.Vendor, m.ID)
 		for range 200 {
 			u := gw.Usage{InputTokens: n(), CacheReadTokens: n(), CacheWrite5mTokens: n(), CacheWrite1hTokens: n(), OutputTokens: n(), OptimizerTokens: n()}
-			tk := billed(lm, u)
+			tk := billed(lm, u, time.Time{})
 			want, wantCharge := costRat(lm.PriceFor(tk.prompt()).Resolved(), tk)
 			if got, gotCharge := CostCharge(lm, u); got != want || gotCharge != wantCharge {
 				t.Fatalf("%s %+v: Cost %d/%d, big.Rat %d/%d", m.Name(), u, got, gotCharge, want, wantCharge)
@@ -493,7 +494,7 @@ func BenchmarkCostRat(b *testing.B) {
 	m, _ := card.Lookup("anthropic", "claude-sonnet-5-5")
 	u := gw.Usage{InputTokens: 1_234, CacheReadTokens: 45_000, CacheWrite5mTokens: 2_000, CacheWrite1hTokens: 500, OutputTokens: 812}
 	for b.Loop() {
-		t := billed(m, u)
+		t := billed(m, u, time.Time{})
 		costRat(m.PriceFor(t.prompt()).Resolved(), t)
 	}
 }

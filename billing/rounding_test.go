@@ -4,6 +4,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/ratecard"
@@ -142,4 +143,39 @@ func refBuckets(t *testing.T, p ratecard.Price, u gw.Usage) (in, read, w5, w1 in
 // refPrompt is every prompt token the vendor saw.
 func refPrompt(u gw.Usage) int64 {
 	return u.InputTokens + u.CacheReadTokens + u.CacheWrite5mTokens + u.CacheWrite1hTokens
+}
+
+// Issue 19.8: DeepSeek's off-peak window is priced by the time the
+// request started (the standard price at every hour charged off-peak
+// users 2.18x cost).
+func TestDeepSeekOffPeak(t *testing.T) {
+	b := New(defaultCard(t), Options{})
+	u := gw.Usage{InputTokens: 1_005, CacheReadTokens: 9_004, OutputTokens: 2_003, Reported: true}
+	day := func(h, m int) time.Time { return time.Date(2026, 11, 25, h, m, 0, 0, time.UTC) }
+	tests := []struct {
+		name   string
+		at     time.Time
+		charge gw.Money
+	}{
+		// Standard: 300,745 (TestChargeRoundedOnce).
+		{"noon UTC", day(12, 0), 300_745},
+		{"16:29 UTC", day(16, 29), 300_745},
+		// Off-peak, half: 1,005 x 15 + 9,004 x 0.3 + 2,003 x 60 =
+		// 137,956.2; x1.09 = 150,372.258 -> 150,372.
+		{"16:30 UTC", day(16, 30), 150_372},
+		{"23:59 UTC", day(23, 59), 150_372},
+		{"00:29 UTC", day(0, 29), 150_372},
+		{"00:30 UTC", day(0, 30), 300_745},
+		{"17:00 in UTC+8 is 09:00 UTC", time.Date(2026, 11, 25, 17, 0, 0, 0, time.FixedZone("CST", 8*3600)), 300_745},
+		{"no start time", time.Time{}, 300_745},
+	}
+	for _, tc := range tests {
+		q, err := b.PriceAt("deepseek", "deepseek-flash", u, tc.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Charge != tc.charge {
+			t.Errorf("%s: charge %d, want %d", tc.name, q.Charge, tc.charge)
+		}
+	}
 }

@@ -54,7 +54,9 @@ type Quote struct {
 type Biller interface {
 	Known(vendor, model string) bool
 	Hold(r HoldRequest) (HoldPlan, error)
-	Price(vendor, model string, u gw.Usage) (Quote, error)
+	// Price prices usage for a request that started at start (some
+	// prices depend on the hour: DeepSeek's off-peak window).
+	Price(vendor, model string, u gw.Usage, start time.Time) (Quote, error)
 }
 
 // HoldRequest is what a hold must cover: the exact body sent to the
@@ -507,7 +509,7 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 	if x.g.cfg.Biller == nil {
 		return Quote{}, nil
 	}
-	return x.g.cfg.Biller.Price(x.in.Vendor, x.in.Model, u)
+	return x.g.cfg.Biller.Price(x.in.Vendor, x.in.Model, u, x.in.Received)
 }
 
 // Finish records the request's outcome: on success it settles the hold at

@@ -155,7 +155,7 @@ func TestChargeHeaderEqualsRecord(t *testing.T) {
 		}
 		// The charge is the exact cost x 1.09 rounded once: recomputed
 		// from the recorded usage, not from the rounded cost.
-		q, err := b.Price(r.Vendor, r.Model, r.Usage)
+		q, err := b.PriceAt(r.Vendor, r.Model, r.Usage, r.CreatedAt)
 		if err != nil {
 			t.Fatal(err)
 		}

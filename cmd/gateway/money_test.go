@@ -118,7 +118,7 @@ func TestAbandonedStreamBilledEveryRoute(t *testing.T) {
 					if rec.Usage.OutputTokens <= 0 || rec.Usage.PromptTokens() <= 0 {
 						t.Errorf("usage %+v, want prompt and output billed", rec.Usage)
 					}
-					q, err := b.Price(rec.Vendor, rec.Model, rec.Usage)
+					q, err := b.PriceAt(rec.Vendor, rec.Model, rec.Usage, rec.CreatedAt)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -160,7 +160,7 @@ func TestStreamAndNonStreamBilledAlike(t *testing.T) {
 					told = resp.Trailer.Get("X-Gateway-Customer-Charge-Cents")
 				}
 				rec := waitRecord(t, e.m.Store(), resp.Header.Get("X-Gateway-Request-Id"))
-				q, err := b.Price(rec.Vendor, rec.Model, rec.Usage)
+				q, err := b.PriceAt(rec.Vendor, rec.Model, rec.Usage, rec.CreatedAt)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -125,8 +125,8 @@ func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	return proxy.HoldPlan{Amount: p.Amount, MaxOutput: p.MaxOutput, OutputBound: p.OutputBound, Imposed: p.Imposed}, err
 }
 
-func (a billerAdapter) Price(vendor, model string, u gw.Usage) (proxy.Quote, error) {
-	q, err := a.b.Price(vendor, model, u)
+func (a billerAdapter) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
+	q, err := a.b.PriceAt(vendor, model, u, start)
 	return proxy.Quote{Cost: q.Cost, Charge: q.Charge, Note: q.Note}, err
 }
 
