@@ -280,11 +280,11 @@ func TestPriceErrors(t *testing.T) {
 		t.Errorf("negative reported cost: err %v, want ErrCostMissing", err)
 	}
 
-	_, err = b.Price("openai", "gpt-4.1", gw.Usage{InputTokens: 1})
+	_, err = b.Price("openai", "gpt-3.9-unlisted", gw.Usage{InputTokens: 1})
 	if !errors.Is(err, ErrUnknownModel) || gw.ErrorCode(err) != gw.CodeInvalidRequest {
 		t.Fatalf("unknown model: err %v (code %s), want invalid_request wrapping ErrUnknownModel", err, gw.ErrorCode(err))
 	}
-	if msg := gw.AsError(err).Message; !strings.Contains(msg, `"openai/gpt-4.1"`) {
+	if msg := gw.AsError(err).Message; !strings.Contains(msg, `"openai/gpt-3.9-unlisted"`) {
 		t.Errorf("message %q does not name the model", msg)
 	}
 }
