@@ -309,14 +309,14 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	callerLimit := true
-	if in.Endpoint == gw.ShapeC {
-		cl, err := outlimit.Read(gw.ShapeC, in.Body)
-		if err != nil {
-			return err
-		}
-		callerLimit = cl.MaxOutput > 0
+	// The caller's own body is read the same way: an ambiguous limit is
+	// refused even where the mapping would have dropped it, and a C
+	// caller may have set none (M requires one).
+	cl, err := outlimit.Read(in.Endpoint, in.Body)
+	if err != nil {
+		return err
 	}
+	callerLimit := in.Endpoint == gw.ShapeM || cl.MaxOutput > 0
 	req := HoldRequest{Vendor: in.Vendor, Model: in.Model, BodyBytes: max(len(x.Body), len(in.Body)), MaxOutput: lim.MaxOutput, Choices: lim.Choices, Available: -1, CallerLimit: callerLimit}
 	plan, err := g.cfg.Biller.Hold(req)
 	if err != nil {

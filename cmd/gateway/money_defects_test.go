@@ -266,6 +266,21 @@ func TestMoneyDefects(t *testing.T) {
 				checkBalance(t, acct, 0)
 			})
 
+			t.Run("a case variant on a mapped route is refused", func(t *testing.T) {
+				// The M caller's MAX_TOKENS beside max_tokens, mapped to a
+				// C vendor: refused before any hold or call.
+				secret, k, err := createKey(ctx, st, uniqueAccount("defect"), 5*gw.Cent)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp := e.post("/v1/messages", secret, messagesBody("openai/gpt-6-sol", "hi", false, `,"MAX_TOKENS":100000`))
+				b := readAll(t, resp.Body)
+				if resp.StatusCode != 400 || !strings.Contains(string(b), "MAX_TOKENS") {
+					t.Errorf("status %d body %s, want 400 naming MAX_TOKENS", resp.StatusCode, b)
+				}
+				checkBalance(t, k.AccountID, 0)
+			})
+
 			// Small balances (19.7).
 			t.Run("no limit and fifty cents: the limit the balance covers", func(t *testing.T) {
 				// claude-sonnet-5-5's full output (128,000 x $10/M x 1.09
