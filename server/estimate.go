@@ -26,122 +26,101 @@ import (
 // A charge so estimated is still capped at the request's hold, and the
 // record's note says "usage_missing".
 
-// textKeys are the members whose string values are relayed text in the
-// C and M shapes, streamed (delta.content, text_delta.text,
-// input_json_delta.partial_json...) or not (message.content, a text
-// block's text...).
-var textKeys = []string{"content", "reasoning_content", "reasoning", "refusal", "arguments", "text", "thinking", "partial_json"}
-
 // relayedTextBytes returns the UTF-8 bytes of the text carried by one
 // relayed JSON document (a stream event's data or a whole answer): every
-// string value of a textKeys member, at any depth, plus the JSON text of
-// an Anthropic tool_use block's "input" object. It never fails: what it
-// cannot read counts as no text.
+// string value of a text member (isTextKey), at any depth, plus the JSON text of
+// an Anthropic tool_use block's "input" object. It is a single pass over
+// the bytes that allocates nothing (it runs on every relayed event), and
+// never fails: what it cannot read counts as no text.
 func relayedTextBytes(doc []byte) int64 {
 	var n int64
-	walkJSON(doc, func(key string, val []byte) {
-		switch {
-		case len(val) > 0 && val[0] == '"':
-			for _, k := range textKeys {
-				if k == key {
-					n += unescapedLen(val)
-					return
-				}
+	var key []byte // the member name the next value belongs to
+	for i := 0; i < len(doc); {
+		switch doc[i] {
+		case '"':
+			end := stringEnd(doc, i)
+			if end < 0 {
+				return n
 			}
-		case key == "input" && len(val) > 0 && val[0] == '{':
-			n += int64(len(val))
+			j := skipSpace(doc, end)
+			if j < len(doc) && doc[j] == ':' {
+				key = doc[i+1 : end-1]
+				i = j + 1
+				if string(key) == "input" {
+					if v := skipSpace(doc, i); v < len(doc) && doc[v] == '{' {
+						if e := objectEnd(doc, v); e > 0 {
+							n += int64(e - v)
+							i, key = e, nil
+						}
+					}
+				}
+				continue
+			}
+			if isTextKey(key) {
+				n += unescapedLen(doc[i:end])
+			}
+			key, i = nil, end
+		case ',', '{', '[', '}', ']':
+			key = nil
+			i++
+		default:
+			i++
 		}
-	})
+	}
 	return n
 }
 
-// walkJSON calls fn for every object member of doc at any depth with the
-// member's key and raw value.
-func walkJSON(doc []byte, fn func(key string, val []byte)) {
-	var walk func(v []byte, depth int)
-	walk = func(v []byte, depth int) {
-		if depth > 64 || len(v) == 0 {
-			return
-		}
-		switch v[0] {
-		case '{':
-			ms, err := rawjson.Members(v)
-			if err != nil {
-				return
-			}
-			for _, m := range ms {
-				val := v[m.ValStart:m.ValEnd]
-				fn(m.Key, val)
-				walk(val, depth+1)
-			}
-		case '[':
-			for _, el := range arrayElems(v) {
-				walk(el, depth+1)
-			}
-		}
+func isTextKey(k []byte) bool {
+	switch string(k) {
+	case "content", "reasoning_content", "reasoning", "refusal", "arguments", "text", "thinking", "partial_json":
+		return true
 	}
-	walk(trimSpace(doc), 0)
+	return false
 }
 
-// arrayElems splits a JSON array into its raw elements (nil on error).
-func arrayElems(v []byte) [][]byte {
-	var out [][]byte
-	depth, start, inStr, esc := 0, -1, false, false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-			continue
-		}
-		switch c {
+// stringEnd returns the index just past the JSON string starting at
+// doc[i] (a quote), or -1 when it does not end.
+func stringEnd(doc []byte, i int) int {
+	for j := i + 1; j < len(doc); j++ {
+		switch doc[j] {
+		case '\\':
+			j++
 		case '"':
-			inStr = true
-			if depth == 1 && start < 0 {
-				start = i
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// objectEnd returns the index just past the object or array starting at
+// doc[i], or -1.
+func objectEnd(doc []byte, i int) int {
+	depth := 0
+	for j := i; j < len(doc); j++ {
+		switch doc[j] {
+		case '"':
+			e := stringEnd(doc, j)
+			if e < 0 {
+				return -1
 			}
-		case '[', '{':
+			j = e - 1
+		case '{', '[':
 			depth++
-			if depth == 2 && start < 0 {
-				start = i
-			}
-		case ']', '}':
-			if depth == 1 {
-				if start >= 0 {
-					out = append(out, trimSpace(v[start:i]))
-				}
-				return out
-			}
+		case '}', ']':
 			depth--
-		case ',':
-			if depth == 1 && start >= 0 {
-				out = append(out, trimSpace(v[start:i]))
-				start = -1
-			}
-		case ' ', '\t', '\r', '\n':
-		default:
-			if depth == 1 && start < 0 {
-				start = i
+			if depth == 0 {
+				return j + 1
 			}
 		}
 	}
-	return nil
+	return -1
 }
 
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
-		b = b[1:]
+func skipSpace(doc []byte, i int) int {
+	for i < len(doc) && (doc[i] == ' ' || doc[i] == '\t' || doc[i] == '\r' || doc[i] == '\n') {
+		i++
 	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
-		b = b[:len(b)-1]
-	}
-	return b
+	return i
 }
 
 // unescapedLen returns the UTF-8 length of the JSON string literal q
