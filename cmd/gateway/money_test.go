@@ -125,6 +125,7 @@ func TestAbandonedStreamBilledEveryRoute(t *testing.T) {
 					if rec.Charge <= 0 || rec.Charge != q.Charge {
 						t.Errorf("charge %d, repriced from the recorded usage %d", rec.Charge, q.Charge)
 					}
+					t.Logf("%s %s: output %d (reported %v), charge %s cents, note %q", r.path, r.vendor, rec.Usage.OutputTokens, rec.Usage.Reported, rec.Charge.CentsString(), rec.Note)
 					bal, err := e.m.Store().Balance(ctx, k.AccountID)
 					if err != nil {
 						t.Fatal(err)
