@@ -18,7 +18,7 @@ var allowed = map[string]struct {
 }{
 	".":          {"the root package is the vocabulary: standard library only", nil},
 	"sse":        {"the SSE codec depends on nothing of ours", nil},
-	"proxy":      {"proxy runs the policies over gw interfaces: no HTTP server, vendor, wire format or database", []string{module, module + "/internal/id"}},
+	"proxy":      {"proxy runs the policies over gw interfaces: no HTTP server, vendor, wire format or database", []string{module, module + "/internal/id", module + "/internal/outlimit"}},
 	"route":      {"routing is pure computation over the vocabulary", []string{module}},
 	"auth":       {"keys are checked through a lookup interface", []string{module}},
 	"ratecard":   {"the rate card is data", nil},

@@ -141,6 +141,10 @@ type Record struct {
 	Guard     string // guard verdict: "pass", "flagged:<kind>", "off", "error"
 	Note      string // e.g. "usage_missing", dropped fields
 	CreatedAt time.Time
+	// UsageClamped: the vendor's usage was beyond what the request
+	// allowed and was clamped, or the charge capped at the hold. Stored
+	// as "usage_clamped" in Note; metrics count it.
+	UsageClamped bool
 }
 
 // RecordFilter selects log rows, newest first. Zero fields do not filter.

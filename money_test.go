@@ -71,7 +71,49 @@ func TestRatToMoney(t *testing.T) {
 	}
 }
 
-func TestUsageMergeReplaces(t *testing.T) {
+// Issue 19.5: a later report replaces every vendor count, zeros included.
+func TestUsageMergeLatestReportWins(t *testing.T) {
+	tests := []struct {
+		name        string
+		first, then Usage
+		want        Usage
+	}{
+		{
+			// Gemini: the first chunk's usageMetadata lacks
+			// cachedContentTokenCount (6,003 uncached); the last reports
+			// all 6,003 as cached, leaving 0 uncached.
+			name:  "gemini cached arrives late",
+			first: Usage{InputTokens: 6_003, Reported: true},
+			then:  Usage{CacheReadTokens: 6_003, OutputTokens: 210, Reported: true},
+			want:  Usage{CacheReadTokens: 6_003, OutputTokens: 210, Reported: true},
+		},
+		{
+			// Anthropic: message_start reported 5,003 cache writes, the
+			// message_delta (laid over it by the decoder) reports 0.
+			name:  "anthropic cache write lowered to 0",
+			first: Usage{InputTokens: 3, CacheWrite5mTokens: 5_003, OutputTokens: 1, Reported: true},
+			then:  Usage{InputTokens: 3, OutputTokens: 412, Reported: true},
+			want:  Usage{InputTokens: 3, OutputTokens: 412, Reported: true},
+		},
+		{
+			name:  "optimizer count and reported cost survive a vendor report",
+			first: Usage{InputTokens: 100, OptimizerTokens: 12, ReportedCost: 7, HasReportedCost: true, Reported: true},
+			then:  Usage{InputTokens: 90, OutputTokens: 5, Reported: true},
+			want:  Usage{InputTokens: 90, OutputTokens: 5, OptimizerTokens: 12, ReportedCost: 7, HasReportedCost: true, Reported: true},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			u := tc.first
+			u.Merge(tc.then)
+			if u != tc.want {
+				t.Errorf("merge = %+v, want %+v", u, tc.want)
+			}
+		})
+	}
+}
+
+func TestUsageMergeEstimateOverlays(t *testing.T) {
 	u := Usage{InputTokens: 10, OutputTokens: 1, Reported: true}
 	u.Merge(Usage{OutputTokens: 50, CacheReadTokens: 5})
 	if u.InputTokens != 10 || u.OutputTokens != 50 || u.CacheReadTokens != 5 || !u.Reported {

@@ -21,7 +21,9 @@ type Usage struct {
 	// ReasoningTokens is the part of OutputTokens spent on reasoning.
 	ReasoningTokens int64
 	// OptimizerTokens is the part of the prompt that the optimization
-	// layer added; it is subtracted from InputTokens when pricing.
+	// layer added. It is not billed: pricing takes it off the dearest
+	// prompt bucket it may have landed in and leaves it out of the prompt
+	// size that picks a long-context tier (package billing).
 	OptimizerTokens int64
 
 	// Reported is true when the vendor reported usage at all. A stream cut
@@ -31,6 +33,11 @@ type Usage struct {
 	// (OpenRouter's usage.cost); HasReportedCost says it was present.
 	ReportedCost    Money
 	HasReportedCost bool
+
+	// Clamped is true when the vendor's counts contradicted each other or
+	// the request (cache reads above the prompt, output above the limit)
+	// and were bounded: the record is flagged usage_clamped.
+	Clamped bool
 }
 
 // PromptTokens returns all prompt tokens: uncached, cache reads and writes.
@@ -44,11 +51,29 @@ func (u Usage) CacheWriteTokens() int64 { return u.CacheWrite5mTokens + u.CacheW
 // TotalTokens returns prompt plus output tokens.
 func (u Usage) TotalTokens() int64 { return u.PromptTokens() + u.OutputTokens }
 
-// Merge overlays the counts in v that are non-zero onto u. Streams report
-// usage piecemeal (Anthropic's message_start then message_delta, with
-// cumulative values), so later non-zero values replace earlier ones; they
-// are never added.
+// Merge takes in v, a later report of the same request's usage. Every
+// vendor's stream usage is cumulative, and the stream decoders hand out
+// the whole picture known at that point (Anthropic's message_start counts
+// with message_delta's laid over them; Gemini's latest usageMetadata; the
+// last OpenAI-dialect usage object), so a reported v replaces every
+// vendor count in u, zeros included: a cache bucket that a later report
+// sets to 0 is 0, never the earlier value. The counts are never added.
+// A v that is not Reported (an estimate, not the vendor's word) only
+// overlays its non-zero counts. OptimizerTokens is the gateway's own
+// count, not the vendor's: v's replaces u's only when set.
 func (u *Usage) Merge(v Usage) {
+	if v.Reported {
+		opt := u.OptimizerTokens
+		cost, hasCost := u.ReportedCost, u.HasReportedCost
+		*u = v
+		if v.OptimizerTokens == 0 {
+			u.OptimizerTokens = opt
+		}
+		if !v.HasReportedCost {
+			u.ReportedCost, u.HasReportedCost = cost, hasCost
+		}
+		return
+	}
 	set := func(dst *int64, src int64) {
 		if src != 0 {
 			*dst = src
@@ -61,9 +86,6 @@ func (u *Usage) Merge(v Usage) {
 	set(&u.OutputTokens, v.OutputTokens)
 	set(&u.ReasoningTokens, v.ReasoningTokens)
 	set(&u.OptimizerTokens, v.OptimizerTokens)
-	if v.Reported {
-		u.Reported = true
-	}
 	if v.HasReportedCost {
 		u.ReportedCost, u.HasReportedCost = v.ReportedCost, true
 	}

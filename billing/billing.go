@@ -7,18 +7,27 @@
 //
 // Policies, in one place:
 //   - Cost sums each usage bucket times its rate exactly and rounds once,
-//     half up, to the micro-cent. Tokens the optimization layer added are
-//     taken off the uncached input; no bucket is ever negative; reasoning
-//     tokens are part of the output count and not added again; the
-//     long-context tier is chosen by every prompt token the vendor saw,
-//     cached or not, optimizer tokens included.
-//   - The charge is cost x 1.09, rounded half up (gw.Charge, saturating
-//     instead of wrapping for absurd amounts).
+//     half up, to the micro-cent (the figure logged as the vendor cost).
+//     No bucket is ever negative; reasoning tokens are part of the output
+//     count and not added again. Tokens the optimization layer added are
+//     not billed: they are taken off the dearest prompt bucket they may
+//     have landed in, and left out of the prompt size that picks a
+//     long-context tier (see billed).
+//   - The charge is the exact (unrounded) cost x 1.09, rounded once, half
+//     up, to the micro-cent, saturating instead of wrapping for absurd
+//     amounts. It is not the rounded cost x 1.09: rounding twice is off by
+//     a micro-cent in about one request in ten.
 //   - OpenRouter requests cost what the aggregator reports (usage.cost).
-//     When it reports nothing, Price returns ErrCostMissing together with
-//     the fallback quote: the caller is charged the OpenRouter hold (the
-//     amount it already agreed to have held), never silently 0.
-//   - Holds over-estimate on purpose; see HoldAmount.
+//     When it reports none, or a negative one, they are priced from
+//     OpenRouter's own per-model price list (its models endpoint, fetched
+//     and dated: ratecard.OpenRouterList) and the reported tokens. A model
+//     missing from that list too is not charged: Price returns
+//     ErrCostMissing with a zero quote and the record says so. Never a
+//     flat fee.
+//   - Holds over-estimate on purpose; see HoldAmount and Hold. OpenRouter
+//     holds are sized from the listed price when there is one, else
+//     Options.OpenRouterHold; whatever the answer costs, the charge is
+//     capped at the hold (package proxy).
 package billing
 
 import (
@@ -27,7 +36,9 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"slices"
 	"strconv"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/ratecard"
@@ -61,10 +72,12 @@ var (
 
 // Options configures a Biller. The zero value is valid.
 type Options struct {
-	// OpenRouterHold is the hold placed for an OpenRouter request, whose
-	// price is unknown until the aggregator reports it, and the charge
-	// when it reports none. Zero means DefaultOpenRouterHold.
+	// OpenRouterHold is the hold placed for an OpenRouter request whose
+	// model is not on OpenRouter's price list (its price is unknown until
+	// the aggregator reports it). Zero means DefaultOpenRouterHold.
 	OpenRouterHold gw.Money
+	// OpenRouter holds OpenRouter's per-model price list; nil: none.
+	OpenRouter *ratecard.OpenRouterPrices
 }
 
 // Validate reports an option out of range.
@@ -80,6 +93,7 @@ func (o Options) Validate() error {
 type Biller struct {
 	card           *ratecard.Card
 	openRouterHold gw.Money
+	openRouter     *ratecard.OpenRouterPrices
 }
 
 // New returns a Biller for card (nil: an empty card, so only OpenRouter is
@@ -89,7 +103,7 @@ func New(card *ratecard.Card, opts Options) *Biller {
 	if card == nil {
 		card = &ratecard.Card{}
 	}
-	b := &Biller{card: card, openRouterHold: opts.OpenRouterHold}
+	b := &Biller{card: card, openRouterHold: opts.OpenRouterHold, openRouter: opts.OpenRouter}
 	if b.openRouterHold <= 0 {
 		b.openRouterHold = DefaultOpenRouterHold
 	}
@@ -121,32 +135,33 @@ func (b *Biller) Known(vendor, model string) bool {
 
 // Price returns the cost and charge of a request with usage u.
 //
-// OpenRouter is priced from u.ReportedCost. Without one Price returns
-// ErrCostMissing together with the fallback quote (no known cost, the
-// OpenRouter hold as the charge), which the caller bills after logging
-// "cost_missing". Any other vendor is priced by Cost from the rate card;
+// OpenRouter is priced from u.ReportedCost, else from its price list
+// (see the package doc); a model on neither is ErrCostMissing with a zero
+// quote whose note says so. Any other vendor is priced by Cost from the rate card;
 // an unknown model is a *gw.Error (CodeInvalidRequest) wrapping
 // ErrUnknownModel.
 func (b *Biller) Price(vendor, model string, u gw.Usage) (Quote, error) {
+	return b.PriceAt(vendor, model, u, time.Time{})
+}
+
+// PriceAt is Price for a request that started at start: inside a
+// model's off-peak window (DeepSeek's) the off-peak price applies. A zero
+// start is priced at the standard price.
+func (b *Biller) PriceAt(vendor, model string, u gw.Usage, start time.Time) (Quote, error) {
 	if vendor == OpenRouter {
-		if !u.HasReportedCost {
-			return Quote{Charge: b.openRouterHold, Note: "cost_missing: charged the openrouter hold"},
-				fmt.Errorf("price %s/%s: %w", vendor, model, ErrCostMissing)
-		}
-		if u.ReportedCost < 0 {
-			return Quote{}, fmt.Errorf("price %s/%s: negative reported cost %d", vendor, model, u.ReportedCost)
-		}
-		return Quote{Cost: u.ReportedCost, Charge: charge(u.ReportedCost), Note: "openrouter reported cost"}, nil
+		return b.priceOpenRouter(model, u)
 	}
 	m, err := b.lookup(vendor, model)
 	if err != nil {
 		return Quote{}, err
 	}
-	t := buckets(u)
+	t := billed(m, u, start)
 	prompt := t.prompt()
-	cost := priced(m, prompt, t)
-	q := Quote{Cost: cost, Charge: charge(cost)}
-	if i := m.TierIndex(prompt); i > 0 {
+	cost, chg := pricedAt(m, prompt, t, start)
+	q := Quote{Cost: cost, Charge: chg}
+	if m.OffPeak.Contains(start) {
+		q.Note = "off-peak price"
+	} else if i := m.TierIndex(prompt); i > 0 {
 		q.Note = "long-context price: prompt above " + strconv.FormatInt(m.Tiers[i-1].AbovePromptTokens, 10) + " tokens"
 	}
 	return q, nil
@@ -170,6 +185,17 @@ func (b *Biller) HoldAmount(vendor, model string, bodyBytes int, maxOutput int64
 	if err != nil {
 		return 0, err
 	}
+	if maxOutput <= 0 || maxOutput > m.MaxOutputTokens {
+		maxOutput = m.MaxOutputTokens
+	}
+	return holdPriced(m, bodyBytes, maxOutput), nil
+}
+
+// holdPriced is the hold for a body of bodyBytes bytes and output tokens
+// of output (all choices): the prompt estimated from the body (capped at
+// the context window) in the dearest bucket it may land in, plus the
+// output, marked up like a charge.
+func holdPriced(m *ratecard.Model, bodyBytes int, output int64) gw.Money {
 	n := int64(max(bodyBytes, 0))
 	in := n / HoldBytesPerToken
 	if n%HoldBytesPerToken != 0 {
@@ -178,12 +204,9 @@ func (b *Biller) HoldAmount(vendor, model string, bodyBytes int, maxOutput int64
 	if m.ContextWindow > 0 {
 		in = min(in, m.ContextWindow)
 	}
-	if maxOutput <= 0 || maxOutput > m.MaxOutputTokens {
-		maxOutput = m.MaxOutputTokens
-	}
 	// Put the whole prompt in the dearest of the buckets it may land in.
 	p := m.PriceFor(in).Resolved()
-	t := tokens{output: maxOutput}
+	t := tokens{output: max(output, 0)}
 	switch {
 	case p.CacheWrite1h.Cmp(p.Input) > 0 && p.CacheWrite1h.Cmp(p.CacheWrite5m) >= 0:
 		t.write1h = in
@@ -192,7 +215,8 @@ func (b *Biller) HoldAmount(vendor, model string, bodyBytes int, maxOutput int64
 	default:
 		t.input = in
 	}
-	return charge(priced(m, in, t)), nil
+	_, hold := priced(m, in, t)
+	return hold
 }
 
 func (b *Biller) lookup(vendor, model string) (*ratecard.Model, error) {
@@ -208,24 +232,40 @@ func (b *Biller) lookup(vendor, model string) (*ratecard.Model, error) {
 }
 
 // Cost returns the vendor cost of usage u on model m, exactly, rounded
-// once half up to the micro-cent: the uncached input (InputTokens minus
-// OptimizerTokens, never below zero) at the input rate, CacheReadTokens at
+// once half up to the micro-cent, of the billed buckets (see billed:
+// OptimizerTokens taken off the dearest prompt bucket): InputTokens at
+// the input rate, CacheReadTokens at
 // the cached rate, CacheWrite5mTokens and CacheWrite1hTokens at the write
 // rates and OutputTokens at the output rate (ReasoningTokens are part of
 // OutputTokens and not added again), summed exactly, with the tier chosen
-// by u.PromptTokens(). Negative counts count as zero. A cost beyond
+// by the billed prompt. Negative counts count as zero. A cost beyond
 // gw.Money's range saturates at math.MaxInt64 rather than wrap.
 func Cost(m *ratecard.Model, u gw.Usage) gw.Money {
-	t := buckets(u)
+	t := billed(m, u, time.Time{})
+	c, _ := priced(m, t.prompt(), t)
+	return c
+}
+
+// CostCharge returns Cost(m, u) and the charge of the same usage: the
+// exact cost x 1.09, rounded once half up.
+func CostCharge(m *ratecard.Model, u gw.Usage) (cost, charge gw.Money) {
+	t := billed(m, u, time.Time{})
 	return priced(m, t.prompt(), t)
 }
 
 // priced returns t at m's rates for a prompt of promptTokens, exactly,
-// rounded once half up.
-func priced(m *ratecard.Model, promptTokens int64, t tokens) gw.Money {
-	r, ok := m.RatesFor(promptTokens)
+// rounded once half up, and the charge: the exact sum x 1.09, rounded
+// once half up.
+func priced(m *ratecard.Model, promptTokens int64, t tokens) (cost, charge gw.Money) {
+	return pricedAt(m, promptTokens, t, time.Time{})
+}
+
+// pricedAt is priced for a request that started at start (off-peak
+// windows apply).
+func pricedAt(m *ratecard.Model, promptTokens int64, t tokens, start time.Time) (cost, charge gw.Money) {
+	r, ok := m.RatesAt(promptTokens, start)
 	if !ok {
-		return costRat(m.PriceFor(promptTokens).Resolved(), t)
+		return costRat(m.PriceAt(promptTokens, start).Resolved(), t)
 	}
 	var sum acc
 	sum.addMul(t.input, r.Input)
@@ -233,35 +273,57 @@ func priced(m *ratecard.Model, promptTokens int64, t tokens) gw.Money {
 	sum.addMul(t.write5m, r.CacheWrite5m)
 	sum.addMul(t.write1h, r.CacheWrite1h)
 	sum.addMul(t.output, r.Output)
-	return sum.money()
+	return sum.money(), sum.charge()
 }
 
 // tokens are the billed buckets of a usage, none negative.
 type tokens struct {
 	input, cacheRead, write5m, write1h, output int64
-	// optimizer is the part of the prompt the optimization layer added,
-	// already taken off input; it still counts toward the tier.
-	optimizer int64
 }
 
-func buckets(u gw.Usage) tokens {
-	in := max(u.InputTokens, 0)
-	opt := min(max(u.OptimizerTokens, 0), in)
-	return tokens{
-		input:     in - opt,
+// billed returns the buckets of u that are billed on model m: negative
+// counts as zero, and the tokens the optimization layer added taken off
+// the prompt. Where they landed is unknown (plain input, or a cache read
+// or write of a prefix that holds them), so they are taken from the
+// dearest prompt bucket first, then the next: the caller is never billed
+// for them. The long-context tier is chosen by the prompt without them
+// (t.prompt()), so they never push a request into a dearer tier.
+func billed(m *ratecard.Model, u gw.Usage, start time.Time) tokens {
+	t := tokens{
+		input:     max(u.InputTokens, 0),
 		cacheRead: max(u.CacheReadTokens, 0),
 		write5m:   max(u.CacheWrite5mTokens, 0),
 		write1h:   max(u.CacheWrite1hTokens, 0),
 		output:    max(u.OutputTokens, 0),
-		optimizer: opt,
 	}
+	opt := min(max(u.OptimizerTokens, 0), t.prompt())
+	if opt == 0 {
+		return t
+	}
+	p := m.PriceAt(t.prompt()-opt, start).Resolved()
+	bs := []struct {
+		n    *int64
+		rate *big.Rat
+	}{{&t.write1h, p.CacheWrite1h}, {&t.write5m, p.CacheWrite5m}, {&t.input, p.Input}, {&t.cacheRead, p.CachedInput}}
+	slices.SortStableFunc(bs, func(a, b struct {
+		n    *int64
+		rate *big.Rat
+	}) int {
+		return b.rate.Cmp(a.rate)
+	})
+	for _, b := range bs {
+		take := min(opt, *b.n)
+		*b.n -= take
+		opt -= take
+	}
+	return t
 }
 
-// prompt returns every prompt token the vendor saw (u.PromptTokens() with
-// negative buckets as zero), saturating instead of overflowing.
+// prompt returns the billed prompt tokens, saturating instead of
+// overflowing.
 func (t tokens) prompt() int64 {
 	var s int64
-	for _, n := range []int64{t.input, t.optimizer, t.cacheRead, t.write5m, t.write1h} {
+	for _, n := range []int64{t.input, t.cacheRead, t.write5m, t.write1h} {
 		if s > math.MaxInt64-n {
 			return math.MaxInt64
 		}
@@ -300,9 +362,37 @@ func (a acc) money() gw.Money {
 	return gw.Money(q)
 }
 
-// costRat is Cost for prices that do not scale to integers: the same sum
-// in big.Rat.
-func costRat(p ratecard.Price, t tokens) gw.Money {
+// charge returns the sum x 1.09 in micro-cents, rounded once half up,
+// saturating at math.MaxInt64.
+func (a acc) charge() gw.Money {
+	const div = ratecard.RateScale / 100 * gw.MarkupDen // 1e-6 micro-cents x 100
+	if a.hi == 0 {
+		hi, lo := bits.Mul64(a.lo, gw.MarkupNum)
+		if hi < div { // always: hi < 109
+			q, r := bits.Div64(hi, lo, div)
+			if 2*r >= div {
+				q++
+			}
+			if q <= math.MaxInt64 {
+				return gw.Money(q)
+			}
+		}
+		return math.MaxInt64
+	}
+	n := new(big.Int).Lsh(new(big.Int).SetUint64(a.hi), 64)
+	n.Or(n, new(big.Int).SetUint64(a.lo))
+	n.Mul(n, big.NewInt(gw.MarkupNum))
+	n.Add(n, big.NewInt(div/2))
+	n.Quo(n, big.NewInt(div))
+	if !n.IsInt64() {
+		return math.MaxInt64
+	}
+	return gw.Money(n.Int64())
+}
+
+// costRat is priced for prices that do not scale to integers: the same
+// sums in big.Rat.
+func costRat(p ratecard.Price, t tokens) (cost, charge gw.Money) {
 	sum := new(big.Rat)
 	term := new(big.Rat)
 	for _, b := range []struct {
@@ -317,7 +407,9 @@ func costRat(p ratecard.Price, t tokens) gw.Money {
 		}
 		sum.Add(sum, term.Mul(b.rate, term.SetInt64(b.n)))
 	}
-	return ratMoney(sum.Quo(sum, big.NewRat(1_000_000, 1)))
+	sum.Quo(sum, big.NewRat(1_000_000, 1))
+	cost = ratMoney(sum)
+	return cost, ratMoney(sum.Mul(sum, big.NewRat(gw.MarkupNum, gw.MarkupDen)))
 }
 
 // ratMoney converts a non-negative exact USD amount to Money, rounding
@@ -345,4 +437,25 @@ func charge(cost gw.Money) gw.Money {
 		return math.MaxInt64
 	}
 	return gw.Money(n.Int64())
+}
+
+// priceOpenRouter prices an OpenRouter answer: its reported cost, else
+// its listed price times the reported tokens.
+func (b *Biller) priceOpenRouter(model string, u gw.Usage) (Quote, error) {
+	if u.HasReportedCost && u.ReportedCost >= 0 {
+		return Quote{Cost: u.ReportedCost, Charge: charge(u.ReportedCost), Note: "openrouter reported cost"}, nil
+	}
+	why := "no usage.cost"
+	if u.HasReportedCost {
+		why = "negative usage.cost " + strconv.FormatInt(int64(u.ReportedCost), 10)
+	}
+	list := b.openRouter.List()
+	m, ok := list.Lookup(model)
+	if !ok {
+		return Quote{Note: "cost_missing: openrouter sent " + why + " and the model is not on its price list; not charged"},
+			fmt.Errorf("price openrouter/%s: %w", model, ErrCostMissing)
+	}
+	t := billed(m, u, time.Time{})
+	cost, chg := priced(m, t.prompt(), t)
+	return Quote{Cost: cost, Charge: chg, Note: "openrouter sent " + why + "; priced from its models list of " + m.Date}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/ratecard"
@@ -148,10 +149,29 @@ func TestPriceByVendorUsageShape(t *testing.T) {
 			cost: 192_000, charge: 209_280,
 		},
 		{
-			name: "optimizer above input leaves input at zero", vendor: "anthropic", model: "claude-sonnet-5-5",
+			// Issue 19 item 9: the 10 optimizer tokens left after the
+			// input go to the next dearest bucket, the cache read.
+			name: "optimizer above input comes off the cache read", vendor: "anthropic", model: "claude-sonnet-5-5",
 			u: gw.Usage{InputTokens: 30, OptimizerTokens: 40, CacheReadTokens: 100},
-			// max(30-40, 0)x200 + 100x10 = 1_000; x1.09 = 1_090
-			cost: 1_000, charge: 1_090,
+			// 0x200 + 90x10 = 900; x1.09 = 981
+			cost: 900, charge: 981,
+		},
+		{
+			// The optimizer's segment sits in a cached prefix written for
+			// an hour: it comes off the dearest bucket, the 1h write.
+			name: "optimizer tokens off the dearest bucket", vendor: "anthropic", model: "claude-sonnet-5-5",
+			u: gw.Usage{InputTokens: 100, CacheWrite1hTokens: 1_000, OptimizerTokens: 40, OutputTokens: 0},
+			// 100x200 + 960x400 = 20_000 + 384_000 = 404_000; x1.09 = 440_360
+			cost: 404_000, charge: 440_360,
+		},
+		{
+			// 40 + 100,000 prompt tokens, 40 of them the optimizer's: the
+			// tier is picked by 100,000, the base price (the whole prompt
+			// picked the x5 tier: 817,500).
+			name: "optimizer tokens do not pick the tier", vendor: "anthropic", model: "claude-haiku-5-5",
+			u: gw.Usage{InputTokens: 40, CacheReadTokens: 100_000, OptimizerTokens: 40, OutputTokens: 1_000},
+			// 0x10 + 100000x1 + 1000x50 = 150_000; x1.09 = 163_500
+			cost: 150_000, charge: 163_500,
 		},
 		{
 			name: "negative buckets count as zero", vendor: "anthropic", model: "claude-sonnet-5-5",
@@ -209,8 +229,8 @@ func TestPriceByVendorUsageShape(t *testing.T) {
 			}
 			// Cost agrees with the big.Rat reference.
 			m, _ := b.Card().Lookup(tt.vendor, tt.model)
-			if ref := costRat(m.PriceFor(buckets(tt.u).prompt()).Resolved(), buckets(tt.u)); ref != q.Cost {
-				t.Errorf("big.Rat reference %d, Cost %d", ref, q.Cost)
+			if ref, refCharge := costRat(m.PriceFor(billed(m, tt.u, time.Time{}).prompt()).Resolved(), billed(m, tt.u, time.Time{})); ref != q.Cost || refCharge != q.Charge {
+				t.Errorf("big.Rat reference %d/%d, Cost %d/%d", ref, refCharge, q.Cost, q.Charge)
 			}
 		})
 	}
@@ -231,11 +251,12 @@ func TestPriceNotes(t *testing.T) {
 	if q.Note != "long-context price: prompt above 200000 tokens" {
 		t.Errorf("tier note %q", q.Note)
 	}
-	// Optimizer tokens were sent to the vendor, so they count toward its tier.
+	// Optimizer tokens are the gateway's: they never push the caller into
+	// a dearer tier (the vendor's tier surcharge on them is the
+	// gateway's cost). 199,991 x 200 = 39,998,200 at the base price.
 	q, _ = b.Price("google", "gemini-3.1-pro", gw.Usage{InputTokens: 200_001, OptimizerTokens: 10})
-	// 199_991 x 400 = 79_996_400
-	if q.Cost != 79_996_400 || q.Note == "" {
-		t.Errorf("cost %d note %q, want the long-context price on 199991 billed tokens", q.Cost, q.Note)
+	if q.Cost != 39_998_200 || q.Note != "" {
+		t.Errorf("cost %d note %q, want the base price on 199,991 billed tokens", q.Cost, q.Note)
 	}
 	q, _ = b.Price("google", "gemini-3.1-pro", gw.Usage{InputTokens: 200_000})
 	if q.Note != "" {
@@ -250,19 +271,20 @@ func TestPriceErrors(t *testing.T) {
 	if !errors.Is(err, ErrCostMissing) {
 		t.Fatalf("openrouter without cost: err %v, want ErrCostMissing", err)
 	}
-	if q.Charge != 7*gw.Cent || q.Cost != 0 || !strings.Contains(q.Note, "cost_missing") {
-		t.Errorf("fallback quote %+v, want the 7-cent hold as the charge", q)
+	// Issue 19.4: never a flat fee (it was the whole hold).
+	if q.Charge != 0 || q.Cost != 0 || !strings.Contains(q.Note, "cost_missing") {
+		t.Errorf("quote %+v, want no charge and a cost_missing note", q)
+	}
+	// A negative cost is not a price (it was charged 0 silently).
+	if _, err := b.Price("openrouter", "x/y", gw.Usage{ReportedCost: -1, HasReportedCost: true}); !errors.Is(err, ErrCostMissing) {
+		t.Errorf("negative reported cost: err %v, want ErrCostMissing", err)
 	}
 
-	if _, err := b.Price("openrouter", "x/y", gw.Usage{ReportedCost: -1, HasReportedCost: true}); err == nil {
-		t.Error("negative reported cost accepted")
-	}
-
-	_, err = b.Price("openai", "gpt-4.1", gw.Usage{InputTokens: 1})
+	_, err = b.Price("openai", "gpt-3.9-unlisted", gw.Usage{InputTokens: 1})
 	if !errors.Is(err, ErrUnknownModel) || gw.ErrorCode(err) != gw.CodeInvalidRequest {
 		t.Fatalf("unknown model: err %v (code %s), want invalid_request wrapping ErrUnknownModel", err, gw.ErrorCode(err))
 	}
-	if msg := gw.AsError(err).Message; !strings.Contains(msg, `"openai/gpt-4.1"`) {
+	if msg := gw.AsError(err).Message; !strings.Contains(msg, `"openai/gpt-3.9-unlisted"`) {
 		t.Errorf("message %q does not name the model", msg)
 	}
 }
@@ -409,10 +431,10 @@ func TestCostMatchesRatReference(t *testing.T) {
 		lm, _ := card.Lookup(m.Vendor, m.ID)
 		for range 200 {
 			u := gw.Usage{InputTokens: n(), CacheReadTokens: n(), CacheWrite5mTokens: n(), CacheWrite1hTokens: n(), OutputTokens: n(), OptimizerTokens: n()}
-			tk := buckets(u)
-			want := costRat(lm.PriceFor(tk.prompt()).Resolved(), tk)
-			if got := Cost(lm, u); got != want {
-				t.Fatalf("%s %+v: Cost %d, big.Rat %d", m.Name(), u, got, want)
+			tk := billed(lm, u, time.Time{})
+			want, wantCharge := costRat(lm.PriceFor(tk.prompt()).Resolved(), tk)
+			if got, gotCharge := CostCharge(lm, u); got != want || gotCharge != wantCharge {
+				t.Fatalf("%s %+v: Cost %d/%d, big.Rat %d/%d", m.Name(), u, got, gotCharge, want, wantCharge)
 			}
 		}
 	}
@@ -472,7 +494,7 @@ func BenchmarkCostRat(b *testing.B) {
 	m, _ := card.Lookup("anthropic", "claude-sonnet-5-5")
 	u := gw.Usage{InputTokens: 1_234, CacheReadTokens: 45_000, CacheWrite5mTokens: 2_000, CacheWrite1hTokens: 500, OutputTokens: 812}
 	for b.Loop() {
-		t := buckets(u)
+		t := billed(m, u, time.Time{})
 		costRat(m.PriceFor(t.prompt()).Resolved(), t)
 	}
 }

@@ -28,6 +28,7 @@ type ModelInfo struct {
 
 	Pricing         Pricing       `json:"pricing"`
 	Tiers           []PricingTier `json:"pricing_tiers,omitempty"`
+	OffPeak         *OffPeakPrice `json:"pricing_off_peak,omitempty"`
 	ContextWindow   int64         `json:"context_window,omitempty"`
 	MaxOutputTokens int64         `json:"max_output_tokens"`
 }
@@ -42,6 +43,14 @@ type Pricing struct {
 	CacheWrite1h string `json:"cache_write_1h"`
 	Output       string `json:"output"`
 	Unit         string `json:"unit"` // "usd_per_million_tokens"
+}
+
+// OffPeakPrice is a daily window (UTC, "HH:MM") in which requests that
+// start are billed at Pricing.
+type OffPeakPrice struct {
+	StartUTC string  `json:"start_utc"`
+	EndUTC   string  `json:"end_utc"`
+	Pricing  Pricing `json:"pricing"`
 }
 
 // PricingTier is a long-context price: it applies to a whole request whose
@@ -70,6 +79,9 @@ func Models(card *ratecard.Card) ModelList {
 		}
 		for _, t := range m.Tiers {
 			info.Tiers = append(info.Tiers, PricingTier{AbovePromptTokens: t.AbovePromptTokens, Pricing: pricing(t.Price)})
+		}
+		if o := m.OffPeak; o != nil {
+			info.OffPeak = &OffPeakPrice{StartUTC: fmt.Sprintf("%02d:%02d", o.Start/60, o.Start%60), EndUTC: fmt.Sprintf("%02d:%02d", o.End/60, o.End%60), Pricing: pricing(o.Price)}
 		}
 		list.Data = append(list.Data, info)
 	}

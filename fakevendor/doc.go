@@ -26,7 +26,9 @@
 // the real API does. A model name containing "missing" gets the vendor's
 // 404 model-not-found error; an OpenRouter model without a "/" gets 400.
 //
-// Anthropic also serves POST /anthropic/v1/messages/count_tokens, answering
+// OpenRouter also serves GET /openrouter/api/v1/models, its price list
+// (OpenRouterModels; not recorded). Anthropic also serves POST
+// /anthropic/v1/messages/count_tokens, answering
 // {"input_tokens": PromptTokens(body)}. Env returns the GATEWAY_* settings
 // (base URL and key of all nine vendors) that point a gateway here.
 //

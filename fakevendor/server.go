@@ -312,6 +312,12 @@ const maxBody = 64 << 20
 // ServeHTTP serves all vendors: the first path segment names the vendor.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	vendor, rest := splitVendor(r.URL.Path)
+	if vendor == "openrouter" && rest == "/api/v1/models" && r.Method == http.MethodGet {
+		// The price list, not a call: not recorded.
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, OpenRouterModels)
+		return
+	}
 	body, rerr := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	rec := Received{
 		Vendor:   vendor,
@@ -347,3 +353,16 @@ func splitVendor(p string) (string, string) {
 	}
 	return v, "/" + rest
 }
+
+// OpenRouterModels is the fake OpenRouter's models endpoint answer (GET
+// /openrouter/api/v1/models), in OpenRouter's format: prices in USD per
+// token as decimal strings, matching the usage.cost the fake reports ($1
+// per million prompt and $2 per million completion tokens), and the
+// router pseudo-model at -1 as OpenRouter lists it. Any other model is
+// unlisted.
+const OpenRouterModels = `{"data":[
+{"id":"meta-llama/llama-3.3-70b-instruct","name":"Meta: Llama 3.3 70B Instruct","context_length":131072,"pricing":{"prompt":"0.000001","completion":"0.000002","request":"0","image":"0","web_search":"0","internal_reasoning":"0"},"top_provider":{"context_length":131072,"max_completion_tokens":16384,"is_moderated":false}},
+{"id":"openai/gpt-4o-mini","name":"OpenAI: GPT-4o-mini","context_length":128000,"pricing":{"prompt":"0.000001","completion":"0.000002","request":"0","input_cache_read":"0.0000005"},"top_provider":{"context_length":128000,"max_completion_tokens":16384,"is_moderated":true}},
+{"id":"anthropic/claude-sonnet-4.5","name":"Anthropic: Claude Sonnet 4.5","context_length":1000000,"pricing":{"prompt":"0.000001","completion":"0.000002","request":"0","input_cache_read":"0.0000001","input_cache_write":"0.00000125"},"top_provider":{"context_length":1000000,"max_completion_tokens":64000,"is_moderated":true}},
+{"id":"openrouter/auto","name":"Auto Router","context_length":2000000,"pricing":{"prompt":"-1","completion":"-1"},"top_provider":{"context_length":null,"max_completion_tokens":null,"is_moderated":false}}
+]}`

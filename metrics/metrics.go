@@ -27,6 +27,7 @@ type Metrics struct {
 	cost     *prometheus.CounterVec
 	charge   *prometheus.CounterVec
 	guard    *prometheus.CounterVec
+	clamped  *prometheus.CounterVec
 }
 
 // New returns Metrics on a registry of its own, with the Go runtime and
@@ -57,9 +58,12 @@ func New() (*Metrics, error) {
 		guard: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_guard_verdicts_total", Help: "Guard verdicts: pass, flagged:<kind>, error or off.",
 		}, []string{"verdict"}),
+		clamped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_usage_clamped_total", Help: "Requests whose vendor-reported usage was beyond what the request allowed (clamped) or whose charge was capped at the hold.",
+		}, []string{"vendor"}),
 	}
 	for _, c := range []prometheus.Collector{
-		m.requests, m.duration, m.ttfb, m.tokens, m.cost, m.charge, m.guard,
+		m.requests, m.duration, m.ttfb, m.tokens, m.cost, m.charge, m.guard, m.clamped,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
 	} {
 		if err := reg.Register(c); err != nil {
@@ -84,6 +88,9 @@ func (m *Metrics) Observe(r *gw.Record) {
 		return
 	}
 	m.ttfb.WithLabelValues(endpoint, vendor).Observe(r.TTFB.Seconds())
+	if r.UsageClamped {
+		m.clamped.WithLabelValues(vendor).Inc()
+	}
 	u := r.Usage
 	for _, b := range []struct {
 		name string

@@ -18,9 +18,17 @@ func TestObserve(t *testing.T) {
 	ok := &gw.Record{Endpoint: gw.ShapeC, Vendor: "openai", Status: 200, Guard: "pass", Latency: 300 * time.Millisecond, TTFB: 100 * time.Millisecond,
 		Usage: gw.Usage{InputTokens: 10, CacheReadTokens: 90, OutputTokens: 5, ReasoningTokens: 2}, Cost: gw.USD / 100, Charge: gw.Charge(gw.USD / 100)}
 	blocked := &gw.Record{Endpoint: gw.ShapeM, Vendor: "anthropic", Status: 403, ErrorCode: gw.CodeRequestBlocked, Guard: "flagged:extraction"}
+	clamped := &gw.Record{Endpoint: gw.ShapeC, Vendor: "groq", Status: 200, Guard: "pass", UsageClamped: true, Note: "usage_clamped"}
 	m.Observe(ok)
 	m.Observe(ok)
 	m.Observe(blocked)
+	m.Observe(clamped)
+	if got := testutil.ToFloat64(m.clamped.WithLabelValues("groq")); got != 1 {
+		t.Errorf("clamped = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(m.clamped.WithLabelValues("openai")); got != 0 {
+		t.Errorf("clamped openai = %v, want 0", got)
+	}
 	if got := testutil.ToFloat64(m.requests.WithLabelValues("chat_completions", "openai", "200", "")); got != 2 {
 		t.Errorf("ok requests = %v", got)
 	}

@@ -12,8 +12,8 @@ import (
 // sizeBiller holds one micro-cent per input byte it is told of.
 type sizeBiller struct{ biller }
 
-func (sizeBiller) HoldAmount(vendor, model string, n int, max int64) (gw.Money, error) {
-	return gw.Money(n), nil
+func (sizeBiller) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
+	return proxy.HoldPlan{Amount: gw.Money(r.BodyBytes)}, nil
 }
 
 // TestHoldCountsExtraInput: input the vendor gets beyond the caller's

@@ -23,6 +23,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/id"
+	"github.com/gwlabs/gateway/internal/outlimit"
 )
 
 // Verdict is the guard's answer for one request.
@@ -48,12 +49,38 @@ type Quote struct {
 }
 
 // Biller prices requests. Known reports whether a model can be billed;
-// HoldAmount sizes the hold placed before the call; Price returns the
-// exact cost and charge of the reported usage.
+// Hold sizes the hold placed before the call; Price returns the exact
+// cost and charge of the reported usage.
 type Biller interface {
 	Known(vendor, model string) bool
-	HoldAmount(vendor, model string, bodyBytes int, maxOutput int64) (gw.Money, error)
-	Price(vendor, model string, u gw.Usage) (Quote, error)
+	Hold(r HoldRequest) (HoldPlan, error)
+	// Price prices usage for a request that started at start (some
+	// prices depend on the hour: DeepSeek's off-peak window).
+	Price(vendor, model string, u gw.Usage, start time.Time) (Quote, error)
+}
+
+// HoldRequest is what a hold must cover: the exact body sent to the
+// vendor, read as the vendor reads it.
+type HoldRequest struct {
+	Vendor, Model string
+	BodyBytes     int
+	// MaxOutput is the largest output limit the vendor body sets per
+	// answer (0: none); Choices the number of answers (n,
+	// candidateCount).
+	MaxOutput, Choices int64
+	// Available is the account's available balance, negative when not
+	// looked up; CallerLimit says the caller set the output limit.
+	Available   gw.Money
+	CallerLimit bool
+}
+
+// HoldPlan is a sized hold: its amount, the per-answer output and total
+// output it covers (0: unbounded), and whether the gateway must impose
+// MaxOutput on the vendor because the balance cannot cover more.
+type HoldPlan struct {
+	Amount                 gw.Money
+	MaxOutput, OutputBound int64
+	Imposed                bool
 }
 
 // Authenticator finds the caller of an Authorization header value.
@@ -175,8 +202,17 @@ type Exchange struct {
 
 	estTokens  int64
 	holdPlaced bool
-	cancel     context.CancelFunc
-	finished   bool
+	// hold is the amount held; outputBound the most output tokens the
+	// vendor may bill for this body (0: unbounded). Usage above it is
+	// clamped and a charge above the hold is capped at it.
+	hold        gw.Money
+	outputBound int64
+	// ImposedMaxOutput is the output limit the gateway set on the vendor
+	// request because the balance could not cover the model's maximum
+	// (0: none); the server reports it in a response header.
+	ImposedMaxOutput int64
+	cancel           context.CancelFunc
+	finished         bool
 }
 
 // Native reports whether the vendor speaks the endpoint's shape (the
@@ -258,21 +294,100 @@ func (x *Exchange) begin(ctx context.Context) error {
 	}
 
 	if g.cfg.Biller != nil {
-		amount, err := g.cfg.Biller.HoldAmount(in.Vendor, in.Model, len(in.Body)+in.ExtraInputBytes, in.MaxOutput)
-		if err != nil {
-			return &gw.Error{Code: gw.CodeInternal, Message: "could not price the request", Err: err}
+		if err := x.placeHold(ctx); err != nil {
+			return err
 		}
-		h := gw.Hold{ID: in.RequestID, AccountID: in.Principal.AccountID, KeyID: in.Principal.KeyID, Amount: amount, ExpiresAt: g.cfg.Now().Add(g.cfg.HoldTTL)}
-		if err := g.cfg.Store.PlaceHold(ctx, h); err != nil {
-			if gw.ErrorCode(err) == gw.CodeInsufficientBalance {
-				e := gw.AsError(err)
-				e.NoRetry = true
-				return e
-			}
-			return &gw.Error{Code: gw.CodeInternal, Message: "could not reserve the request's cost", Err: err}
-		}
-		x.holdPlaced = true
 	}
+	return nil
+}
+
+// placeHold sizes the hold from the exact vendor body and places it. When
+// the balance cannot cover the whole possible output and the caller set
+// no output limit, the vendor body gets the largest limit the balance
+// covers (never below the model's floor); otherwise the refusal says how
+// many output tokens the balance covers.
+func (x *Exchange) placeHold(ctx context.Context) error {
+	g, in := x.g, &x.in
+	lim, err := outlimit.Read(x.provider.Shape(), x.Body)
+	if err != nil {
+		return err
+	}
+	// The caller's own body is read the same way: an ambiguous limit is
+	// refused even where the mapping would have dropped it, and a C
+	// caller may have set none (M requires one).
+	cl, err := outlimit.Read(in.Endpoint, in.Body)
+	if err != nil {
+		return err
+	}
+	callerLimit := in.Endpoint == gw.ShapeM || cl.MaxOutput > 0
+	req := HoldRequest{Vendor: in.Vendor, Model: in.Model, BodyBytes: max(len(x.Body), len(in.Body)+in.ExtraInputBytes), MaxOutput: lim.MaxOutput, Choices: lim.Choices, Available: -1, CallerLimit: callerLimit}
+	plan, err := g.cfg.Biller.Hold(req)
+	if err != nil {
+		return holdErr(err)
+	}
+	err = x.tryHold(ctx, plan)
+	if gw.ErrorCode(err) != gw.CodeInsufficientBalance {
+		return err
+	}
+	// Too little for the whole output: size the hold to the balance.
+	bal, berr := g.cfg.Store.Balance(ctx, in.Principal.AccountID)
+	if berr != nil {
+		return err
+	}
+	req.Available = bal.Balance - bal.Held
+	if plan, err = g.cfg.Biller.Hold(req); err != nil {
+		return holdErr(err)
+	}
+	if plan.Imposed {
+		if err := x.impose(plan.MaxOutput); err != nil {
+			return err
+		}
+	}
+	return x.tryHold(ctx, plan)
+}
+
+func holdErr(err error) error {
+	if gw.ErrorCode(err) == gw.CodeInternal {
+		return &gw.Error{Code: gw.CodeInternal, Message: "could not price the request", Err: err}
+	}
+	return err
+}
+
+func (x *Exchange) tryHold(ctx context.Context, plan HoldPlan) error {
+	g, in := x.g, &x.in
+	h := gw.Hold{ID: in.RequestID, AccountID: in.Principal.AccountID, KeyID: in.Principal.KeyID, Amount: plan.Amount, ExpiresAt: g.cfg.Now().Add(g.cfg.HoldTTL)}
+	if err := g.cfg.Store.PlaceHold(ctx, h); err != nil {
+		if gw.ErrorCode(err) == gw.CodeInsufficientBalance {
+			e := gw.AsError(err)
+			e.NoRetry = true
+			return e
+		}
+		return &gw.Error{Code: gw.CodeInternal, Message: "could not reserve the request's cost", Err: err}
+	}
+	x.holdPlaced, x.hold, x.outputBound = true, plan.Amount, plan.OutputBound
+	return nil
+}
+
+// impose sets the vendor request's output limit to n tokens.
+func (x *Exchange) impose(n int64) error {
+	in := &x.in
+	if x.native {
+		b, err := outlimit.Set(x.provider.Shape(), in.Vendor, x.Body, n)
+		if err != nil {
+			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: err}
+		}
+		x.Body = b
+	} else {
+		codec := x.provider.(gw.Codec)
+		v := int(min(n, int64(1<<31-1)))
+		in.Canonical.MaxTokens = &v
+		b, err := codec.EncodeRequest(in.Canonical)
+		if err != nil {
+			return err
+		}
+		x.Body = b
+	}
+	x.ImposedMaxOutput = n
 	return nil
 }
 
@@ -281,9 +396,18 @@ func (x *Exchange) begin(ctx context.Context) error {
 // before the verdict. A flagged request cancels the vendor call and
 // returns request_blocked with an incident id (the incident is stored);
 // Finish must still be called. The returned body belongs to the caller,
-// and ctx's cancellation (the caller going away) aborts it.
+// and ctx's cancellation (the caller going away) aborts a stream; a
+// non-streaming call runs to its end so that it can be billed.
 func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
-	vctx, cancel := context.WithCancel(ctx)
+	parent := ctx
+	if !x.in.Stream {
+		// A non-streaming answer is paid for upstream once the vendor
+		// works on it: the call is not cut when the caller leaves, so
+		// that its usage can be read and billed (the vendor's own
+		// timeouts still bound it, and Finish or a block cancels it).
+		parent = context.WithoutCancel(ctx)
+	}
+	vctx, cancel := context.WithCancel(parent)
 	x.cancel = cancel
 	call := &gw.Call{RequestID: x.in.RequestID, Model: x.in.Model, Stream: x.in.Stream, Body: x.Body, Header: x.in.Header}
 
@@ -388,7 +512,7 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 	if x.g.cfg.Biller == nil {
 		return Quote{}, nil
 	}
-	return x.g.cfg.Biller.Price(x.in.Vendor, x.in.Model, u)
+	return x.g.cfg.Biller.Price(x.in.Vendor, x.in.Model, u, x.in.Received)
 }
 
 // Finish records the request's outcome: on success it settles the hold at
@@ -414,12 +538,33 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	if !o.Success {
 		return 0, x.release(wctx, r)
 	}
+	var clamped bool
+	o.Usage, clamped = ClampUsage(o.Usage, x.outputBound)
+	if clamped || o.Usage.Clamped {
+		clamped = true
+		r.Usage, r.UsageClamped = o.Usage, true
+		r.Note = joinNote(r.Note, NoteUsageClamped)
+	}
 	q, err := x.Quote(o.Usage)
 	if err != nil {
-		// No price (an aggregator answer without its cost): the request
-		// is recorded with no charge and a note, loudly, never silently.
+		// No price (an aggregator answer without its cost, for a model
+		// it lists no price for): the request is recorded with the
+		// quote's charge (none) and a note, loudly, never silently.
 		g.cfg.Logger.Error("price request", "request_id", in.RequestID, "vendor", in.Vendor, "model", in.Model, "err", err)
-		r.Note = joinNote(r.Note, "cost_missing")
+		if q.Note == "" {
+			q.Note = "cost_missing"
+		}
+	}
+	if x.holdPlaced && q.Charge > x.hold {
+		// Whatever slipped past the bounds is capped at what was held:
+		// never an overdraft.
+		g.cfg.Logger.Warn("charge capped at the hold", "request_id", in.RequestID, "vendor", in.Vendor, "model", in.Model, "charge", q.Charge, "hold", x.hold)
+		q.Charge = x.hold
+		if !clamped {
+			r.UsageClamped = true
+			r.Note = joinNote(r.Note, NoteUsageClamped)
+		}
+		q.Note = joinNote(q.Note, "charge capped at the hold")
 	}
 	r.Cost, r.Charge = q.Cost, q.Charge
 	r.Note = joinNote(r.Note, q.Note)
@@ -445,6 +590,25 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 		return 0, fmt.Errorf("settle %s: %w", in.RequestID, err)
 	}
 	return r.Charge, nil
+}
+
+// NoteUsageClamped marks a record whose vendor-reported usage was beyond
+// what the request allowed (output above its limit, a charge above its
+// hold): the usage was clamped and the charge capped. Metrics count it.
+const NoteUsageClamped = "usage_clamped"
+
+// ClampUsage bounds vendor-reported usage by what the request allowed:
+// output (reasoning included) at most outputBound when it is positive,
+// reasoning at most output. It reports whether anything changed.
+func ClampUsage(u gw.Usage, outputBound int64) (gw.Usage, bool) {
+	changed := false
+	if outputBound > 0 && u.OutputTokens > outputBound {
+		u.OutputTokens, changed = outputBound, true
+	}
+	if u.ReasoningTokens > u.OutputTokens {
+		u.ReasoningTokens, changed = u.OutputTokens, true
+	}
+	return u, changed
 }
 
 func (g *Gateway) limitFor(p *gw.Principal) gw.Limit {

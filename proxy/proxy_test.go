@@ -40,10 +40,10 @@ func (f guardFunc) Check(ctx context.Context, shape gw.Shape, body []byte) (prox
 type biller struct{ hold, cost gw.Money }
 
 func (b biller) Known(vendor, model string) bool { return model != "unpriced" }
-func (b biller) HoldAmount(vendor, model string, n int, max int64) (gw.Money, error) {
-	return b.hold, nil
+func (b biller) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
+	return proxy.HoldPlan{Amount: b.hold}, nil
 }
-func (b biller) Price(vendor, model string, u gw.Usage) (proxy.Quote, error) {
+func (b biller) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
 	return proxy.Quote{Cost: b.cost, Charge: gw.Charge(b.cost)}, nil
 }
 

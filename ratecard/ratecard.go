@@ -146,6 +146,14 @@ type Model struct {
 	// ContextWindow is the model's context in tokens, 0 when unknown.
 	MaxOutputTokens int64
 	ContextWindow   int64
+	// OffPeak, when set, is a daily window (UTC) in which the vendor
+	// charges OffPeak.Price instead of Price, by the time the request
+	// started (DeepSeek's off-peak discount).
+	OffPeak *OffPeak
+	// MinOutputTokens is the smallest output limit the gateway sets on
+	// its own for a caller who gave none and whose balance cannot cover
+	// MaxOutputTokens; 0 means the billing default.
+	MinOutputTokens int64
 
 	// Source is where the price was read; Date (YYYY-MM-DD) is the date
 	// of that source. Note says anything derived or assumed.
@@ -191,6 +199,49 @@ func (m *Model) tier(promptTokens int64) int {
 		i++
 	}
 	return i
+}
+
+// OffPeak is a daily discounted window: from Start to End minutes after
+// midnight UTC (End may be past midnight: below Start), Price replaces the
+// model's price.
+type OffPeak struct {
+	Start, End int
+	Price      Price
+	rates      *Rates
+}
+
+// Contains reports whether t (any zone) falls in the window.
+func (o *OffPeak) Contains(t time.Time) bool {
+	if o == nil || t.IsZero() {
+		return false
+	}
+	u := t.UTC()
+	m := u.Hour()*60 + u.Minute()
+	if o.Start <= o.End {
+		return m >= o.Start && m < o.End
+	}
+	return m >= o.Start || m < o.End
+}
+
+// RatesAt is RatesFor at the time a request started: the off-peak rates
+// inside the window.
+func (m *Model) RatesAt(promptTokens int64, at time.Time) (Rates, bool) {
+	if m.OffPeak.Contains(at) {
+		if m.OffPeak.rates != nil {
+			return *m.OffPeak.rates, true
+		}
+		r, err := m.OffPeak.Price.Rates()
+		return r, err == nil
+	}
+	return m.RatesFor(promptTokens)
+}
+
+// PriceAt is PriceFor at the time a request started.
+func (m *Model) PriceAt(promptTokens int64, at time.Time) Price {
+	if m.OffPeak.Contains(at) {
+		return m.OffPeak.Price
+	}
+	return m.PriceFor(promptTokens)
 }
 
 // Name returns "vendor/id", the model as callers write it.
@@ -303,6 +354,13 @@ func (m *Model) precompute() error {
 		rates = append(rates, r)
 	}
 	m.rates = rates
+	if m.OffPeak != nil {
+		r, err := m.OffPeak.Price.Rates()
+		if err != nil {
+			return fmt.Errorf("off_peak: %w", err)
+		}
+		m.OffPeak.rates = &r
+	}
 	return nil
 }
 
@@ -323,6 +381,11 @@ func (c *Card) Models() []Model {
 		m.Aliases = slices.Clone(m.Aliases)
 		m.Tiers = slices.Clone(m.Tiers)
 		m.rates = nil // a copy may be edited; its rates are derived afresh
+		if m.OffPeak != nil {
+			op := *m.OffPeak
+			op.rates = nil
+			m.OffPeak = &op
+		}
 		out[i] = m
 	}
 	return out
@@ -369,11 +432,14 @@ func (c *Card) WriteJSON(w io.Writer) error {
 	for i, m := range c.models {
 		fm := fileModel{
 			Vendor: m.Vendor, ID: m.ID, Aliases: m.Aliases, filePrice: toFilePrice(m.Price),
-			MaxOutputTokens: m.MaxOutputTokens, ContextWindow: m.ContextWindow,
+			MaxOutputTokens: m.MaxOutputTokens, ContextWindow: m.ContextWindow, MinOutputTokens: m.MinOutputTokens,
 			Source: m.Source, Date: m.Date, Note: m.Note,
 		}
 		for _, t := range m.Tiers {
 			fm.Tiers = append(fm.Tiers, fileTier{AbovePromptTokens: t.AbovePromptTokens, filePrice: toFilePrice(t.Price)})
+		}
+		if o := m.OffPeak; o != nil {
+			fm.OffPeak = &fileOffPeak{StartUTC: formatClock(o.Start), EndUTC: formatClock(o.End), filePrice: toFilePrice(o.Price)}
 		}
 		f.Models[i] = fm
 	}
@@ -423,13 +489,32 @@ type fileModel struct {
 	ID      string   `json:"id"`
 	Aliases []string `json:"aliases,omitempty"`
 	filePrice
-	Tiers           []fileTier `json:"tiers,omitempty"`
-	MaxOutputTokens int64      `json:"max_output_tokens"`
-	ContextWindow   int64      `json:"context_window,omitempty"`
-	Source          string     `json:"source"`
-	Date            string     `json:"date"`
-	Note            string     `json:"note,omitempty"`
+	Tiers           []fileTier   `json:"tiers,omitempty"`
+	MaxOutputTokens int64        `json:"max_output_tokens"`
+	ContextWindow   int64        `json:"context_window,omitempty"`
+	MinOutputTokens int64        `json:"min_output_tokens,omitempty"`
+	OffPeak         *fileOffPeak `json:"off_peak,omitempty"`
+	Source          string       `json:"source"`
+	Date            string       `json:"date"`
+	Note            string       `json:"note,omitempty"`
 }
+
+// fileOffPeak is an off-peak window: "HH:MM" UTC times and its prices.
+type fileOffPeak struct {
+	StartUTC string `json:"start_utc"`
+	EndUTC   string `json:"end_utc"`
+	filePrice
+}
+
+func parseClock(s string) (int, error) {
+	t, err := time.Parse("15:04", s)
+	if err != nil {
+		return 0, fmt.Errorf("want HH:MM, got %q", s)
+	}
+	return t.Hour()*60 + t.Minute(), nil
+}
+
+func formatClock(m int) string { return fmt.Sprintf("%02d:%02d", m/60, m%60) }
 
 func toFilePrice(p Price) filePrice {
 	f := func(x *big.Rat) *string {
@@ -460,12 +545,28 @@ func (fm fileModel) model() (Model, error) {
 	}
 	m := Model{
 		Vendor: fm.Vendor, ID: fm.ID, Aliases: fm.Aliases,
-		MaxOutputTokens: fm.MaxOutputTokens, ContextWindow: fm.ContextWindow,
+		MaxOutputTokens: fm.MaxOutputTokens, ContextWindow: fm.ContextWindow, MinOutputTokens: fm.MinOutputTokens,
 		Source: fm.Source, Date: fm.Date, Note: fm.Note,
 	}
 	var err error
 	if m.Price, err = fm.price(); err != nil {
 		return Model{}, err
+	}
+	if o := fm.OffPeak; o != nil {
+		op := &OffPeak{}
+		if op.Start, err = parseClock(o.StartUTC); err != nil {
+			return Model{}, fmt.Errorf("off_peak start_utc: %w", err)
+		}
+		if op.End, err = parseClock(o.EndUTC); err != nil {
+			return Model{}, fmt.Errorf("off_peak end_utc: %w", err)
+		}
+		if op.Start == op.End {
+			return Model{}, errors.New("off_peak: empty window")
+		}
+		if op.Price, err = o.price(); err != nil {
+			return Model{}, fmt.Errorf("off_peak: %w", err)
+		}
+		m.OffPeak = op
 	}
 	for i, ft := range fm.Tiers {
 		if ft.AbovePromptTokens <= 0 {
@@ -482,6 +583,9 @@ func (fm fileModel) model() (Model, error) {
 	}
 	if m.MaxOutputTokens <= 0 {
 		return Model{}, errors.New("max_output_tokens must be positive")
+	}
+	if m.MinOutputTokens < 0 || m.MinOutputTokens > m.MaxOutputTokens {
+		return Model{}, errors.New("min_output_tokens must be between 0 and max_output_tokens")
 	}
 	if m.ContextWindow < 0 {
 		return Model{}, errors.New("context_window must not be negative")

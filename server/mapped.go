@@ -61,7 +61,12 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 	}
 	u, note := resp.Usage, ""
 	if !u.Reported {
-		u, note = estimateUsage(in, 0), "usage_missing"
+		u, note = estimateUsage(in, responseTextBytes(resp)), "usage_missing"
+	}
+	if r.Context().Err() != nil {
+		// The caller left while the vendor answered: billed for what
+		// the vendor reported, recorded as abandoned.
+		note = joinNote("abandoned", note)
 	}
 	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note})
 	if err != nil {
@@ -84,12 +89,13 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 	defer es.Close()
 	in := x.Inbound()
 	ctx := r.Context()
-	fw := startStream(w, nil)
+	fw := s.startStream(w, nil)
 	ttfb := s.cfg.Now().Sub(in.Received)
 	enc := s.newEncoder(fw, in)
 	var (
 		usage      gw.Usage
 		events     int64
+		text       int64
 		finished   bool
 		streamErr  *gw.Error
 		clientGone bool
@@ -110,31 +116,36 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 			}
 			ev = gw.Event{Type: gw.EventError, Err: streamBreak(in.Vendor, err)}
 		}
+		if ev.Type == gw.EventError && ctx.Err() != nil {
+			// The caller went away and the cancelled read surfaced as
+			// the decoder's error event: an abandoned stream, not a
+			// vendor failure. Keep the usage it carries.
+			mergeEventUsage(&usage, ev)
+			clientGone = true
+			break
+		}
 		switch ev.Type {
 		case gw.EventStart:
-			if ev.Usage != nil {
-				usage.Merge(*ev.Usage)
-			}
+			mergeEventUsage(&usage, ev)
 			if ev.Usage == nil || ev.Usage.PromptTokens() == 0 {
 				// Clients read the prompt size from the first event;
 				// where the vendor tells it only at the end, send an
 				// estimate rather than a zero.
-				est := estimateUsage(in, 0)
-				ev.Usage = &gw.Usage{InputTokens: est.InputTokens}
+				ev.Usage = &gw.Usage{InputTokens: promptEstimate(in)}
 			}
 		case gw.EventDelta:
 			events++
+			text += int64(len(ev.Text))
 		case gw.EventFinish:
 			finished = true
-			if ev.Usage != nil {
-				usage.Merge(*ev.Usage)
-			}
+			mergeEventUsage(&usage, ev)
 			if answer != nil {
 				// Kept before the client sees the end of the
 				// answer, so that its next turn finds it.
 				s.keepAnswer(ctx, in, turn, answer.content)
 			}
 		case gw.EventError:
+			mergeEventUsage(&usage, ev)
 			streamErr = ev.Err
 			if streamErr == nil {
 				streamErr = &gw.Error{Code: gw.CodeUpstream, Message: in.Vendor + ": the vendor's stream failed"}
@@ -158,6 +169,7 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 		callerLeft: clientGone || ctx.Err() != nil,
 		usage:      usage,
 		events:     events,
+		textBytes:  text,
 	})
 	o.TTFB = ttfb
 	if broke != nil {
@@ -165,4 +177,23 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())
+}
+
+// mergeEventUsage takes the usage an event carries: each is the vendor's
+// whole report so far (see gw.Usage.Merge), so the latest replaces the
+// earlier one, zeros included.
+func mergeEventUsage(usage *gw.Usage, ev gw.Event) {
+	if ev.Usage != nil {
+		usage.Merge(*ev.Usage)
+	}
+}
+
+// responseTextBytes is relayedTextBytes for a decoded answer: the UTF-8
+// bytes of its text, reasoning text and tool-call arguments.
+func responseTextBytes(resp *gw.Response) int64 {
+	var n int64
+	for _, p := range resp.Content {
+		n += int64(len(p.Text) + len(p.Arguments))
+	}
+	return n
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/proxy"
@@ -43,12 +44,19 @@ func newMeter(shape gw.Shape, vendor string, hideUsage bool) meter {
 }
 
 // flushWriter flushes after every write, so each event leaves at once.
+// With a timeout, each write must reach the caller's connection within
+// it: a caller that stops reading is bounded by this deadline (and then
+// counted as gone), never by the vendor's idle timer.
 type flushWriter struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
 }
 
 func (f flushWriter) Write(p []byte) (int, error) {
+	if f.timeout > 0 {
+		_ = f.rc.SetWriteDeadline(time.Now().Add(f.timeout))
+	}
 	n, err := f.w.Write(p)
 	if err != nil {
 		return n, err
@@ -87,7 +95,14 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 	}
 	note := ""
 	if !u.Reported {
-		u, note = estimateUsage(in, 0), "usage_missing"
+		u, note = estimateUsage(in, relayedTextBytes(body)), "usage_missing"
+	}
+	// The vendor answered: the request is billed even if the caller has
+	// gone, since the answer was paid for upstream.
+	if r.Context().Err() != nil {
+		// The caller left while the vendor answered: billed for what
+		// the vendor reported, recorded as abandoned.
+		note = joinNote("abandoned", note)
 	}
 	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note})
 	if err != nil {
@@ -124,7 +139,7 @@ func (s *Server) upstreamBroke(w http.ResponseWriter, ctx context.Context, x *pr
 }
 
 // startStream sends the stream's headers, declaring the charge trailer.
-func startStream(w http.ResponseWriter, up *gw.Upstream) flushWriter {
+func (s *Server) startStream(w http.ResponseWriter, up *gw.Upstream) flushWriter {
 	h := w.Header()
 	if up != nil {
 		h.Set("Content-Type", contentType(up, "text/event-stream"))
@@ -134,7 +149,7 @@ func startStream(w http.ResponseWriter, up *gw.Upstream) flushWriter {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Trailer", HeaderCharge)
 	w.WriteHeader(http.StatusOK)
-	fw := flushWriter{w: w, rc: http.NewResponseController(w)}
+	fw := flushWriter{w: w, rc: http.NewResponseController(w), timeout: s.cfg.StreamWriteTimeout}
 	_ = fw.rc.Flush()
 	return fw
 }
@@ -147,7 +162,7 @@ func startStream(w http.ResponseWriter, up *gw.Upstream) flushWriter {
 func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream) {
 	in := x.Inbound()
 	ctx := r.Context()
-	fw := startStream(w, up)
+	fw := s.startStream(w, up)
 	ttfb := s.cfg.Now().Sub(in.Received)
 	m := newMeter(in.Endpoint, in.Vendor, x.HideUsage)
 	rd := sse.NewReader(up.Body)
@@ -155,7 +170,7 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	if n, ok := x.Provider().(gw.Normalizer); ok {
 		fix = n.NormalizeStream()
 	}
-	var events int64
+	var events, text int64
 	clientGone := false
 	collect := s.relayCollector(in)
 	for rd.Next() {
@@ -182,6 +197,7 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 				}
 			}
 			events++
+			text += relayedTextBytes(ev.Data)
 			if x.HideUsage {
 				raw = stripUsageNull(raw)
 			}
@@ -199,6 +215,7 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		callerLeft: clientGone || ctx.Err() != nil,
 		usage:      m.Usage(),
 		events:     events,
+		textBytes:  text,
 	})
 	o.TTFB = ttfb
 	switch {
@@ -227,6 +244,7 @@ type streamEnd struct {
 	callerLeft bool      // the caller went away
 	usage      gw.Usage  // as reported so far
 	events     int64     // content events relayed
+	textBytes  int64     // UTF-8 bytes of the text relayed
 }
 
 // streamOutcome decides how a stream that began with 200 is recorded:
@@ -240,7 +258,10 @@ func streamOutcome(in *proxy.Inbound, end streamEnd) (o proxy.Outcome, broke *gw
 	o.Status = http.StatusOK
 	switch {
 	case !end.done && end.vendorErr == nil && end.callerLeft:
-		o.Success, o.Usage, o.Note = true, abandonedUsage(in, end.usage, end.events), "abandoned"
+		o.Success, o.Usage, o.Note = true, abandonedUsage(in, end.usage, end.events, end.textBytes), "abandoned"
+		if !end.usage.Reported {
+			o.Note = "abandoned; usage_missing"
+		}
 	case end.vendorErr != nil:
 		o.Err = end.vendorErr
 	case !end.done:
@@ -249,7 +270,7 @@ func streamOutcome(in *proxy.Inbound, end streamEnd) (o proxy.Outcome, broke *gw
 	default:
 		o.Success, o.Usage = true, end.usage
 		if !end.usage.Reported {
-			o.Usage, o.Note = estimateUsage(in, end.events), "usage_missing"
+			o.Usage, o.Note = estimateUsage(in, end.textBytes), "usage_missing"
 		}
 	}
 	return o, broke
@@ -296,21 +317,27 @@ func writeStreamError(w io.Writer, shape gw.Shape, rid string, e *gw.Error) {
 	_, _ = w.Write(buf)
 }
 
-// estimateUsage counts a request whose vendor reported no usage: the
-// prompt at four bytes a token, and one output token per relayed content
-// event.
-func estimateUsage(in *proxy.Inbound, events int64) gw.Usage {
-	return gw.Usage{InputTokens: int64(len(in.Body)+3) / 4, OutputTokens: events}
-}
-
 // abandonedUsage is what an abandoned stream is billed: the vendor's
-// counts so far, with output at least the events relayed.
-func abandonedUsage(in *proxy.Inbound, u gw.Usage, events int64) gw.Usage {
+// counts so far; where it reported none, or only an output count older
+// than the content relayed since (fewer tokens than content events, as
+// Anthropic's message_start), the output is the estimate from the text
+// relayed (see estimateUsage) when that is larger.
+func abandonedUsage(in *proxy.Inbound, u gw.Usage, events, textBytes int64) gw.Usage {
 	if !u.Reported {
-		return estimateUsage(in, events)
+		return estimateUsage(in, textBytes)
 	}
 	if u.OutputTokens < events {
-		u.OutputTokens = events
+		u.OutputTokens = max(u.OutputTokens, textBytes, events)
 	}
 	return u
+}
+
+func joinNote(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }

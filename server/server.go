@@ -37,10 +37,14 @@ import (
 
 // Header names the gateway sets.
 const (
-	HeaderRequestID    = "X-Gateway-Request-Id"
-	HeaderVendor       = "X-Gateway-Vendor"
-	HeaderCharge       = "X-Gateway-Customer-Charge-Cents"
-	HeaderDropped      = "X-Gateway-Dropped-Fields"
+	HeaderRequestID = "X-Gateway-Request-Id"
+	HeaderVendor    = "X-Gateway-Vendor"
+	HeaderCharge    = "X-Gateway-Customer-Charge-Cents"
+	HeaderDropped   = "X-Gateway-Dropped-Fields"
+	// HeaderMaxTokens is set when the caller gave no output limit and the
+	// balance could not cover the model's maximum output: the gateway
+	// sent the vendor this many output tokens as the limit.
+	HeaderMaxTokens    = "X-Gateway-Max-Tokens"
 	headerRateLimit    = "X-Ratelimit-Limit-Requests"
 	headerRateRemain   = "X-Ratelimit-Remaining-Requests"
 	defaultMaxBodySize = 32 << 20
@@ -59,6 +63,10 @@ type Config struct {
 	Dashboard http.Handler
 	// Admin serves the admin API under /admin/; nil: 404.
 	Admin http.Handler
+	// StreamWriteTimeout bounds how long one stream event may wait for
+	// the caller to take it (0: unbounded). A caller that stops reading
+	// for longer is counted as gone: its stream is billed as abandoned.
+	StreamWriteTimeout time.Duration
 	// Ready reports whether the store is reachable, for /readyz.
 	Ready func(ctx context.Context) error
 	// State keeps client state on mapped routes (message threads,
@@ -379,6 +387,9 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	if err != nil {
 		fail(err)
 		return
+	}
+	if x.ImposedMaxOutput > 0 {
+		h.Set(HeaderMaxTokens, strconv.FormatInt(x.ImposedMaxOutput, 10))
 	}
 	if in.Canonical != nil && len(in.Canonical.Dropped) > 0 {
 		h.Set(HeaderDropped, strings.Join(in.Canonical.Dropped, ","))

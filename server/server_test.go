@@ -122,8 +122,14 @@ func TestStreamOutcome(t *testing.T) {
 	}{
 		{"complete", streamEnd{done: true, usage: reported, events: 5}, true, "", "", false, 20},
 		{"complete, caller closed after the end", streamEnd{done: true, callerLeft: true, usage: reported}, true, "", "", false, 20},
-		{"complete without usage", streamEnd{done: true, events: 7}, true, "usage_missing", "", false, 7},
-		{"abandoned mid-way", streamEnd{callerLeft: true, usage: reported, events: 30}, true, "abandoned", "", false, 30},
+		// Without usage the output is the text relayed, one token per
+		// byte (an upper bound), never the event count.
+		{"complete without usage", streamEnd{done: true, events: 7, textBytes: 31}, true, "usage_missing", "", false, 31},
+		// A reported output older than the content relayed since (fewer
+		// tokens than events) gives way to the text estimate.
+		{"abandoned mid-way, stale count", streamEnd{callerLeft: true, usage: reported, events: 30, textBytes: 120}, true, "abandoned", "", false, 120},
+		{"abandoned mid-way, current count", streamEnd{callerLeft: true, usage: reported, events: 12, textBytes: 120}, true, "abandoned", "", false, 20},
+		{"abandoned before any usage", streamEnd{callerLeft: true, events: 3, textBytes: 17}, true, "abandoned; usage_missing", "", false, 17},
 		{"vendor error", streamEnd{vendorErr: vendorErr, callerLeft: true, usage: reported}, false, "", gw.CodeOverloaded, false, 0},
 		{"cut without a word", streamEnd{readErr: errors.New("reset")}, false, "", gw.CodeUpstream, true, 0},
 		{"ended early", streamEnd{}, false, "", gw.CodeUpstream, true, 0},

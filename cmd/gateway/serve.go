@@ -105,7 +105,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	biller := billing.New(card, billing.Options{})
+	orPrices := openRouterPrices(*c, m.Logger)
+	m.closers = append(m.closers, orPrices.Stop)
+	biller := billing.New(card, billing.Options{OpenRouter: orPrices})
 
 	var limiter gw.Limiter
 	if c.RedisURL != "" {
@@ -189,6 +191,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		State:        state,
 		Gateway:      gwy,
 		MaxBodyBytes: c.MaxBodyBytes,
+		// A caller gets as long to take a stream event as the vendor
+		// gets to send one.
+		StreamWriteTimeout: c.HTTP.IdleTimeout,
 		Catalog: catalog.New(card, func(vendor string) bool {
 			a, ok := providers[vendor].(proxy.Availability)
 			return providers[vendor] != nil && (!ok || a.Unavailable() == nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -140,12 +141,16 @@ type billerAdapter struct{ b *billing.Biller }
 
 func (a billerAdapter) Known(vendor, model string) bool { return a.b.Known(vendor, model) }
 
-func (a billerAdapter) HoldAmount(vendor, model string, bodyBytes int, maxOutput int64) (gw.Money, error) {
-	return a.b.HoldAmount(vendor, model, bodyBytes, maxOutput)
+func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
+	p, err := a.b.Hold(billing.HoldRequest{
+		Vendor: r.Vendor, Model: r.Model, BodyBytes: r.BodyBytes, MaxOutput: r.MaxOutput, Choices: r.Choices,
+		Available: r.Available, CallerLimit: r.CallerLimit,
+	})
+	return proxy.HoldPlan{Amount: p.Amount, MaxOutput: p.MaxOutput, OutputBound: p.OutputBound, Imposed: p.Imposed}, err
 }
 
-func (a billerAdapter) Price(vendor, model string, u gw.Usage) (proxy.Quote, error) {
-	q, err := a.b.Price(vendor, model, u)
+func (a billerAdapter) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
+	q, err := a.b.PriceAt(vendor, model, u, start)
 	return proxy.Quote{Cost: q.Cost, Charge: q.Charge, Note: q.Note}, err
 }
 
@@ -183,4 +188,34 @@ func excerpt(segs []guard.Segment) string {
 		return t
 	}
 	return ""
+}
+
+// openRouterRefresh is how often OpenRouter's price list is read again.
+const openRouterRefresh = 6 * time.Hour
+
+// openRouterPrices reads OpenRouter's per-model price list (its models
+// endpoint) now and every openRouterRefresh, for pricing answers that
+// carry no usage.cost and for sizing holds. Without a key or base URL
+// nothing is fetched; a failed fetch keeps the last list (and is logged).
+func openRouterPrices(c Config, logger *slog.Logger) *ratecard.OpenRouterPrices {
+	p := &ratecard.OpenRouterPrices{}
+	vc := c.Vendors[route.OpenRouter]
+	base := vc.BaseURL
+	if base == "" {
+		d, _ := openai.Defaults(route.OpenRouter)
+		base = d.BaseURL
+	}
+	if vc.APIKey == "" || base == "" {
+		return p
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	p.Refresh(context.Background(), openRouterRefresh, func(ctx context.Context) (*ratecard.OpenRouterList, error) {
+		return ratecard.FetchOpenRouter(ctx, client, base, vc.APIKey)
+	}, func(err error) {
+		logger.Warn("openrouter price list not refreshed", "err", err)
+	})
+	if l := p.List(); l != nil {
+		logger.Info("openrouter price list", "models", l.Len(), "fetched", l.Fetched.UTC().Format(time.RFC3339))
+	}
+	return p
 }

@@ -253,5 +253,7 @@ func (s *summary) report(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", s.passed, s.failed, s.skipped)
+	// A package that failed to build or crashed outside a test counts as
+	// a failure too.
+	fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", s.passed, s.failed+s.pkgFailed, s.skipped)
 }

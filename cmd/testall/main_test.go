@@ -44,7 +44,7 @@ func TestSummarize(t *testing.T) {
 		"?   \tc\t[no test files]\n",
 		"SKIP a TestDB: db_test.go:9: GATEWAY_TEST_POSTGRES_URL is not set\n",
 		"opt-in tests not asked for (1):\n  a TestSoak: soak_test.go:20: opt-in: run with -soak=60s\n",
-		"\n1 passed, 1 failed, 1 skipped\n",
+		"\n1 passed, 2 failed, 1 skipped\n", // the failed test and its package
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)

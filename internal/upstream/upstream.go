@@ -245,8 +245,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// idleBody cancels the request when no read completes within the idle
-// timeout, and reports that as upstream_timeout.
+// idleBody cancels the request when a read waits on the vendor for longer
+// than the idle timeout, and reports that as upstream_timeout. The timer
+// runs only while a Read is in progress: time the consumer spends between
+// reads (writing to a slow caller) is the caller's, bounded by the
+// server's write deadline, and never counts as vendor silence.
 type idleBody struct {
 	rc     io.ReadCloser
 	timer  *time.Timer
@@ -266,14 +269,14 @@ func newIdleBody(rc io.ReadCloser, idle time.Duration, cancel context.CancelFunc
 		b.mu.Unlock()
 		cancel()
 	})
+	b.timer.Stop() // armed by each Read
 	return b
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
+	b.timer.Reset(b.idle)
 	n, err := b.rc.Read(p)
-	if err == nil || n > 0 {
-		b.timer.Reset(b.idle)
-	}
+	b.timer.Stop()
 	if err != nil && err != io.EOF {
 		b.mu.Lock()
 		fired := b.fired

@@ -165,3 +165,40 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// Issue 21.3: the idle timer measures the vendor only. A consumer that
+// takes longer than the idle timeout between reads (a slow caller) does
+// not trip it while the vendor keeps sending.
+func TestIdleTimerIgnoresSlowConsumer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(200)
+		for range 8 { // never silent for more than 20ms
+			w.Write([]byte("data: x\n\n"))
+			w.(http.Flusher).Flush()
+			time.Sleep(20 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	c := New("v", Config{FirstByteTimeout: time.Second, IdleTimeout: 60 * time.Millisecond, MaxRetries: -1})
+	resp, err := c.Do(context.Background(), &Request{Method: "POST", URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got []byte
+	buf := make([]byte, 9)
+	for {
+		time.Sleep(120 * time.Millisecond) // longer than the idle timeout
+		n, err := resp.Body.Read(buf)
+		got = append(got, buf[:n]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after %d bytes: %v", len(got), err)
+		}
+	}
+	if len(got) != 72 {
+		t.Fatalf("read %d bytes, want 72", len(got))
+	}
+}

@@ -326,7 +326,14 @@ func (a *assembler) end(stream bool) {
 // at any point).
 func (a *assembler) fail(err *gw.Error) {
 	a.ended = true
-	a.events = append(a.events, gw.Event{Type: gw.EventError, Err: err})
+	ev := gw.Event{Type: gw.EventError, Err: err}
+	if a.usage.Reported {
+		// The latest usageMetadata, so that a stream the caller left
+		// (its read cancelled) is billed for what the vendor reported.
+		u := a.usage
+		ev.Usage = &u
+	}
+	a.events = append(a.events, ev)
 }
 
 // stopReason maps finishReason. A turn that called functions ends with
@@ -374,7 +381,12 @@ func usageOf(m *usageMetadata) gw.Usage {
 	nn := func(v int64) int64 { return max(v, 0) }
 	cached := nn(m.CachedContentTokenCount)
 	thoughts := nn(m.ThoughtsTokenCount)
+	// cachedContentTokenCount is part of promptTokenCount: more is a
+	// vendor error, billed no higher than the prompt.
+	clamped := cached > nn(m.PromptTokenCount)
+	cached = min(cached, nn(m.PromptTokenCount))
 	return gw.Usage{
+		Clamped:         clamped,
 		InputTokens:     max(nn(m.PromptTokenCount)-cached, 0) + nn(m.ToolUsePromptTokenCount),
 		CacheReadTokens: cached,
 		OutputTokens:    nn(m.CandidatesTokenCount) + thoughts,

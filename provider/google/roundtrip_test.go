@@ -183,8 +183,10 @@ func TestUsageGolden(t *testing.T) {
 	if u.OutputTokens != 603 || u.ReasoningTokens != 405 || u.PromptTokens()+u.OutputTokens != 623 {
 		t.Errorf("usage = %+v", u)
 	}
+	// Issue 19.6: cached above the prompt is clamped to the prompt and
+	// flagged (it was billed as 30 cached tokens).
 	u = usageOf(&usageMetadata{PromptTokenCount: 10, CachedContentTokenCount: 30})
-	if u.InputTokens != 0 || u.CacheReadTokens != 30 {
-		t.Errorf("cached above prompt must clamp input at 0: %+v", u)
+	if u.InputTokens != 0 || u.CacheReadTokens != 10 || !u.Clamped {
+		t.Errorf("cached above prompt must clamp to the prompt: %+v", u)
 	}
 }

@@ -130,7 +130,14 @@ func (s *streamDecoder) push(ev gw.Event) { s.queue = append(s.queue, ev) }
 
 // fail ends the stream with an error event.
 func (s *streamDecoder) fail(e *gw.Error) {
-	s.push(gw.Event{Type: gw.EventError, Err: e})
+	ev := gw.Event{Type: gw.EventError, Err: e}
+	if s.usage.Reported {
+		// The usage seen so far, so that a stream the caller left (its
+		// read cancelled) is billed for what the vendor reported.
+		u := s.usage
+		ev.Usage = &u
+	}
+	s.push(ev)
 	s.terminal = true
 }
 

@@ -67,6 +67,13 @@ func (w *wireUsage) normalise() (gw.Usage, error) {
 		cached = hit
 	}
 	cached, written = clamp(cached), clamp(written)
+	if prompt := clamp(prompt); cached+written > prompt {
+		// The cache counts are parts of prompt_tokens: more is a vendor
+		// error, billed no higher than the prompt.
+		cached = min(cached, prompt)
+		written = min(written, prompt-cached)
+		u.Clamped = true
+	}
 	u.CacheReadTokens = cached
 	u.CacheWrite5mTokens = written
 	u.InputTokens = clamp(prompt - cached - written)

@@ -29,9 +29,16 @@ func TestDecodeUsage(t *testing.T) {
 			want: gw.Usage{InputTokens: 36, CacheReadTokens: 64, OutputTokens: 7, Reported: true},
 		},
 		{
-			name: "input never negative when details exceed prompt",
+			// Issue 19.6: cached_tokens above prompt_tokens was billed as
+			// 50 cached tokens; it is clamped to the prompt and flagged.
+			name: "cached above the prompt clamped to it",
 			raw:  `{"prompt_tokens":10,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":50}}`,
-			want: gw.Usage{InputTokens: 0, CacheReadTokens: 50, OutputTokens: 1, Reported: true},
+			want: gw.Usage{InputTokens: 0, CacheReadTokens: 10, OutputTokens: 1, Reported: true, Clamped: true},
+		},
+		{
+			name: "cache writes clamped to what the reads leave",
+			raw:  `{"prompt_tokens":10,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":6,"cache_write_tokens":9}}`,
+			want: gw.Usage{InputTokens: 0, CacheReadTokens: 6, CacheWrite5mTokens: 4, OutputTokens: 1, Reported: true, Clamped: true},
 		},
 		{
 			name: "openrouter cost is exact",

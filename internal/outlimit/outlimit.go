@@ -1,0 +1,165 @@
+// Package outlimit reads and sets the output limit of a vendor request
+// body exactly as the vendor reads it, for sizing the hold on the
+// caller's balance: how many answers the vendor generates (n,
+// candidateCount) and the most tokens each may have (the largest of every
+// output-limit field the vendor honours).
+//
+// Keys are matched case-sensitively, as the vendors do. A limit field
+// that appears twice, or beside a case variant of its name (MAX_TOKENS
+// beside max_tokens), is ambiguous: vendors and JSON libraries disagree
+// on which one wins, so Read refuses it rather than guess low.
+package outlimit
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
+)
+
+// Limits are the output bounds of one request body.
+type Limits struct {
+	// MaxOutput is the largest output-limit field's value per answer, 0
+	// when the body has none.
+	MaxOutput int64
+	// Choices is the number of answers asked for, at least 1.
+	Choices int64
+	// Field is the name of the field MaxOutput came from.
+	Field string
+}
+
+// fields lists, per vendor shape, the output-limit fields and the
+// answer-count field the vendors of that shape honour. For the C shape
+// it is the union over OpenAI and the OpenAI-compatible vendors (some
+// read max_tokens, some max_completion_tokens, some both): the hold
+// takes the largest.
+var fields = map[gw.Shape]struct {
+	limits []string
+	count  string
+	nested string // the object holding them, "" for top level
+}{
+	gw.ShapeC: {limits: []string{"max_tokens", "max_completion_tokens"}, count: "n"},
+	gw.ShapeM: {limits: []string{"max_tokens"}},
+	gw.ShapeG: {limits: []string{"maxOutputTokens", "max_output_tokens"}, count: "candidateCount", nested: "generationConfig"},
+}
+
+// Read returns the limits of body, a request in the vendor shape shape.
+// A body that is not a JSON object, a limit that is not a non-negative
+// integer, and an ambiguous field are *gw.Error invalid_request.
+func Read(shape gw.Shape, body []byte) (Limits, error) {
+	l := Limits{Choices: 1}
+	f, ok := fields[shape]
+	if !ok {
+		return l, nil
+	}
+	obj := body
+	if f.nested != "" {
+		ms, err := members(body)
+		if err != nil {
+			return l, err
+		}
+		obj = nil
+		for _, m := range ms {
+			if m.Key == f.nested {
+				obj = body[m.ValStart:m.ValEnd]
+			}
+		}
+		if obj == nil || string(obj) == "null" {
+			return l, nil
+		}
+	}
+	ms, err := members(obj)
+	if err != nil {
+		return l, err
+	}
+	names := append([]string{f.count}, f.limits...)
+	if shape == gw.ShapeG {
+		names = append(names, "candidate_count")
+	}
+	seen := map[string]string{} // folded name -> exact key seen
+	for _, m := range ms {
+		fk := fold(m.Key)
+		var name string
+		for _, n := range names {
+			if n != "" && fold(n) == fk {
+				name = n
+				if n == m.Key {
+					break
+				}
+			}
+		}
+		if name == "" {
+			continue
+		}
+		if prev, dup := seen[fk]; dup {
+			return l, gw.Errorf(gw.CodeInvalidRequest, "%q and %q both set the same limit; send it once", prev, m.Key)
+		}
+		seen[fk] = m.Key
+		if m.Key != name {
+			return l, gw.Errorf(gw.CodeInvalidRequest, "%q is not a field; the output limit is %q", m.Key, name)
+		}
+		raw := obj[m.ValStart:m.ValEnd]
+		if string(raw) == "null" {
+			continue
+		}
+		v, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || v < 0 {
+			return l, gw.Errorf(gw.CodeInvalidRequest, "%s must be a non-negative integer", m.Key)
+		}
+		if name == f.count || name == "candidate_count" {
+			l.Choices = max(v, 1)
+			continue
+		}
+		if v > l.MaxOutput {
+			l.MaxOutput, l.Field = v, m.Key
+		}
+	}
+	return l, nil
+}
+
+// fold is a key as a lenient parser may read it: case and underscores
+// ignored (Gemini's JSON reads both maxOutputTokens and
+// max_output_tokens).
+func fold(k string) string { return strings.ReplaceAll(strings.ToLower(k), "_", "") }
+
+func members(b []byte) ([]rawjson.Member, error) {
+	ms, err := rawjson.Members(b)
+	if err != nil {
+		return nil, gw.Errorf(gw.CodeInvalidRequest, "request body must be a JSON object")
+	}
+	return ms, nil
+}
+
+// Set returns body with its output limit set to n in the field the
+// vendor reads: max_completion_tokens for OpenAI (its reasoning models
+// refuse max_tokens), max_tokens for the other C vendors and Anthropic.
+// It is for top-level shapes only (C and M); a Gemini body is limited
+// through the canonical request before it is encoded.
+func Set(shape gw.Shape, vendor string, body []byte, n int64) ([]byte, error) {
+	v := []byte(strconv.FormatInt(n, 10))
+	switch shape {
+	case gw.ShapeM:
+		return rawjson.Set(body, "max_tokens", v)
+	case gw.ShapeC:
+		field := "max_tokens"
+		if vendor == "openai" {
+			field = "max_completion_tokens"
+		}
+		out, err := rawjson.Set(body, field, v)
+		if err != nil {
+			return nil, err
+		}
+		// The other limit field, if present, would be larger.
+		for _, other := range fields[gw.ShapeC].limits {
+			if other != field && rawjson.Get(out, other) != nil {
+				if out, err = rawjson.Set(out, other, v); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("outlimit: cannot set a limit on a %s body", shape)
+}
