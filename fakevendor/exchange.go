@@ -64,6 +64,9 @@ func (ex *exchange) serve() {
 		}
 		c.model = rest[:i]
 		switch rest[i+1:] {
+		case "countTokens":
+			ex.countTokens(c)
+			return
 		case "generateContent":
 		case "streamGenerateContent":
 			if ex.r.URL.Query().Get("alt") != "sse" {
@@ -274,6 +277,26 @@ func (ex *exchange) admit() bool {
 // PromptTokens of the body (no directives apply).
 func (ex *exchange) countTokens(c *call) {
 	if !ex.admit() {
+		return
+	}
+	if ex.vendor == "google" {
+		// Gemini's countTokens: contents, or a generateContentRequest
+		// (which may carry systemInstruction); answers totalTokens.
+		var req struct {
+			Contents []json.RawMessage `json:"contents"`
+			GCR      *struct {
+				Contents []json.RawMessage `json:"contents"`
+			} `json:"generateContentRequest"`
+		}
+		if err := json.Unmarshal(c.body, &req); err != nil || (len(req.Contents) == 0 && (req.GCR == nil || len(req.GCR.Contents) == 0)) {
+			ex.writeError(newVendorError(nil, ex.vendor, 400, "contents or generateContentRequest is required", 0))
+			return
+		}
+		ex.w.Header().Set("Content-Type", "application/json")
+		ex.status = http.StatusOK
+		ex.w.WriteHeader(http.StatusOK)
+		_, _ = fmt.Fprintf(ex.w, `{"totalTokens":%d}`, PromptTokens(c.body))
+		ex.complete = true
 		return
 	}
 	var req struct {

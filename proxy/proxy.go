@@ -15,6 +15,8 @@ package proxy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +25,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/id"
+	"github.com/gwlabs/gateway/optimize"
 )
 
 // Verdict is the guard's answer for one request.
@@ -66,6 +69,21 @@ type Authenticator interface {
 // it: Unavailable returns the error Send would, or nil.
 type Availability interface{ Unavailable() error }
 
+// CacheKeyer is implemented by providers whose vendor routes prompt-cache
+// hits by a key (OpenAI, Mistral and Fireworks prompt_cache_key):
+// SetCacheKey returns the prepared body with key set, or unchanged when
+// the caller set its own.
+type CacheKeyer interface {
+	SetCacheKey(body []byte, key string) ([]byte, error)
+}
+
+// CacheKey is the prompt-cache key of an account: a hash, never the
+// account id itself, the same for all of the account's requests.
+func CacheKey(accountID string) string {
+	sum := sha256.Sum256([]byte("gateway prompt cache\x00" + accountID))
+	return "gw-" + hex.EncodeToString(sum[:16])
+}
+
 // Config assembles a Gateway. Store, Auth and Providers are required; a
 // nil Limiter, Biller or Guard turns that policy off.
 type Config struct {
@@ -77,6 +95,9 @@ type Config struct {
 	DefaultLimit gw.Limit
 	Biller       Biller
 	Guard        Guard
+	// Optimizer adds the concise-output directive (package optimize);
+	// nil turns the layer off.
+	Optimizer *optimize.Optimizer
 	// GuardTimeout bounds the wait for a verdict (default 2s). What a
 	// timeout or guard error does is GuardFailClosed: false lets the
 	// request through (the record notes "guard:error"), true blocks it.
@@ -169,12 +190,21 @@ type Exchange struct {
 	Limit gw.LimitDecision
 	// Guard is the verdict's summary for the record.
 	Guard string
+	// Optimized says the optimizer's directive is in Body.
+	Optimized bool
+
+	// optTokens is the directive's token count, set by Call.
+	optTokens int64
 
 	estTokens  int64
 	holdPlaced bool
 	cancel     context.CancelFunc
 	finished   bool
 }
+
+// OptimizeHeader is the x-gateway-optimize response value: "applied;
+// v=N" or "off".
+func (x *Exchange) OptimizeHeader() string { return optimize.HeaderValue(x.Optimized) }
 
 // Native reports whether the vendor speaks the endpoint's shape (the
 // response is relayed byte for byte).
@@ -230,6 +260,17 @@ func (x *Exchange) begin(ctx context.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	if ck, ok := p.(CacheKeyer); ok && in.Principal != nil {
+		if x.Body, err = ck.SetCacheKey(x.Body, CacheKey(in.Principal.AccountID)); err != nil {
+			return err
+		}
+	}
+	if g.cfg.Optimizer.Enabled(in.Principal != nil && in.Principal.OptimizeOff, in.Header.Get(optimize.Header)) {
+		if x.Body, err = optimize.Apply(p.Shape(), x.Body); err != nil {
+			return err
+		}
+		x.Optimized = true
 	}
 
 	x.estTokens = int64(len(in.Body)/4) + in.MaxOutput
@@ -293,6 +334,16 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 		up, err := x.provider.Send(vctx, call)
 		done <- sent{up, err}
 	}()
+	if x.Optimized {
+		// The directive's count (cached after a model's first request)
+		// runs beside the vendor call and is joined before returning.
+		counted := make(chan struct{})
+		go func() {
+			defer close(counted)
+			x.optTokens = x.g.cfg.Optimizer.Tokens(ctx, x.in.Vendor, x.in.Model)
+		}()
+		defer func() { <-counted }()
+	}
 
 	if v, blocked := x.verdict(ctx); blocked {
 		cancel()
@@ -385,7 +436,16 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 	if x.g.cfg.Biller == nil {
 		return Quote{}, nil
 	}
-	return x.g.cfg.Biller.Price(x.in.Vendor, x.in.Model, u)
+	return x.g.cfg.Biller.Price(x.in.Vendor, x.in.Model, x.withOptimizer(u))
+}
+
+// withOptimizer returns u with OptimizerTokens set to the directive's
+// tokens when it was sent (never more than the prompt).
+func (x *Exchange) withOptimizer(u gw.Usage) gw.Usage {
+	if x.Optimized {
+		u.OptimizerTokens = min(x.optTokens, u.PromptTokens())
+	}
+	return u
 }
 
 // Finish records the request's outcome: on success it settles the hold at
@@ -404,6 +464,7 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 
+	o.Usage = x.withOptimizer(o.Usage)
 	r := x.record(o)
 	if g.cfg.Observe != nil {
 		defer g.cfg.Observe(r)
@@ -491,6 +552,9 @@ func (x *Exchange) record(o Outcome) *gw.Record {
 		Guard:     x.Guard,
 		Note:      o.Note,
 		CreatedAt: in.Received,
+	}
+	if x.Optimized {
+		r.OptimizerVersion = optimize.Version
 	}
 	if in.Principal != nil {
 		r.AccountID, r.KeyID = in.Principal.AccountID, in.Principal.KeyID

@@ -26,6 +26,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/id"
+	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
@@ -341,6 +342,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	}
 
 	x, err := gwy.Begin(ctx, in)
+	h.Set(optimize.Header, x.OptimizeHeader())
 	if d := x.Limit; d.RequestsLimit > 0 {
 		h.Set(headerRateLimit, strconv.FormatInt(d.RequestsLimit, 10))
 		h.Set(headerRateRemain, strconv.FormatInt(max(d.RequestsRemaining, 0), 10))

@@ -18,6 +18,7 @@ import (
 	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/guard"
 	"github.com/gwlabs/gateway/metrics"
+	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/ratelimit"
 	"github.com/gwlabs/gateway/redis"
@@ -155,6 +156,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Biller:          pb,
 		Guard:           g,
 		GuardFailClosed: c.GuardFailClosed,
+		Optimizer:       newOptimizer(*c, providers, m.Logger),
 		Logger:          m.Logger,
 	})
 	if err != nil {
@@ -298,4 +300,16 @@ func fakedVendors(c Config) []string {
 		}
 	}
 	return out
+}
+
+// newOptimizer builds the optimization layer: on unless GATEWAY_OPTIMIZE
+// is off, counting the directive with the vendors' count endpoints.
+func newOptimizer(c Config, providers map[string]gw.Provider, logger *slog.Logger) *optimize.Optimizer {
+	counters := map[string]optimize.Counter{}
+	for v, p := range providers {
+		if ct, ok := p.(optimize.Counter); ok {
+			counters[v] = ct
+		}
+	}
+	return optimize.New(optimize.Config{Off: !c.Optimize, Counters: counters, Logger: logger})
 }
