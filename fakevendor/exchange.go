@@ -129,12 +129,24 @@ func (ex *exchange) serve() {
 		ex.writeError(newVendorError(c, ex.vendor, d.status, defaultMessage(d.status), d.retry))
 		return
 	}
+	if ex.srv.replyModel() {
+		modelReply(c)
+	}
 	r := plan(c)
+	if pc := ex.srv.prefixCache(); pc != nil && !d.cache {
+		pc.apply(c, ex.credential(), &r.usage)
+	}
 	if !c.stream {
 		ex.writeBody(c, r)
 		return
 	}
 	ex.writeStream(ctx, c, streamFrames(c, r), streamError(c, r))
+}
+
+// credential is the caller's API key, whichever header carried it.
+func (ex *exchange) credential() string {
+	h := ex.r.Header
+	return h.Get("Authorization") + h.Get("X-Api-Key") + h.Get("X-Goog-Api-Key")
 }
 
 // checkAuth checks the vendor's credentials header.

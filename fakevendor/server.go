@@ -103,6 +103,8 @@ type Server struct {
 	reqs     []entry        // recorded requests, in arrival order
 	fails    map[string]int // fail-first counters by vendor + directive text
 	changed  chan struct{}  // closed and replaced whenever reqs changes
+	prefix   *prefixCache   // nil: prefix caching off (prefixcache.go)
+	replies  bool           // the reply model is on (replies.go)
 }
 
 // NewHandler returns a Server that is not listening: use it as an

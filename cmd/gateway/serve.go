@@ -79,6 +79,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("start fake vendors: %w", err)
 		}
 		m.closers = append(m.closers, m.fake.Close)
+		// Model prompt caching and the optimizer's shorter answers, so
+		// both can be seen without vendor keys.
+		m.fake.EnablePrefixCache(0)
+		m.fake.EnableReplyModel()
 		for _, v := range route.Vendors() {
 			vc := c.Vendors[v]
 			if vc.APIKey == "" {
