@@ -82,6 +82,8 @@ type Key struct {
 	RevokedAt   *time.Time
 	RPM         int64
 	TPM         int64
+	// OptimizeOff turns the optimization layer off for this key.
+	OptimizeOff bool
 }
 
 // Balance is an account's money. Balance = TopUps - Charged, always, to
@@ -125,10 +127,6 @@ type Record struct {
 	Guard     string // guard verdict: "pass", "flagged:<kind>", "off", "error"
 	Note      string // e.g. "usage_missing", dropped fields
 	CreatedAt time.Time
-
-	// OptimizerVersion is the optimization directive's version when it
-	// was sent (its tokens are Usage.OptimizerTokens), 0 when not.
-	OptimizerVersion int
 }
 
 // RecordFilter selects log rows, newest first. Zero fields do not filter.

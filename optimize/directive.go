@@ -20,6 +20,10 @@ const Text = "Answer concisely: no preamble, no restating the question, no closi
 // for one request ("off") and reports what ran.
 const Header = "X-Gateway-Optimize"
 
+// Note returns the note a request's record carries when the directive
+// was sent: "optimizer=vN".
+func Note() string { return fmt.Sprintf("optimizer=v%d", Version) }
+
 // HeaderValue returns the response header value: "applied; v=N" or "off".
 func HeaderValue(applied bool) string {
 	if !applied {

@@ -554,7 +554,9 @@ func (x *Exchange) record(o Outcome) *gw.Record {
 		CreatedAt: in.Received,
 	}
 	if x.Optimized {
-		r.OptimizerVersion = optimize.Version
+		// The directive's version, next to its tokens
+		// (Usage.OptimizerTokens).
+		r.Note = joinNote(r.Note, optimize.Note())
 	}
 	if in.Principal != nil {
 		r.AccountID, r.KeyID = in.Principal.AccountID, in.Principal.KeyID

@@ -42,6 +42,11 @@ func createKey(ctx context.Context, st gw.Store, account string, topUp gw.Money)
 // createKeyWithLimits is createKey with the key's own limits (zero fields:
 // the configured defaults).
 func createKeyWithLimits(ctx context.Context, st gw.Store, account string, topUp gw.Money, lim gw.Limit) (secret string, k *gw.Key, err error) {
+	return createKeyWith(ctx, st, account, topUp, lim, false)
+}
+
+// createKeyWith is createKeyWithLimits with the key's optimization switch.
+func createKeyWith(ctx context.Context, st gw.Store, account string, topUp gw.Money, lim gw.Limit, optimizeOff bool) (secret string, k *gw.Key, err error) {
 	acct, err := st.EnsureAccount(ctx, account)
 	if err != nil {
 		return "", nil, err
@@ -55,7 +60,7 @@ func createKeyWithLimits(ctx context.Context, st gw.Store, account string, topUp
 	if err != nil {
 		return "", nil, err
 	}
-	k = &gw.Key{ID: id, AccountID: acct.ID, AccountName: acct.Name, Hint: auth.Hint(secret), CreatedAt: time.Now(), RPM: lim.RPM, TPM: lim.TPM}
+	k = &gw.Key{ID: id, AccountID: acct.ID, AccountName: acct.Name, Hint: auth.Hint(secret), CreatedAt: time.Now(), RPM: lim.RPM, TPM: lim.TPM, OptimizeOff: optimizeOff}
 	if err := st.CreateKey(ctx, k, hash); err != nil {
 		return "", nil, err
 	}
@@ -94,8 +99,12 @@ func keysCmd(ctx context.Context, cfg Config, args []string, w io.Writer) error 
 		balance := fs.String("balance-usd", "0", "top up the account by this many USD")
 		rpm := fs.Int64("rpm", 0, "this key's requests per minute (0: the configured default)")
 		tpm := fs.Int64("tpm", 0, "this key's tokens per minute (0: the configured default)")
+		opt := fs.String("optimize", "on", "the optimization layer for this key's requests: on or off")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
+		}
+		if *opt != "on" && *opt != "off" {
+			return fmt.Errorf("--optimize: want on or off, not %q", *opt)
 		}
 		if *rpm < 0 || *tpm < 0 {
 			return errors.New("--rpm and --tpm must not be negative")
@@ -105,7 +114,7 @@ func keysCmd(ctx context.Context, cfg Config, args []string, w io.Writer) error 
 			return fmt.Errorf("--balance-usd: %q is not a non-negative USD amount", *balance)
 		}
 		return withStore(ctx, cfg, func(st gw.Store) error {
-			secret, k, err := createKeyWithLimits(ctx, st, *account, amount, gw.Limit{RPM: *rpm, TPM: *tpm})
+			secret, k, err := createKeyWith(ctx, st, *account, amount, gw.Limit{RPM: *rpm, TPM: *tpm}, *opt == "off")
 			if err != nil {
 				return err
 			}

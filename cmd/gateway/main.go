@@ -1,7 +1,7 @@
 // Command gateway runs the model gateway and administers its store.
 //
 //	gateway serve [--addr A] [--db D] [--fake-vendors]
-//	gateway keys create [--account NAME] [--balance-usd N] [--rpm N] [--tpm N] [--json]
+//	gateway keys create [--account NAME] [--balance-usd N] [--rpm N] [--tpm N] [--optimize on|off] [--json]
 //	gateway keys list [--json]
 //	gateway keys revoke KEY_ID
 //	gateway balance add --account NAME --usd N
