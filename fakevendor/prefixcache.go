@@ -96,6 +96,7 @@ func (pc *prefixCache) apply(c *call, apiKey string, u *counts) {
 			pc.seen[prefixKey(base, hashes[i])] = now.Add(pc.ttl)
 		}
 	}
+	// Reads are looked up before this request stores anything.
 	read, write, longTTL := -1, -1, false
 	if familyOf(c.vendor) == famMessages {
 		for i, s := range segs {
@@ -110,13 +111,19 @@ func (pc *prefixCache) apply(c *call, apiKey string, u *counts) {
 			if s.tokens >= minCachedPrefix {
 				write, longTTL = i, s.mark == "1h"
 			}
-			store(i)
+		}
+		for i, s := range segs {
+			if s.mark != "" {
+				store(i)
+			}
 		}
 	} else {
 		for i := range segs {
 			if hit(i) {
 				read = i
 			}
+		}
+		for i := range segs {
 			store(i)
 		}
 		if c.vendor == "openrouter" || strings.HasPrefix(c.model, "gpt-6") {
@@ -180,9 +187,11 @@ func segmentsOf(fam family, raw map[string]json.RawMessage) ([]segment, [][32]by
 		}
 		var sys any
 		_ = json.Unmarshal(raw["system"], &sys)
+		// A string is shorthand for one text block: the same prompt.
+		textBlock := func(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
 		switch s := sys.(type) {
 		case string:
-			add(s, "")
+			add(textBlock(s), "")
 		case []any:
 			for _, b := range s {
 				add(stripMark(b))
@@ -192,7 +201,7 @@ func segmentsOf(fam family, raw map[string]json.RawMessage) ([]segment, [][32]by
 			mm, _ := m.(map[string]any)
 			switch ct := mm["content"].(type) {
 			case string:
-				add([]any{mm["role"], ct}, "")
+				add([]any{mm["role"], textBlock(ct)}, "")
 			case []any:
 				for _, b := range ct {
 					v, mark := stripMark(b)
