@@ -10,6 +10,7 @@
 //	gateway incidents list [--json]
 //	gateway incidents show ID
 //	gateway guard eval [--json] [--threshold X] FILE.jsonl
+//	gateway optimize eval --model PREFIX/MODEL [--n N] [--json]
 //
 // Every command takes --db (env GATEWAY_DATABASE_URL) and creates the
 // store when it does not exist yet. Configuration is read from GATEWAY_*
@@ -38,6 +39,7 @@ commands:
   models      print the rate card
   incidents   list and show requests the guard blocked
   guard       evaluate the prompt-extraction guard on labelled data
+  optimize    measure the optimization layer on a vendor (optimize eval)
 `
 
 func main() {
@@ -77,6 +79,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("usage: gateway guard eval [--json] [--threshold X] FILE.jsonl")
 		}
 		return guardEval(args[2:], stdout)
+	case "optimize":
+		return optimizeCmd(ctx, cfg, args[1:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
