@@ -78,7 +78,7 @@ func runConversation(t *testing.T, e *env, r conversationRoute) []*gw.Record {
 
 // TestConversationReadsTheCache: a 10-turn conversation with a 6 KB system
 // prompt and tools, whose caller sets no cache marker or key, on
-// C->anthropic, M->anthropic, C->openai and M->deepseek. With the fake
+// C->anthropic, M->anthropic, C->openai, M->deepseek and C->google. With the fake
 // vendors modelling prefix caches, turns 2-10 read what earlier turns
 // wrote, with the optimizer's directive in every request; and the
 // conversation's charge falls, against the same conversation with no
@@ -92,6 +92,8 @@ func TestConversationReadsTheCache(t *testing.T) {
 	routes := []conversationRoute{
 		{"/v1/chat/completions", "anthropic"}, {"/v1/messages", "anthropic"},
 		{"/v1/chat/completions", "openai"}, {"/v1/messages", "deepseek"},
+		// Implicit caching: the mapped request is byte-stable turn after turn.
+		{"/v1/chat/completions", "google"},
 	}
 	optimized := newEnv(t, withOptimizer)
 	optimized.fake.EnablePrefixCache(0)

@@ -122,7 +122,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{Model: cfg.Vendor + "/" + cfg.Model, DirectiveVersion: optimize.Version, N: cfg.N}
 	rows := map[string]*Row{}
 	var order []string
-	for _, p := range ps {
+	for i, p := range ps {
 		row, ok := rows[p.Category]
 		if !ok {
 			row = &Row{Category: p.Category}
@@ -130,9 +130,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			order = append(order, p.Category)
 		}
 		row.Prompts++
-		for range cfg.N {
+		for run := range cfg.N {
 			row.Runs++
-			for _, with := range []bool{false, true} {
+			// Alternate which goes first, so that neither side always
+			// pays for a cold connection.
+			sides := []bool{false, true}
+			if (i+run)%2 == 1 {
+				sides = []bool{true, false}
+			}
+			for _, with := range sides {
 				side := &row.Without
 				if with {
 					side = &row.With
