@@ -129,8 +129,8 @@ func (ex *exchange) serve() {
 		ex.writeError(newVendorError(c, ex.vendor, d.status, defaultMessage(d.status), d.retry))
 		return
 	}
-	if ex.srv.replyModel() {
-		modelReply(c)
+	if on, directive := ex.srv.replyModel(); on {
+		modelReply(c, directive)
 	}
 	r := plan(c)
 	if pc := ex.srv.prefixCache(); pc != nil && !d.cache {

@@ -3,8 +3,6 @@ package fakevendor
 import (
 	"bytes"
 	"encoding/json"
-
-	"github.com/gwlabs/gateway/optimize"
 )
 
 // The reply model, off unless EnableReplyModel is called: it lets tools
@@ -17,22 +15,24 @@ import (
 //     generationConfig.responseMimeType application/json) gets a JSON
 //     object: a sample of the schema when there is one (as for tool
 //     arguments), else {"answer": the default text};
-//   - otherwise a request carrying the optimizer's directive gets
+//   - otherwise a request whose body contains the directive text given to
+//     EnableReplyModel (the gateway's optimizer directive) gets
 //     ConciseText instead of DefaultText, modelling a shorter answer. The
 //     real saving is what the evaluation measures on a real vendor; this
 //     only makes the difference visible.
 
-// EnableReplyModel turns the reply model on.
-func (s *Server) EnableReplyModel() {
+// EnableReplyModel turns the reply model on; directive is the text whose
+// presence in a request models a shorter answer ("" models none).
+func (s *Server) EnableReplyModel(directive string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.replies = true
+	s.replies, s.directive = true, directive
 }
 
-func (s *Server) replyModel() bool {
+func (s *Server) replyModel() (bool, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.replies
+	return s.replies, s.directive
 }
 
 // ConciseText is the reply to a request carrying the optimizer's
@@ -40,7 +40,7 @@ func (s *Server) replyModel() bool {
 func ConciseText(vendor, model string) string { return "Hello from " + vendor + "." }
 
 // modelReply sets c.reply when the reply model decides the text.
-func modelReply(c *call) {
+func modelReply(c *call, directive string) {
 	if c.dirs.hasText || c.toolResults != nil || c.dirs.tools > 0 {
 		return
 	}
@@ -54,7 +54,7 @@ func modelReply(c *call) {
 		c.hasReply = true
 		return
 	}
-	if bytes.Contains(c.body, []byte(optimize.Text)) {
+	if directive != "" && bytes.Contains(c.body, []byte(directive)) {
 		c.reply, c.hasReply = ConciseText(c.vendor, c.model), true
 	}
 }

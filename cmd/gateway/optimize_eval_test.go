@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gwlabs/gateway/fakevendor"
+	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/optimize/eval"
 )
 
@@ -22,7 +23,7 @@ func TestOptimizeEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fake.Close()
-	fake.EnableReplyModel()
+	fake.EnableReplyModel(optimize.Text)
 	env := fake.Env()
 	cfg, err := envConfig(func(k string) string { return env[k] })
 	if err != nil {

@@ -82,7 +82,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		// Model prompt caching and the optimizer's shorter answers, so
 		// both can be seen without vendor keys.
 		m.fake.EnablePrefixCache(0)
-		m.fake.EnableReplyModel()
+		m.fake.EnableReplyModel(optimize.Text)
 		for _, v := range route.Vendors() {
 			vc := c.Vendors[v]
 			if vc.APIKey == "" {
