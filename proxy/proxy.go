@@ -1,11 +1,16 @@
 // Package proxy runs one request through the gateway's policies, in this
 // order: authenticate (Authenticate), then Begin: route to the vendor,
 // refuse unpriced models, prepare the vendor body (pass-through patch or
-// canonical mapping), count the request against the key's rate limit, and
-// place a hold on the account's balance; then Call: send to the vendor
-// while the guard checks the request, releasing nothing before the
-// guard's verdict; then Finish: price the usage, settle the hold at the
-// exact charge (or release it), and write the request's record.
+// canonical mapping, then the account's prompt-cache key where the vendor
+// takes one, then the optimizer's directive unless it is off globally, for
+// the key or by the request's x-gateway-optimize header), count the
+// request against the key's rate limit, and place a hold on the account's
+// balance; then Call: send to the vendor while the guard checks the
+// request (and the directive's tokens are counted), releasing nothing
+// before the guard's verdict; then Finish: price the usage (the
+// directive's tokens set as Usage.OptimizerTokens, not billed), settle the
+// hold at the exact charge (or release it), and write the request's
+// record.
 //
 // It knows no HTTP server, vendor wire format or database: those arrive as
 // the gw interfaces (Provider, Codec, Store, Limiter) and the small Guard

@@ -158,3 +158,32 @@ func TestConversationReadsTheCache(t *testing.T) {
 		})
 	}
 }
+
+// TestCallerCacheMarkersHonoured: a caller's own cache_control (a Chat
+// Completions content part sent to anthropic/..., or a Messages block) is
+// sent where the caller put it and the adapter adds none of its own.
+func TestCallerCacheMarkersHonoured(t *testing.T) {
+	e := newEnv(t)
+	long := strings.Repeat("Catalogue rule: quote prices in euros. ", 200)
+	const cc = `"cache_control":{"type":"ephemeral"}`
+	for _, tc := range []struct{ path, body string }{
+		{"/v1/chat/completions", `{"model":"anthropic/` + nativeModels["anthropic"] + `","messages":[{"role":"system","content":[{"type":"text","text":` + quote(long) + `,` + cc + `}]},{"role":"user","content":"hi"}]}`},
+		{"/v1/messages", `{"model":"anthropic/` + nativeModels["anthropic"] + `","max_tokens":64,"system":[{"type":"text","text":` + quote(long) + `,` + cc + `}],"messages":[{"role":"user","content":"hi"}]}`},
+	} {
+		resp := e.post(tc.path, e.key, []byte(tc.body), "Anthropic-Version", "2023-06-01")
+		if b := readAll(t, resp.Body); resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", tc.path, resp.StatusCode, b)
+		}
+		sent := string(e.lastRequest().Body)
+		if strings.Count(sent, "cache_control") != 1 || !strings.Contains(sent, quote(long)+`,`+cc) {
+			t.Errorf("%s: upstream body does not carry exactly the caller's marker:\n%.300s", tc.path, sent)
+		}
+	}
+	// Without the caller's marker the adapter adds its own.
+	body := `{"model":"anthropic/` + nativeModels["anthropic"] + `","messages":[{"role":"system","content":` + quote(long) + `},{"role":"user","content":"hi"}]}`
+	resp := e.post("/v1/chat/completions", e.key, []byte(body))
+	readAll(t, resp.Body)
+	if n := strings.Count(string(e.lastRequest().Body), "cache_control"); n != 2 {
+		t.Errorf("adapter markers: %d, want 2 (system block, last user turn)", n)
+	}
+}
