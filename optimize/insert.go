@@ -139,13 +139,11 @@ func applyC(body []byte) ([]byte, error) {
 	}
 	lead, role := 0, "system"
 	for _, e := range els {
-		var msg struct {
-			Role string `json:"role"`
-		}
-		if json.Unmarshal(arr[e.Start:e.End], &msg) != nil || (msg.Role != "system" && msg.Role != "developer") {
+		r := roleOf(arr[e.Start:e.End])
+		if r != "system" && r != "developer" {
 			break
 		}
-		lead, role = lead+1, msg.Role
+		lead, role = lead+1, r
 	}
 	seg := segC(role)
 	switch {
@@ -191,4 +189,20 @@ func applyG(body []byte) ([]byte, error) {
 		return nil, fmt.Errorf("systemInstruction.parts must be an array")
 	}
 	return rawjson.Splice(body, e), nil
+}
+
+// roleOf returns a message's role, decoding only that member (a leading
+// system message may be many kilobytes).
+func roleOf(msg []byte) string {
+	ms, err := rawjson.Members(msg)
+	if err != nil {
+		return ""
+	}
+	m, ok := last(ms, "role")
+	if !ok {
+		return ""
+	}
+	var r string
+	_ = json.Unmarshal(msg[m.ValStart:m.ValEnd], &r)
+	return r
 }
