@@ -140,21 +140,22 @@ func keysCmd(ctx context.Context, cfg Config, args []string, w io.Writer) error 
 					Hint      string     `json:"hint"`
 					CreatedAt time.Time  `json:"created_at"`
 					RevokedAt *time.Time `json:"revoked_at"`
+					Optimize  string     `json:"optimize"`
 				}
 				rows := make([]row, 0, len(keys))
 				for _, k := range keys {
-					rows = append(rows, row{k.ID, k.AccountName, k.Hint, k.CreatedAt, k.RevokedAt})
+					rows = append(rows, row{k.ID, k.AccountName, k.Hint, k.CreatedAt, k.RevokedAt, onOffString(!k.OptimizeOff)})
 				}
 				return printJSON(w, rows)
 			}
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "KEY ID\tACCOUNT\tKEY\tCREATED\tSTATUS")
+			fmt.Fprintln(tw, "KEY ID\tACCOUNT\tKEY\tCREATED\tOPTIMIZE\tSTATUS")
 			for _, k := range keys {
 				status := "active"
 				if k.RevokedAt != nil {
 					status = "revoked " + k.RevokedAt.UTC().Format(time.RFC3339)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.AccountName, k.Hint, k.CreatedAt.UTC().Format(time.RFC3339), status)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.AccountName, k.Hint, k.CreatedAt.UTC().Format(time.RFC3339), onOffString(!k.OptimizeOff), status)
 			}
 			return tw.Flush()
 		})
@@ -329,3 +330,11 @@ func incidentsCmd(ctx context.Context, cfg Config, args []string, w io.Writer) e
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
 
 func guardEval(args []string, w io.Writer) error { return guard.EvalCommand(args, w) }
+
+// onOffString renders a switch as "on" or "off".
+func onOffString(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
+}

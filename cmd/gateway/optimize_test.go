@@ -278,3 +278,36 @@ func TestOptimizerSwitches(t *testing.T) {
 		t.Errorf("configured off: header %q", got)
 	}
 }
+
+// TestKeysCreateOptimizeFlag: "keys create --optimize off" stores the
+// key's switch, "keys list --json" shows it, a bad value is refused.
+func TestKeysCreateOptimizeFlag(t *testing.T) {
+	ctx := context.Background()
+	cfg, _ := envConfig(func(string) string { return "" })
+	cfg.DatabaseURL = t.TempDir() + "/keys.db"
+	var out bytes.Buffer
+	if err := keysCmd(ctx, cfg, []string{"create", "--account", "a", "--optimize", "off", "--json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if err := keysCmd(ctx, cfg, []string{"create", "--account", "b", "--json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if err := keysCmd(ctx, cfg, []string{"create", "--optimize", "maybe"}, &out); err == nil {
+		t.Error("--optimize maybe accepted")
+	}
+	out.Reset()
+	if err := keysCmd(ctx, cfg, []string{"list", "--json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct{ Account, Optimize string }
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.Account] = r.Optimize
+	}
+	if got["a"] != "off" || got["b"] != "on" {
+		t.Errorf("keys list: %v", got)
+	}
+}
