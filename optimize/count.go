@@ -45,9 +45,10 @@ type Optimizer struct {
 	o200k func() int64
 	sf    singleflight.Group
 
-	// mu protects counts.
+	// mu protects counts and failed.
 	mu     sync.Mutex
-	counts map[string]counted // by vendor + "\x00" + model
+	counts map[string]counted   // by vendor, model and directive version
+	failed map[string]time.Time // count calls not retried before then
 }
 
 type counted struct {
@@ -73,6 +74,7 @@ func New(cfg Config) *Optimizer {
 		cfg:    cfg,
 		o200k:  sync.OnceValue(func() int64 { return OpenAITokens() }),
 		counts: make(map[string]counted),
+		failed: make(map[string]time.Time),
 	}
 }
 
@@ -81,6 +83,9 @@ func New(cfg Config) *Optimizer {
 func (o *Optimizer) Enabled(keyOff bool, header string) bool {
 	return o != nil && !o.cfg.Off && !keyOff && !RequestOff(header)
 }
+
+// failureBackoff is how long a failed count is not retried.
+const failureBackoff = time.Minute
 
 // chatFraming is what one chat message adds besides its text in OpenAI's
 // format: 3 tokens per message and 1 for the role.
@@ -113,13 +118,22 @@ func (o *Optimizer) Tokens(ctx context.Context, vendor, model string) int64 {
 	if !ok {
 		return UpperBound()
 	}
-	key := vendor + "\x00" + model
+	key := fmt.Sprintf("%s\x00%s\x00v%d", vendor, model, Version)
 	now := o.cfg.Now()
 	o.mu.Lock()
 	e, ok := o.counts[key]
+	retry := o.failed[key]
 	o.mu.Unlock()
 	if ok && now.Sub(e.at) < o.cfg.TTL {
 		return e.n
+	}
+	if now.Before(retry) {
+		// A recent count failed: no request waits on the endpoint again
+		// until the back-off passes.
+		if ok {
+			return e.n
+		}
+		return UpperBound()
 	}
 	v, err, _ := o.sf.Do(key, func() (any, error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.cfg.Timeout)
@@ -134,6 +148,9 @@ func (o *Optimizer) Tokens(ctx context.Context, vendor, model string) int64 {
 		return n, nil
 	})
 	if err != nil {
+		o.mu.Lock()
+		o.failed[key] = o.cfg.Now().Add(failureBackoff)
+		o.mu.Unlock()
 		o.cfg.Logger.Warn("count optimizer tokens; using the upper bound", "vendor", vendor, "model", model, "err", err)
 		if ok {
 			return e.n // a stale count beats the bound

@@ -130,6 +130,17 @@ func TestTokens(t *testing.T) {
 	if n := o.Tokens(ctx, "anthropic", "claude-new"); n != UpperBound() {
 		t.Errorf("failed count = %d, want the upper bound %d", n, UpperBound())
 	}
+	// A failed count is not retried within the back-off, then it is.
+	before := calls.Load()
+	o.Tokens(ctx, "anthropic", "claude-new")
+	if calls.Load() != before {
+		t.Errorf("count retried within the back-off")
+	}
+	fail = false
+	now = now.Add(2 * failureBackoff)
+	if n := o.Tokens(ctx, "anthropic", "claude-new"); n == UpperBound() || calls.Load() == before {
+		t.Errorf("count not retried after the back-off: %d", n)
+	}
 	if n := o.Tokens(ctx, "deepseek", "deepseek-flash"); n != UpperBound() {
 		t.Errorf("deepseek = %d, want the upper bound", n)
 	}
