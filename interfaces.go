@@ -31,7 +31,8 @@ type Call struct {
 // PassThrough prepares a caller body of the provider's own shape for
 // Send: it rewrites only "model" and, on a stream whose caller did not ask
 // for usage, asks the vendor for it; hideUsage then says the usage-only
-// chunk must be held back from the caller.
+// chunk must be held back from the caller. (The Anthropic adapter also adds
+// prompt-cache breakpoints when the caller set none; see its cache.go.)
 type Provider interface {
 	Name() string
 	Shape() Shape

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/proxy"
+	"github.com/gwlabs/gateway/route"
 )
 
 // conversationRoute is one route of the prompt-caching conversation test.
@@ -185,5 +187,41 @@ func TestCallerCacheMarkersHonoured(t *testing.T) {
 	readAll(t, resp.Body)
 	if n := strings.Count(string(e.lastRequest().Body), "cache_control"); n != 2 {
 		t.Errorf("adapter markers: %d, want 2 (system block, last user turn)", n)
+	}
+}
+
+// TestPromptCacheKeys: OpenAI, Mistral and Fireworks get the account's
+// prompt_cache_key (a hash, not the account id) on both endpoints unless
+// the caller set one; Fireworks also gets it as x-session-affinity; the
+// other vendors get none.
+func TestPromptCacheKeys(t *testing.T) {
+	e := newEnv(t)
+	want := `"prompt_cache_key":"` + proxy.CacheKey(e.acct) + `"`
+	for _, v := range route.Vendors() {
+		if vendorShape(v) != gw.ShapeC {
+			continue
+		}
+		takes := v == "openai" || v == "mistral" || v == "fireworks"
+		model := v + "/" + nativeModels[v]
+		for _, tc := range []struct{ path, body string }{
+			{"/v1/chat/completions", string(chatBody(model, "hi", false, ""))},
+			{"/v1/messages", string(messagesBody(model, "hi", false, ""))},
+		} {
+			resp := e.post(tc.path, e.key, []byte(tc.body))
+			readAll(t, resp.Body)
+			rec := e.lastRequest()
+			if got := strings.Contains(string(rec.Body), want); got != takes || strings.Contains(string(rec.Body), e.acct) {
+				t.Errorf("%s %s: prompt_cache_key set %v, want %v: %s", v, tc.path, got, takes, rec.Body)
+			}
+			if aff := rec.Header.Get("X-Session-Affinity"); (aff == proxy.CacheKey(e.acct)) != (v == "fireworks") {
+				t.Errorf("%s: x-session-affinity %q", v, aff)
+			}
+		}
+	}
+	// The caller's own key is kept.
+	resp := e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], "hi", false, `,"prompt_cache_key":"mine"`))
+	readAll(t, resp.Body)
+	if b := string(e.lastRequest().Body); !strings.Contains(b, `"prompt_cache_key":"mine"`) || strings.Count(b, "prompt_cache_key") != 1 {
+		t.Errorf("caller's key replaced: %s", b)
 	}
 }
