@@ -25,6 +25,8 @@ var allowed = map[string]struct {
 	"billing":    {"pricing is computation over the vocabulary and the card", []string{module, module + "/ratecard"}},
 	"guard":      {"the guard is pure computation", []string{module}},
 	"fakevendor": {"the fakes impersonate vendors independently of the gateway", []string{module}},
+	"optimize": {"the directive is text, byte patching and a token count (the embedded o200k tables); proxy reaches it through an interface",
+		[]string{module, module + "/internal/rawjson", "github.com/tiktoken-go/tokenizer/codec", "golang.org/x/sync/singleflight"}},
 }
 
 // banned lists imports that would couple packages that must stay apart.

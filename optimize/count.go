@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -82,6 +83,30 @@ func New(cfg Config) *Optimizer {
 // not off for the key, and not off by the request's header.
 func (o *Optimizer) Enabled(keyOff bool, header string) bool {
 	return o != nil && !o.cfg.Off && !keyOff && !RequestOff(header)
+}
+
+// Prepare returns body, a request in the vendor's shape, with the
+// directive added (applied true), or unchanged when the layer is off for
+// this request: globally, for the key (keyOff) or by the request's
+// x-gateway-optimize header in h.
+func (o *Optimizer) Prepare(shape gw.Shape, body []byte, keyOff bool, h http.Header) ([]byte, bool, error) {
+	if !o.Enabled(keyOff, h.Get(Header)) {
+		return body, false, nil
+	}
+	out, err := Apply(shape, body)
+	if err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// Describe returns the x-gateway-optimize response value and the record's
+// note for a request the directive was (applied) or was not sent with.
+func (o *Optimizer) Describe(applied bool) (header, note string) {
+	if !applied {
+		return HeaderValue(false), ""
+	}
+	return HeaderValue(true), Note()
 }
 
 // failureBackoff is how long a failed count is not retried.

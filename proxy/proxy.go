@@ -30,7 +30,6 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/id"
-	"github.com/gwlabs/gateway/optimize"
 )
 
 // Verdict is the guard's answer for one request.
@@ -74,6 +73,18 @@ type Authenticator interface {
 // it: Unavailable returns the error Send would, or nil.
 type Availability interface{ Unavailable() error }
 
+// Optimizer is the optimization layer (package optimize). Prepare adds its
+// directive to a prepared vendor body of the given shape, unless the layer
+// is off for this request (globally, for the key, or by the caller's
+// headers), and says whether it did. Tokens counts the directive's prompt
+// tokens for a vendor's model (never less than it adds). Describe gives
+// the x-gateway-optimize response value and the record's note.
+type Optimizer interface {
+	Prepare(shape gw.Shape, body []byte, keyOff bool, h http.Header) (out []byte, applied bool, err error)
+	Tokens(ctx context.Context, vendor, model string) int64
+	Describe(applied bool) (header, note string)
+}
+
 // CacheKeyer is implemented by providers whose vendor routes prompt-cache
 // hits by a key (OpenAI, Mistral and Fireworks prompt_cache_key):
 // SetCacheKey returns the prepared body with key set, or unchanged when
@@ -100,9 +111,9 @@ type Config struct {
 	DefaultLimit gw.Limit
 	Biller       Biller
 	Guard        Guard
-	// Optimizer adds the concise-output directive (package optimize);
-	// nil turns the layer off.
-	Optimizer *optimize.Optimizer
+	// Optimizer adds the concise-output directive; nil turns the layer
+	// off.
+	Optimizer Optimizer
 	// GuardTimeout bounds the wait for a verdict (default 2s). What a
 	// timeout or guard error does is GuardFailClosed: false lets the
 	// request through (the record notes "guard:error"), true blocks it.
@@ -209,7 +220,13 @@ type Exchange struct {
 
 // OptimizeHeader is the x-gateway-optimize response value: "applied;
 // v=N" or "off".
-func (x *Exchange) OptimizeHeader() string { return optimize.HeaderValue(x.Optimized) }
+func (x *Exchange) OptimizeHeader() string {
+	if x.g.cfg.Optimizer == nil {
+		return "off"
+	}
+	h, _ := x.g.cfg.Optimizer.Describe(x.Optimized)
+	return h
+}
 
 // Native reports whether the vendor speaks the endpoint's shape (the
 // response is relayed byte for byte).
@@ -271,11 +288,11 @@ func (x *Exchange) begin(ctx context.Context) error {
 			return err
 		}
 	}
-	if g.cfg.Optimizer.Enabled(in.Principal != nil && in.Principal.OptimizeOff, in.Header.Get(optimize.Header)) {
-		if x.Body, err = optimize.Apply(p.Shape(), x.Body); err != nil {
+	if g.cfg.Optimizer != nil {
+		keyOff := in.Principal != nil && in.Principal.OptimizeOff
+		if x.Body, x.Optimized, err = g.cfg.Optimizer.Prepare(p.Shape(), x.Body, keyOff, in.Header); err != nil {
 			return err
 		}
-		x.Optimized = true
 	}
 
 	x.estTokens = int64(len(in.Body)/4) + in.MaxOutput
@@ -561,7 +578,8 @@ func (x *Exchange) record(o Outcome) *gw.Record {
 	if x.Optimized {
 		// The directive's version, next to its tokens
 		// (Usage.OptimizerTokens).
-		r.Note = joinNote(r.Note, optimize.Note())
+		_, note := x.g.cfg.Optimizer.Describe(true)
+		r.Note = joinNote(r.Note, note)
 	}
 	if in.Principal != nil {
 		r.AccountID, r.KeyID = in.Principal.AccountID, in.Principal.KeyID
