@@ -342,6 +342,19 @@ func (db *DB) RevokeKey(ctx context.Context, id string) error {
 	return nil
 }
 
+// SetKeyOptimize switches the optimization layer off (or back on) for a
+// key's requests. An unknown key is ErrNotFound.
+func (db *DB) SetKeyOptimize(ctx context.Context, id string, off bool) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE api_keys SET optimize_off = $2 WHERE id = $1`, id, off)
+	if err != nil {
+		return fmt.Errorf("set key optimize: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("set key optimize %q: %w", id, gw.ErrNotFound)
+	}
+	return nil
+}
+
 // KeyByHash returns the principal of the live key with this hash. Unknown
 // and revoked keys are ErrNotFound.
 func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, error) {

@@ -389,6 +389,21 @@ func (db *DB) RevokeKey(ctx context.Context, id string) error {
 	return nil
 }
 
+// SetKeyOptimize switches the optimization layer off (or back on) for a
+// key's requests. An unknown key is ErrNotFound.
+func (db *DB) SetKeyOptimize(ctx context.Context, id string, off bool) error {
+	res, err := db.w.ExecContext(ctx, `UPDATE api_keys SET optimize_off = ? WHERE id = ?`, off, id)
+	if err != nil {
+		return fmt.Errorf("set key optimize: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("set key optimize: %w", err)
+	} else if n == 0 {
+		return fmt.Errorf("set key optimize %q: %w", id, gw.ErrNotFound)
+	}
+	return nil
+}
+
 // KeyByHash returns the principal of the live key with this hash. Unknown
 // and revoked keys are ErrNotFound.
 func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, error) {

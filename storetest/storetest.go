@@ -259,6 +259,21 @@ func testKeys(t *testing.T, s gw.Store) {
 	} else if !p.OptimizeOff {
 		t.Errorf("KeyByHash(key_2).OptimizeOff = false, want the key's setting")
 	}
+	// Both stores can switch a key's optimization layer (gateway keys
+	// update --optimize).
+	if ks, ok := s.(interface {
+		SetKeyOptimize(ctx context.Context, id string, off bool) error
+	}); !ok {
+		t.Error("store cannot switch a key's optimization layer")
+	} else {
+		if err := ks.SetKeyOptimize(ctx, "key_2", false); err != nil {
+			t.Fatalf("SetKeyOptimize: %v", err)
+		}
+		if p, err := s.KeyByHash(ctx, hash("secret2")); err != nil || p.OptimizeOff {
+			t.Errorf("after SetKeyOptimize(on): %+v, %v", p, err)
+		}
+		wantNotFound(t, "SetKeyOptimize(unknown)", ks.SetKeyOptimize(ctx, "key_none", true))
+	}
 	keys, err = s.Keys(ctx)
 	if err != nil {
 		t.Fatalf("Keys: %v", err)

@@ -88,7 +88,7 @@ func demoKey(ctx context.Context, st gw.Store, w io.Writer) error {
 
 func keysCmd(ctx context.Context, cfg Config, args []string, w io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: gateway keys create|list|revoke")
+		return errors.New("usage: gateway keys create|list|update|revoke")
 	}
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	dbFlag(fs, &cfg)
@@ -158,6 +158,38 @@ func keysCmd(ctx context.Context, cfg Config, args []string, w io.Writer) error 
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.AccountName, k.Hint, k.CreatedAt.UTC().Format(time.RFC3339), onOffString(!k.OptimizeOff), status)
 			}
 			return tw.Flush()
+		})
+	case "update":
+		opt := fs.String("optimize", "", "the optimization layer for this key's requests: on or off")
+		// The key id may come before the flags or after them.
+		id, rest := "", args[1:]
+		if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+			id, rest = rest[0], rest[1:]
+		}
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		if id == "" && fs.NArg() == 1 {
+			id = fs.Arg(0)
+		} else if fs.NArg() != 0 {
+			id = ""
+		}
+		if id == "" || (*opt != "on" && *opt != "off") {
+			return errors.New("usage: gateway keys update KEY_ID --optimize on|off")
+		}
+		return withStore(ctx, cfg, func(st gw.Store) error {
+			ks, ok := st.(keyOptimizeSetter)
+			if !ok {
+				return errors.New("this store cannot update keys")
+			}
+			if err := ks.SetKeyOptimize(ctx, id, *opt == "off"); err != nil {
+				if errors.Is(err, gw.ErrNotFound) {
+					return fmt.Errorf("no key %s", id)
+				}
+				return err
+			}
+			fmt.Fprintf(w, "key %s: optimize %s\n", id, *opt)
+			return nil
 		})
 	case "revoke":
 		if err := fs.Parse(args[1:]); err != nil {
@@ -337,4 +369,10 @@ func onOffString(on bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// keyOptimizeSetter is what both stores offer beyond gw.Store for
+// "gateway keys update --optimize".
+type keyOptimizeSetter interface {
+	SetKeyOptimize(ctx context.Context, id string, off bool) error
 }

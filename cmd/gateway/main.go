@@ -3,6 +3,7 @@
 //	gateway serve [--addr A] [--db D] [--fake-vendors]
 //	gateway keys create [--account NAME] [--balance-usd N] [--rpm N] [--tpm N] [--optimize on|off] [--json]
 //	gateway keys list [--json]
+//	gateway keys update KEY_ID --optimize on|off
 //	gateway keys revoke KEY_ID
 //	gateway balance add --account NAME --usd N
 //	gateway balance show --account NAME [--json]
@@ -34,7 +35,7 @@ const usage = `usage: gateway <command> [flags]
 
 commands:
   serve       run the gateway (--fake-vendors: all nine vendors faked in-process)
-  keys        create, list and revoke API keys
+  keys        create, list, update and revoke API keys
   balance     top up and show an account's balance
   models      print the rate card
   incidents   list and show requests the guard blocked

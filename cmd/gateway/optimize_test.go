@@ -310,4 +310,42 @@ func TestKeysCreateOptimizeFlag(t *testing.T) {
 	if got["a"] != "off" || got["b"] != "on" {
 		t.Errorf("keys list: %v", got)
 	}
+
+	// keys update switches it.
+	var id string
+	for _, r := range rowsWithID(t, out.Bytes()) {
+		if r.Account == "a" {
+			id = r.KeyID
+		}
+	}
+	if err := keysCmd(ctx, cfg, []string{"update", id, "--optimize", "on"}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := keysCmd(ctx, cfg, []string{"update", "key_none", "--optimize", "on"}, &bytes.Buffer{}); err == nil {
+		t.Error("update of an unknown key succeeded")
+	}
+	out.Reset()
+	if err := keysCmd(ctx, cfg, []string{"list", "--json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rowsWithID(t, out.Bytes()) {
+		if r.Optimize != "on" {
+			t.Errorf("after update: %+v", r)
+		}
+	}
+}
+
+type keyRow struct {
+	KeyID    string `json:"key_id"`
+	Account  string `json:"account"`
+	Optimize string `json:"optimize"`
+}
+
+func rowsWithID(t *testing.T, b []byte) []keyRow {
+	t.Helper()
+	var rows []keyRow
+	if err := json.Unmarshal(b, &rows); err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
