@@ -10,6 +10,9 @@
 // vendor's error body (errors.go). PassThrough patches only "model" (and
 // the usage stream option) in the caller's bytes. The Codec methods
 // (codec.go) map canonical requests and responses through shape/openai.
+// SetCacheKey (cache.go) adds the account's prompt_cache_key for the
+// vendors that route cache hits by it (OpenAI, Mistral, Fireworks), and
+// Fireworks gets it as x-session-affinity too.
 package openai
 
 import (
