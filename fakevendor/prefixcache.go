@@ -33,6 +33,9 @@ import (
 //
 // Reads and writes never exceed the reported prompt tokens.
 
+// maxPrefixes bounds the remembered prefixes.
+const maxPrefixes = 100_000
+
 // minCachedPrefix is the smallest prefix the fake caches, in tokens.
 const minCachedPrefix = 1024
 
@@ -87,6 +90,17 @@ func (pc *prefixCache) apply(c *call, apiKey string, u *counts) {
 	now := pc.now()
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
+	if len(pc.seen) > maxPrefixes {
+		// Bounded memory: expired entries go first, then everything.
+		for k, exp := range pc.seen {
+			if !now.Before(exp) {
+				delete(pc.seen, k)
+			}
+		}
+		if len(pc.seen) > maxPrefixes {
+			clear(pc.seen)
+		}
+	}
 	hit := func(i int) bool {
 		exp, ok := pc.seen[prefixKey(base, hashes[i])]
 		return ok && now.Before(exp)
