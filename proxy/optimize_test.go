@@ -104,3 +104,25 @@ func TestOptimizerInBeginAndFinish(t *testing.T) {
 		t.Errorf("cache key %q must be a stable hash of the account", k)
 	}
 }
+
+// TestOptimizerRefusedRequest: a request refused after its body was
+// prepared (here by the rate limit) reports the directive off.
+func TestOptimizerRefusedRequest(t *testing.T) {
+	p := &provider{send: func(ctx context.Context, c *gw.Call) (*gw.Upstream, error) { return okUpstream(), nil }}
+	f := newFixture(t, p, nil, limiter{allowed: false}, gw.USD)
+	gwy, err := proxy.New(proxy.Config{Store: f.store, Auth: &auth.Authenticator{Keys: f.store}, Providers: map[string]gw.Provider{"openai": p},
+		Limiter: limiter{allowed: false}, Optimizer: optimize.New(optimize.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := f.inbound("req_refused")
+	in.Body = []byte(`{"model":"openai/m","messages":[{"role":"user","content":"hi"}]}`)
+	x, err := gwy.Begin(context.Background(), in)
+	if gw.ErrorCode(err) != gw.CodeRateLimited || x.Optimized || x.OptimizeHeader() != "off" {
+		t.Fatalf("err %v, optimized %v, header %q", err, x.Optimized, x.OptimizeHeader())
+	}
+	r, err := f.store.Record(context.Background(), "req_refused")
+	if err != nil || strings.Contains(r.Note, "optimizer") {
+		t.Errorf("record %+v, %v", r, err)
+	}
+}

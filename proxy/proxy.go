@@ -246,6 +246,8 @@ func (x *Exchange) Inbound() *Inbound { return &x.in }
 func (g *Gateway) Begin(ctx context.Context, in Inbound) (*Exchange, error) {
 	x := &Exchange{g: g, in: in, Guard: "off"}
 	if err := x.begin(ctx); err != nil {
+		// Refused: the directive never reaches the vendor.
+		x.Optimized = false
 		x.finishErr(ctx, err)
 		return x, err
 	}
