@@ -26,6 +26,8 @@ var allowed = map[string]struct {
 	"guard":      {"the guard is pure computation", []string{module}},
 	"convstate":  {"client state is kept through a small store interface: no HTTP, vendor or database", []string{module, module + "/internal/rawjson"}},
 	"fakevendor": {"the fakes impersonate vendors independently of the gateway", []string{module}},
+	"optimize": {"the directive is text, byte patching and a token count (the embedded o200k tables); proxy reaches it through an interface",
+		[]string{module, module + "/internal/rawjson", "github.com/tiktoken-go/tokenizer/codec", "golang.org/x/sync/singleflight"}},
 }
 
 // banned lists imports that would couple packages that must stay apart.

@@ -31,7 +31,8 @@ type Call struct {
 // PassThrough prepares a caller body of the provider's own shape for
 // Send: it rewrites only "model" and, on a stream whose caller did not ask
 // for usage, asks the vendor for it; hideUsage then says the usage-only
-// chunk must be held back from the caller.
+// chunk must be held back from the caller. (The Anthropic adapter also adds
+// prompt-cache breakpoints when the caller set none; see its cache.go.)
 type Provider interface {
 	Name() string
 	Shape() Shape
@@ -73,6 +74,8 @@ type Principal struct {
 	AccountName string
 	RPM         int64
 	TPM         int64
+	// OptimizeOff turns the optimization layer off for this key.
+	OptimizeOff bool
 }
 
 // Account holds a prepaid balance and owns keys.
@@ -98,6 +101,8 @@ type Key struct {
 	RevokedAt   *time.Time
 	RPM         int64
 	TPM         int64
+	// OptimizeOff turns the optimization layer off for this key.
+	OptimizeOff bool
 }
 
 // Balance is an account's money. Balance = TopUps - Charged, always, to

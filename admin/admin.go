@@ -25,6 +25,7 @@ type Service interface {
 	Keys(ctx context.Context) ([]Key, error)
 	RotateKey(ctx context.Context, id string, grace time.Duration) (*CreatedKey, error)
 	RevokeKey(ctx context.Context, id string) (*Key, error)
+	UpdateKey(ctx context.Context, id string, u KeyUpdate) (*Key, error)
 
 	Incidents(ctx context.Context, limit int) ([]Incident, error)
 	Incident(ctx context.Context, id string) (*Incident, error)
@@ -99,6 +100,14 @@ type KeyRequest struct {
 	RPM       int64      `json:"rpm,omitempty"`
 	TPM       int64      `json:"tpm,omitempty"`
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Optimize is the optimization layer for the key's requests: "on"
+	// (default) or "off".
+	Optimize string `json:"optimize,omitempty"`
+}
+
+// KeyUpdate changes a key's settings; empty fields are left as they are.
+type KeyUpdate struct {
+	Optimize string `json:"optimize,omitempty"` // "on" or "off"
 }
 
 // Key is a key as listed: never its secret. Status is "active",
@@ -118,11 +127,15 @@ type Key struct {
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	Requests   int64      `json:"requests"`
 	SpendUSD   string     `json:"spend_usd"`
+	Optimize   string     `json:"optimize"` // "on" or "off"
 }
 
 func toKey(k *gw.Key, u gw.KeyUsage, now time.Time) Key {
 	out := Key{ID: k.ID, AccountID: k.AccountID, Account: k.AccountName, Name: k.Name, Hint: k.Hint, RPM: k.RPM, TPM: k.TPM,
-		CreatedAt: k.CreatedAt, Status: "active", EndsAt: k.RevokedAt, Requests: u.Requests, SpendUSD: u.Spend.USDString()}
+		CreatedAt: k.CreatedAt, Status: "active", EndsAt: k.RevokedAt, Requests: u.Requests, SpendUSD: u.Spend.USDString(), Optimize: "on"}
+	if k.OptimizeOff {
+		out.Optimize = "off"
+	}
 	switch {
 	case !k.Live(now):
 		out.Status = "revoked"

@@ -139,6 +139,10 @@ func (c *Client) RevokeKey(ctx context.Context, id string) (*Key, error) {
 	return call[Key](ctx, c, http.MethodPost, "/admin/v1/keys/"+esc(id)+"/revoke", nil, nil)
 }
 
+func (c *Client) UpdateKey(ctx context.Context, id string, u KeyUpdate) (*Key, error) {
+	return call[Key](ctx, c, http.MethodPatch, "/admin/v1/keys/"+esc(id), nil, u)
+}
+
 func (c *Client) Incidents(ctx context.Context, limit int) ([]Incident, error) {
 	q := url.Values{}
 	if limit > 0 {

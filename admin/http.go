@@ -62,6 +62,7 @@ func NewHandler(svc Service, token string, logger *slog.Logger) (*Handler, error
 	m.HandleFunc("GET /admin/v1/keys", h.keys)
 	m.HandleFunc("POST /admin/v1/keys/{id}/rotate", h.rotate)
 	m.HandleFunc("POST /admin/v1/keys/{id}/revoke", h.revoke)
+	m.HandleFunc("PATCH /admin/v1/keys/{id}", h.updateKey)
 	m.HandleFunc("GET /admin/v1/incidents", h.incidents)
 	m.HandleFunc("GET /admin/v1/incidents/{id}", h.incident)
 	m.HandleFunc("/admin/", func(w http.ResponseWriter, r *http.Request) {
@@ -76,7 +77,7 @@ func Routes() []string {
 	return []string{
 		"POST /admin/v1/accounts", "GET /admin/v1/accounts", "GET /admin/v1/accounts/{account}",
 		"POST /admin/v1/accounts/{account}/topups", "GET /admin/v1/accounts/{account}/ledger",
-		"POST /admin/v1/keys", "GET /admin/v1/keys", "POST /admin/v1/keys/{id}/rotate", "POST /admin/v1/keys/{id}/revoke",
+		"POST /admin/v1/keys", "GET /admin/v1/keys", "POST /admin/v1/keys/{id}/rotate", "POST /admin/v1/keys/{id}/revoke", "PATCH /admin/v1/keys/{id}",
 		"GET /admin/v1/incidents", "GET /admin/v1/incidents/{id}",
 	}
 }
@@ -282,6 +283,16 @@ func (h *Handler) rotate(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) {
 	k, err := h.svc.RevokeKey(r.Context(), r.PathValue("id"))
+	reply(w, http.StatusOK, k, err)
+}
+
+func (h *Handler) updateKey(w http.ResponseWriter, r *http.Request) {
+	var req KeyUpdate
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	k, err := h.svc.UpdateKey(r.Context(), r.PathValue("id"), req)
 	reply(w, http.StatusOK, k, err)
 }
 

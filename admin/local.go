@@ -21,6 +21,7 @@ type Store interface {
 	TopUpRef(ctx context.Context, accountID string, amount gw.Money, reference, note string) (gw.LedgerEntry, bool, error)
 	Ledger(ctx context.Context, accountID string, before int64, limit int) ([]gw.LedgerEntry, error)
 	KeyUsage(ctx context.Context) (map[string]gw.KeyUsage, error)
+	SetKeyOptimize(ctx context.Context, id string, off bool) error
 }
 
 // Limits bound what one call may ask for.
@@ -192,19 +193,36 @@ func (l *Local) CreateKey(ctx context.Context, req KeyRequest) (*CreatedKey, err
 	if req.ExpiresAt != nil && !req.ExpiresAt.After(l.now()) {
 		return nil, invalid("expires_at must be in the future")
 	}
+	off, err := optimizeOff(req.Optimize, false)
+	if err != nil {
+		return nil, err
+	}
 	a, err := l.account(ctx, req.Account)
 	if err != nil {
 		return nil, err
 	}
-	return l.issue(ctx, a, req.Name, gw.Limit{RPM: req.RPM, TPM: req.TPM}, req.ExpiresAt)
+	return l.issue(ctx, a, req.Name, gw.Limit{RPM: req.RPM, TPM: req.TPM}, req.ExpiresAt, off)
 }
 
-func (l *Local) issue(ctx context.Context, a *gw.Account, name string, lim gw.Limit, ends *time.Time) (*CreatedKey, error) {
+// optimizeOff reads an "on"/"off" switch; "" keeps def.
+func optimizeOff(s string, def bool) (bool, error) {
+	switch s {
+	case "":
+		return def, nil
+	case "on":
+		return false, nil
+	case "off":
+		return true, nil
+	}
+	return false, invalid("optimize must be on or off, not %q", s)
+}
+
+func (l *Local) issue(ctx context.Context, a *gw.Account, name string, lim gw.Limit, ends *time.Time, optimizeOff bool) (*CreatedKey, error) {
 	secret, id, hash, err := auth.NewKey()
 	if err != nil {
 		return nil, err
 	}
-	k := &gw.Key{ID: id, AccountID: a.ID, AccountName: a.Name, Name: name, Hint: auth.Hint(secret), CreatedAt: l.now(), RPM: lim.RPM, TPM: lim.TPM, RevokedAt: ends}
+	k := &gw.Key{ID: id, AccountID: a.ID, AccountName: a.Name, Name: name, Hint: auth.Hint(secret), CreatedAt: l.now(), RPM: lim.RPM, TPM: lim.TPM, RevokedAt: ends, OptimizeOff: optimizeOff}
 	if err := l.Store.CreateKey(ctx, k, hash); err != nil {
 		return nil, err
 	}
@@ -259,7 +277,7 @@ func (l *Local) RotateKey(ctx context.Context, id string, grace time.Duration) (
 	if err != nil {
 		return nil, err
 	}
-	created, err := l.issue(ctx, a, old.Name, gw.Limit{RPM: old.RPM, TPM: old.TPM}, old.RevokedAt)
+	created, err := l.issue(ctx, a, old.Name, gw.Limit{RPM: old.RPM, TPM: old.TPM}, old.RevokedAt, old.OptimizeOff)
 	if err != nil {
 		return nil, err
 	}
@@ -290,6 +308,26 @@ func (l *Local) RevokeKey(ctx context.Context, id string) (*Key, error) {
 	k, err := l.key(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	out := toKey(k, gw.KeyUsage{}, l.now())
+	return &out, nil
+}
+
+// UpdateKey changes a key's settings.
+func (l *Local) UpdateKey(ctx context.Context, id string, u KeyUpdate) (*Key, error) {
+	k, err := l.key(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	off, err := optimizeOff(u.Optimize, k.OptimizeOff)
+	if err != nil {
+		return nil, err
+	}
+	if off != k.OptimizeOff {
+		if err := l.Store.SetKeyOptimize(ctx, id, off); err != nil {
+			return nil, err
+		}
+		k.OptimizeOff = off
 	}
 	out := toKey(k, gw.KeyUsage{}, l.now())
 	return &out, nil

@@ -76,14 +76,14 @@ func chatUsage(c *call, r *reply) map[string]any {
 		m["prompt_time"] = 0.001
 		m["completion_time"] = 0.02
 		m["total_time"] = 0.021
-		if c.dirs.cache {
+		if c.dirs.cache || c.cached {
 			m["prompt_tokens_details"] = map[string]any{"cached_tokens": u.cacheRead}
 		}
 		if u.reasoning > 0 {
 			m["completion_tokens_details"] = reasoningDetails()
 		}
 	case "fireworks":
-		if c.dirs.cache {
+		if c.dirs.cache || c.cached {
 			m["prompt_tokens_details"] = map[string]any{"cached_tokens": u.cacheRead}
 		}
 	case "openrouter":

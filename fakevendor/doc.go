@@ -29,7 +29,16 @@
 // OpenRouter also serves GET /openrouter/api/v1/models, its price list
 // (OpenRouterModels; not recorded). Anthropic also serves POST
 // /anthropic/v1/messages/count_tokens, answering
-// {"input_tokens": PromptTokens(body)}. Env returns the GATEWAY_* settings
+// {"input_tokens": PromptTokens(body)}, and Google POST
+// /google/v1beta/models/{model}:countTokens (contents or a
+// generateContentRequest), answering {"totalTokens": PromptTokens(body)}.
+//
+// Two opt-in models make the gateway's own behaviours visible:
+// EnablePrefixCache remembers prompt prefixes per cache key and reports
+// cache reads and writes in each vendor's usage fields (prefixcache.go);
+// EnableReplyModel answers JSON when JSON output is asked for and a
+// shorter reply when the request carries a given directive (replies.go).
+// "gateway serve --fake-vendors" turns both on. Env returns the GATEWAY_* settings
 // (base URL and key of all nine vendors) that point a gateway here.
 //
 // # Request rules enforced

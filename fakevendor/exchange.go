@@ -64,6 +64,9 @@ func (ex *exchange) serve() {
 		}
 		c.model = rest[:i]
 		switch rest[i+1:] {
+		case "countTokens":
+			ex.countTokens(c)
+			return
 		case "generateContent":
 		case "streamGenerateContent":
 			if ex.r.URL.Query().Get("alt") != "sse" {
@@ -134,7 +137,13 @@ func (ex *exchange) serve() {
 		ex.writeError(newVendorError(c, ex.vendor, d.status, defaultMessage(d.status), d.retry))
 		return
 	}
+	if on, directive := ex.srv.replyModel(); on {
+		modelReply(c, directive)
+	}
 	r := plan(c)
+	if pc := ex.srv.prefixCache(); pc != nil && !d.cache {
+		pc.apply(c, ex.credential(), &r.usage)
+	}
 	if thread != nil {
 		ex.srv.threads.save(thread, r)
 	}
@@ -143,6 +152,12 @@ func (ex *exchange) serve() {
 		return
 	}
 	ex.writeStream(ctx, c, streamFrames(c, r), streamError(c, r))
+}
+
+// credential is the caller's API key, whichever header carried it.
+func (ex *exchange) credential() string {
+	h := ex.r.Header
+	return h.Get("Authorization") + h.Get("X-Api-Key") + h.Get("X-Goog-Api-Key")
 }
 
 // checkAuth checks the vendor's credentials header.
@@ -285,6 +300,26 @@ func (ex *exchange) admit() bool {
 // PromptTokens of the body (no directives apply).
 func (ex *exchange) countTokens(c *call) {
 	if !ex.admit() {
+		return
+	}
+	if ex.vendor == "google" {
+		// Gemini's countTokens: contents, or a generateContentRequest
+		// (which may carry systemInstruction); answers totalTokens.
+		var req struct {
+			Contents []json.RawMessage `json:"contents"`
+			GCR      *struct {
+				Contents []json.RawMessage `json:"contents"`
+			} `json:"generateContentRequest"`
+		}
+		if err := json.Unmarshal(c.body, &req); err != nil || (len(req.Contents) == 0 && (req.GCR == nil || len(req.GCR.Contents) == 0)) {
+			ex.writeError(newVendorError(nil, ex.vendor, 400, "contents or generateContentRequest is required", 0))
+			return
+		}
+		ex.w.Header().Set("Content-Type", "application/json")
+		ex.status = http.StatusOK
+		ex.w.WriteHeader(http.StatusOK)
+		_, _ = fmt.Fprintf(ex.w, `{"totalTokens":%d}`, PromptTokens(c.body))
+		ex.complete = true
 		return
 	}
 	var req struct {

@@ -49,6 +49,9 @@ type call struct {
 	tools         []toolDecl
 	stopSequences []string
 	dirs          directives
+	cached        bool   // the prefix cache reported reads or writes
+	reply         string // the reply model's text, when hasReply
+	hasReply      bool
 	seed          [32]byte // hash of vendor, model and body: ids derive from it
 	thinking      bool     // DeepSeek: thinking mode (on unless the request turns it off)
 }
@@ -731,6 +734,8 @@ func plan(c *call) *reply {
 			args := argsFor(t.schema)
 			r.calls = append(r.calls, toolCall{id: toolID(c, i), name: t.name, args: args, pieces: splitN(args, 3)})
 		}
+	case c.hasReply:
+		r.text = c.reply
 	default:
 		r.text = DefaultText(c.vendor, c.model)
 	}

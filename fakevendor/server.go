@@ -98,13 +98,16 @@ type Server struct {
 	threads threads // Anthropic message threads (threads.go)
 
 	// mu protects everything below.
-	mu       sync.Mutex
-	closed   bool
-	handlers sync.WaitGroup // Add only under mu while !closed
-	seq      uint64         // id of the last recorded request
-	reqs     []entry        // recorded requests, in arrival order
-	fails    map[string]int // fail-first counters by vendor + directive text
-	changed  chan struct{}  // closed and replaced whenever reqs changes
+	mu        sync.Mutex
+	closed    bool
+	handlers  sync.WaitGroup // Add only under mu while !closed
+	seq       uint64         // id of the last recorded request
+	reqs      []entry        // recorded requests, in arrival order
+	fails     map[string]int // fail-first counters by vendor + directive text
+	changed   chan struct{}  // closed and replaced whenever reqs changes
+	prefix    *prefixCache   // nil: prefix caching off (prefixcache.go)
+	replies   bool           // the reply model is on (replies.go)
+	directive string         // the text that models a shorter reply
 }
 
 // NewHandler returns a Server that is not listening: use it as an

@@ -1,11 +1,16 @@
 // Package proxy runs one request through the gateway's policies, in this
 // order: authenticate (Authenticate), then Begin: route to the vendor,
 // refuse unpriced models, prepare the vendor body (pass-through patch or
-// canonical mapping), count the request against the key's rate limit, and
-// place a hold on the account's balance; then Call: send to the vendor
-// while the guard checks the request, releasing nothing before the
-// guard's verdict; then Finish: price the usage, settle the hold at the
-// exact charge (or release it), and write the request's record.
+// canonical mapping, then the account's prompt-cache key where the vendor
+// takes one, then the optimizer's directive unless it is off globally, for
+// the key or by the request's x-gateway-optimize header), count the
+// request against the key's rate limit, and place a hold on the account's
+// balance; then Call: send to the vendor while the guard checks the
+// request (and the directive's tokens are counted), releasing nothing
+// before the guard's verdict; then Finish: price the usage (the
+// directive's tokens set as Usage.OptimizerTokens, not billed), settle the
+// hold at the exact charge (or release it), and write the request's
+// record.
 //
 // It knows no HTTP server, vendor wire format or database: those arrive as
 // the gw interfaces (Provider, Codec, Store, Limiter) and the small Guard
@@ -15,6 +20,8 @@ package proxy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -93,6 +100,33 @@ type Authenticator interface {
 // it: Unavailable returns the error Send would, or nil.
 type Availability interface{ Unavailable() error }
 
+// Optimizer is the optimization layer (package optimize). Prepare adds its
+// directive to a prepared vendor body of the given shape, unless the layer
+// is off for this request (globally, for the key, or by the caller's
+// headers), and says whether it did. Tokens counts the directive's prompt
+// tokens for a vendor's model (never less than it adds). Describe gives
+// the x-gateway-optimize response value and the record's note.
+type Optimizer interface {
+	Prepare(shape gw.Shape, body []byte, keyOff bool, h http.Header) (out []byte, applied bool, err error)
+	Tokens(ctx context.Context, vendor, model string) int64
+	Describe(applied bool) (header, note string)
+}
+
+// CacheKeyer is implemented by providers whose vendor routes prompt-cache
+// hits by a key (OpenAI, Mistral and Fireworks prompt_cache_key):
+// SetCacheKey returns the prepared body with key set, or unchanged when
+// the caller set its own.
+type CacheKeyer interface {
+	SetCacheKey(body []byte, key string) ([]byte, error)
+}
+
+// CacheKey is the prompt-cache key of an account: a hash, never the
+// account id itself, the same for all of the account's requests.
+func CacheKey(accountID string) string {
+	sum := sha256.Sum256([]byte("gateway prompt cache\x00" + accountID))
+	return "gw-" + hex.EncodeToString(sum[:16])
+}
+
 // Config assembles a Gateway. Store, Auth and Providers are required; a
 // nil Limiter, Biller or Guard turns that policy off.
 type Config struct {
@@ -104,6 +138,9 @@ type Config struct {
 	DefaultLimit gw.Limit
 	Biller       Biller
 	Guard        Guard
+	// Optimizer adds the concise-output directive; nil turns the layer
+	// off.
+	Optimizer Optimizer
 	// GuardTimeout bounds the wait for a verdict (default 2s). What a
 	// timeout or guard error does is GuardFailClosed: false lets the
 	// request through (the record notes "guard:error"), true blocks it.
@@ -199,6 +236,11 @@ type Exchange struct {
 	Limit gw.LimitDecision
 	// Guard is the verdict's summary for the record.
 	Guard string
+	// Optimized says the optimizer's directive is in Body.
+	Optimized bool
+
+	// optTokens is the directive's token count, set by Call.
+	optTokens int64
 
 	estTokens  int64
 	holdPlaced bool
@@ -213,6 +255,16 @@ type Exchange struct {
 	ImposedMaxOutput int64
 	cancel           context.CancelFunc
 	finished         bool
+}
+
+// OptimizeHeader is the x-gateway-optimize response value: "applied;
+// v=N" or "off".
+func (x *Exchange) OptimizeHeader() string {
+	if x.g.cfg.Optimizer == nil {
+		return "off"
+	}
+	h, _ := x.g.cfg.Optimizer.Describe(x.Optimized)
+	return h
 }
 
 // Native reports whether the vendor speaks the endpoint's shape (the
@@ -233,6 +285,8 @@ func (x *Exchange) Inbound() *Inbound { return &x.in }
 func (g *Gateway) Begin(ctx context.Context, in Inbound) (*Exchange, error) {
 	x := &Exchange{g: g, in: in, Guard: "off"}
 	if err := x.begin(ctx); err != nil {
+		// Refused: the directive never reaches the vendor.
+		x.Optimized = false
 		x.finishErr(ctx, err)
 		return x, err
 	}
@@ -269,6 +323,17 @@ func (x *Exchange) begin(ctx context.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	if ck, ok := p.(CacheKeyer); ok && in.Principal != nil {
+		if x.Body, err = ck.SetCacheKey(x.Body, CacheKey(in.Principal.AccountID)); err != nil {
+			return err
+		}
+	}
+	if g.cfg.Optimizer != nil {
+		keyOff := in.Principal != nil && in.Principal.OptimizeOff
+		if x.Body, x.Optimized, err = g.cfg.Optimizer.Prepare(p.Shape(), x.Body, keyOff, in.Header); err != nil {
+			return err
+		}
 	}
 
 	x.estTokens = int64((len(in.Body)+in.ExtraInputBytes)/4) + in.MaxOutput
@@ -420,6 +485,16 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 		up, err := x.provider.Send(vctx, call)
 		done <- sent{up, err}
 	}()
+	if x.Optimized {
+		// The directive's count (cached after a model's first request)
+		// runs beside the vendor call and is joined before returning.
+		counted := make(chan struct{})
+		go func() {
+			defer close(counted)
+			x.optTokens = x.g.cfg.Optimizer.Tokens(ctx, x.in.Vendor, x.in.Model)
+		}()
+		defer func() { <-counted }()
+	}
 
 	if v, blocked := x.verdict(ctx); blocked {
 		cancel()
@@ -512,7 +587,16 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 	if x.g.cfg.Biller == nil {
 		return Quote{}, nil
 	}
-	return x.g.cfg.Biller.Price(x.in.Vendor, x.in.Model, u, x.in.Received)
+	return x.g.cfg.Biller.Price(x.in.Vendor, x.in.Model, x.withOptimizer(u), x.in.Received)
+}
+
+// withOptimizer returns u with OptimizerTokens set to the directive's
+// tokens when it was sent (never more than the prompt).
+func (x *Exchange) withOptimizer(u gw.Usage) gw.Usage {
+	if x.Optimized {
+		u.OptimizerTokens = min(x.optTokens, u.PromptTokens())
+	}
+	return u
 }
 
 // Finish records the request's outcome: on success it settles the hold at
@@ -531,6 +615,7 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 
+	o.Usage = x.withOptimizer(o.Usage)
 	r := x.record(o)
 	if g.cfg.Observe != nil {
 		defer g.cfg.Observe(r)
@@ -658,6 +743,12 @@ func (x *Exchange) record(o Outcome) *gw.Record {
 		Guard:     x.Guard,
 		Note:      o.Note,
 		CreatedAt: in.Received,
+	}
+	if x.Optimized {
+		// The directive's version, next to its tokens
+		// (Usage.OptimizerTokens).
+		_, note := x.g.cfg.Optimizer.Describe(true)
+		r.Note = joinNote(r.Note, note)
 	}
 	if in.Principal != nil {
 		r.AccountID, r.KeyID = in.Principal.AccountID, in.Principal.KeyID

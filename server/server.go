@@ -29,6 +29,7 @@ import (
 	"github.com/gwlabs/gateway/catalog"
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/internal/id"
+	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
@@ -380,6 +381,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	}
 
 	x, err := gwy.Begin(ctx, in)
+	h.Set(optimize.Header, x.OptimizeHeader())
 	if d := x.Limit; d.RequestsLimit > 0 {
 		h.Set(headerRateLimit, strconv.FormatInt(d.RequestsLimit, 10))
 		h.Set(headerRateRemain, strconv.FormatInt(max(d.RequestsRemaining, 0), 10))

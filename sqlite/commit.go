@@ -159,7 +159,7 @@ func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
 		{w, &ps.insertHold, `INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
 		{w, &ps.insertRecord, `INSERT INTO records (` + recordColumns + `)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		{r, &ps.keyByHash, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at
+		{r, &ps.keyByHash, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at, k.optimize_off
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`},
 	} {
 		st, err := s.db.PrepareContext(ctx, s.q)

@@ -351,9 +351,9 @@ func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
 	if k.RevokedAt != nil {
 		revoked = micros(*k.RevokedAt)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, hash, hint, rpm, tpm, created_at, revoked_at, name)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, k.AccountID, hash[:], k.Hint, k.RPM, k.TPM, micros(k.CreatedAt), revoked, k.Name); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, hash, hint, rpm, tpm, created_at, revoked_at, name, optimize_off)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, k.AccountID, hash[:], k.Hint, k.RPM, k.TPM, micros(k.CreatedAt), revoked, k.Name, k.OptimizeOff); err != nil {
 		return fmt.Errorf("create key: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -364,7 +364,7 @@ func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
 
 // Keys lists every key, revoked ones included, newest first.
 func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at, k.name
+	rows, err := db.r.QueryContext(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at, k.name, k.optimize_off
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id
 		ORDER BY k.created_at DESC, k.id DESC`)
 	if err != nil {
@@ -376,7 +376,7 @@ func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
 		var k gw.Key
 		var created int64
 		var revoked sql.NullInt64
-		if err := rows.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &created, &revoked, &k.Name); err != nil {
+		if err := rows.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &created, &revoked, &k.Name, &k.OptimizeOff); err != nil {
 			return nil, fmt.Errorf("keys: %w", err)
 		}
 		k.CreatedAt = fromMicros(created)
@@ -408,6 +408,21 @@ func (db *DB) RevokeKey(ctx context.Context, id string) error {
 	return nil
 }
 
+// SetKeyOptimize switches the optimization layer off (or back on) for a
+// key's requests. An unknown key is ErrNotFound.
+func (db *DB) SetKeyOptimize(ctx context.Context, id string, off bool) error {
+	res, err := db.w.ExecContext(ctx, `UPDATE api_keys SET optimize_off = ? WHERE id = ?`, off, id)
+	if err != nil {
+		return fmt.Errorf("set key optimize: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("set key optimize: %w", err)
+	} else if n == 0 {
+		return fmt.Errorf("set key optimize %q: %w", id, gw.ErrNotFound)
+	}
+	return nil
+}
+
 // KeyByHash returns the principal of the live key with this hash. Unknown
 // and revoked keys (revoked_at now or past) are ErrNotFound.
 func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, error) {
@@ -415,7 +430,7 @@ func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, erro
 	var stored []byte
 	var revoked sql.NullInt64
 	err := db.ps.keyByHash.QueryRowContext(ctx, hash[:]).
-		Scan(&p.KeyID, &p.AccountID, &p.AccountName, &p.RPM, &p.TPM, &stored, &revoked)
+		Scan(&p.KeyID, &p.AccountID, &p.AccountName, &p.RPM, &p.TPM, &stored, &revoked, &p.OptimizeOff)
 	if err != nil {
 		return nil, fmt.Errorf("key by hash: %w", notFound(err))
 	}

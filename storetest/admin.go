@@ -17,6 +17,7 @@ type AdminStore interface {
 	TopUpRef(ctx context.Context, accountID string, amount gw.Money, reference, note string) (gw.LedgerEntry, bool, error)
 	Ledger(ctx context.Context, accountID string, before int64, limit int) ([]gw.LedgerEntry, error)
 	KeyUsage(ctx context.Context) (map[string]gw.KeyUsage, error)
+	SetKeyOptimize(ctx context.Context, id string, off bool) error
 }
 
 func testAdmin(t *testing.T, s gw.Store) {

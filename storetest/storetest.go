@@ -220,7 +220,7 @@ func testKeys(t *testing.T, s gw.Store) {
 	b := account(t, s, "globex", 0)
 	t0 := time.Now().Add(-time.Hour).Truncate(time.Microsecond).UTC()
 	k1 := &gw.Key{ID: "key_1", AccountID: a.ID, Hint: "gwk_AbCd…", RPM: 60, TPM: 1000, CreatedAt: t0}
-	k2 := &gw.Key{ID: "key_2", AccountID: b.ID, Hint: "gwk_EfGh…", CreatedAt: t0.Add(time.Minute)}
+	k2 := &gw.Key{ID: "key_2", AccountID: b.ID, Hint: "gwk_EfGh…", CreatedAt: t0.Add(time.Minute), OptimizeOff: true}
 	if err := s.CreateKey(ctx, k1, hash("secret1")); err != nil {
 		t.Fatalf("CreateKey(k1): %v", err)
 	}
@@ -244,7 +244,7 @@ func testKeys(t *testing.T, s gw.Store) {
 		t.Fatalf("Keys: %v", err)
 	}
 	wantKeys := []gw.Key{
-		{ID: "key_2", AccountID: b.ID, AccountName: "globex", Hint: "gwk_EfGh…", CreatedAt: t0.Add(time.Minute)},
+		{ID: "key_2", AccountID: b.ID, AccountName: "globex", Hint: "gwk_EfGh…", CreatedAt: t0.Add(time.Minute), OptimizeOff: true},
 		{ID: "key_1", AccountID: a.ID, AccountName: "acme", Hint: "gwk_AbCd…", RPM: 60, TPM: 1000, CreatedAt: t0},
 	}
 	if !reflect.DeepEqual(keys, wantKeys) {
@@ -256,8 +256,25 @@ func testKeys(t *testing.T, s gw.Store) {
 	}
 	_, err = s.KeyByHash(ctx, hash("secret1"))
 	wantNotFound(t, "KeyByHash(revoked)", err)
-	if _, err := s.KeyByHash(ctx, hash("secret2")); err != nil {
+	if p, err := s.KeyByHash(ctx, hash("secret2")); err != nil {
 		t.Errorf("KeyByHash(other key) after revoking key_1: %v", err)
+	} else if !p.OptimizeOff {
+		t.Errorf("KeyByHash(key_2).OptimizeOff = false, want the key's setting")
+	}
+	// Both stores can switch a key's optimization layer (gateway keys
+	// update --optimize).
+	if ks, ok := s.(interface {
+		SetKeyOptimize(ctx context.Context, id string, off bool) error
+	}); !ok {
+		t.Error("store cannot switch a key's optimization layer")
+	} else {
+		if err := ks.SetKeyOptimize(ctx, "key_2", false); err != nil {
+			t.Fatalf("SetKeyOptimize: %v", err)
+		}
+		if p, err := s.KeyByHash(ctx, hash("secret2")); err != nil || p.OptimizeOff {
+			t.Errorf("after SetKeyOptimize(on): %+v, %v", p, err)
+		}
+		wantNotFound(t, "SetKeyOptimize(unknown)", ks.SetKeyOptimize(ctx, "key_none", true))
 	}
 	keys, err = s.Keys(ctx)
 	if err != nil {

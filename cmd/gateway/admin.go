@@ -47,6 +47,11 @@ func createKey(ctx context.Context, st gw.Store, account string, topUp gw.Money)
 // createKeyWithLimits is createKey with the key's own limits (zero fields:
 // the configured defaults).
 func createKeyWithLimits(ctx context.Context, st gw.Store, account string, topUp gw.Money, lim gw.Limit) (secret string, k *gw.Key, err error) {
+	return createKeyWith(ctx, st, account, topUp, lim, false)
+}
+
+// createKeyWith is createKeyWithLimits with the key's optimization switch.
+func createKeyWith(ctx context.Context, st gw.Store, account string, topUp gw.Money, lim gw.Limit, optimizeOff bool) (secret string, k *gw.Key, err error) {
 	acct, err := st.EnsureAccount(ctx, account)
 	if err != nil {
 		return "", nil, err
@@ -60,7 +65,7 @@ func createKeyWithLimits(ctx context.Context, st gw.Store, account string, topUp
 	if err != nil {
 		return "", nil, err
 	}
-	k = &gw.Key{ID: id, AccountID: acct.ID, AccountName: acct.Name, Hint: auth.Hint(secret), CreatedAt: time.Now(), RPM: lim.RPM, TPM: lim.TPM}
+	k = &gw.Key{ID: id, AccountID: acct.ID, AccountName: acct.Name, Hint: auth.Hint(secret), CreatedAt: time.Now(), RPM: lim.RPM, TPM: lim.TPM, OptimizeOff: optimizeOff}
 	if err := st.CreateKey(ctx, k, hash); err != nil {
 		return "", nil, err
 	}
@@ -112,6 +117,7 @@ type keysCmd struct {
 	Create keysCreateCmd `cmd:"" help:"Issue a key (the secret is shown once)."`
 	List   keysListCmd   `cmd:"" help:"List keys, newest first, with their use and spend."`
 	Rotate keysRotateCmd `cmd:"" help:"Issue a new secret for a key; the old one keeps working for a grace period."`
+	Update keysUpdateCmd `cmd:"" help:"Change a key's settings."`
 	Revoke keysRevokeCmd `cmd:"" help:"Revoke a key at once."`
 }
 
@@ -122,6 +128,7 @@ type keysCreateCmd struct {
 	RPM        int64         `name:"rpm" help:"This key's requests per minute (0: the configured default)."`
 	TPM        int64         `name:"tpm" help:"This key's tokens per minute (0: the configured default)."`
 	ExpiresIn  time.Duration `name:"expires-in" help:"End the key after this long (e.g. 720h; 0: never)."`
+	Optimize   string        `enum:"on,off" default:"on" help:"The optimization layer for this key's requests: on or off."`
 	JSON       bool          `name:"json" help:"Print JSON."`
 }
 
@@ -167,7 +174,7 @@ func createKeyVia(ctx context.Context, svc admin.Service, c *keysCreateCmd) (*cr
 			return nil, err
 		}
 	}
-	req := admin.KeyRequest{Account: acct.ID, Name: c.Name, RPM: c.RPM, TPM: c.TPM}
+	req := admin.KeyRequest{Account: acct.ID, Name: c.Name, RPM: c.RPM, TPM: c.TPM, Optimize: c.Optimize}
 	if c.ExpiresIn > 0 {
 		at := time.Now().Add(c.ExpiresIn)
 		req.ExpiresAt = &at
@@ -194,7 +201,7 @@ func (c *keysListCmd) Run(rc *runCtx) error {
 			return printJSON(rc.stdout, nonNil(keys))
 		}
 		tw := tabwriter.NewWriter(rc.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "KEY ID\tNAME\tACCOUNT\tKEY\tRPM\tTPM\tSTATUS\tLAST USED\tREQUESTS\tSPEND")
+		fmt.Fprintln(tw, "KEY ID\tNAME\tACCOUNT\tKEY\tRPM\tTPM\tOPTIMIZE\tSTATUS\tLAST USED\tREQUESTS\tSPEND")
 		for _, k := range keys {
 			status := k.Status
 			if k.EndsAt != nil {
@@ -204,8 +211,8 @@ func (c *keysListCmd) Run(rc *runCtx) error {
 			if k.LastUsedAt != nil {
 				last = k.LastUsedAt.UTC().Format(time.RFC3339)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t$%s\n", k.ID, dash(k.Name), k.Account, k.Hint,
-				limitText(k.RPM), limitText(k.TPM), status, last, k.Requests, k.SpendUSD)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t$%s\n", k.ID, dash(k.Name), k.Account, k.Hint,
+				limitText(k.RPM), limitText(k.TPM), k.Optimize, status, last, k.Requests, k.SpendUSD)
 		}
 		return tw.Flush()
 	})
@@ -250,6 +257,29 @@ func (c *keysRotateCmd) Run(rc *runCtx) error {
 		}
 		fmt.Fprintf(rc.stdout, "key %s replaces %s, which works until %s; new secret (shown once):\n%s\n",
 			k.ID, c.KeyID, k.Replaces.EndsAt.UTC().Format(time.RFC3339), k.Secret)
+		return nil
+	})
+}
+
+type keysUpdateCmd struct {
+	KeyID    string `arg:"" name:"key-id" help:"The key's id (key_...)."`
+	Optimize string `enum:"on,off," default:"" help:"The optimization layer for this key's requests: on or off."`
+	JSON     bool   `name:"json" help:"Print JSON."`
+}
+
+func (c *keysUpdateCmd) Run(rc *runCtx) error {
+	if c.Optimize == "" {
+		return errors.New("nothing to change: give --optimize on|off")
+	}
+	return withService(rc, func(svc admin.Service) error {
+		k, err := svc.UpdateKey(rc.ctx, c.KeyID, admin.KeyUpdate{Optimize: c.Optimize})
+		if err != nil {
+			return err
+		}
+		if c.JSON {
+			return printJSON(rc.stdout, k)
+		}
+		fmt.Fprintf(rc.stdout, "key %s: optimize %s\n", k.ID, k.Optimize)
 		return nil
 	})
 }

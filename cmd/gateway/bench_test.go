@@ -131,6 +131,13 @@ func BenchmarkPassThrough(b *testing.B) {
 			b.Run("gateway", func(b *testing.B) {
 				runBench(b, benchEnv{url: "http://" + m.Addr(), path: "/v1/chat/completions", key: key, body: chatBody("openai/"+model, "Say hello.", stream, extra), hdr: hdr})
 			})
+			// The same with the optimization layer off for the request:
+			// what the directive costs on the request path.
+			b.Run("gateway_optimize_off", func(b *testing.B) {
+				h := hdr.Clone()
+				h.Set("X-Gateway-Optimize", "off")
+				runBench(b, benchEnv{url: "http://" + m.Addr(), path: "/v1/chat/completions", key: key, body: chatBody("openai/"+model, "Say hello.", stream, extra), hdr: h})
+			})
 		})
 	}
 }

@@ -29,6 +29,7 @@ type cli struct {
 	Balance   balanceCmd   `cmd:"" help:"Top up and show an account's balance."`
 	Models    modelsCmd    `cmd:"" help:"Print the rate card (vendor prices)."`
 	Ratecard  ratecardCmd  `cmd:"" help:"Check a rate-card file against the embedded card."`
+	Optimize  optimizeCmd  `cmd:"" help:"Measure the optimization layer on a real vendor."`
 	Incidents incidentsCmd `cmd:"" help:"List and show requests the guard blocked."`
 	Guard     guardCmd     `cmd:"" help:"Evaluate the prompt-extraction guard."`
 	ConfigCmd configCmd    `cmd:"" name:"config" help:"Check the configuration."`

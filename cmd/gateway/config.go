@@ -37,6 +37,8 @@ type Config struct {
 	GuardThreshold  float64 // GATEWAY_GUARD_THRESHOLD: 0 = the model's
 	GuardFailClosed bool    // GATEWAY_GUARD_FAIL: "open" (default) or "closed"
 
+	Optimize bool // GATEWAY_OPTIMIZE: the concise-output directive, on (default) or off
+
 	RateCardFile string // GATEWAY_RATECARD_FILE: override file merged over the embedded card
 	AdminToken   string // GATEWAY_ADMIN_TOKEN: dashboard sign-in for all accounts
 	MetricsAddr  string // GATEWAY_METRICS_ADDR: serve Prometheus /metrics on this address (empty: off)
@@ -66,6 +68,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 		RPM:           600,
 		TPM:           2_000_000,
 		Guard:         true,
+		Optimize:      true,
 		RedisFailOpen: true,
 		LogLevel:      "info",
 		LogFormat:     "text",
@@ -131,6 +134,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 	num("GATEWAY_TPM", &c.TPM)
 	onOff("GATEWAY_REDIS_FAIL", "open", "closed", &c.RedisFailOpen)
 	onOff("GATEWAY_GUARD", "on", "off", &c.Guard)
+	onOff("GATEWAY_OPTIMIZE", "on", "off", &c.Optimize)
 	var failOpen = true
 	onOff("GATEWAY_GUARD_FAIL", "open", "closed", &failOpen)
 	c.GuardFailClosed = !failOpen

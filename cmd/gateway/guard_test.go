@@ -81,7 +81,9 @@ func TestGuardPassesLongSystemPrompt(t *testing.T) {
 		t.Fatalf("benign request blocked: %d %s", resp.StatusCode, got)
 	}
 	rec := e.lastRequest()
-	if !strings.Contains(string(rec.Body), `"system":`+quote(system)) {
+	// The string may arrive as the text of one block carrying the
+	// adapter's cache breakpoint; its bytes are the caller's.
+	if !strings.Contains(string(rec.Body), quote(system)) {
 		t.Error("the system prompt did not reach the vendor unchanged")
 	}
 	r, err := e.m.Store().Record(context.Background(), resp.Header.Get("X-Gateway-Request-Id"))

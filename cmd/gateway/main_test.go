@@ -80,6 +80,10 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	for _, v := range route.Vendors() {
 		cfg.Vendors[v] = VendorConfig{BaseURL: fake.BaseURL(v), APIKey: fake.APIKey(v)}
 	}
+	// The optimization layer (on by default in the product) is off here
+	// so that tests of other behaviours see the caller's bodies; its own
+	// tests turn it on with withOptimizer.
+	cfg.Optimize = false
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -241,6 +245,13 @@ func TestNativePassThroughBytes(t *testing.T) {
 				}
 				want, _ := rawjson.Set(body, "model", []byte(quote(model)))
 				sent := rec.Body
+				// The vendors that route cache hits by key get the
+				// account's prompt_cache_key, appended last.
+				withKey := r.vendor == "openai" || r.vendor == "mistral" || r.vendor == "fireworks"
+				if got := cacheKeyRE.Match(sent); got != withKey {
+					t.Errorf("prompt_cache_key added: %v, want %v", got, withKey)
+				}
+				sent = cacheKeyRE.ReplaceAll(sent, nil)
 				added := false
 				if stream && bytes.Contains(sent, []byte(`"stream_options":{"include_usage":true}`)) {
 					added = true
@@ -276,6 +287,8 @@ func TestNativePassThroughBytes(t *testing.T) {
 }
 
 var createdRE = regexp.MustCompile(`"created":\d+`)
+
+var cacheKeyRE = regexp.MustCompile(`,"prompt_cache_key":"gw-[0-9a-f]{32}"`)
 
 // dropUsageChunk removes what the gateway holds back from a C stream it
 // asked usage for: the usage-only chunk and the "usage":null members.

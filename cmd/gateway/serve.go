@@ -21,6 +21,7 @@ import (
 	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/guard"
 	"github.com/gwlabs/gateway/metrics"
+	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/ratelimit"
 	"github.com/gwlabs/gateway/redis"
@@ -82,6 +83,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("start fake vendors: %w", err)
 		}
 		m.closers = append(m.closers, m.fake.Close)
+		// Model prompt caching and the optimizer's shorter answers, so
+		// both can be seen without vendor keys.
+		m.fake.EnablePrefixCache(0)
+		m.fake.EnableReplyModel(optimize.Text)
 		for _, v := range route.Vendors() {
 			vc := c.Vendors[v]
 			if vc.APIKey == "" {
@@ -161,6 +166,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Biller:          pb,
 		Guard:           g,
 		GuardFailClosed: c.GuardFailClosed,
+		Optimizer:       newOptimizer(*c, providers, m.Logger),
 		Logger:          m.Logger,
 	})
 	if err != nil {
@@ -328,4 +334,16 @@ func fakedVendors(c Config) []string {
 		}
 	}
 	return out
+}
+
+// newOptimizer builds the optimization layer: on unless GATEWAY_OPTIMIZE
+// is off, counting the directive with the vendors' count endpoints.
+func newOptimizer(c Config, providers map[string]gw.Provider, logger *slog.Logger) *optimize.Optimizer {
+	counters := map[string]optimize.Counter{}
+	for v, p := range providers {
+		if ct, ok := p.(optimize.Counter); ok {
+			counters[v] = ct
+		}
+	}
+	return optimize.New(optimize.Config{Off: !c.Optimize, Counters: counters, Logger: logger})
 }

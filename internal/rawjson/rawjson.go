@@ -194,3 +194,67 @@ func skipValue(b []byte, i int) (int, error) {
 		return i, nil
 	}
 }
+
+// Span is one element of a JSON array: the byte offsets [Start, End) of
+// its value.
+type Span struct {
+	Start int
+	End   int
+}
+
+// Elements returns the elements of the JSON array b, in order, as offsets
+// into b.
+func Elements(b []byte) ([]Span, error) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return nil, errSyntax
+	}
+	i++
+	var out []Span
+	for {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return nil, errSyntax
+		}
+		if b[i] == ']' {
+			return out, nil
+		}
+		if len(out) > 0 {
+			if b[i] != ',' {
+				return nil, errSyntax
+			}
+			i = skipWS(b, i+1)
+		}
+		e, err := skipValue(b, i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Span{Start: i, End: e})
+		i = e
+	}
+}
+
+// Splice returns b with each edit applied: the bytes [Start, End) of b
+// replaced by Text. Edits are offsets into b, sorted and not
+// overlapping (an insertion has Start == End).
+func Splice(b []byte, edits ...Edit) []byte {
+	n := len(b)
+	for _, e := range edits {
+		n += len(e.Text) - (e.End - e.Start)
+	}
+	out := make([]byte, 0, n)
+	last := 0
+	for _, e := range edits {
+		out = append(out, b[last:e.Start]...)
+		out = append(out, e.Text...)
+		last = e.End
+	}
+	return append(out, b[last:]...)
+}
+
+// Edit replaces the bytes [Start, End) of a document with Text.
+type Edit struct {
+	Start int
+	End   int
+	Text  []byte
+}

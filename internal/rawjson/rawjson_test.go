@@ -63,3 +63,31 @@ func FuzzSet(f *testing.F) {
 		}
 	})
 }
+
+func TestElementsAndSplice(t *testing.T) {
+	b := []byte(` [ {"a":[1,2]} , "x,]" ,3 ] `)
+	got, err := Elements(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vals []string
+	for _, s := range got {
+		vals = append(vals, string(b[s.Start:s.End]))
+	}
+	want := []string{`{"a":[1,2]}`, `"x,]"`, `3`}
+	if !reflect.DeepEqual(vals, want) {
+		t.Fatalf("Elements = %q, want %q", vals, want)
+	}
+	out := Splice(b, Edit{Start: got[0].Start, End: got[0].Start, Text: []byte(`0,`)}, Edit{Start: got[2].Start, End: got[2].End, Text: []byte(`4`)})
+	if string(out) != ` [ 0,{"a":[1,2]} , "x,]" ,4 ] ` {
+		t.Errorf("Splice = %s", out)
+	}
+	for _, in := range []string{``, `{}`, `[1`, `[1 2]`, `[,1]`} {
+		if _, err := Elements([]byte(in)); err == nil {
+			t.Errorf("Elements(%q): no error", in)
+		}
+	}
+	if e, err := Elements([]byte(`[]`)); err != nil || len(e) != 0 {
+		t.Errorf("Elements([]) = %v, %v", e, err)
+	}
+}

@@ -9,7 +9,11 @@ import (
 
 // EncodeRequest maps a canonical request to a Messages request.
 func (p *Provider) EncodeRequest(r *gw.Request) ([]byte, error) {
-	return shape.EncodeRequest(r, p.cfg.Encode)
+	b, err := shape.EncodeRequest(r, p.cfg.Encode)
+	if err != nil {
+		return nil, err
+	}
+	return addCacheMarkers(b, r.Model), nil
 }
 
 // DecodeResponse maps a Messages response to the canonical form.

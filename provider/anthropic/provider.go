@@ -3,8 +3,10 @@
 // Send posts to BaseURL + "/v1/messages" with the gateway's x-api-key, the
 // caller's anthropic-version (default 2023-06-01) and anthropic-beta
 // headers, which go to this vendor only, and maps Anthropic's error body
-// (errors.go), 529 overloaded_error included. PassThrough patches only
-// "model" in the caller's bytes: Messages streams always carry usage. The
+// (errors.go), 529 overloaded_error included. PassThrough patches
+// "model" in the caller's bytes (Messages streams always carry usage) and,
+// like EncodeRequest, adds prompt-cache breakpoints when the caller set
+// none and the prompt is long enough (cache.go). The
 // Codec methods (codec.go) map canonical requests and responses through
 // shape/anthropic.
 package anthropic
@@ -129,7 +131,7 @@ func (p *Provider) PassThrough(body []byte, model string, stream bool) ([]byte, 
 	if err != nil {
 		return nil, false, &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body is not a JSON object", Err: err}
 	}
-	return out, false, nil
+	return addCacheMarkers(out, model), false, nil
 }
 
 // Interface guards.

@@ -10,6 +10,9 @@
 // vendor's error body (errors.go). PassThrough patches only "model" (and
 // the usage stream option) in the caller's bytes. The Codec methods
 // (codec.go) map canonical requests and responses through shape/openai.
+// SetCacheKey (cache.go) adds the account's prompt_cache_key for the
+// vendors that route cache hits by it (OpenAI, Mistral, Fireworks), and
+// Fireworks gets it as x-session-affinity too.
 package openai
 
 import (
@@ -45,6 +48,14 @@ type Config struct {
 	// stream_options.include_usage; when false the gateway relies on the
 	// usage the vendor sends anyway.
 	StreamUsageOption bool
+	// PromptCacheKey says the vendor routes prompt-cache hits by
+	// prompt_cache_key; the gateway then sets one per account when the
+	// caller did not (SetCacheKey, cache.go).
+	PromptCacheKey bool
+	// SessionAffinity says the vendor pins a session to a replica by the
+	// x-session-affinity header; without the caller's, the request's
+	// prompt_cache_key is sent as its value.
+	SessionAffinity bool
 	// Dialect is the vendor's mapping dialect; nil: shape/openai's
 	// dialect for Vendor.
 	Dialect *shape.Dialect
@@ -130,6 +141,7 @@ func (p *Provider) Send(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
 			h[http.CanonicalHeaderKey(name)] = v
 		}
 	}
+	p.setAffinity(h, c.Body)
 	resp, err := p.client.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: p.url, Header: h, Body: c.Body})
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ func Defaults(vendor string) (Config, bool) {
 	switch vendor {
 	case "openai":
 		c.BaseURL = "https://api.openai.com/v1"
+		c.PromptCacheKey = true
 		c.ForwardHeaders = []string{"OpenAI-Organization", "OpenAI-Project"}
 	case "together":
 		c.BaseURL = "https://api.together.xyz/v1"
@@ -17,6 +18,7 @@ func Defaults(vendor string) (Config, bool) {
 		c.BaseURL = "https://api.fireworks.ai/inference/v1"
 		// Pins a conversation to a replica for cache hits.
 		c.ForwardHeaders = []string{"X-Session-Affinity"}
+		c.PromptCacheKey, c.SessionAffinity = true, true
 	case "groq":
 		c.BaseURL = "https://api.groq.com/openai/v1"
 	case "mistral":
@@ -24,6 +26,7 @@ func Defaults(vendor string) (Config, bool) {
 		// Mistral's schema has no stream_options; it sends usage on the
 		// last chunk of every stream anyway.
 		c.StreamUsageOption = false
+		c.PromptCacheKey = true
 	case "deepseek":
 		c.BaseURL = "https://api.deepseek.com"
 	case "openrouter":

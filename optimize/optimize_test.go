@@ -1,0 +1,150 @@
+package optimize
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+func TestApply(t *testing.T) {
+	m, c, g := string(Segment(gw.ShapeM)), string(Segment(gw.ShapeC)), string(Segment(gw.ShapeG))
+	dev := strings.Replace(c, `"system"`, `"developer"`, 1)
+	tests := []struct {
+		name  string
+		shape gw.Shape
+		in    string
+		want  string
+	}{
+		{"M no system", gw.ShapeM, `{"model":"x","messages":[]}`, `{"model":"x","messages":[],"system":[` + m + `]}`},
+		{"M null system", gw.ShapeM, `{"system":null,"messages":[]}`, `{"system":[` + m + `],"messages":[]}`},
+		{"M string system kept byte for byte", gw.ShapeM, `{"system" : "Be \u0021 kind" ,"messages":[]}`, `{"system" : [{"type":"text","text":"Be \u0021 kind"},` + m + `] ,"messages":[]}`},
+		{"M empty string system", gw.ShapeM, `{"system":"","messages":[]}`, `{"system":[` + m + `],"messages":[]}`},
+		{"M array system", gw.ShapeM, `{"system":[ {"type":"text","text":"a","cache_control":{"type":"ephemeral"}} ],"messages":[]}`, `{"system":[ {"type":"text","text":"a","cache_control":{"type":"ephemeral"}},` + m + ` ],"messages":[]}`},
+		{"M empty array system", gw.ShapeM, `{"system":[],"messages":[]}`, `{"system":[` + m + `],"messages":[]}`},
+		{"C no system", gw.ShapeC, `{"messages":[{"role":"user","content":"hi"}]}`, `{"messages":[` + c + `,{"role":"user","content":"hi"}]}`},
+		{"C after leading system messages", gw.ShapeC, `{"messages":[ {"role":"system","content":"a"}, {"role":"system","content":"b"} ,{"role":"user","content":"hi"},{"role":"system","content":"late"}],"n":1}`,
+			`{"messages":[ {"role":"system","content":"a"}, {"role":"system","content":"b"},` + c + ` ,{"role":"user","content":"hi"},{"role":"system","content":"late"}],"n":1}`},
+		{"C after a developer message", gw.ShapeC, `{"messages":[{"role":"developer","content":"a"},{"role":"user","content":"hi"}]}`, `{"messages":[{"role":"developer","content":"a"},` + dev + `,{"role":"user","content":"hi"}]}`},
+		{"G no system", gw.ShapeG, `{"contents":[]}`, `{"contents":[],"systemInstruction":{"parts":[` + g + `]}}`},
+		{"G system parts", gw.ShapeG, `{"systemInstruction":{"parts":[{"text":"a"}]},"contents":[]}`, `{"systemInstruction":{"parts":[{"text":"a"},` + g + `]},"contents":[]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Apply(tt.shape, []byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+			if !json.Valid(got) {
+				t.Errorf("not valid JSON: %s", got)
+			}
+		})
+	}
+}
+
+func TestApplyErrors(t *testing.T) {
+	for _, tt := range []struct {
+		shape gw.Shape
+		in    string
+	}{{gw.ShapeM, `[]`}, {gw.ShapeM, `{"system":3}`}, {gw.ShapeC, `{"model":"x"}`}, {gw.ShapeC, `{"messages":{}}`}, {gw.ShapeG, `{"systemInstruction":[]}`}} {
+		_, err := Apply(tt.shape, []byte(tt.in))
+		if gw.ErrorCode(err) != gw.CodeInvalidRequest {
+			t.Errorf("Apply(%s, %s) = %v, want invalid_request", tt.shape, tt.in, err)
+		}
+	}
+}
+
+func TestTextIsVerbatimInJSON(t *testing.T) {
+	if string(textJSON) != `"`+Text+`"` {
+		t.Fatalf("Text has characters JSON escapes: %s", textJSON)
+	}
+	if n := OpenAITokens() - chatFraming; n < 20 || n > 60 {
+		t.Errorf("directive is %d o200k tokens; keep it short (tens of tokens)", n)
+	}
+}
+
+func TestHeader(t *testing.T) {
+	if got := HeaderValue(true); got != "applied; v=1" {
+		t.Errorf("HeaderValue(true) = %q", got)
+	}
+	if HeaderValue(false) != "off" || !RequestOff(" OFF ") || RequestOff("on") || RequestOff("") {
+		t.Error("header parsing")
+	}
+	o := New(Config{})
+	if !o.Enabled(false, "") || o.Enabled(true, "") || o.Enabled(false, "off") || New(Config{Off: true}).Enabled(false, "") {
+		t.Error("Enabled")
+	}
+}
+
+// counterFunc counts a body by its length in bytes / 4, like the fakes.
+type counterFunc func(ctx context.Context, model string, body []byte) (int64, error)
+
+func (f counterFunc) CountTokens(ctx context.Context, model string, body []byte) (int64, error) {
+	return f(ctx, model, body)
+}
+
+func TestTokens(t *testing.T) {
+	var calls atomic.Int64
+	fail := false
+	now := time.Unix(1e9, 0)
+	o := New(Config{
+		Counters: map[string]Counter{"anthropic": counterFunc(func(_ context.Context, model string, body []byte) (int64, error) {
+			calls.Add(1)
+			if fail {
+				return 0, errors.New("down")
+			}
+			if !strings.Contains(string(body), `"model":"`+model+`"`) {
+				t.Errorf("count body names no model: %s", body)
+			}
+			return int64(len(body)+3) / 4, nil
+		})},
+		Now: func() time.Time { return now },
+	})
+	ctx := context.Background()
+	want := int64(len(`,"system":[]`)+len(Segment(gw.ShapeM))+3) / 4 // the larger placement: a new system member
+	got := o.Tokens(ctx, "anthropic", "claude-x")
+	if got < want-1 || got > want+1 {
+		t.Errorf("anthropic tokens = %d, want about %d", got, want)
+	}
+	if o.Tokens(ctx, "anthropic", "claude-x") != got || calls.Load() != 4 {
+		t.Errorf("count not cached: %d calls", calls.Load())
+	}
+	o.Tokens(ctx, "anthropic", "claude-y")
+	if calls.Load() != 8 {
+		t.Errorf("a second model must be counted: %d calls", calls.Load())
+	}
+	// Past the TTL with the endpoint down: the stale count stays.
+	now = now.Add(25 * time.Hour)
+	fail = true
+	if n := o.Tokens(ctx, "anthropic", "claude-x"); n != got {
+		t.Errorf("stale count = %d, want %d", n, got)
+	}
+	if n := o.Tokens(ctx, "anthropic", "claude-new"); n != UpperBound() {
+		t.Errorf("failed count = %d, want the upper bound %d", n, UpperBound())
+	}
+	// A failed count is not retried within the back-off, then it is.
+	before := calls.Load()
+	o.Tokens(ctx, "anthropic", "claude-new")
+	if calls.Load() != before {
+		t.Errorf("count retried within the back-off")
+	}
+	fail = false
+	now = now.Add(2 * failureBackoff)
+	if n := o.Tokens(ctx, "anthropic", "claude-new"); n == UpperBound() || calls.Load() == before {
+		t.Errorf("count not retried after the back-off: %d", n)
+	}
+	if n := o.Tokens(ctx, "deepseek", "deepseek-flash"); n != UpperBound() {
+		t.Errorf("deepseek = %d, want the upper bound", n)
+	}
+	if n := o.Tokens(ctx, "openai", "gpt-6-sol"); n != OpenAITokens() || n >= UpperBound() {
+		t.Errorf("openai = %d, want the o200k count %d (below the bound %d)", n, OpenAITokens(), UpperBound())
+	}
+}
