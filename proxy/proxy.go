@@ -40,6 +40,14 @@ type Guard interface {
 	Check(ctx context.Context, shape gw.Shape, body []byte) (Verdict, error)
 }
 
+// TextGuard is a Guard that can score the text the server already read
+// from the body (Inbound.Text), so that the body is parsed once per
+// request. When Inbound.Text is nil the proxy calls Check instead.
+type TextGuard interface {
+	Guard
+	CheckText(ctx context.Context, text []gw.Text) (Verdict, error)
+}
+
 // Quote is a priced request.
 type Quote struct {
 	Cost   gw.Money
@@ -147,6 +155,9 @@ type Inbound struct {
 	Canonical *gw.Request
 	// MaxOutput is the caller's output cap, 0 when it gave none.
 	MaxOutput int64
+	// Text is the body's text by source, as validation read it (the
+	// guard scores it); nil: the guard reads Body itself.
+	Text []gw.Text
 	// Header holds the caller's headers; providers forward only their own.
 	Header http.Header
 	// Received is when the request arrived.
@@ -320,8 +331,13 @@ func (x *Exchange) verdict(ctx context.Context) (Verdict, bool) {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		v, err := g.cfg.Guard.Check(gctx, x.in.Endpoint, x.in.Body)
-		ch <- res{v, err}
+		var r res
+		if tg, ok := g.cfg.Guard.(TextGuard); ok && x.in.Text != nil {
+			r.v, r.err = tg.CheckText(gctx, x.in.Text)
+		} else {
+			r.v, r.err = g.cfg.Guard.Check(gctx, x.in.Endpoint, x.in.Body)
+		}
+		ch <- r
 	}()
 	var r res
 	select {

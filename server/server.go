@@ -26,6 +26,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/id"
+	"github.com/gwlabs/gateway/internal/reqbody"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
@@ -147,67 +148,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// envelope is the part of a chat request the gateway reads itself.
-type envelope struct {
-	Model               json.RawMessage `json:"model"`
-	Messages            json.RawMessage `json:"messages"`
-	MaxTokens           json.RawMessage `json:"max_tokens"`
-	MaxCompletionTokens json.RawMessage `json:"max_completion_tokens"`
-	Stream              json.RawMessage `json:"stream"`
-}
-
 type parsed struct {
 	model     string
 	stream    bool
 	maxOutput int64
+	text      []gw.Text
 }
 
-// parseEnvelope validates the body just enough to route it. Decoding into
-// the struct checks that the whole body is valid JSON.
+// parseEnvelope validates the body and reads it, once, for routing, hold
+// sizing and the guard (see the reqbody package: keys are read as the
+// vendors read them, and what the guard cannot read is refused here).
 func parseEnvelope(shape gw.Shape, body []byte) (parsed, error) {
-	var p parsed
-	if len(body) == 0 {
-		return p, gw.Errorf(gw.CodeInvalidRequest, "request body is empty; send a JSON object")
+	b, err := reqbody.Parse(shape, body)
+	if err != nil {
+		return parsed{}, err
 	}
-	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field == "" {
-			return p, gw.Errorf(gw.CodeInvalidRequest, "request body must be a JSON object")
-		}
-		return p, &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body is not valid JSON: " + err.Error(), Err: err}
-	}
-	if len(env.Model) == 0 || string(env.Model) == "null" {
-		return p, gw.Errorf(gw.CodeInvalidRequest, "model is required, in the form <vendor>/<model>, e.g. openai/gpt-4.1")
-	}
-	if err := json.Unmarshal(env.Model, &p.model); err != nil {
-		return p, gw.Errorf(gw.CodeInvalidRequest, "model must be a string")
-	}
-	if len(env.Messages) == 0 || string(env.Messages) == "null" {
-		return p, gw.Errorf(gw.CodeInvalidRequest, "messages is required")
-	}
-	if env.Messages[0] != '[' {
-		return p, gw.Errorf(gw.CodeInvalidRequest, "messages must be an array")
-	}
-	if len(env.Stream) > 0 && string(env.Stream) != "null" {
-		if err := json.Unmarshal(env.Stream, &p.stream); err != nil {
-			return p, gw.Errorf(gw.CodeInvalidRequest, "stream must be a boolean")
-		}
-	}
-	maxField, maxRaw := "max_tokens", env.MaxTokens
-	if shape == gw.ShapeC && len(env.MaxCompletionTokens) > 0 && string(env.MaxCompletionTokens) != "null" {
-		maxField, maxRaw = "max_completion_tokens", env.MaxCompletionTokens
-	}
-	if len(maxRaw) == 0 || string(maxRaw) == "null" {
-		if shape == gw.ShapeM {
-			return p, gw.Errorf(gw.CodeInvalidRequest, "max_tokens is required")
-		}
-		return p, nil
-	}
-	if err := json.Unmarshal(maxRaw, &p.maxOutput); err != nil || p.maxOutput < 0 {
-		return p, gw.Errorf(gw.CodeInvalidRequest, "%s must be a non-negative integer", maxField)
-	}
-	return p, nil
+	return parsed{model: b.Model, stream: b.Stream, maxOutput: b.MaxOutput, text: b.Text}, nil
 }
 
 // statusWriter remembers the status and the error sent, for the access
@@ -314,7 +270,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		fail(err)
 		return
 	}
-	in.Stream, in.MaxOutput = env.stream, env.maxOutput
+	in.Stream, in.MaxOutput, in.Text = env.stream, env.maxOutput, env.text
 	target, err := route.Parse(env.model)
 	if err != nil {
 		gwy.Refuse(ctx, in, err)

@@ -10,6 +10,7 @@ import (
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/billing"
 	"github.com/gwlabs/gateway/guard"
+	"github.com/gwlabs/gateway/internal/reqbody"
 	"github.com/gwlabs/gateway/postgres"
 	"github.com/gwlabs/gateway/provider/anthropic"
 	"github.com/gwlabs/gateway/provider/google"
@@ -129,11 +130,16 @@ type guardAdapter struct{ g *guard.Guard }
 // excerptRunes bounds the text kept with an incident.
 const excerptRunes = 500
 
-func (a guardAdapter) Check(_ context.Context, shape gw.Shape, body []byte) (proxy.Verdict, error) {
-	segs, err := guard.Segments(shape, body)
+func (a guardAdapter) Check(ctx context.Context, shape gw.Shape, body []byte) (proxy.Verdict, error) {
+	b, err := reqbody.Parse(shape, body)
 	if err != nil {
 		return proxy.Verdict{}, fmt.Errorf("guard segments: %w", err)
 	}
+	return a.CheckText(ctx, b.Text)
+}
+
+// CheckText scores the text the server read from the body.
+func (a guardAdapter) CheckText(_ context.Context, segs []gw.Text) (proxy.Verdict, error) {
 	v := a.g.Check(segs)
 	out := proxy.Verdict{Flagged: v.Flagged, Kind: string(v.Kind), Score: v.Score, Reason: v.Reason}
 	if v.Flagged {

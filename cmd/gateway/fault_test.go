@@ -1,0 +1,78 @@
+package main
+
+// The fault and abuse suite: one test per finding of the hardening pass
+// (bad input, guard bypasses, shutdown, amplification, memory, sign-in,
+// Redis down, small overflows), each against a running gateway on
+// loopback with the fake vendors, bounded in time and size.
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// padded builds a chat body of n user/assistant turns of about 4 KB of
+// ordinary prose, then a last user turn.
+func paddedBody(model string, n int, last string, messages bool) []byte {
+	para := strings.Repeat("The quarterly report shows revenue growth across all regions, and the team in Lisbon shipped early. ", 41)
+	var b strings.Builder
+	b.WriteString(`{"model":` + quote(model) + `,"max_tokens":64,"messages":[`)
+	for i := 0; i < n; i++ {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		b.WriteString(`{"role":"` + role + `","content":` + quote(para) + `},`)
+	}
+	b.WriteString(`{"role":"user","content":` + quote(last) + `}]}`)
+	if !messages {
+		return []byte(strings.Replace(b.String(), `"max_tokens":64,`, "", 1))
+	}
+	return []byte(b.String())
+}
+
+// TestFaultGuardBypass (item 1): padding, unreadable bodies and keys the
+// gateway and the vendor read differently no longer get an attack past
+// the guard.
+func TestFaultGuardBypass(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.TPM = 0 }) // 2 MB bodies
+	chatModel := "openai/" + nativeModels["openai"]
+	msgModel := "anthropic/" + nativeModels["anthropic"]
+	mapped := "google/" + nativeModels["google"]
+	a := quote(attack)
+	tests := []struct {
+		name   string
+		path   string
+		body   []byte
+		status int
+	}{
+		{"512 padded turns, chat", "/v1/chat/completions", paddedBody(chatModel, 512, attack, false), 403},
+		{"512 padded turns, messages", "/v1/messages", paddedBody(msgModel, 512, attack, true), 403},
+		{"512 padded turns, mapped", "/v1/messages", paddedBody(mapped, 512, attack, true), 403},
+		{"content 1 beside the attack", "/v1/chat/completions", []byte(`{"model":"` + chatModel + `","messages":[{"role":"user","content":` + a + `},{"role":"user","content":1}]}`), 400},
+		{"system 1 beside the attack", "/v1/messages", []byte(`{"model":"` + msgModel + `","max_tokens":64,"system":1,"messages":[{"role":"user","content":` + a + `}]}`), 400},
+		{"Messages decoy", "/v1/chat/completions", []byte(`{"model":"` + chatModel + `","messages":[{"role":"user","content":` + a + `}],"Messages":[{"role":"user","content":"hi"}]}`), 400},
+		{"Content decoy", "/v1/messages", []byte(`{"model":"` + msgModel + `","max_tokens":64,"messages":[{"role":"user","content":` + a + `,"Content":"hello"}]}`), 400},
+		{"Content decoy, mapped", "/v1/chat/completions", []byte(`{"model":"` + mapped + `","messages":[{"role":"user","Content":` + a + `,"content":"hello"}]}`), 400},
+		{"duplicate messages", "/v1/chat/completions", []byte(`{"model":"` + chatModel + `","messages":[{"role":"user","content":"hi"}],"messages":[{"role":"user","content":` + a + `}]}`), 400},
+		{"Role system", "/v1/chat/completions", []byte(`{"model":"` + mapped + `","messages":[{"Role":"system","content":` + a + `}]}`), 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e.fake.Reset()
+			resp := e.post(tt.path, e.key, tt.body, "Anthropic-Version", "2023-06-01")
+			got := readAll(t, resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tt.status, got)
+			}
+			if tt.status == 400 && len(e.fake.Requests()) != 0 {
+				t.Errorf("a refused body reached the vendor")
+			}
+		})
+	}
+	// The same padding without the attack goes through.
+	resp := e.post("/v1/chat/completions", e.key, paddedBody(chatModel, 512, "What grew fastest?", false))
+	if got := readAll(t, resp.Body); resp.StatusCode != http.StatusOK {
+		t.Fatalf("padding alone: status %d: %.300s", resp.StatusCode, got)
+	}
+}
