@@ -95,9 +95,13 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 		if err == io.EOF {
 			break
 		}
+		if cutByShutdown(ctx) {
+			// The decoder reports the cut as a vendor error; it is not.
+			break
+		}
 		if err != nil {
 			if ctx.Err() != nil {
-				clientGone = true
+				clientGone = !cutByShutdown(ctx)
 				break
 			}
 			ev = gw.Event{Type: gw.EventError, Err: streamBreak(in.Vendor, err)}
@@ -146,6 +150,8 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 	o.TTFB = ttfb
 	if broke != nil {
 		_ = enc.Encode(gw.Event{Type: gw.EventError, Err: broke})
+	} else if !clientGone && !finished && streamErr == nil && cutByShutdown(ctx) {
+		_ = enc.Encode(gw.Event{Type: gw.EventError, Err: shutdownError()})
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())

@@ -172,6 +172,8 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	switch {
 	case broke != nil:
 		writeStreamError(fw, in.Endpoint, in.RequestID, broke)
+	case !clientGone && !m.Done() && m.Err() == nil && cutByShutdown(ctx):
+		writeStreamError(fw, in.Endpoint, in.RequestID, shutdownError())
 	case m.Err() != nil && in.Endpoint == gw.ShapeC && !m.Done():
 		// The vendor's own error chunk was relayed as is; a C stream
 		// still ends with its terminator, which vendors leave out after

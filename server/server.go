@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,6 +65,34 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	draining atomic.Bool
+	inflight sync.WaitGroup // chat requests being served
+}
+
+// ErrShutdown is the cause with which a request's context is cancelled
+// when the shutdown grace runs out (the HTTP server's base context):
+// the request stops, records its outcome (a stream is billed for what
+// was delivered, the rest of its hold released) and a stream ends with
+// an error event and its terminator.
+var ErrShutdown = errors.New("the gateway is shutting down")
+
+// cutByShutdown reports whether ctx was cancelled by the shutdown.
+func cutByShutdown(ctx context.Context) bool { return errors.Is(context.Cause(ctx), ErrShutdown) }
+
+// shutdownError is what a request cut by the shutdown is told.
+func shutdownError() *gw.Error {
+	return &gw.Error{Code: gw.CodeOverloaded, Message: "the gateway is shutting down; the answer was cut short (billed for what was delivered); retry", RetryAfter: time.Second, Err: ErrShutdown}
+}
+
+// Wait waits for the chat requests being served to return, or for ctx.
+func (s *Server) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // New returns a Server.
@@ -216,6 +245,8 @@ func (s *Server) logRequest(ctx context.Context, sw *statusWriter, rid string, s
 }
 
 func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
+	s.inflight.Add(1)
+	defer s.inflight.Done()
 	received := s.cfg.Now()
 	rid := id.New("req_", received)
 	w := &statusWriter{ResponseWriter: rw}
@@ -311,7 +342,9 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	up, err := x.Call(ctx)
 	if err != nil {
 		e := gw.AsError(err)
-		if ctx.Err() != nil {
+		if cutByShutdown(ctx) {
+			e = shutdownError()
+		} else if ctx.Err() != nil {
 			e = &gw.Error{Code: gw.CodeUpstream, Message: "the caller went away", Err: ctx.Err()}
 		}
 		s.finish(ctx, x, proxy.Outcome{Status: e.Code.Status(), Err: e})

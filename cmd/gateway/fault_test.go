@@ -6,9 +6,14 @@ package main
 // loopback with the fake vendors, bounded in time and size.
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // padded builds a chat body of n user/assistant turns of about 4 KB of
@@ -75,4 +80,88 @@ func TestFaultGuardBypass(t *testing.T) {
 	if got := readAll(t, resp.Body); resp.StatusCode != http.StatusOK {
 		t.Fatalf("padding alone: status %d: %.300s", resp.StatusCode, got)
 	}
+}
+
+// TestFaultShutdownCut (item 4): when the shutdown grace runs out, the
+// requests still running are cut, not the store under them: each stream
+// ends with an error event and its terminator and is billed for what was
+// delivered, an unanswered request's hold is released, and no hold is
+// left when Shutdown returns.
+func TestFaultShutdownCut(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	slowStream := "[fake:delay=100ms][fake:chunks=200]"
+	type call struct {
+		name, path string
+		body       []byte
+		end        string // the stream's last bytes
+	}
+	calls := []call{
+		{"native chat stream", "/v1/chat/completions", chatBody("openai/"+nativeModels["openai"], slowStream, true, ""), "data: [DONE]\n\n"},
+		{"native messages stream", "/v1/messages", messagesBody("anthropic/"+nativeModels["anthropic"], slowStream, true, ""), "event: error\n"},
+		{"mapped chat stream", "/v1/chat/completions", chatBody("anthropic/"+nativeModels["anthropic"], slowStream, true, ""), "data: [DONE]\n\n"},
+		{"mapped messages stream", "/v1/messages", messagesBody("google/"+nativeModels["google"], slowStream, true, ""), "event: error\n"},
+		{"unanswered", "/v1/chat/completions", chatBody("openai/"+nativeModels["openai"], "[fake:slow=20s]", false, ""), ""},
+	}
+	type result struct {
+		status int
+		body   string
+		charge string
+	}
+	results := make([]chan result, len(calls))
+	for i, c := range calls {
+		results[i] = make(chan result, 1)
+		go func() {
+			req, _ := http.NewRequest(http.MethodPost, e.url+c.path, bytes.NewReader(c.body))
+			req.Header.Set("Authorization", "Bearer "+e.key)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				results[i] <- result{body: err.Error()}
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			results[i] <- result{resp.StatusCode, string(b), resp.Trailer.Get("X-Gateway-Customer-Charge-Cents")}
+		}()
+	}
+	time.Sleep(700 * time.Millisecond) // every stream has relayed a few events
+	sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := e.m.Shutdown(sctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown = %v, want the grace's deadline", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Shutdown took %v", d)
+	}
+	for i, c := range calls {
+		r := <-results[i]
+		if c.end == "" {
+			if r.status != http.StatusServiceUnavailable || !strings.Contains(r.body, "shutting down") {
+				t.Errorf("%s: status %d %q, want 503 shutting down", c.name, r.status, r.body)
+			}
+			continue
+		}
+		if r.status != 200 || !strings.HasSuffix(r.body, c.end) && !strings.Contains(r.body, c.end) || !strings.Contains(r.body, "shutting down") {
+			t.Errorf("%s: status %d, stream does not end with the shutdown error and %q:\n...%s", c.name, r.status, c.end, tail(r.body, 400))
+		}
+		if r.charge == "" || r.charge == "0.000000" {
+			t.Errorf("%s: charge trailer %q, want what was delivered", c.name, r.charge)
+		}
+	}
+	b, err := e.m.Store().Balance(ctx, e.acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Held != 0 || b.Charged <= 0 || b.Balance != b.TopUps-b.Charged {
+		t.Fatalf("after shutdown: %+v, want no hold, the delivered parts charged", b)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }

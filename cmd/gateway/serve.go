@@ -47,7 +47,16 @@ type Main struct {
 	mln     net.Listener
 	stop    chan struct{}
 	wg      sync.WaitGroup
+	// base is every request's parent context; hardStop cancels it with
+	// server.ErrShutdown when the shutdown grace runs out.
+	base     context.Context
+	hardStop context.CancelCauseFunc
 }
+
+// finishGrace bounds how long requests cut at the end of the shutdown
+// grace get to record their outcome before the store closes (a settle
+// waits at most 15 s).
+const finishGrace = 20 * time.Second
 
 // Addr returns the address the gateway listens on.
 func (m *Main) Addr() string { return m.ln.Addr().String() }
@@ -183,8 +192,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	m.base, m.hardStop = context.WithCancelCause(context.Background())
 	m.http = &http.Server{
 		Handler:           m.server,
+		BaseContext:       func(net.Listener) context.Context { return m.base },
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
@@ -241,16 +252,32 @@ func (m *Main) Serve() error {
 	return err
 }
 
-// Shutdown stops accepting requests, lets running requests and streams
-// finish within ctx, then closes what is left.
+// Shutdown stops accepting requests and lets running requests and
+// streams finish within ctx. When ctx ends first, the remaining requests
+// are cancelled (server.ErrShutdown): each records its outcome (a stream
+// is billed for what was delivered and ends with an error event and its
+// terminator; an unanswered request's hold is released) within
+// finishGrace, and only then may Close close the store. It returns ctx's
+// error when the grace ran out.
 func (m *Main) Shutdown(ctx context.Context) error {
 	m.server.SetDraining(true)
 	err := m.http.Shutdown(ctx)
 	if m.metrics != nil {
 		_ = m.metrics.Shutdown(ctx)
 	}
-	if err != nil {
+	if err == nil {
+		return nil
+	}
+	m.hardStop(server.ErrShutdown)
+	fctx, cancel := context.WithTimeout(context.Background(), finishGrace)
+	defer cancel()
+	// The cut requests write their last bytes; their connections then
+	// go idle and close.
+	if m.http.Shutdown(fctx) != nil {
 		_ = m.http.Close()
+	}
+	if werr := m.server.Wait(fctx); werr != nil {
+		m.Logger.Error("requests still running after the shutdown grace and the finish grace", "err", werr)
 	}
 	return err
 }
@@ -262,8 +289,16 @@ func (m *Main) Close() error {
 		m.wg.Wait()
 		m.stop = nil
 	}
+	if m.hardStop != nil {
+		m.hardStop(server.ErrShutdown)
+	}
 	if m.http != nil {
 		_ = m.http.Close()
+		if m.server != nil {
+			wctx, cancel := context.WithTimeout(context.Background(), finishGrace)
+			_ = m.server.Wait(wctx)
+			cancel()
+		}
 	} else if m.ln != nil {
 		_ = m.ln.Close()
 	}
