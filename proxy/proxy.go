@@ -182,6 +182,7 @@ type Exchange struct {
 	Guard string
 
 	estTokens  int64
+	limited    bool // the request was counted against the key's limits
 	holdPlaced bool
 	cancel     context.CancelFunc
 	finished   bool
@@ -246,7 +247,7 @@ func (x *Exchange) begin(ctx context.Context) error {
 	x.estTokens = int64(len(in.Body)/4) + in.MaxOutput
 	if g.cfg.Limiter != nil {
 		d, err := g.cfg.Limiter.Allow(ctx, in.Principal.KeyID, g.limitFor(in.Principal), x.estTokens)
-		x.Limit = d
+		x.Limit, x.limited = d, true
 		if err != nil {
 			// The limiter's store failed; its decision already applies
 			// the configured fail mode.
@@ -471,8 +472,16 @@ func (g *Gateway) limitFor(p *gw.Principal) gw.Limit {
 	return lim
 }
 
-// finishErr records a request refused in Begin.
+// finishErr records a request refused in Begin or before it. A refused
+// request still counts against the key's requests per minute (zero
+// tokens), so that bad requests cannot be sent faster than good ones.
 func (x *Exchange) finishErr(ctx context.Context, err error) {
+	if g := x.g; g.cfg.Limiter != nil && !x.limited && x.in.Principal != nil {
+		x.limited = true
+		if _, lerr := g.cfg.Limiter.Allow(ctx, x.in.Principal.KeyID, g.limitFor(x.in.Principal), 0); lerr != nil {
+			g.cfg.Logger.Warn("rate limiter: count a refused request", "request_id", x.in.RequestID, "err", lerr)
+		}
+	}
 	e := gw.AsError(err)
 	_, ferr := x.Finish(ctx, Outcome{Status: e.Code.Status(), Err: e})
 	if ferr != nil {

@@ -165,3 +165,38 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// TestFaultAmplification (item 5): a huge model name is refused before
+// anything stores or logs it, and refused requests count against the
+// key's requests per minute.
+func TestFaultAmplification(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.RPM = 3 })
+	ctx := context.Background()
+	logBefore := len(e.logs.String())
+	huge := "openai/" + strings.Repeat("x", 4<<20)
+	resp := e.post("/v1/chat/completions", e.key, chatBody(huge, "hi", false, ""))
+	body := readAll(t, resp.Body)
+	if resp.StatusCode != 400 || len(body) > 4<<10 || !strings.Contains(string(body), "at most 256 bytes") {
+		t.Fatalf("status %d, %d-byte answer: %.200s", resp.StatusCode, len(body), body)
+	}
+	rid := resp.Header.Get("X-Gateway-Request-Id")
+	rec, err := e.m.Store().Record(ctx, rid)
+	if err != nil {
+		t.Fatalf("the refused request has no record: %v", err)
+	}
+	if len(rec.Model)+len(rec.Vendor)+len(rec.Note) > 512 {
+		t.Errorf("record holds %d bytes of caller strings", len(rec.Model)+len(rec.Vendor)+len(rec.Note))
+	}
+	if grew := len(e.logs.String()) - logBefore; grew > 4<<10 {
+		t.Errorf("the logs grew by %d bytes for one refused request", grew)
+	}
+	// Two more refused requests, then a good one: over the RPM of 3.
+	for _, b := range [][]byte{[]byte(`{"model":`), chatBody("nosuch/model", "hi", false, "")} {
+		readAll(t, e.post("/v1/chat/completions", e.key, b).Body)
+	}
+	resp = e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], "hi", false, ""))
+	readAll(t, resp.Body)
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("after 3 refused requests with an RPM of 3: status %d, want 429", resp.StatusCode)
+	}
+}

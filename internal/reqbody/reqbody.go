@@ -52,6 +52,22 @@ type Body struct {
 	Text []gw.Text
 }
 
+// MaxModelBytes bounds the model field: it is stored with every request's
+// record and logged, so a longer one is refused before anything is
+// written (the longest listed model ids are under 100 bytes).
+const MaxModelBytes = 256
+
+// maxEcho bounds a caller's string quoted back in an error message.
+const maxEcho = 64
+
+// echo quotes s for an error message, cut to maxEcho bytes.
+func echo(s string) string {
+	if len(s) > maxEcho {
+		return strconv.Quote(s[:maxEcho]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
 // roleSource marks text whose source is its message's role, known only
 // once the whole message is read (keys come in any order).
 const roleSource gw.TextSource = -1
@@ -190,7 +206,7 @@ func (p *parser) name(where string) (string, error) {
 	for _, c := range raw {
 		if c >= 'A' && c <= 'Z' || c >= 0x80 {
 			n := string(raw)
-			return "", fieldErrorf("%s has the key %q: keys are case-sensitive and lower-case (vendors read %q and %q as different keys)", where, n, n, lowerASCII(n))
+			return "", fieldErrorf("%s has the key %s: keys are case-sensitive and lower-case (vendors read %s and %s as different keys)", where, echo(n), echo(n), echo(lowerASCII(n)))
 		}
 	}
 	return known[string(raw)], nil
@@ -291,6 +307,9 @@ func (p *parser) top() (*Body, error) {
 			}
 			if b.Model, err = p.str("model"); err != nil {
 				return nil, err
+			}
+			if len(b.Model) > MaxModelBytes {
+				return nil, fieldErrorf("model is %d bytes long; model ids are at most %d bytes", len(b.Model), MaxModelBytes)
 			}
 			hasModel = true
 		case "messages":
