@@ -38,11 +38,11 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 	codec, _ := x.Provider().(gw.Codec)
 	in := x.Inbound()
 	if in.Stream {
-		s.mappedStream(w, r, x, codec.DecodeStream(up.Body))
+		s.mappedStream(w, r, x, codec.DecodeStream(&lineLimit{ReadCloser: up.Body, vendor: in.Vendor, max: s.cfg.MaxEventBytes}))
 		return
 	}
 	defer up.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(up.Body, maxResponseBytes))
+	body, err := s.readAnswer(in.Vendor, up.Body)
 	if err != nil {
 		s.upstreamBroke(w, r.Context(), x, err)
 		return

@@ -14,9 +14,6 @@ import (
 	"github.com/gwlabs/gateway/sse"
 )
 
-// maxResponseBytes bounds a non-streaming vendor answer held in memory.
-const maxResponseBytes = 64 << 20
-
 // meter reads usage on the side of a relayed stream.
 type meter interface {
 	observe(ev *sse.Event) (hide bool)
@@ -65,7 +62,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		return
 	}
 	in := x.Inbound()
-	body, err := io.ReadAll(io.LimitReader(up.Body, maxResponseBytes))
+	body, err := s.readAnswer(in.Vendor, up.Body)
 	if err != nil {
 		s.upstreamBroke(w, r.Context(), x, err)
 		return
@@ -140,6 +137,7 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	ttfb := s.cfg.Now().Sub(in.Received)
 	m := newMeter(in.Endpoint, in.Vendor, x.HideUsage)
 	rd := sse.NewReader(up.Body)
+	rd.SetMaxEventSize(s.cfg.MaxEventBytes)
 	var events int64
 	clientGone := false
 	for rd.Next() {

@@ -15,10 +15,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +53,19 @@ type Config struct {
 	// MaxBodyBytes bounds a request body (default 32 MiB), enforced while
 	// reading.
 	MaxBodyBytes int64
+	// MaxInflightBytes bounds the request body bytes held by all requests
+	// together (default 256 MiB): past it a request is answered 503 with
+	// Retry-After as its bytes arrive, instead of the heap growing.
+	MaxInflightBytes int64
+	// BodyReadTimeout bounds the reading of one request body (default
+	// 60s); the headers are bounded by the HTTP server's
+	// ReadHeaderTimeout.
+	BodyReadTimeout time.Duration
+	// MaxResponseBytes bounds a non-streaming vendor answer held in
+	// memory (default 16 MiB); MaxEventBytes one line or event of a
+	// vendor stream (default 8 MiB).
+	MaxResponseBytes int64
+	MaxEventBytes    int
 	// Models serves GET /v1/models; nil: 404.
 	Models http.Handler
 	// Dashboard serves /dashboard and below; nil: 404.
@@ -66,6 +81,8 @@ type Server struct {
 	cfg      Config
 	draining atomic.Bool
 	inflight sync.WaitGroup // chat requests being served
+	// bodyBytes counts the request body bytes read and still held.
+	bodyBytes atomic.Int64
 }
 
 // ErrShutdown is the cause with which a request's context is cancelled
@@ -99,6 +116,18 @@ func (s *Server) Wait(ctx context.Context) error {
 func New(cfg Config) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = defaultMaxBodySize
+	}
+	if cfg.MaxInflightBytes <= 0 {
+		cfg.MaxInflightBytes = 256 << 20
+	}
+	if cfg.BodyReadTimeout <= 0 {
+		cfg.BodyReadTimeout = 60 * time.Second
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = 16 << 20
+	}
+	if cfg.MaxEventBytes <= 0 {
+		cfg.MaxEventBytes = 8 << 20
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -289,7 +318,8 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		fail(err)
 		return
 	}
-	body, err := readBody(w, r, s.cfg.MaxBodyBytes)
+	body, held, err := s.readBody(w, r)
+	defer s.bodyBytes.Add(-held)
 	if err != nil {
 		fail(err)
 		return
@@ -374,32 +404,58 @@ func decodeRequest(shape gw.Shape, body []byte) (*gw.Request, error) {
 	return openaishape.DecodeRequest(body)
 }
 
-// readBody reads at most limit bytes, answering 413 as soon as the body
-// goes past it.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+// readBody reads the body, at most MaxBodyBytes, within BodyReadTimeout,
+// answering 413 as soon as the body goes past the limit. Memory is taken
+// as bytes arrive (never from Content-Length), and counted against
+// MaxInflightBytes: past it, 503 with Retry-After. held is what the
+// caller must give back to the count when the request is done.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, err error) {
+	limit := s.cfg.MaxBodyBytes
 	if r.ContentLength > limit {
-		return nil, gw.Errorf(gw.CodeRequestTooLarge, "request body is %d bytes; the limit is %d", r.ContentLength, limit)
+		return nil, 0, gw.Errorf(gw.CodeRequestTooLarge, "request body is %d bytes; the limit is %d", r.ContentLength, limit)
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(s.cfg.BodyReadTimeout)) == nil {
+		// Cleared once read: the server's background read must not hit
+		// it while a long answer streams.
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
 	rd := http.MaxBytesReader(w, r.Body, limit)
-	var buf []byte
-	if r.ContentLength > 0 {
-		buf = make([]byte, 0, r.ContentLength)
-	}
+	buf := make([]byte, 0, min(max(r.ContentLength, 512), 16<<10))
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = append(buf, 0)[:len(buf)] // grow geometrically
+		}
+		if grow := int64(cap(buf)) - held; grow > 0 {
+			if !s.reserve(grow) {
+				return nil, held, &gw.Error{Code: gw.CodeOverloaded, Message: "the gateway is receiving too many request bytes at once; retry", RetryAfter: time.Second}
+			}
+			held += grow
 		}
 		n, err := rd.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
-			return buf, nil
+			return buf, held, nil
 		}
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return nil, gw.Errorf(gw.CodeRequestTooLarge, "request body is over the %d-byte limit", limit)
+				return nil, held, gw.Errorf(gw.CodeRequestTooLarge, "request body is over the %d-byte limit", limit)
 			}
-			return nil, gw.Errorf(gw.CodeInvalidRequest, "could not read the request body")
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, held, &gw.Error{Code: gw.CodeInvalidRequest, Message: fmt.Sprintf("the request body did not arrive within %v", s.cfg.BodyReadTimeout), Err: err}
+			}
+			return nil, held, gw.Errorf(gw.CodeInvalidRequest, "could not read the request body")
 		}
 	}
+}
+
+// reserve counts n more body bytes in flight, unless that goes past
+// MaxInflightBytes.
+func (s *Server) reserve(n int64) bool {
+	if s.bodyBytes.Add(n) > s.cfg.MaxInflightBytes {
+		s.bodyBytes.Add(-n)
+		return false
+	}
+	return true
 }

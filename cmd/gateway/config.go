@@ -16,16 +16,21 @@ import (
 // environment variables, which override the defaults. Every field has a
 // documented zero value; see the README's configuration table.
 type Config struct {
-	Addr          string        // GATEWAY_ADDR, default 127.0.0.1:8080
-	DatabaseURL   string        // GATEWAY_DATABASE_URL: a SQLite path (default ./gateway.db) or postgres://...
-	RedisURL      string        // GATEWAY_REDIS_URL: redis://...; empty: in-memory rate limits
-	FakeVendors   bool          // --fake-vendors: serve all nine vendors in-process
-	MaxBodyBytes  int64         // GATEWAY_MAX_BODY_BYTES, default 32 MiB
-	ShutdownGrace time.Duration // GATEWAY_SHUTDOWN_GRACE, default 30s
-	HTTP          upstream.Config
-	RPM           int64 // GATEWAY_RPM: default requests per minute per key (0: unlimited)
-	TPM           int64 // GATEWAY_TPM: default tokens per minute per key (0: unlimited)
-	RedisFailOpen bool  // GATEWAY_REDIS_FAIL: "open" (default) or "closed"
+	Addr         string // GATEWAY_ADDR, default 127.0.0.1:8080
+	DatabaseURL  string // GATEWAY_DATABASE_URL: a SQLite path (default ./gateway.db) or postgres://...
+	RedisURL     string // GATEWAY_REDIS_URL: redis://...; empty: in-memory rate limits
+	FakeVendors  bool   // --fake-vendors: serve all nine vendors in-process
+	MaxBodyBytes int64  // GATEWAY_MAX_BODY_BYTES, default 32 MiB
+	// Memory bounds (0: the server package's defaults).
+	MaxInflightBytes int64         // GATEWAY_MAX_INFLIGHT_BYTES: request body bytes held at once, default 256 MiB
+	BodyReadTimeout  time.Duration // GATEWAY_BODY_READ_TIMEOUT: one request body, default 60s
+	MaxResponseBytes int64         // GATEWAY_MAX_RESPONSE_BYTES: a non-streaming vendor answer, default 16 MiB
+	MaxEventBytes    int64         // GATEWAY_MAX_EVENT_BYTES: one line or event of a vendor stream, default 8 MiB
+	ShutdownGrace    time.Duration // GATEWAY_SHUTDOWN_GRACE, default 30s
+	HTTP             upstream.Config
+	RPM              int64 // GATEWAY_RPM: default requests per minute per key (0: unlimited)
+	TPM              int64 // GATEWAY_TPM: default tokens per minute per key (0: unlimited)
+	RedisFailOpen    bool  // GATEWAY_REDIS_FAIL: "open" (default) or "closed"
 
 	Guard           bool    // GATEWAY_GUARD: on (default) or off
 	GuardThreshold  float64 // GATEWAY_GUARD_THRESHOLD: 0 = the model's
@@ -101,6 +106,10 @@ func envConfig(getenv func(string) string) (Config, error) {
 	str("GATEWAY_REDIS_URL", &c.RedisURL)
 	num("GATEWAY_MAX_BODY_BYTES", &c.MaxBodyBytes)
 	dur("GATEWAY_SHUTDOWN_GRACE", &c.ShutdownGrace)
+	num("GATEWAY_MAX_INFLIGHT_BYTES", &c.MaxInflightBytes)
+	dur("GATEWAY_BODY_READ_TIMEOUT", &c.BodyReadTimeout)
+	num("GATEWAY_MAX_RESPONSE_BYTES", &c.MaxResponseBytes)
+	num("GATEWAY_MAX_EVENT_BYTES", &c.MaxEventBytes)
 	dur("GATEWAY_CONNECT_TIMEOUT", &c.HTTP.ConnectTimeout)
 	dur("GATEWAY_FIRST_BYTE_TIMEOUT", &c.HTTP.FirstByteTimeout)
 	dur("GATEWAY_STREAM_IDLE_TIMEOUT", &c.HTTP.IdleTimeout)

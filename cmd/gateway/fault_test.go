@@ -6,11 +6,15 @@ package main
 // loopback with the fake vendors, bounded in time and size.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +202,80 @@ func TestFaultAmplification(t *testing.T) {
 	readAll(t, resp.Body)
 	if resp.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("after 3 refused requests with an RPM of 3: status %d, want 429", resp.StatusCode)
+	}
+}
+
+// TestFaultMemory (item 6): bodies take memory as they arrive and within
+// a deadline, all bodies together are capped, and vendor answers are
+// bounded.
+func TestFaultMemory(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.BodyReadTimeout = 700 * time.Millisecond
+		c.MaxInflightBytes = 4 << 20
+		c.MaxResponseBytes = 200
+		c.MaxEventBytes = 100
+		c.TPM = 0
+	})
+	addr := strings.TrimPrefix(e.url, "http://")
+
+	// 20 idle sockets declaring 32 MiB bodies hold almost nothing, and
+	// are answered once the body deadline passes.
+	runtime.GC()
+	var before, during runtime.MemStats
+	runtime.ReadMemStats(&before)
+	conns := make([]net.Conn, 20)
+	for i := range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", e.key, 32<<20-1)
+		conns[i] = c
+	}
+	time.Sleep(300 * time.Millisecond)
+	runtime.GC()
+	runtime.ReadMemStats(&during)
+	grew := int64(during.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("heap held by 20 idle sockets declaring 32 MiB: %d KiB", grew>>10)
+	if grew > 16<<20 {
+		t.Errorf("20 idle 32 MiB declarations hold %d MiB of heap", grew>>20)
+	}
+	for _, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil || !strings.Contains(line, " 400 ") {
+			t.Errorf("idle body: %q, %v; want 400 after the body deadline", line, err)
+		}
+	}
+
+	// One 6 MiB body is past the 4 MiB in flight: 503 with Retry-After;
+	// the count is given back, so a small one then passes the limit.
+	big := chatBody("openai/"+nativeModels["openai"], strings.Repeat("word ", 6<<20/5), false, "")
+	resp := e.post("/v1/chat/completions", e.key, big)
+	readAll(t, resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("6 MiB over a 4 MiB in-flight cap: status %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+
+	// Vendor answers past the bounds fail cleanly and are not billed.
+	resp = e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], "hi", false, ""))
+	if b := readAll(t, resp.Body); resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), "200-byte limit") {
+		t.Errorf("answer over 200 bytes: %d %s", resp.StatusCode, b)
+	}
+	for _, c := range []struct{ path, model string }{{"/v1/chat/completions", "openai/" + nativeModels["openai"]}, {"/v1/messages", "openai/" + nativeModels["openai"]}} {
+		body := messagesBody(c.model, "hi", true, "")
+		if c.path == "/v1/chat/completions" {
+			body = chatBody(c.model, "hi", true, "")
+		}
+		resp := e.post(c.path, e.key, body)
+		// The stream fails with its shape's error, as a vendor break.
+		if b := readAll(t, resp.Body); !strings.Contains(string(b), `"error":{"type":`) || strings.Count(string(b), "data:") > 2 {
+			t.Errorf("%s stream with events over 100 bytes: %d %s", c.path, resp.StatusCode, tail(string(b), 300))
+		}
+	}
+	b, _ := e.m.Store().Balance(context.Background(), e.acct)
+	if b.Charged != 0 || b.Held != 0 {
+		t.Errorf("failed answers moved money: %+v", b)
 	}
 }

@@ -53,6 +53,10 @@ type Main struct {
 	hardStop context.CancelCauseFunc
 }
 
+// readHeaderTimeout bounds the reading of a request's headers (the body
+// has server.Config.BodyReadTimeout).
+const readHeaderTimeout = 10 * time.Second
+
 // finishGrace bounds how long requests cut at the end of the shutdown
 // grace get to record their outcome before the store closes (a settle
 // waits at most 15 s).
@@ -178,8 +182,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return fmt.Errorf("dashboard: %w", err)
 	}
 	m.server = server.New(server.Config{
-		Gateway:      gwy,
-		MaxBodyBytes: c.MaxBodyBytes,
+		Gateway:          gwy,
+		MaxBodyBytes:     c.MaxBodyBytes,
+		MaxInflightBytes: c.MaxInflightBytes,
+		BodyReadTimeout:  c.BodyReadTimeout,
+		MaxResponseBytes: c.MaxResponseBytes,
+		MaxEventBytes:    int(min(c.MaxEventBytes, 1<<30)),
 		Models: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(models)
@@ -196,7 +204,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.http = &http.Server{
 		Handler:           m.server,
 		BaseContext:       func(net.Listener) context.Context { return m.base },
-		ReadHeaderTimeout: 30 * time.Second,
+		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
 	}
