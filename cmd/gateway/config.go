@@ -3,11 +3,13 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gwlabs/gateway/dashboard"
 	"github.com/gwlabs/gateway/internal/upstream"
 	"github.com/gwlabs/gateway/route"
 )
@@ -37,9 +39,12 @@ type Config struct {
 	GuardFailClosed bool    // GATEWAY_GUARD_FAIL: "open" (default) or "closed"
 
 	RateCardFile string // GATEWAY_RATECARD_FILE: override file merged over the embedded card
-	AdminToken   string // GATEWAY_ADMIN_TOKEN: dashboard sign-in for all accounts
-	MetricsAddr  string // GATEWAY_METRICS_ADDR: serve Prometheus /metrics on this address (empty: off)
-	LogLevel     string // GATEWAY_LOG_LEVEL: debug, info (default), warn, error
+	AdminToken   string // GATEWAY_ADMIN_TOKEN: dashboard sign-in for all accounts (at least 32 characters)
+	// GATEWAY_TRUSTED_PROXIES: comma-separated addresses or CIDR prefixes
+	// of reverse proxies whose X-Forwarded-For/-Proto are believed.
+	TrustedProxies []netip.Prefix
+	MetricsAddr    string // GATEWAY_METRICS_ADDR: serve Prometheus /metrics on this address (empty: off)
+	LogLevel       string // GATEWAY_LOG_LEVEL: debug, info (default), warn, error
 
 	Vendors map[string]VendorConfig // GATEWAY_<VENDOR>_BASE_URL, GATEWAY_<VENDOR>_API_KEY
 }
@@ -136,6 +141,24 @@ func envConfig(getenv func(string) string) (Config, error) {
 	}
 	str("GATEWAY_RATECARD_FILE", &c.RateCardFile)
 	str("GATEWAY_ADMIN_TOKEN", &c.AdminToken)
+	if n := len(c.AdminToken); n > 0 && n < dashboard.MinAdminTokenLen {
+		errs = append(errs, fmt.Sprintf("GATEWAY_ADMIN_TOKEN is %d characters; it must have at least %d (e.g. openssl rand -hex 24)", n, dashboard.MinAdminTokenLen))
+	}
+	for _, v := range strings.Split(getenv("GATEWAY_TRUSTED_PROXIES"), ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			a, aerr := netip.ParseAddr(v)
+			if aerr != nil {
+				errs = append(errs, fmt.Sprintf("GATEWAY_TRUSTED_PROXIES: %q is not an address or a CIDR prefix", v))
+				continue
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+	}
 	str("GATEWAY_METRICS_ADDR", &c.MetricsAddr)
 	str("GATEWAY_LOG_LEVEL", &c.LogLevel)
 	for _, v := range route.Vendors() {

@@ -14,6 +14,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"runtime"
 	"strings"
 	"testing"
@@ -277,5 +279,89 @@ func TestFaultMemory(t *testing.T) {
 	b, _ := e.m.Store().Balance(context.Background(), e.acct)
 	if b.Charged != 0 || b.Held != 0 {
 		t.Errorf("failed answers moved money: %+v", b)
+	}
+}
+
+// TestFaultSignIn (item 7): sign-in is throttled per client address, the
+// admin token must be long, signing out ends the session on the server,
+// and the cookie is Secure behind a trusted TLS proxy.
+func TestFaultSignIn(t *testing.T) {
+	if _, err := envConfig(func(k string) string {
+		if k == "GATEWAY_ADMIN_TOKEN" {
+			return "short-token"
+		}
+		return ""
+	}); err == nil || !strings.Contains(err.Error(), "at least 32") {
+		t.Errorf("a short admin token: %v, want a clear configuration error", err)
+	}
+	admin := strings.Repeat("a1", 20)
+	e := newEnv(t, func(c *Config) {
+		c.AdminToken = admin
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	})
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	signIn := func(token string, hdr ...string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, e.url+"/dashboard/signin", strings.NewReader(url.Values{"key": {token}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	// Behind the trusted proxy, over TLS: a Secure cookie.
+	resp := signIn(admin, "X-Forwarded-For", "203.0.113.9", "X-Forwarded-Proto", "https")
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		cookie = c
+	}
+	if resp.StatusCode != http.StatusSeeOther || cookie == nil || !cookie.Secure {
+		t.Fatalf("sign-in over a TLS proxy: status %d, cookie %+v", resp.StatusCode, cookie)
+	}
+	get := func(c *http.Cookie) int {
+		req, _ := http.NewRequest(http.MethodGet, e.url+"/dashboard/logs", nil)
+		req.AddCookie(c)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if s := get(cookie); s != http.StatusOK {
+		t.Fatalf("signed in: logs status %d", s)
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.url+"/dashboard/signout", nil)
+	req.AddCookie(cookie)
+	if resp, err := client.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	if s := get(cookie); s != http.StatusSeeOther {
+		t.Errorf("the signed-out cookie still works: logs status %d", s)
+	}
+	// Brute force from one address: after 10 attempts a minute, 429
+	// even for the right token; another address is not affected.
+	var codes []int
+	for i := 0; i < 12; i++ {
+		codes = append(codes, signIn("wrong-"+admin, "X-Forwarded-For", "198.51.100.7").StatusCode)
+	}
+	if r := signIn(admin, "X-Forwarded-For", "198.51.100.7"); r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Errorf("after 12 wrong tokens the right one: status %d (attempts: %v)", r.StatusCode, codes)
+	}
+	if r := signIn(admin, "X-Forwarded-For", "198.51.100.8"); r.StatusCode != http.StatusSeeOther {
+		t.Errorf("another address: status %d", r.StatusCode)
+	}
+	// A peer that is not a trusted proxy cannot pick its address or TLS.
+	e2 := newEnv(t, func(c *Config) { c.AdminToken = admin })
+	e.url = e2.url
+	resp = signIn(admin, "X-Forwarded-Proto", "https")
+	for _, c := range resp.Cookies() {
+		if c.Secure {
+			t.Errorf("an untrusted peer's X-Forwarded-Proto made the cookie Secure")
+		}
 	}
 }

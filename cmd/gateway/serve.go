@@ -177,7 +177,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	dash, err := newDashboard(m.store, c.AdminToken, m.Logger)
+	dash, err := newDashboard(m.store, c, limiter, m.Logger)
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
