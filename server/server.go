@@ -71,9 +71,13 @@ type Config struct {
 	// Dashboard serves /dashboard and below; nil: 404.
 	Dashboard http.Handler
 	// Ready reports whether the store is reachable, for /readyz.
-	Ready  func(ctx context.Context) error
-	Now    func() time.Time
-	Logger *slog.Logger
+	Ready func(ctx context.Context) error
+	// Degraded, when set, says what runs in a degraded mode (e.g. rate
+	// limits per instance while Redis is down), "" when nothing: /readyz
+	// then answers 200 {"status":"degraded","detail":...}.
+	Degraded func() string
+	Now      func() time.Time
+	Logger   *slog.Logger
 }
 
 // Server serves the gateway's HTTP API.
@@ -193,7 +197,13 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		if err := s.cfg.Ready(ctx); err != nil {
 			s.cfg.Logger.Warn("not ready", "err", err)
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "store unreachable"})
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready"})
+			return
+		}
+	}
+	if s.cfg.Degraded != nil {
+		if d := s.cfg.Degraded(); d != "" {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "degraded", "detail": d})
 			return
 		}
 	}

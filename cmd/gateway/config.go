@@ -32,7 +32,12 @@ type Config struct {
 	HTTP             upstream.Config
 	RPM              int64 // GATEWAY_RPM: default requests per minute per key (0: unlimited)
 	TPM              int64 // GATEWAY_TPM: default tokens per minute per key (0: unlimited)
-	RedisFailOpen    bool  // GATEWAY_REDIS_FAIL: "open" (default) or "closed"
+	RedisFailOpen    bool  // GATEWAY_REDIS_FAIL "open": admit while Redis is down
+	// GATEWAY_REDIS_FAIL "local" (default): while Redis is down, limit in
+	// memory with each limit divided by Instances (GATEWAY_INSTANCES,
+	// default 1); "closed": answer 503.
+	RedisFailLocal bool
+	Instances      int64
 
 	Guard           bool    // GATEWAY_GUARD: on (default) or off
 	GuardThreshold  float64 // GATEWAY_GUARD_THRESHOLD: 0 = the model's
@@ -65,7 +70,6 @@ func envConfig(getenv func(string) string) (Config, error) {
 		RPM:           600,
 		TPM:           2_000_000,
 		Guard:         true,
-		RedisFailOpen: true,
 		LogLevel:      "info",
 		Vendors:       map[string]VendorConfig{},
 	}
@@ -127,7 +131,15 @@ func envConfig(getenv func(string) string) (Config, error) {
 	}
 	num("GATEWAY_RPM", &c.RPM)
 	num("GATEWAY_TPM", &c.TPM)
-	onOff("GATEWAY_REDIS_FAIL", "open", "closed", &c.RedisFailOpen)
+	switch v := strings.ToLower(getenv("GATEWAY_REDIS_FAIL")); v {
+	case "", "local":
+		c.RedisFailLocal, c.RedisFailOpen = true, false
+	case "open", "closed":
+		c.RedisFailLocal, c.RedisFailOpen = false, v == "open"
+	default:
+		errs = append(errs, `GATEWAY_REDIS_FAIL must be "local", "open" or "closed"`)
+	}
+	num("GATEWAY_INSTANCES", &c.Instances)
 	onOff("GATEWAY_GUARD", "on", "off", &c.Guard)
 	var failOpen = true
 	onOff("GATEWAY_GUARD_FAIL", "open", "closed", &failOpen)

@@ -365,3 +365,43 @@ func TestFaultSignIn(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultRedisDown (item 8): with Redis unreachable the gateway limits
+// in memory, each limit divided by the instance count, and /readyz says
+// it is degraded; in the fail-closed mode /readyz says not ready.
+func TestFaultRedisDown(t *testing.T) {
+	dead, _ := net.Listen("tcp", "127.0.0.1:0")
+	deadURL := "redis://" + dead.Addr().String() + "/0"
+	dead.Close()
+	e := newEnv(t, func(c *Config) { c.RedisURL, c.RPM, c.Instances = deadURL, 4, 2 })
+	readyz := func(e *env) (int, string) {
+		resp, err := http.Get(e.url + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(readAll(t, resp.Body))
+	}
+	var codes []int
+	start := time.Now()
+	for i := 0; i < 4; i++ {
+		resp := e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], "hi", false, ""))
+		readAll(t, resp.Body)
+		codes = append(codes, resp.StatusCode)
+		if resp.StatusCode == 429 && resp.Header.Get("Retry-After") == "" {
+			t.Error("429 without Retry-After")
+		}
+	}
+	t.Logf("4 requests with Redis down took %v", time.Since(start))
+	if want := []int{200, 200, 429, 429}; fmt.Sprint(codes) != fmt.Sprint(want) {
+		t.Errorf("RPM 4 over 2 instances with Redis down: %v, want %v", codes, want)
+	}
+	if code, body := readyz(e); code != 200 || !strings.Contains(body, "degraded") {
+		t.Errorf("/readyz with Redis down: %d %s", code, body)
+	}
+	closed := newEnv(t, func(c *Config) { c.RedisURL, c.RedisFailLocal, c.RedisFailOpen = deadURL, false, false })
+	resp := closed.post("/v1/chat/completions", closed.key, chatBody("openai/"+nativeModels["openai"], "hi", false, ""))
+	readAll(t, resp.Body)
+	if code, body := readyz(closed); resp.StatusCode != 503 || code != 503 {
+		t.Errorf("fail closed with Redis down: request %d, /readyz %d %s; want 503 and not ready", resp.StatusCode, code, body)
+	}
+}

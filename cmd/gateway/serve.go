@@ -51,6 +51,9 @@ type Main struct {
 	// server.ErrShutdown when the shutdown grace runs out.
 	base     context.Context
 	hardStop context.CancelCauseFunc
+	// degraded says what runs in a degraded mode ("" when nothing), for
+	// /readyz.
+	degraded func() string
 }
 
 // readHeaderTimeout bounds the reading of a request's headers (the body
@@ -123,7 +126,27 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("redis: %w", err)
 		}
 		m.closers = append(m.closers, client.Close)
-		limiter = redis.New(client, redis.Options{FailOpen: c.RedisFailOpen})
+		opts := redis.Options{FailOpen: c.RedisFailOpen, Instances: c.Instances, Logger: m.Logger}
+		if c.RedisFailLocal {
+			mem := ratelimit.NewMemory(ratelimit.MemoryOptions{})
+			m.closers = append(m.closers, mem.Close)
+			opts.Fallback = mem
+		}
+		rl := redis.New(client, opts)
+		mode := "refusing requests (503)"
+		switch {
+		case c.RedisFailLocal:
+			mode = "limiting in memory, each limit divided by the instance count"
+		case c.RedisFailOpen:
+			mode = "admitting requests without limits"
+		}
+		// The detail is public (/readyz): no address or error text.
+		limiter, m.degraded = rl, func() string {
+			if down, _ := rl.Degraded(); down {
+				return "rate limits: redis unreachable; " + mode
+			}
+			return ""
+		}
 	} else {
 		mem := ratelimit.NewMemory(ratelimit.MemoryOptions{})
 		m.closers = append(m.closers, mem.Close)
@@ -193,7 +216,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			_, _ = w.Write(models)
 		}),
 		Dashboard: dash,
-		Ready:     m.store.Ping,
+		Ready:     m.ready,
+		Degraded:  m.degraded,
 		Logger:    m.Logger,
 	})
 	m.ln, err = net.Listen("tcp", c.Addr)
@@ -211,6 +235,20 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.stop = make(chan struct{})
 	m.wg.Add(1)
 	go m.sweep()
+	return nil
+}
+
+// ready is /readyz's check: the store answers, and requests are not all
+// refused because Redis is down in the fail-closed mode.
+func (m *Main) ready(ctx context.Context) error {
+	if err := m.store.Ping(ctx); err != nil {
+		return err
+	}
+	if m.degraded != nil && !m.Config.RedisFailOpen && !m.Config.RedisFailLocal {
+		if d := m.degraded(); d != "" {
+			return errors.New(d)
+		}
+	}
 	return nil
 }
 
