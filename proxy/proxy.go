@@ -64,6 +64,16 @@ type Biller interface {
 	Price(vendor, model string, u gw.Usage) (Quote, error)
 }
 
+// OutputCap is implemented by Billers that know a model's maximum
+// output per answer (0: unknown).
+type OutputCap interface {
+	MaxOutputTokens(vendor, model string) int64
+}
+
+// maxEstimate bounds a request's token estimate, far above any model's
+// output, so that no caller-supplied number can overflow the count.
+const maxEstimate = 1 << 40
+
 // Authenticator finds the caller of an Authorization header value.
 type Authenticator interface {
 	Authenticate(ctx context.Context, header string) (*gw.Principal, error)
@@ -244,7 +254,14 @@ func (x *Exchange) begin(ctx context.Context) error {
 		return err
 	}
 
-	x.estTokens = int64(len(in.Body)/4) + in.MaxOutput
+	if oc, ok := g.cfg.Biller.(OutputCap); ok && in.MaxOutput > 0 {
+		// Vendors refuse an output cap over the model's maximum; so does
+		// the gateway, before it counts an estimate no window can hold.
+		if m := oc.MaxOutputTokens(in.Vendor, in.Model); m > 0 && in.MaxOutput > m {
+			return gw.Errorf(gw.CodeInvalidRequest, "the output cap (max_tokens) of %d is over the maximum of %d tokens that %s/%s can produce", in.MaxOutput, m, in.Vendor, in.Model)
+		}
+	}
+	x.estTokens = int64(len(in.Body)/4) + min(in.MaxOutput, maxEstimate)
 	if g.cfg.Limiter != nil {
 		d, err := g.cfg.Limiter.Allow(ctx, in.Principal.KeyID, g.limitFor(in.Principal), x.estTokens)
 		x.Limit, x.limited = d, true

@@ -37,7 +37,10 @@ type Config struct {
 	// memory with each limit divided by Instances (GATEWAY_INSTANCES,
 	// default 1); "closed": answer 503.
 	RedisFailLocal bool
-	Instances      int64
+	// GATEWAY_OPENAI_FORWARD_ORG=on forwards callers' OpenAI-Organization
+	// and OpenAI-Project headers to OpenAI (default off: dropped).
+	OpenAIForwardOrg bool
+	Instances        int64
 
 	Guard           bool    // GATEWAY_GUARD: on (default) or off
 	GuardThreshold  float64 // GATEWAY_GUARD_THRESHOLD: 0 = the model's
@@ -140,6 +143,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 		errs = append(errs, `GATEWAY_REDIS_FAIL must be "local", "open" or "closed"`)
 	}
 	num("GATEWAY_INSTANCES", &c.Instances)
+	onOff("GATEWAY_OPENAI_FORWARD_ORG", "on", "off", &c.OpenAIForwardOrg)
 	onOff("GATEWAY_GUARD", "on", "off", &c.Guard)
 	var failOpen = true
 	onOff("GATEWAY_GUARD_FAIL", "open", "closed", &failOpen)

@@ -405,3 +405,47 @@ func TestFaultRedisDown(t *testing.T) {
 		t.Errorf("fail closed with Redis down: request %d, /readyz %d %s; want 503 and not ready", resp.StatusCode, code, body)
 	}
 }
+
+// TestFaultSmall (item 9): huge output caps get 400, not an overflowed
+// or never-admitted estimate; the caller's OpenAI organization headers
+// are dropped; an admin's unknown account is a 404 page, not a 500.
+func TestFaultSmall(t *testing.T) {
+	admin := strings.Repeat("b2", 20)
+	e := newEnv(t, func(c *Config) { c.AdminToken = admin })
+	for _, n := range []string{"9223372036854775807", "2500000"} {
+		for _, path := range []string{"/v1/chat/completions", "/v1/messages"} {
+			body := []byte(`{"model":"openai/` + nativeModels["openai"] + `","max_tokens":` + n + `,"messages":[{"role":"user","content":"hi"}]}`)
+			resp := e.post(path, e.key, body)
+			got := readAll(t, resp.Body)
+			if resp.StatusCode != 400 || !strings.Contains(string(got), "maximum") {
+				t.Errorf("%s max_tokens %s: %d %s", path, n, resp.StatusCode, got)
+			}
+		}
+	}
+	resp := e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], "hi", false, ""),
+		"OpenAI-Organization", "org-someone-else", "OpenAI-Project", "proj_x")
+	readAll(t, resp.Body)
+	if h := e.lastRequest().Header; resp.StatusCode != 200 || h.Get("OpenAI-Organization") != "" || h.Get("OpenAI-Project") != "" {
+		t.Errorf("status %d; the caller's organization headers reached OpenAI: %v", resp.StatusCode, h)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequest(http.MethodPost, e.url+"/dashboard/signin", strings.NewReader(url.Values{"key": {admin}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	req, _ = http.NewRequest(http.MethodGet, e.url+"/dashboard/activity?account=nonexistent", nil)
+	for _, c := range resp.Cookies() {
+		req.AddCookie(c)
+	}
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("/dashboard/activity?account=nonexistent: %d, want 404", resp.StatusCode)
+	}
+}

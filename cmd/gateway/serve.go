@@ -162,7 +162,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		g = guardAdapter{gd}
 	}
 
-	var pb proxy.Biller = billerAdapter{biller}
+	var pb proxy.Biller = billerAdapter{b: biller, card: card}
 	if m.noBilling {
 		pb = nil
 	}

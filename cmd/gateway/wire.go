@@ -88,6 +88,9 @@ func buildProviders(c Config, card *ratecard.Card) (map[string]gw.Provider, erro
 				cfg.BaseURL = vc.BaseURL
 			}
 			cfg.APIKey, cfg.HTTP = vc.APIKey, c.HTTP
+			if v == route.OpenAI && c.OpenAIForwardOrg {
+				cfg.ForwardHeaders = append(cfg.ForwardHeaders, openai.OrgHeaders...)
+			}
 			p, err = openai.New(cfg)
 		}
 		if err != nil {
@@ -110,8 +113,19 @@ func defaultMaxTokens(card *ratecard.Card) func(model string) int {
 	}
 }
 
-// billerAdapter fits billing.Biller to proxy.Biller.
-type billerAdapter struct{ b *billing.Biller }
+// billerAdapter fits billing.Biller to proxy.Biller (and
+// proxy.OutputCap, from the rate card).
+type billerAdapter struct {
+	b    *billing.Biller
+	card *ratecard.Card
+}
+
+func (a billerAdapter) MaxOutputTokens(vendor, model string) int64 {
+	if m, ok := a.card.Lookup(vendor, model); ok {
+		return m.MaxOutputTokens
+	}
+	return 0
+}
 
 func (a billerAdapter) Known(vendor, model string) bool { return a.b.Known(vendor, model) }
 

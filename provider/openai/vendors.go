@@ -10,7 +10,9 @@ func Defaults(vendor string) (Config, bool) {
 	switch vendor {
 	case "openai":
 		c.BaseURL = "https://api.openai.com/v1"
-		c.ForwardHeaders = []string{"OpenAI-Organization", "OpenAI-Project"}
+		// The caller's OpenAI-Organization and OpenAI-Project would bill
+		// the gateway's key to an organization the caller names; they
+		// are forwarded only when configured (OrgHeaders).
 	case "together":
 		c.BaseURL = "https://api.together.xyz/v1"
 	case "fireworks":
@@ -37,3 +39,8 @@ func Defaults(vendor string) (Config, bool) {
 	}
 	return c, true
 }
+
+// OrgHeaders are OpenAI's organization and project headers, which a
+// deployment may choose to forward from callers (the gateway's key must
+// belong to them).
+var OrgHeaders = []string{"OpenAI-Organization", "OpenAI-Project"}
