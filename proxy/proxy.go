@@ -341,12 +341,20 @@ func (x *Exchange) verdict(ctx context.Context) (Verdict, bool) {
 	if g.cfg.Guard == nil {
 		return Verdict{}, false
 	}
-	gctx, cancel := context.WithTimeout(ctx, g.cfg.GuardTimeout)
-	defer cancel()
 	type res struct {
 		v   Verdict
 		err error
 	}
+	var r res
+	if tg, ok := g.cfg.Guard.(TextGuard); ok && x.in.Text != nil && textBytes(x.in.Text) <= inlineGuardBytes {
+		// A small prompt is scored right here, beside the vendor call
+		// already under way: no goroutine, no timer (its cost is a few
+		// windows, bounded by the guard itself).
+		r.v, r.err = tg.CheckText(ctx, x.in.Text)
+		return x.judge(r.v, r.err)
+	}
+	gctx, cancel := context.WithTimeout(ctx, g.cfg.GuardTimeout)
+	defer cancel()
 	ch := make(chan res, 1)
 	go func() {
 		var r res
@@ -357,26 +365,43 @@ func (x *Exchange) verdict(ctx context.Context) (Verdict, bool) {
 		}
 		ch <- r
 	}()
-	var r res
 	select {
 	case r = <-ch:
 	case <-gctx.Done():
 		r.err = gctx.Err()
 	}
-	if r.err != nil {
+	return x.judge(r.v, r.err)
+}
+
+// inlineGuardBytes is the text size up to which the guard runs in the
+// request's goroutine.
+const inlineGuardBytes = 32 << 10
+
+func textBytes(t []gw.Text) int {
+	n := 0
+	for _, s := range t {
+		n += len(s.Text)
+	}
+	return n
+}
+
+// judge turns the guard's answer into the request's fate.
+func (x *Exchange) judge(v Verdict, err error) (Verdict, bool) {
+	g := x.g
+	if err != nil {
 		x.Guard = "error"
-		g.cfg.Logger.Error("guard failed", "request_id", x.in.RequestID, "err", r.err, "fail_closed", g.cfg.GuardFailClosed)
+		g.cfg.Logger.Error("guard failed", "request_id", x.in.RequestID, "err", err, "fail_closed", g.cfg.GuardFailClosed)
 		if g.cfg.GuardFailClosed {
 			return Verdict{Flagged: true, Kind: "guard_unavailable", Reason: "the guard could not check the request"}, true
 		}
 		return Verdict{}, false
 	}
-	if r.v.Flagged {
-		x.Guard = "flagged:" + r.v.Kind
-		return r.v, true
+	if v.Flagged {
+		x.Guard = "flagged:" + v.Kind
+		return v, true
 	}
 	x.Guard = "pass"
-	return r.v, false
+	return v, false
 }
 
 func (x *Exchange) block(ctx context.Context, v Verdict) error {
