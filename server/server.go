@@ -2,10 +2,13 @@
 // and POST /v1/chat/completions (shape C), GET /v1/models, /healthz,
 // /readyz and the dashboard mount.
 //
-// A chat request is read (bounded), authenticated, parsed just enough to
-// route it (model, messages, stream, max tokens), decoded to the canonical
-// form when the vendor speaks the other shape, and handed to the proxy's
-// policies. The answer goes back in the endpoint's shape: relayed byte for
+// A chat request is authenticated, its body read (bounded in size, time
+// and bytes in flight), parsed once and strictly (internal/reqbody: the
+// routing fields and the guard's text, keys read as the vendors read
+// them), decoded to the canonical form when the vendor speaks the other
+// shape, and handed to the proxy's policies. When the shutdown grace runs
+// out, requests still running are cut (ErrShutdown) and record their
+// outcome. The answer goes back in the endpoint's shape: relayed byte for
 // byte when the vendor speaks it (relay.go), mapped otherwise (mapped.go).
 // Every response carries x-gateway-request-id (plus request-id on M and
 // x-request-id on C); errors use the envelope in errors.go.
