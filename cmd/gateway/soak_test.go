@@ -36,6 +36,11 @@ func TestSoak(t *testing.T) {
 	}
 	e := newEnv(t, func(c *Config) { c.RPM, c.TPM = 0, 0 })
 	ctx := context.Background()
+	// Enough for 2,000 holds in flight (a request without an output cap
+	// is held at the model's maximum output).
+	if err := e.m.Store().TopUp(ctx, e.acct, 100_000*gw.USD, "soak"); err != nil {
+		t.Fatal(err)
+	}
 	tr := &http.Transport{MaxIdleConnsPerHost: *soakStreams, MaxConnsPerHost: 0, IdleConnTimeout: 30 * time.Second}
 	client := &http.Client{Transport: tr}
 	defer tr.CloseIdleConnections()
@@ -54,7 +59,14 @@ func TestSoak(t *testing.T) {
 	var (
 		sent, ok, failed, abandoned, transport atomic.Int64
 		wg                                     sync.WaitGroup
+		statusMu                               sync.Mutex
+		statuses                               = map[string]int{}
 	)
+	count := func(k string) {
+		statusMu.Lock()
+		statuses[k]++
+		statusMu.Unlock()
+	}
 	deadline := time.Now().Add(*soakFor)
 	goroutinesBefore, _ := requestGoroutines()
 	for i := 0; i < *soakStreams; i++ {
@@ -90,6 +102,7 @@ func TestSoak(t *testing.T) {
 						} else {
 							failed.Add(1)
 						}
+						count(fmt.Sprintf("%d %s", resp.StatusCode, resp.Header.Get("X-Gateway-Vendor")))
 						break
 					}
 				}
@@ -146,6 +159,7 @@ func TestSoak(t *testing.T) {
 	}
 	t.Logf("soak done: %d streams for %v: requests %d (ok %d, failed %d, abandoned %d, transport errors %d); peak rss %d MiB; goroutines %d besides %d of idle keep-alive connections (before %d); charged %s USD, held %d",
 		*soakStreams, *soakFor, sent.Load(), ok.Load(), failed.Load(), abandoned.Load(), transport.Load(), peakRSS>>20, g, idle, goroutinesBefore, b.Charged.USDString(), b.Held)
+	t.Logf("soak: finished requests by status and vendor: %v", statuses)
 	if g > goroutinesBefore+20 {
 		t.Errorf("%d goroutines left (%d before)", g, goroutinesBefore)
 	}
