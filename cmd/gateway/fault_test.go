@@ -81,8 +81,22 @@ func TestFaultGuardBypass(t *testing.T) {
 			}
 		})
 	}
+	// Per-turn system messages (Claude Code's role "system" inside
+	// messages) are scored as the system prompt is: never. The same text
+	// as a user turn is blocked.
+	sysTurn := []byte(`{"model":"` + msgModel + `","max_tokens":64,"messages":[{"role":"user","content":"hi"},{"role":"system","content":` + a + `},{"role":"user","content":"go on"}]}`)
+	resp := e.post("/v1/messages", e.key, sysTurn, "Anthropic-Version", "2023-06-01")
+	readAll(t, resp.Body)
+	if rec, err := e.m.Store().Record(context.Background(), resp.Header.Get("X-Gateway-Request-Id")); resp.StatusCode == 403 || err != nil || rec.Guard != "pass" {
+		t.Errorf("per-turn system message: status %d, record %+v, %v; want the guard's pass", resp.StatusCode, rec, err)
+	}
+	resp = e.post("/v1/messages", e.key, bytes.Replace(sysTurn, []byte(`"role":"system"`), []byte(`"role":"user"`), 1), "Anthropic-Version", "2023-06-01")
+	readAll(t, resp.Body)
+	if resp.StatusCode != 403 {
+		t.Errorf("the same text as a user turn: status %d, want 403", resp.StatusCode)
+	}
 	// The same padding without the attack goes through.
-	resp := e.post("/v1/chat/completions", e.key, paddedBody(chatModel, 512, "What grew fastest?", false))
+	resp = e.post("/v1/chat/completions", e.key, paddedBody(chatModel, 512, "What grew fastest?", false))
 	if got := readAll(t, resp.Body); resp.StatusCode != http.StatusOK {
 		t.Fatalf("padding alone: status %d: %.300s", resp.StatusCode, got)
 	}

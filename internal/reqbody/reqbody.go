@@ -180,7 +180,8 @@ var known = func() map[string]string {
 	m := map[string]string{}
 	for _, n := range []string{"model", "messages", "system", "stream", "max_tokens", "max_completion_tokens",
 		"role", "content", "type", "text", "title", "context", "source", "input", "data",
-		"refusal", "tool_calls", "function_call", "function", "arguments"} {
+		"refusal", "tool_calls", "function_call", "function", "arguments",
+		"tools", "tool_choice", "thinking", "stream_options", "response_format", "output_config", "reasoning", "json_schema"} {
 		m[n] = n
 	}
 	return m
@@ -364,7 +365,7 @@ func (p *parser) top() (*Body, error) {
 				maxCompletion = v
 			}
 		default:
-			if err := p.dec.SkipValue(); err != nil {
+			if err := p.apiMember(n); err != nil {
 				return nil, err
 			}
 		}
@@ -384,6 +385,72 @@ func (p *parser) top() (*Body, error) {
 		return nil, fieldErrorf("max_tokens is required")
 	}
 	return &b, nil
+}
+
+// apiObjects are the top-level members, besides messages and system,
+// whose objects hold the API's own (lower-case) keys, which the shape
+// mappers and billing decode: their keys are checked like the top
+// level's, one level down (and in tools[].function and
+// response_format.json_schema). Free-form objects below them (schemas,
+// tool inputs, metadata) are the caller's data and are not checked.
+var apiObjects = map[string]bool{"tool_choice": true, "thinking": true, "stream_options": true, "response_format": true, "output_config": true, "reasoning": true}
+
+// apiMember reads a top-level member the gateway does not use itself,
+// checking the keys of the API's objects (see apiObjects).
+func (p *parser) apiMember(name string) error {
+	switch {
+	case name == "tools":
+		ok, err := p.open('[', "tools must be an array")
+		if err != nil || !ok {
+			if _, isField := err.(*fieldError); isField {
+				return p.dec.SkipValue() // the vendor's to refuse
+			}
+			return err
+		}
+		for i := 0; ; i++ {
+			if more, err := p.more(); err != nil || !more {
+				return err
+			}
+			if err := p.apiObject("tools["+strconv.Itoa(i)+"]", "function"); err != nil {
+				return err
+			}
+		}
+	case apiObjects[name]:
+		return p.apiObject(name, "json_schema")
+	}
+	return p.dec.SkipValue()
+}
+
+// apiObject checks the keys of an object of the API (anything else is
+// skipped), and one level further in its member named nested.
+func (p *parser) apiObject(where, nested string) error {
+	k, err := p.peek()
+	if err != nil {
+		return err
+	}
+	if k != '{' {
+		return p.dec.SkipValue()
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return err
+	}
+	for {
+		if more, err := p.more(); err != nil || !more {
+			return err
+		}
+		n, err := p.name(where)
+		if err != nil {
+			return err
+		}
+		if n != "" && n == nested {
+			err = p.apiObject(where+"."+n, "")
+		} else {
+			err = p.dec.SkipValue()
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // count reads a non-negative integer or null (nil).

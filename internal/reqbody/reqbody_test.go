@@ -207,6 +207,11 @@ func TestReadAsTheVendor(t *testing.T) {
 		{"block text a number", gw.ShapeM, `{"model":"a/b","max_tokens":1,"messages":[{"role":"user","content":[{"type":"text","text":1}]}]}`, ".text must be a string"},
 		{"max_tokens overflow", gw.ShapeM, `{"model":"a/b","max_tokens":9223372036854775808,"messages":[]}`, "non-negative integer"},
 		{"max_tokens fraction", gw.ShapeC, `{"model":"a/b","max_tokens":1.5,"messages":[]}`, "non-negative integer"},
+		{"case-variant tool_choice type", gw.ShapeM, `{"model":"a/b","max_tokens":1,"messages":[],"tool_choice":{"type":"auto","Type":"none"}}`, `"Type"`},
+		{"case-variant thinking budget", gw.ShapeM, `{"model":"a/b","max_tokens":1,"messages":[],"thinking":{"type":"enabled","budget_tokens":1024,"Budget_Tokens":1}}`, `"Budget_Tokens"`},
+		{"case-variant tool key", gw.ShapeM, `{"model":"a/b","max_tokens":1,"messages":[],"tools":[{"name":"t","Input_Schema":{}}]}`, `"Input_Schema"`},
+		{"case-variant tool function key", gw.ShapeC, `{"model":"a/b","messages":[],"tools":[{"type":"function","function":{"name":"t","Parameters":{}}}]}`, `"Parameters"`},
+		{"case-variant json_schema key", gw.ShapeC, `{"model":"a/b","messages":[],"response_format":{"type":"json_schema","json_schema":{"name":"x","Strict":true}}}`, `"Strict"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,10 +223,14 @@ func TestReadAsTheVendor(t *testing.T) {
 	}
 	// Upper case deeper down (a tool's schema, a tool call's input) is
 	// the caller's data, not the API's keys.
-	ok := `{"model":"a/b","max_tokens":1,"tools":[{"name":"t","input_schema":{"type":"object","properties":{"Name":{"type":"string"},"name":{"type":"string"}}}}],
+	ok := `{"model":"a/b","max_tokens":1,"metadata":{"User":"x"},"tools":[{"name":"t","input_schema":{"type":"object","properties":{"Name":{"type":"string"},"name":{"type":"string"}}}}],
 		"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"t","input":{"Name":"A","name":"b"}}]}]}`
 	if _, err := Parse(gw.ShapeM, []byte(ok)); err != nil {
 		t.Fatalf("caller data with upper-case keys refused: %v", err)
+	}
+	okC := `{"model":"a/b","messages":[],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"properties":{"ID":{}}}}},"tools":[{"type":"function","function":{"name":"t","parameters":{"properties":{"Q":{}}}}}]}`
+	if _, err := Parse(gw.ShapeC, []byte(okC)); err != nil {
+		t.Fatalf("caller schemas with upper-case keys refused: %v", err)
 	}
 }
 
