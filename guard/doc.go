@@ -29,7 +29,9 @@
 // request is bounded too: past 64 windows it is scored on a sample (the
 // latest turns, the system-adjacent text, tool results, cue windows, and
 // windows spread from a random offset; see segments.go), so the guard's
-// cost is bounded by design and its time-out means a broken guard.
+// cost is bounded by design and its time-out means a broken guard. The
+// cue-word search covers up to about 4 MB of text; past that, a passage
+// in the middle of the padding is read with a probability.
 //
 // # Normalisation
 //

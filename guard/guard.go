@@ -231,7 +231,10 @@ func (g *Guard) scoreText(sc *scratch, text string) result {
 		pick(i)
 		pick(n - 1 - i)
 	}
-	for i := 0; i < n && k < maxWindows-4; i++ {
+	for _, i := range cueScan(n, randN) {
+		if k >= maxWindows-4 {
+			break
+		}
 		end := i*step + windowSize
 		if end > len(text) {
 			end = len(text)

@@ -23,7 +23,8 @@ import (
 //     segments after the system prompt;
 //  3. tool results and documents (the indirect-injection carriers):
 //     their head windows, spread evenly if there are many;
-//  4. windows holding attack cue words, spread evenly;
+//  4. windows holding attack cue words, spread evenly (the search itself
+//     covers at most cueScanWindows windows, spread from a random offset);
 //  5. windows spread evenly over everything, from a random offset, so
 //     that no part of the padding is reliably unread.
 const (
@@ -32,6 +33,10 @@ const (
 	adjacentSegments  = 2
 	toolQuota         = 12
 	cueQuota          = 12
+	// cueScanWindows bounds the windows searched for cue words (about
+	// 4 MB of text, 5 ms) in a request or a segment; past it, the middle
+	// of the text is read with a probability, not for certain.
+	cueScanWindows = 512
 )
 
 // window is one window of a segment: the segment's index and the byte
@@ -118,8 +123,8 @@ func sample(segs []Segment, idx []int, rnd func(n int) int) []window {
 	}
 	spread(tools, toolQuota, pick)
 	var cues []int
-	for w, win := range all {
-		if hasCue(windowText(segs[win.seg].Text, win.start)) {
+	for _, w := range cueScan(len(all), rnd) {
+		if win := all[w]; hasCue(windowText(segs[win.seg].Text, win.start)) {
 			cues = append(cues, w)
 		}
 	}
@@ -130,6 +135,25 @@ func sample(segs []Segment, idx []int, rnd func(n int) int) []window {
 		for k := 0; k < left; k++ {
 			pick(int(off + float64(k)*step))
 		}
+	}
+	return out
+}
+
+// cueScan lists the windows (of n) that are searched for cue words: all
+// of them up to cueScanWindows, else that many spread evenly from a
+// random offset, so that the search is bounded too.
+func cueScan(n int, rnd func(int) int) []int {
+	out := make([]int, 0, min(n, cueScanWindows))
+	if n <= cueScanWindows {
+		for i := range n {
+			out = append(out, i)
+		}
+		return out
+	}
+	step := float64(n) / cueScanWindows
+	off := float64(rnd(1<<20)) / float64(1<<20) * step
+	for k := range cueScanWindows {
+		out = append(out, int(off+float64(k)*step))
 	}
 	return out
 }

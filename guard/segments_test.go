@@ -44,9 +44,14 @@ func TestHugeRequestsBounded(t *testing.T) {
 			mid := append([]Segment{{Source: SourceTool, Text: "Search result: " + attackText}}, s[256:]...)
 			return append(s[:256:256], mid...)
 		}},
-		{"attack in the middle of one 8 MB turn", func() []Segment {
-			text := filler[:4<<20] + " " + attackText + " " + filler[4<<20:]
+		{"attack in the middle of one 3 MB turn", func() []Segment {
+			text := filler[:3<<19] + " " + attackText + " " + filler[3<<19:3<<20]
 			return []Segment{{Source: SourceUser, Text: text}}
+		}},
+		{"attack in the middle of 400 padded turns", func() []Segment {
+			s := paddedTurns(400)
+			s[200].Text = s[200].Text[:2000] + " " + attackText + " " + s[200].Text[2000:]
+			return s
 		}},
 		{"attack at the end of one 8 MB turn", func() []Segment {
 			return []Segment{{Source: SourceUser, Text: filler + " " + attackText}}

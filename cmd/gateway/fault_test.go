@@ -81,6 +81,22 @@ func TestFaultGuardBypass(t *testing.T) {
 			}
 		})
 	}
+	// Six 2 MB padded attacks, and one 8 MB turn with the attack at its
+	// end: all blocked (the guard's cost is bounded, so its time-out,
+	// which fails open, is not reached). One at a time: concurrency would
+	// make this a timing test under the race detector.
+	for i := range 7 {
+		body := paddedBody(chatModel, 512, attack, false)
+		if i == 6 {
+			huge := strings.Repeat("The quarterly report shows revenue growth across all regions. ", 8<<20/62)
+			body = chatBody(chatModel, huge+" "+attack, false, "")
+		}
+		resp := e.post("/v1/chat/completions", e.key, body)
+		readAll(t, resp.Body)
+		if rec, err := e.m.Store().Record(context.Background(), resp.Header.Get("X-Gateway-Request-Id")); resp.StatusCode != 403 || err != nil || !strings.HasPrefix(rec.Guard, "flagged:") {
+			t.Errorf("huge attack %d: status %d, record %+v, %v; want 403 flagged", i, resp.StatusCode, rec, err)
+		}
+	}
 	// Per-turn system messages (Claude Code's role "system" inside
 	// messages) are scored as the system prompt is: never. The same text
 	// as a user turn is blocked.
