@@ -89,7 +89,7 @@ func buildProviders(c Config, card *ratecard.Card) (map[string]gw.Provider, erro
 			}
 			cfg.APIKey, cfg.HTTP = vc.APIKey, c.HTTP
 			if v == route.OpenAI && c.OpenAIForwardOrg {
-				cfg.ForwardHeaders = append(cfg.ForwardHeaders, openai.OrgHeaders...)
+				cfg.ForwardHeaders = append(cfg.ForwardHeaders, openai.OrgHeaders()...)
 			}
 			p, err = openai.New(cfg)
 		}

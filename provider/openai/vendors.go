@@ -40,7 +40,7 @@ func Defaults(vendor string) (Config, bool) {
 	return c, true
 }
 
-// OrgHeaders are OpenAI's organization and project headers, which a
+// OrgHeaders returns OpenAI's organization and project headers, which a
 // deployment may choose to forward from callers (the gateway's key must
 // belong to them).
-var OrgHeaders = []string{"OpenAI-Organization", "OpenAI-Project"}
+func OrgHeaders() []string { return []string{"OpenAI-Organization", "OpenAI-Project"} }
