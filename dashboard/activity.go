@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -266,6 +267,11 @@ func (d *Dashboard) activity(w http.ResponseWriter, r *http.Request, v *viewer) 
 	}
 	if account != "" {
 		bal, err := d.store.Balance(r.Context(), account)
+		if errors.Is(err, gw.ErrNotFound) {
+			// An admin's ?account= naming no account.
+			d.notFound(w, r)
+			return
+		}
 		if err != nil {
 			d.fail(w, r, v, err)
 			return

@@ -45,14 +45,17 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/auth"
+	"github.com/gwlabs/gateway/ratelimit"
 )
 
 //go:embed templates/*.html static/style.css
@@ -85,6 +88,14 @@ type Config struct {
 	// Admin, when set, gives the administrator the accounts page and its
 	// forms (accounts, top-ups, keys).
 	Admin admin.Service
+	// SignInLimiter counts sign-in attempts per client address
+	// (SignInPerMinute, default 10); nil: an in-memory one.
+	SignInLimiter   gw.Limiter
+	SignInPerMinute int64
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For
+	// (client address, for the sign-in limit) and X-Forwarded-Proto
+	// (Secure cookies behind a TLS proxy) are believed.
+	TrustedProxies []netip.Prefix
 }
 
 // Validate reports a missing required field.
@@ -92,23 +103,30 @@ func (c *Config) Validate() error {
 	if c.Store == nil {
 		return errors.New("dashboard: config: Store is required")
 	}
+	if c.AdminToken != "" && len(c.AdminToken) < MinAdminTokenLen {
+		return fmt.Errorf("dashboard: the admin token is %d characters; it must have at least %d (e.g. openssl rand -hex 24)", len(c.AdminToken), MinAdminTokenLen)
+	}
 	return nil
 }
 
 // Dashboard is the /dashboard handler. It is safe for concurrent use.
 type Dashboard struct {
-	store       gw.Store
-	adminHash   [32]byte // SHA-256 of the admin token; valid when hasAdmin
-	hasAdmin    bool
-	now         func() time.Time
-	log         *slog.Logger
-	seal        sealer
-	pages       map[string]*template.Template
-	mux         *http.ServeMux
-	pageSize    int // activity: records per store call
-	maxPages    int // activity: store calls per view
-	logsPerPage int
-	admin       admin.Service
+	store           gw.Store
+	adminHash       [32]byte // SHA-256 of the admin token; valid when hasAdmin
+	hasAdmin        bool
+	now             func() time.Time
+	log             *slog.Logger
+	seal            sealer
+	pages           map[string]*template.Template
+	mux             *http.ServeMux
+	signInLimiter   gw.Limiter
+	signInPerMinute int64
+	proxies         proxies
+	signedOut       revocations
+	pageSize        int // activity: records per store call
+	maxPages        int // activity: store calls per view
+	logsPerPage     int
+	admin           admin.Service
 }
 
 // New returns a Dashboard. It draws the session-signing secret.
@@ -127,6 +145,16 @@ func New(cfg Config) (*Dashboard, error) {
 	}
 	if d.now == nil {
 		d.now = time.Now
+	}
+	d.signInLimiter, d.signInPerMinute, d.proxies = cfg.SignInLimiter, cfg.SignInPerMinute, cfg.TrustedProxies
+	if d.signInPerMinute <= 0 {
+		d.signInPerMinute = defaultSignInPerMinute
+	}
+	if d.signInLimiter == nil {
+		// No sweeper goroutine (the dashboard has no Close): idle
+		// addresses are dropped as sign-ins arrive.
+		mem := ratelimit.NewMemory(ratelimit.MemoryOptions{Now: d.now, SweepInterval: -1})
+		d.signInLimiter = sweeping{mem}
 	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
@@ -169,6 +197,14 @@ func New(cfg Config) (*Dashboard, error) {
 	m.HandleFunc("/dashboard/", d.notFound)
 	d.mux = m
 	return d, nil
+}
+
+// sweeping drops idle addresses from an in-memory limiter as it is used.
+type sweeping struct{ *ratelimit.Memory }
+
+func (s sweeping) Allow(ctx context.Context, key string, l gw.Limit, tokens int64) (gw.LimitDecision, error) {
+	s.Sweep()
+	return s.Memory.Allow(ctx, key, l, tokens)
 }
 
 // parsePages parses each page template together with the layout.
@@ -274,7 +310,7 @@ func (d *Dashboard) resolve(r *http.Request) (*viewer, error) {
 		return nil, errNoSession
 	}
 	ss, err := d.seal.open(c.Value, d.now())
-	if err != nil {
+	if err != nil || d.signedOut.revoked(ss.ID) {
 		return nil, errNoSession
 	}
 	keys, err := d.store.Keys(r.Context())
@@ -352,6 +388,12 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, http.StatusBadRequest, "signin", &signinPage{basePage: basePage{Title: "Sign in"}, Error: "The sign-in form could not be read."})
 		return
 	}
+	if ok, retry := d.throttle(r.Context(), d.proxies.client(r)); !ok {
+		d.log.InfoContext(r.Context(), "dashboard sign-in throttled", "remote", d.proxies.client(r))
+		w.Header().Set("Retry-After", strconv.Itoa(int(max(retry, time.Second).Round(time.Second)/time.Second)))
+		d.render(w, r, http.StatusTooManyRequests, "signin", &signinPage{basePage: basePage{Title: "Sign in"}, Error: "Too many sign-in attempts from your address; wait a minute and try again."})
+		return
+	}
 	secret := strings.TrimSpace(r.PostForm.Get("key"))
 	ss, err := d.authenticate(r.Context(), secret)
 	if errors.Is(err, errNoSession) {
@@ -360,6 +402,10 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
+		d.fail(w, r, nil, err)
+		return
+	}
+	if ss.ID, err = newSessionID(); err != nil {
 		d.fail(w, r, nil, err)
 		return
 	}
@@ -374,7 +420,7 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 		Path:     "/dashboard",
 		MaxAge:   int(sessionTTL / time.Second),
 		HttpOnly: true,
-		Secure:   r.TLS != nil,
+		Secure:   d.proxies.overTLS(r),
 		SameSite: http.SameSiteStrictMode,
 	})
 	http.Redirect(w, r, "/dashboard/logs", http.StatusSeeOther)
@@ -409,8 +455,13 @@ func (d *Dashboard) authenticate(ctx context.Context, secret string) (session, e
 	return session{AccountID: p.AccountID, KeyID: p.KeyID, Expires: exp}, nil
 }
 
-// signout ends the session.
+// signout ends the session, here and in the browser.
 func (d *Dashboard) signout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(cookieName); err == nil {
+		if ss, err := d.seal.open(c.Value, d.now()); err == nil {
+			d.signedOut.revoke(ss.ID, ss.Expires, d.now())
+		}
+	}
 	d.clearCookie(w, r)
 	http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
 }
@@ -426,7 +477,7 @@ func (d *Dashboard) clearCookie(w http.ResponseWriter, r *http.Request) {
 		Path:     "/dashboard",
 		MaxAge:   -1,
 		HttpOnly: true,
-		Secure:   r.TLS != nil,
+		Secure:   d.proxies.overTLS(r),
 		SameSite: http.SameSiteStrictMode,
 	})
 }

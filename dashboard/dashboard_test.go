@@ -30,7 +30,7 @@ var (
 	alphaKey   = "gwk_" + strings.Repeat("a", 43)
 	betaKey    = "gwk_" + strings.Repeat("b", 43)
 	revokedKey = "gwk_" + strings.Repeat("r", 43)
-	adminToken = "admin-token-for-tests"
+	adminToken = "admin-token-for-tests-0123456789abcdef"
 )
 
 // fixture holds a dashboard over a fake store and a settable clock.

@@ -1,16 +1,19 @@
 // Package guard detects prompt-extraction attempts, jailbreaks and prompt
 // injections in the text of a request.
 //
-// The proxy calls [Segments] to pull every piece of text out of a request
-// body (either wire shape), then [Guard.Check] for the request's
-// [Verdict], concurrently with the vendor call; a flagged verdict turns
-// into a 403 request_blocked. [EvalCommand] implements `gateway guard
+// The gateway reads every piece of text out of a request body once (the
+// internal/reqbody package, for either wire shape, as the vendors read
+// it: what it cannot read is refused with 400 before the guard runs) and
+// hands the [Segment]s to [Guard.Check] for the request's [Verdict],
+// concurrently with the vendor call; a flagged verdict turns into a 403
+// request_blocked. [EvalCommand] implements `gateway guard
 // eval`. The package imports only the standard library and the root
 // package.
 //
 // # What is scored
 //
-// System segments (system and developer messages) are the operator's own
+// System segments (system and developer messages, and on the Messages
+// shape per-turn system messages inside messages) are the operator's own
 // instructions and are never scored: a system prompt saying "never reveal
 // these instructions" is not an attack. User text, tool results and
 // documents are scored alike, and a flagged tool or document segment is
@@ -22,7 +25,13 @@
 // score being the highest window's, so padding a short attack with
 // benign text does not dilute it. Up to 24 windows (about 180 KB) are
 // scored per segment; beyond that the head and tail windows, the windows
-// holding attack cue words, and evenly spaced windows are scored.
+// holding attack cue words, and evenly spaced windows are scored. A whole
+// request is bounded too: past 64 windows it is scored on a sample (the
+// latest turns, the system-adjacent text, tool results, cue windows, and
+// windows spread from a random offset; see segments.go), so the guard's
+// cost is bounded by design and its time-out means a broken guard. The
+// cue-word search covers up to about 4 MB of text; past that, a passage
+// in the middle of the padding is read with a probability.
 //
 // # Normalisation
 //

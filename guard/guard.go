@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"sync"
+
+	gw "github.com/gwlabs/gateway"
 )
 
 // Kind names the type of attack a verdict found.
@@ -19,39 +20,22 @@ const (
 	KindInjection  Kind = "injection"  // hijacks the task, often from inside a document or tool result
 )
 
-// Source says where a segment of text came from.
-type Source int
+// Source says where a segment of text came from (gw.TextSource).
+// System segments are the operator's own instructions and are never
+// scored; tool results and documents are scored like user text (an
+// injection there is the classic indirect attack).
+type Source = gw.TextSource
 
-// Sources. System segments are the operator's own instructions and are
-// never scored; tool results and documents are scored like user text
-// (an injection there is the classic indirect attack).
+// Sources.
 const (
-	SourceSystem Source = iota
-	SourceUser
-	SourceAssistant
-	SourceTool // tool results and documents
+	SourceSystem    = gw.TextSystem
+	SourceUser      = gw.TextUser
+	SourceAssistant = gw.TextAssistant
+	SourceTool      = gw.TextTool // tool results and documents
 )
 
-// String names the source.
-func (s Source) String() string {
-	switch s {
-	case SourceSystem:
-		return "system"
-	case SourceUser:
-		return "user"
-	case SourceAssistant:
-		return "assistant"
-	case SourceTool:
-		return "tool"
-	}
-	return fmt.Sprintf("Source(%d)", int(s))
-}
-
-// Segment is one piece of a request's text and its source.
-type Segment struct {
-	Source Source
-	Text   string
-}
+// Segment is one piece of a request's text and its source (gw.Text).
+type Segment = gw.Text
 
 // Verdict is the guard's decision on a whole request. Score is the
 // highest attack score among the scanned segments (0..1). Kind is the
@@ -142,27 +126,36 @@ func (g *Guard) Threshold() float64 { return g.threshold }
 // refusing them, but a caller can forge them to carry one.
 func (g *Guard) assistantThreshold() float64 { return g.threshold + (1-g.threshold)/2 }
 
-// Check scores every non-system segment and returns the request's
-// verdict.
+// Check scores the non-system segments and returns the request's
+// verdict. Its cost is bounded whatever the request's size: past
+// maxRequestWindows windows it scores a sample (see segments.go).
 func (g *Guard) Check(segs []Segment) Verdict {
 	sc := g.pool.Get().(*scratch)
 	defer g.pool.Put(sc)
 	var best Verdict
 	var bestRes result
 	var bestSrc Source
-	for _, s := range segs {
-		if s.Source == SourceSystem || strings.TrimSpace(s.Text) == "" {
-			continue
-		}
-		r := g.scoreText(sc, s.Text)
+	consider := func(src Source, r result) {
 		thr := g.threshold
-		if s.Source == SourceAssistant {
+		if src == SourceAssistant {
 			thr = g.assistantThreshold()
 		}
 		flagged := r.score >= thr
 		if flagged && !best.Flagged || flagged == best.Flagged && r.score > best.Score {
 			best.Flagged, best.Score = flagged, r.score
-			bestRes, bestSrc = r, s.Source
+			bestRes, bestSrc = r, src
+		}
+	}
+	idx := scanned(segs)
+	if ws := sample(segs, idx, randN); ws != nil {
+		for _, w := range ws {
+			text := segs[w.seg].Text
+			start, end := alignWindow(text, w.start, min(w.start+windowSize, len(text)))
+			consider(segs[w.seg].Source, g.scoreWindow(sc, text[start:end]))
+		}
+	} else {
+		for _, i := range idx {
+			consider(segs[i].Source, g.scoreText(sc, segs[i].Text))
 		}
 	}
 	if best.Score == 0 {
@@ -238,7 +231,10 @@ func (g *Guard) scoreText(sc *scratch, text string) result {
 		pick(i)
 		pick(n - 1 - i)
 	}
-	for i := 0; i < n && k < maxWindows-4; i++ {
+	for _, i := range cueScan(n, randN) {
+		if k >= maxWindows-4 {
+			break
+		}
 		end := i*step + windowSize
 		if end > len(text) {
 			end = len(text)
@@ -281,15 +277,46 @@ func alignWindow(s string, start, end int) (int, int) {
 	return start, end
 }
 
+// cueWords are the attack words hasCue looks for (lower case), and
+// cueStart maps each position's first two letters (case folded) to the
+// word starting with them, plus one.
+var (
+	cueWords = [...]string{"gnor", "nstruct", "rompt", "asswor", "ecret", "ailbr", "eveal", "isregard", "retend", "ystem"}
+	cueStart = func() *[1 << 16]uint8 {
+		var t [1 << 16]uint8
+		for i, w := range cueWords {
+			t[uint16(w[0])<<8|uint16(w[1])] = uint8(i + 1)
+		}
+		return &t
+	}()
+)
+
 // hasCue is a cheap, case-insensitive look for attack words, used to
-// choose which windows of a very long text to score.
+// choose which windows of a very long text to score: one pass over the
+// text, a table look-up per position.
 func hasCue(s string) bool {
-	for _, cue := range [...]string{"gnor", "nstruct", "rompt", "asswor", "ecret", "ailbr", "eveal", "isregard", "retend", "ystem", "YSTEM", "GNOR", "NSTRUCT", "ROMPT"} {
-		if strings.Contains(s, cue) {
+	t := cueStart
+	for i := 0; i+4 <= len(s); i++ {
+		k := t[uint16(s[i]|0x20)<<8|uint16(s[i+1]|0x20)]
+		if k == 0 {
+			continue
+		}
+		if w := cueWords[k-1]; len(s)-i >= len(w) && foldPrefix(s[i+2:], w[2:]) {
 			return true
 		}
 	}
 	return false
+}
+
+// foldPrefix reports whether s starts with the lower-case ASCII word w,
+// ignoring ASCII case.
+func foldPrefix(s, w string) bool {
+	for j := 0; j < len(w); j++ {
+		if s[j]|0x20 != w[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // scoreWindow extracts features of text and scores them.

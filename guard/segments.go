@@ -1,216 +1,181 @@
 package guard
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-
-	gw "github.com/gwlabs/gateway"
+	"math/rand/v2"
+	"strings"
 )
 
-// Segments extracts every piece of text a request body carries, in order,
-// with its source.
+// Request bounds. A request's text is read by the gateway (see the
+// reqbody package) and handed over as segments; the guard scores them in
+// windows (scoreText). Its cost is bounded by design, not by a timer: at
+// most maxRequestWindows windows of windowSize bytes are scored per
+// request, so a verdict always arrives in a few milliseconds and a
+// time-out means a broken guard, not a big prompt.
 //
-// Shape M (Messages): the system string or text blocks; each message's
-// string content or blocks: text, tool_result content (string or
-// blocks), document blocks with a text source or nested content (plus
-// their title and context), search results, and tool_use input (as
-// assistant text). Thinking blocks are the model's own and are skipped,
-// as are images and binary documents, which carry no text.
+// A request within the bound is scored whole (each segment as
+// scoreText would). A bigger one (padding, hundreds of turns, a huge
+// document) is scored on a sample, chosen in this order until the bound
+// is reached:
 //
-// Shape C (Chat Completions): system and developer messages as system
-// text; user, assistant, tool and function messages with string or
-// part-array content (text and refusal parts), and assistant tool-call
-// arguments.
-//
-// Invalid JSON, or a field of the wrong type, is an error.
-func Segments(shape gw.Shape, body []byte) ([]Segment, error) {
-	switch shape {
-	case gw.ShapeM:
-		return segmentsM(body)
-	case gw.ShapeC:
-		return segmentsC(body)
+//  1. the latest turns: the head and tail windows of the last
+//     latestSegments segments, where an attack on the next answer sits;
+//  2. the system-adjacent text: the head and tail of the first
+//     segments after the system prompt;
+//  3. tool results and documents (the indirect-injection carriers):
+//     their head windows, spread evenly if there are many;
+//  4. windows holding attack cue words, spread evenly (the search itself
+//     covers at most cueScanWindows windows, spread from a random offset);
+//  5. windows spread evenly over everything, from a random offset, so
+//     that no part of the padding is reliably unread.
+const (
+	maxRequestWindows = 64
+	latestSegments    = 6
+	adjacentSegments  = 2
+	toolQuota         = 12
+	cueQuota          = 12
+	// cueScanWindows bounds the windows searched for cue words (about
+	// 4 MB of text, 5 ms) in a request or a segment; past it, the middle
+	// of the text is read with a probability, not for certain.
+	cueScanWindows = 512
+)
+
+// window is one window of a segment: the segment's index and the byte
+// offset of the window's start.
+type window struct {
+	seg, start int
+}
+
+// windowsOf lists the windows of a text of length n.
+func windowsOf(seg, n int, out []window) []window {
+	if n <= windowSize {
+		return append(out, window{seg, 0})
 	}
-	return nil, fmt.Errorf("unsupported shape %q", shape)
-}
-
-type mRequest struct {
-	System   json.RawMessage `json:"system"`
-	Messages []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	} `json:"messages"`
-}
-
-type mBlock struct {
-	Type    string          `json:"type"`
-	Text    string          `json:"text"`
-	Content json.RawMessage `json:"content"` // tool_result, search_result
-	Input   json.RawMessage `json:"input"`   // tool_use
-	Title   string          `json:"title"`
-	Context string          `json:"context"`
-	Source  json.RawMessage `json:"source"` // document: an object; search_result: a URL string
-}
-
-type mDocSource struct {
-	Type    string          `json:"type"`
-	Data    string          `json:"data"`
-	Content json.RawMessage `json:"content"`
-}
-
-func segmentsM(body []byte) ([]Segment, error) {
-	var req mRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("decode messages request: %w", err)
+	step := windowSize - windowOverlap
+	k := (n - windowOverlap + step - 1) / step
+	for i := 0; i < k; i++ {
+		out = append(out, window{seg, i * step})
 	}
-	var segs []Segment
-	var err error
-	if segs, err = appendMContent(segs, req.System, SourceSystem); err != nil {
-		return nil, fmt.Errorf("system: %w", err)
-	}
-	for i, m := range req.Messages {
-		src := SourceUser
-		switch m.Role {
-		case "assistant":
-			src = SourceAssistant
-		case "system": // not part of the API, but never let it pass unseen
-			src = SourceSystem
-		}
-		if segs, err = appendMContent(segs, m.Content, src); err != nil {
-			return nil, fmt.Errorf("messages[%d]: %w", i, err)
+	return out
+}
+
+// scanned returns the segments worth scoring (not system, not blank).
+func scanned(segs []Segment) []int {
+	var idx []int
+	for i, s := range segs {
+		if s.Source != SourceSystem && strings.TrimSpace(s.Text) != "" {
+			idx = append(idx, i)
 		}
 	}
-	return segs, nil
+	return idx
 }
 
-// appendMContent handles content that is a string or an array of blocks.
-func appendMContent(segs []Segment, raw json.RawMessage, src Source) ([]Segment, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return segs, nil
+// windowCost is how many windows scoreText would score for a text.
+func windowCost(n int) int {
+	if n <= windowSize {
+		return 1
 	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, err
-		}
-		return appendText(segs, src, s), nil
-	}
-	var blocks []mBlock
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return nil, err
-	}
-	var err error
-	for _, b := range blocks {
-		switch b.Type {
-		case "thinking", "redacted_thinking", "image":
-			// The model's own reasoning, or no text.
-		case "tool_result", "search_result":
-			segs = appendText(segs, SourceTool, b.Title)
-			if segs, err = appendMContent(segs, b.Content, SourceTool); err != nil {
-				return nil, fmt.Errorf("%s content: %w", b.Type, err)
-			}
-		case "document":
-			segs = appendText(segs, SourceTool, b.Title)
-			segs = appendText(segs, SourceTool, b.Context)
-			if src := bytes.TrimSpace(b.Source); len(src) > 0 && src[0] == '{' {
-				var ds mDocSource
-				if err := json.Unmarshal(src, &ds); err != nil {
-					return nil, fmt.Errorf("document source: %w", err)
-				}
-				switch ds.Type {
-				case "text":
-					segs = appendText(segs, SourceTool, ds.Data)
-				case "content":
-					if segs, err = appendMContent(segs, ds.Content, SourceTool); err != nil {
-						return nil, fmt.Errorf("document content: %w", err)
-					}
-				}
-			}
-		case "tool_use", "server_tool_use":
-			if len(b.Input) > 0 {
-				segs = appendText(segs, SourceAssistant, string(b.Input))
-			}
-		default: // "text" and any future block carrying text
-			segs = appendText(segs, src, b.Text)
-		}
-	}
-	return segs, nil
+	step := windowSize - windowOverlap
+	return min((n-windowOverlap+step-1)/step, maxWindows)
 }
 
-type cRequest struct {
-	Messages []struct {
-		Role      string          `json:"role"`
-		Content   json.RawMessage `json:"content"`
-		Refusal   string          `json:"refusal"`
-		ToolCalls []struct {
-			Function struct {
-				Arguments string `json:"arguments"`
-			} `json:"function"`
-		} `json:"tool_calls"`
-		FunctionCall *struct {
-			Arguments string `json:"arguments"`
-		} `json:"function_call"`
-	} `json:"messages"`
-}
-
-type cPart struct {
-	Type    string `json:"type"`
-	Text    string `json:"text"`
-	Refusal string `json:"refusal"`
-}
-
-func segmentsC(body []byte) ([]Segment, error) {
-	var req cRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("decode chat request: %w", err)
+// sample chooses at most maxRequestWindows windows over the scanned
+// segments, or returns nil when scoring every segment whole stays within
+// the bound.
+func sample(segs []Segment, idx []int, rnd func(n int) int) []window {
+	cost := 0
+	for _, i := range idx {
+		cost += windowCost(len(segs[i].Text))
 	}
-	var segs []Segment
-	for i, m := range req.Messages {
-		src := SourceUser
-		switch m.Role {
-		case "system", "developer":
-			src = SourceSystem
-		case "assistant":
-			src = SourceAssistant
-		case "tool", "function":
-			src = SourceTool
-		}
-		raw := bytes.TrimSpace(m.Content)
-		switch {
-		case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
-		case raw[0] == '"':
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return nil, fmt.Errorf("messages[%d].content: %w", i, err)
-			}
-			segs = appendText(segs, src, s)
-		case raw[0] == '[':
-			var parts []cPart
-			if err := json.Unmarshal(raw, &parts); err != nil {
-				return nil, fmt.Errorf("messages[%d].content: %w", i, err)
-			}
-			for _, p := range parts {
-				segs = appendText(segs, src, p.Text)
-				segs = appendText(segs, src, p.Refusal)
-			}
-		default:
-			return nil, fmt.Errorf("messages[%d].content: not a string or an array", i)
-		}
-		segs = appendText(segs, src, m.Refusal)
-		for _, tc := range m.ToolCalls {
-			segs = appendText(segs, SourceAssistant, tc.Function.Arguments)
-		}
-		if m.FunctionCall != nil {
-			segs = appendText(segs, SourceAssistant, m.FunctionCall.Arguments)
+	if cost <= maxRequestWindows {
+		return nil
+	}
+	// Per segment, its windows; all windows in request order.
+	var all []window
+	first := make([]int, len(idx)+1) // first[j]: index in all of idx[j]'s first window
+	for j, i := range idx {
+		first[j] = len(all)
+		all = windowsOf(i, len(segs[i].Text), all)
+	}
+	first[len(idx)] = len(all)
+	chosen := make(map[int]bool, maxRequestWindows)
+	var out []window
+	pick := func(w int) {
+		if len(out) < maxRequestWindows && w >= 0 && w < len(all) && !chosen[w] {
+			chosen[w] = true
+			out = append(out, all[w])
 		}
 	}
-	return segs, nil
+	headTail := func(j int) {
+		pick(first[j])
+		pick(first[j+1] - 1)
+	}
+	for j := len(idx) - 1; j >= 0 && j >= len(idx)-latestSegments; j-- {
+		headTail(j)
+	}
+	for j := 0; j < len(idx) && j < adjacentSegments; j++ {
+		headTail(j)
+	}
+	var tools []int
+	for j, i := range idx {
+		if segs[i].Source == SourceTool {
+			tools = append(tools, first[j])
+		}
+	}
+	spread(tools, toolQuota, pick)
+	var cues []int
+	for _, w := range cueScan(len(all), rnd) {
+		if win := all[w]; hasCue(windowText(segs[win.seg].Text, win.start)) {
+			cues = append(cues, w)
+		}
+	}
+	spread(cues, cueQuota, pick)
+	if left := maxRequestWindows - len(out); left > 0 {
+		step := float64(len(all)) / float64(left)
+		off := float64(rnd(1<<20)) / float64(1<<20) * step
+		for k := 0; k < left; k++ {
+			pick(int(off + float64(k)*step))
+		}
+	}
+	return out
 }
 
-func appendText(segs []Segment, src Source, s string) []Segment {
-	if s == "" {
-		return segs
+// cueScan lists the windows (of n) that are searched for cue words: all
+// of them up to cueScanWindows, else that many spread evenly from a
+// random offset, so that the search is bounded too.
+func cueScan(n int, rnd func(int) int) []int {
+	out := make([]int, 0, min(n, cueScanWindows))
+	if n <= cueScanWindows {
+		for i := range n {
+			out = append(out, i)
+		}
+		return out
 	}
-	return append(segs, Segment{Source: src, Text: s})
+	step := float64(n) / cueScanWindows
+	off := float64(rnd(1<<20)) / float64(1<<20) * step
+	for k := range cueScanWindows {
+		out = append(out, int(off+float64(k)*step))
+	}
+	return out
 }
+
+// spread picks up to quota of ws, evenly spaced.
+func spread(ws []int, quota int, pick func(int)) {
+	if len(ws) <= quota {
+		for _, w := range ws {
+			pick(w)
+		}
+		return
+	}
+	for k := 0; k < quota; k++ {
+		pick(ws[k*len(ws)/quota])
+	}
+}
+
+// windowText is the text of the window starting at start.
+func windowText(text string, start int) string {
+	end := min(start+windowSize, len(text))
+	return text[start:end]
+}
+
+// randN is the sampler's source of offsets.
+func randN(n int) int { return rand.IntN(n) }

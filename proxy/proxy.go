@@ -48,6 +48,14 @@ type Guard interface {
 	Check(ctx context.Context, shape gw.Shape, body []byte) (Verdict, error)
 }
 
+// TextGuard is a Guard that can score the text the server already read
+// from the body (Inbound.Text), so that the body is parsed once per
+// request. When Inbound.Text is nil the proxy calls Check instead.
+type TextGuard interface {
+	Guard
+	CheckText(ctx context.Context, text []gw.Text) (Verdict, error)
+}
+
 // Quote is a priced request.
 type Quote struct {
 	Cost   gw.Money
@@ -89,6 +97,16 @@ type HoldPlan struct {
 	MaxOutput, OutputBound int64
 	Imposed                bool
 }
+
+// OutputCap is implemented by Billers that know a model's maximum
+// output per answer (0: unknown).
+type OutputCap interface {
+	MaxOutputTokens(vendor, model string) int64
+}
+
+// maxEstimate bounds a request's token estimate, far above any model's
+// output, so that no caller-supplied number can overflow the count.
+const maxEstimate = 1 << 40
 
 // Authenticator finds the caller of an Authorization header value.
 type Authenticator interface {
@@ -214,6 +232,9 @@ type Inbound struct {
 	// ExtraInputBytes is input the vendor gets beyond Body (a kept
 	// thread's earlier turns), counted in the hold and the token estimate.
 	ExtraInputBytes int
+	// Text is the body's text by source, as validation read it (the
+	// guard scores it); nil: the guard reads Body itself.
+	Text []gw.Text
 	// Header holds the caller's headers; providers forward only their own.
 	Header http.Header
 	// Received is when the request arrived.
@@ -243,6 +264,7 @@ type Exchange struct {
 	optTokens int64
 
 	estTokens  int64
+	limited    bool // the request was counted against the key's limits
 	holdPlaced bool
 	// hold is the amount held; outputBound the most output tokens the
 	// vendor may bill for this body (0: unbounded). Usage above it is
@@ -336,10 +358,17 @@ func (x *Exchange) begin(ctx context.Context) error {
 		}
 	}
 
-	x.estTokens = int64((len(in.Body)+in.ExtraInputBytes)/4) + in.MaxOutput
+	if oc, ok := g.cfg.Biller.(OutputCap); ok && in.MaxOutput > 0 {
+		// Vendors refuse an output cap over the model's maximum; so does
+		// the gateway, before it counts an estimate no window can hold.
+		if m := oc.MaxOutputTokens(in.Vendor, in.Model); m > 0 && in.MaxOutput > m {
+			return gw.Errorf(gw.CodeInvalidRequest, "the output cap (max_tokens) of %d is over the maximum of %d tokens that %s/%s can produce", in.MaxOutput, m, in.Vendor, in.Model)
+		}
+	}
+	x.estTokens = int64((len(in.Body)+in.ExtraInputBytes)/4) + min(in.MaxOutput, maxEstimate)
 	if g.cfg.Limiter != nil {
 		d, err := g.cfg.Limiter.Allow(ctx, in.Principal.KeyID, g.limitFor(in.Principal), x.estTokens)
-		x.Limit = d
+		x.Limit, x.limited = d, true
 		if err != nil {
 			// The limiter's store failed; its decision already applies
 			// the configured fail mode.
@@ -514,37 +543,67 @@ func (x *Exchange) verdict(ctx context.Context) (Verdict, bool) {
 	if g.cfg.Guard == nil {
 		return Verdict{}, false
 	}
-	gctx, cancel := context.WithTimeout(ctx, g.cfg.GuardTimeout)
-	defer cancel()
 	type res struct {
 		v   Verdict
 		err error
 	}
+	var r res
+	if tg, ok := g.cfg.Guard.(TextGuard); ok && x.in.Text != nil && textBytes(x.in.Text) <= inlineGuardBytes {
+		// A small prompt is scored right here, beside the vendor call
+		// already under way: no goroutine, no timer (its cost is a few
+		// windows, bounded by the guard itself).
+		r.v, r.err = tg.CheckText(ctx, x.in.Text)
+		return x.judge(r.v, r.err)
+	}
+	gctx, cancel := context.WithTimeout(ctx, g.cfg.GuardTimeout)
+	defer cancel()
 	ch := make(chan res, 1)
 	go func() {
-		v, err := g.cfg.Guard.Check(gctx, x.in.Endpoint, x.in.Body)
-		ch <- res{v, err}
+		var r res
+		if tg, ok := g.cfg.Guard.(TextGuard); ok && x.in.Text != nil {
+			r.v, r.err = tg.CheckText(gctx, x.in.Text)
+		} else {
+			r.v, r.err = g.cfg.Guard.Check(gctx, x.in.Endpoint, x.in.Body)
+		}
+		ch <- r
 	}()
-	var r res
 	select {
 	case r = <-ch:
 	case <-gctx.Done():
 		r.err = gctx.Err()
 	}
-	if r.err != nil {
+	return x.judge(r.v, r.err)
+}
+
+// inlineGuardBytes is the text size up to which the guard runs in the
+// request's goroutine.
+const inlineGuardBytes = 32 << 10
+
+func textBytes(t []gw.Text) int {
+	n := 0
+	for _, s := range t {
+		n += len(s.Text)
+	}
+	return n
+}
+
+// judge turns the guard's answer into the request's fate.
+func (x *Exchange) judge(v Verdict, err error) (Verdict, bool) {
+	g := x.g
+	if err != nil {
 		x.Guard = "error"
-		g.cfg.Logger.Error("guard failed", "request_id", x.in.RequestID, "err", r.err, "fail_closed", g.cfg.GuardFailClosed)
+		g.cfg.Logger.Error("guard failed", "request_id", x.in.RequestID, "err", err, "fail_closed", g.cfg.GuardFailClosed)
 		if g.cfg.GuardFailClosed {
 			return Verdict{Flagged: true, Kind: "guard_unavailable", Reason: "the guard could not check the request"}, true
 		}
 		return Verdict{}, false
 	}
-	if r.v.Flagged {
-		x.Guard = "flagged:" + r.v.Kind
-		return r.v, true
+	if v.Flagged {
+		x.Guard = "flagged:" + v.Kind
+		return v, true
 	}
 	x.Guard = "pass"
-	return r.v, false
+	return v, false
 }
 
 func (x *Exchange) block(ctx context.Context, v Verdict) error {
@@ -707,8 +766,16 @@ func (g *Gateway) limitFor(p *gw.Principal) gw.Limit {
 	return lim
 }
 
-// finishErr records a request refused in Begin.
+// finishErr records a request refused in Begin or before it. A refused
+// request still counts against the key's requests per minute (zero
+// tokens), so that bad requests cannot be sent faster than good ones.
 func (x *Exchange) finishErr(ctx context.Context, err error) {
+	if g := x.g; g.cfg.Limiter != nil && !x.limited && x.in.Principal != nil {
+		x.limited = true
+		if _, lerr := g.cfg.Limiter.Allow(ctx, x.in.Principal.KeyID, g.limitFor(x.in.Principal), 0); lerr != nil {
+			g.cfg.Logger.Warn("rate limiter: count a refused request", "request_id", x.in.RequestID, "err", lerr)
+		}
+	}
 	e := gw.AsError(err)
 	_, ferr := x.Finish(ctx, Outcome{Status: e.Code.Status(), Err: e})
 	if ferr != nil {

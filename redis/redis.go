@@ -31,24 +31,29 @@
 //
 // # Failure
 //
-// When Redis cannot be reached (or the call exceeds Options.Timeout),
-// Allow returns a non-nil error wrapping ErrUnavailable together with a
-// decision that already applies the fail mode, and callers log the error
-// and obey the decision's Allowed:
+// When Redis cannot be reached (or the call exceeds Options.Timeout), a
+// circuit breaker opens: for Options.Cooldown (default 5 s) no call goes
+// to Redis at all, so an outage costs one time-out per cooldown rather
+// than one per request; then one request probes it again. While the
+// breaker is open, Degraded reports it. What a request gets meanwhile
+// depends on the mode:
 //
-//   - FailOpen false (the zero value): fail closed. The decision denies
-//     with a one-second RetryAfter, and the error is a *gw.Error with
+//   - Options.Fallback set (the gateway's default): the fallback limiter,
+//     in this instance's memory, decides with each limit divided by
+//     Options.Instances (at least 1), so that N instances together stay
+//     near the global limit. Allow returns no error: the decision is a
+//     real one (429 past the per-instance share); the limiter logs the
+//     outage and the recovery once each.
+//   - FailOpen false, no fallback: fail closed. The decision denies with
+//     a one-second RetryAfter, and the error is a *gw.Error with
 //     CodeOverloaded (503, Retry-After 1), so a caller that simply
-//     returns the error answers correctly. Limits stay global at the
-//     price of availability while Redis is down.
-//   - FailOpen true: the decision admits (RequestsRemaining reports the
-//     full limit) and the error is only for logging. The gateway stays up
-//     and unlimited while Redis is down; no per-instance fallback counts,
-//     so a long outage is visible in logs rather than silently turning a
-//     global limit into a per-instance one.
+//     returns the error answers correctly.
+//   - FailOpen true, no fallback: the decision admits (RequestsRemaining
+//     reports the full limit) and the error is only for logging.
 //
-// Adjust returns the error in both modes; it changes only a reservation,
-// so callers log it and go on.
+// In the last two modes Allow's error wraps ErrUnavailable. Adjust
+// returns the error too (it changes only a reservation, so callers log
+// it and go on), except with a fallback, which it adjusts instead.
 package redis
 
 import (
@@ -56,8 +61,10 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -74,6 +81,14 @@ const DefaultPrefix = "gw:ratelimit:"
 
 // DefaultTimeout bounds one Redis round trip when Options.Timeout is zero.
 const DefaultTimeout = 250 * time.Millisecond
+
+// DefaultCooldown is how long the breaker keeps Redis out of the path
+// after a failure, when Options.Cooldown is zero.
+const DefaultCooldown = 5 * time.Second
+
+// dialTimeout bounds a connection attempt of ParseURL's clients: an
+// unreachable Redis must fail fast, not at go-redis's 5 s default.
+const dialTimeout = 250 * time.Millisecond
 
 // ttl is how long a key's hash outlives its last count: the 61 buckets
 // of the window plus a second of slack.
@@ -102,6 +117,16 @@ type Options struct {
 	// Now, when set, supplies the time instead of the Redis server's
 	// clock. See the package doc.
 	Now func() time.Time
+	// Fallback decides while Redis is unreachable, with each limit
+	// divided by Instances (the number of gateway instances sharing the
+	// Redis; zero means 1). See the package doc.
+	Fallback  gw.Limiter
+	Instances int64
+	// Cooldown is how long the breaker stays open after a failure; zero
+	// means DefaultCooldown.
+	Cooldown time.Duration
+	// Logger receives the outage and the recovery; nil: discarded.
+	Logger *slog.Logger
 }
 
 // Limiter is a gw.Limiter whose counts live in Redis, shared by every
@@ -116,6 +141,15 @@ type Limiter struct {
 	now      func() time.Time
 	allow    *goredis.Script
 	adjust   *goredis.Script
+
+	fallback  gw.Limiter
+	instances int64
+	cooldown  time.Duration
+	log       *slog.Logger
+	// openUntil is when the breaker lets a probe through (Unix ns); 0:
+	// closed. lastErr is the failure that opened it.
+	openUntil atomic.Int64
+	lastErr   atomic.Pointer[error]
 }
 
 // New returns a Limiter that keeps its counts in client.
@@ -135,7 +169,79 @@ func New(client goredis.UniversalClient, opts Options) *Limiter {
 	if l.timeout == 0 {
 		l.timeout = DefaultTimeout
 	}
+	l.fallback, l.instances, l.cooldown, l.log = opts.Fallback, max(opts.Instances, 1), opts.Cooldown, opts.Logger
+	if l.cooldown <= 0 {
+		l.cooldown = DefaultCooldown
+	}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
 	return l
+}
+
+// Degraded reports whether Redis is out of the path (the breaker is open
+// after a failure), and why.
+func (l *Limiter) Degraded() (bool, error) {
+	if l.openUntil.Load() == 0 {
+		return false, nil
+	}
+	var err error
+	if p := l.lastErr.Load(); p != nil {
+		err = *p
+	}
+	return true, err
+}
+
+// skip reports whether the breaker keeps this call away from Redis. Once
+// the cooldown is over, one caller at a time probes.
+func (l *Limiter) skip() bool {
+	until := l.openUntil.Load()
+	if until == 0 {
+		return false
+	}
+	now := time.Now().UnixNano()
+	if now < until {
+		return true
+	}
+	// Let this call probe; the others keep skipping for another cooldown
+	// unless it succeeds.
+	return !l.openUntil.CompareAndSwap(until, now+int64(l.cooldown))
+}
+
+// trip opens the breaker after a failure.
+func (l *Limiter) trip(err error) {
+	l.lastErr.Store(&err)
+	if l.openUntil.Swap(time.Now().Add(l.cooldown).UnixNano()) == 0 {
+		l.log.Error("redis unreachable: rate limits fall back", "err", err, "fallback", l.mode(), "cooldown", l.cooldown)
+	}
+}
+
+// heal closes the breaker after a success.
+func (l *Limiter) heal() {
+	if l.openUntil.Load() != 0 && l.openUntil.Swap(0) != 0 {
+		l.log.Info("redis reachable again: rate limits are global again")
+	}
+}
+
+func (l *Limiter) mode() string {
+	switch {
+	case l.fallback != nil:
+		return fmt.Sprintf("in-memory, limits divided by %d", l.instances)
+	case l.failOpen:
+		return "open"
+	}
+	return "closed"
+}
+
+// share is this instance's part of lim while Redis is down.
+func (l *Limiter) share(lim gw.Limit) gw.Limit {
+	div := func(n int64) int64 {
+		if n <= 0 {
+			return n
+		}
+		return max(n/l.instances, 1)
+	}
+	return gw.Limit{RPM: div(lim.RPM), TPM: div(lim.TPM)}
 }
 
 // ParseURL returns a client for a redis:// or rediss:// URL, such as
@@ -152,6 +258,9 @@ func ParseURL(rawURL string) (*goredis.Client, error) {
 		return nil, fmt.Errorf("parse redis url: %w", err)
 	}
 	opts.ContextTimeoutEnabled = true
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = dialTimeout
+	}
 	return goredis.NewClient(opts), nil
 }
 
@@ -164,16 +273,24 @@ func (l *Limiter) Allow(ctx context.Context, key string, lim gw.Limit, tokens in
 		return gw.LimitDecision{Allowed: true}, nil
 	}
 	rpm, tpm := max(lim.RPM, 0), max(lim.TPM, 0)
-	ctx, cancel := l.bound(ctx)
+	if l.skip() {
+		return l.fail(ctx, key, lim, tokens, l.breakerErr())
+	}
+	rctx, cancel := l.bound(ctx)
 	defer cancel()
-	res, err := l.allow.Run(ctx, l.client, []string{l.prefix + key},
+	res, err := l.allow.Run(rctx, l.client, []string{l.prefix + key},
 		rpm, tpm, max(tokens, 0), l.nowArg(), ttl.Milliseconds()).Int64Slice()
 	if err == nil && len(res) != 3 {
 		err = fmt.Errorf("unexpected script reply %v", res)
 	}
 	if err != nil {
-		return l.fail(rpm, fmt.Errorf("%w: redis allow: %w", ErrUnavailable, err))
+		err = fmt.Errorf("%w: redis allow: %w", ErrUnavailable, err)
+		if ctx.Err() == nil { // not the caller going away
+			l.trip(err)
+		}
+		return l.fail(ctx, key, lim, tokens, err)
 	}
+	l.heal()
 	d := gw.LimitDecision{
 		Allowed:       res[0] == 1,
 		RequestsLimit: rpm,
@@ -187,8 +304,20 @@ func (l *Limiter) Allow(ctx context.Context, key string, lim gw.Limit, tokens in
 	return d, nil
 }
 
+// breakerErr is the error of a call the open breaker kept from Redis.
+func (l *Limiter) breakerErr() error {
+	if _, err := l.Degraded(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: redis circuit open", ErrUnavailable)
+}
+
 // fail answers a request Redis could not decide, per the fail mode.
-func (l *Limiter) fail(rpm int64, err error) (gw.LimitDecision, error) {
+func (l *Limiter) fail(ctx context.Context, key string, lim gw.Limit, tokens int64, err error) (gw.LimitDecision, error) {
+	if l.fallback != nil {
+		return l.fallback.Allow(ctx, key, l.share(lim), tokens)
+	}
+	rpm := max(lim.RPM, 0)
 	if l.failOpen {
 		return gw.LimitDecision{Allowed: true, RequestsLimit: rpm, RequestsRemaining: rpm}, err
 	}
@@ -207,13 +336,27 @@ func (l *Limiter) Adjust(ctx context.Context, key string, lim gw.Limit, delta in
 	if lim.TPM <= 0 || delta == 0 {
 		return nil
 	}
-	ctx, cancel := l.bound(ctx)
+	if l.skip() {
+		if l.fallback != nil {
+			return l.fallback.Adjust(ctx, key, l.share(lim), delta)
+		}
+		return l.breakerErr()
+	}
+	rctx, cancel := l.bound(ctx)
 	defer cancel()
-	err := l.adjust.Run(ctx, l.client, []string{l.prefix + key},
+	err := l.adjust.Run(rctx, l.client, []string{l.prefix + key},
 		delta, l.nowArg(), ttl.Milliseconds()).Err()
 	if err != nil {
-		return fmt.Errorf("%w: redis adjust: %w", ErrUnavailable, err)
+		err = fmt.Errorf("%w: redis adjust: %w", ErrUnavailable, err)
+		if ctx.Err() == nil {
+			l.trip(err)
+		}
+		if l.fallback != nil {
+			return l.fallback.Adjust(ctx, key, l.share(lim), delta)
+		}
+		return err
 	}
+	l.heal()
 	return nil
 }
 

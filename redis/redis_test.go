@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/ratelimit"
 	"github.com/gwlabs/gateway/ratelimit/limitertest"
 )
 
@@ -377,4 +378,50 @@ func BenchmarkRedisAllowParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestFallbackWhileDown: with Redis unreachable the in-memory fallback
+// decides with the limit divided by the instance count, without an error
+// (429s stay 429s), the breaker keeps Redis out of the path (one dial per
+// cooldown, not one per request), and Degraded says so.
+func TestFallbackWhileDown(t *testing.T) {
+	var dials atomic.Int64
+	c := goredis.NewClient(&goredis.Options{
+		Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1, ContextTimeoutEnabled: true,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return nil, errors.New("connection refused")
+		},
+	})
+	t.Cleanup(func() { c.Close() })
+	mem := ratelimit.NewMemory(ratelimit.MemoryOptions{SweepInterval: -1})
+	l := New(c, Options{Fallback: mem, Instances: 2, Cooldown: time.Hour})
+	if d, _ := l.Degraded(); d {
+		t.Fatal("degraded before any failure")
+	}
+	lim := gw.Limit{RPM: 10}
+	var allowed int
+	for i := 0; i < 20; i++ {
+		d, err := l.Allow(context.Background(), "k", lim, 0)
+		if err != nil {
+			t.Fatalf("call %d: %v, want the fallback's decision without an error", i, err)
+		}
+		if d.Allowed {
+			allowed++
+		} else if d.RetryAfter <= 0 {
+			t.Fatalf("denied without RetryAfter: %+v", d)
+		}
+	}
+	if allowed != 5 {
+		t.Errorf("admitted %d of 20 with RPM 10 over 2 instances, want 5", allowed)
+	}
+	if n := dials.Load(); n > 2 {
+		t.Errorf("%d dials for 20 requests: the breaker did not open", n)
+	}
+	if d, err := l.Degraded(); !d || !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Degraded = %v, %v", d, err)
+	}
+	if err := l.Adjust(context.Background(), "k", gw.Limit{TPM: 100}, 5); err != nil {
+		t.Errorf("Adjust with a fallback: %v", err)
+	}
 }

@@ -39,11 +39,11 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 	codec, _ := x.Provider().(gw.Codec)
 	in := x.Inbound()
 	if in.Stream {
-		s.mappedStream(w, r, x, codec.DecodeStream(up.Body), turn)
+		s.mappedStream(w, r, x, codec.DecodeStream(&lineLimit{ReadCloser: up.Body, vendor: in.Vendor, max: s.cfg.MaxEventBytes}), turn)
 		return
 	}
 	defer up.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(up.Body, maxResponseBytes))
+	body, err := s.readAnswer(in.Vendor, up.Body)
 	if err != nil {
 		s.upstreamBroke(w, r.Context(), x, err)
 		return
@@ -109,9 +109,13 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 		if err == io.EOF {
 			break
 		}
+		if cutByShutdown(ctx) {
+			// The decoder reports the cut as a vendor error; it is not.
+			break
+		}
 		if err != nil {
 			if ctx.Err() != nil {
-				clientGone = true
+				clientGone = !cutByShutdown(ctx)
 				break
 			}
 			ev = gw.Event{Type: gw.EventError, Err: streamBreak(in.Vendor, err)}
@@ -174,6 +178,8 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 	o.TTFB = ttfb
 	if broke != nil {
 		_ = enc.Encode(gw.Event{Type: gw.EventError, Err: broke})
+	} else if !clientGone && !finished && streamErr == nil && cutByShutdown(ctx) {
+		_ = enc.Encode(gw.Event{Type: gw.EventError, Err: shutdownError()})
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())

@@ -15,9 +15,6 @@ import (
 	"github.com/gwlabs/gateway/sse"
 )
 
-// maxResponseBytes bounds a non-streaming vendor answer held in memory.
-const maxResponseBytes = 64 << 20
-
 // meter reads usage on the side of a relayed stream.
 type meter interface {
 	observe(ev *sse.Event) (hide bool)
@@ -74,7 +71,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		return
 	}
 	in := x.Inbound()
-	body, err := io.ReadAll(io.LimitReader(up.Body, maxResponseBytes))
+	body, err := s.readAnswer(in.Vendor, up.Body)
 	if err != nil {
 		s.upstreamBroke(w, r.Context(), x, err)
 		return
@@ -166,6 +163,7 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	ttfb := s.cfg.Now().Sub(in.Received)
 	m := newMeter(in.Endpoint, in.Vendor, x.HideUsage)
 	rd := sse.NewReader(up.Body)
+	rd.SetMaxEventSize(s.cfg.MaxEventBytes)
 	var fix func([]byte) []byte
 	if n, ok := x.Provider().(gw.Normalizer); ok {
 		fix = n.NormalizeStream()
@@ -221,6 +219,8 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	switch {
 	case broke != nil:
 		writeStreamError(fw, in.Endpoint, in.RequestID, broke)
+	case !clientGone && !m.Done() && m.Err() == nil && cutByShutdown(ctx):
+		writeStreamError(fw, in.Endpoint, in.RequestID, shutdownError())
 	case m.Err() != nil && in.Endpoint == gw.ShapeC && !m.Done():
 		// The vendor's own error chunk was relayed as is; a C stream
 		// still ends with its terminator, which vendors leave out after

@@ -3,10 +3,13 @@
 // /v1/balance (the calling key's money and limits), /healthz,
 // /readyz and the dashboard mount.
 //
-// A chat request is read (bounded), authenticated, parsed just enough to
-// route it (model, messages, stream, max tokens), decoded to the canonical
-// form when the vendor speaks the other shape, and handed to the proxy's
-// policies. The answer goes back in the endpoint's shape: relayed byte for
+// A chat request is authenticated, its body read (bounded in size, time
+// and bytes in flight), parsed once and strictly (internal/reqbody: the
+// routing fields and the guard's text, keys read as the vendors read
+// them), decoded to the canonical form when the vendor speaks the other
+// shape, and handed to the proxy's policies. When the shutdown grace runs
+// out, requests still running are cut (ErrShutdown) and record their
+// outcome. The answer goes back in the endpoint's shape: relayed byte for
 // byte when the vendor speaks it (relay.go), mapped otherwise (mapped.go).
 // Every response carries x-gateway-request-id (plus request-id on M and
 // x-request-id on C); errors use the envelope in errors.go.
@@ -16,12 +19,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +35,7 @@ import (
 	"github.com/gwlabs/gateway/catalog"
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/internal/id"
+	"github.com/gwlabs/gateway/internal/reqbody"
 	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
@@ -60,6 +67,19 @@ type Config struct {
 	// Catalog lists the models for GET /v1/models and /v1/models/{id};
 	// nil: 404.
 	Catalog *catalog.Catalog
+	// MaxInflightBytes bounds the request body bytes held by all requests
+	// together (default 256 MiB): past it a request is answered 503 with
+	// Retry-After as its bytes arrive, instead of the heap growing.
+	MaxInflightBytes int64
+	// BodyReadTimeout bounds the reading of one request body (default
+	// 60s); the headers are bounded by the HTTP server's
+	// ReadHeaderTimeout.
+	BodyReadTimeout time.Duration
+	// MaxResponseBytes bounds a non-streaming vendor answer held in
+	// memory (default 16 MiB); MaxEventBytes one line or event of a
+	// vendor stream (default 8 MiB).
+	MaxResponseBytes int64
+	MaxEventBytes    int
 	// Dashboard serves /dashboard and below; nil: 404.
 	Dashboard http.Handler
 	// Admin serves the admin API under /admin/; nil: 404.
@@ -73,21 +93,67 @@ type Config struct {
 	// State keeps client state on mapped routes (message threads,
 	// DeepSeek reasoning); nil: none is kept, and a thread continue is
 	// not found.
-	State  *convstate.Keeper
-	Now    func() time.Time
-	Logger *slog.Logger
+	State *convstate.Keeper
+	// Degraded, when set, says what runs in a degraded mode (e.g. rate
+	// limits per instance while Redis is down), "" when nothing: /readyz
+	// then answers 200 {"status":"degraded","detail":...}.
+	Degraded func() string
+	Now      func() time.Time
+	Logger   *slog.Logger
 }
 
 // Server serves the gateway's HTTP API.
 type Server struct {
 	cfg      Config
 	draining atomic.Bool
+	inflight sync.WaitGroup // chat requests being served
+	// bodyBytes counts the request body bytes read and still held.
+	bodyBytes atomic.Int64
+}
+
+// ErrShutdown is the cause with which a request's context is cancelled
+// when the shutdown grace runs out (the HTTP server's base context):
+// the request stops, records its outcome (a stream is billed for what
+// was delivered, the rest of its hold released) and a stream ends with
+// an error event and its terminator.
+var ErrShutdown = errors.New("the gateway is shutting down")
+
+// cutByShutdown reports whether ctx was cancelled by the shutdown.
+func cutByShutdown(ctx context.Context) bool { return errors.Is(context.Cause(ctx), ErrShutdown) }
+
+// shutdownError is what a request cut by the shutdown is told.
+func shutdownError() *gw.Error {
+	return &gw.Error{Code: gw.CodeOverloaded, Message: "the gateway is shutting down; the answer was cut short (billed for what was delivered); retry", RetryAfter: time.Second, Err: ErrShutdown}
+}
+
+// Wait waits for the chat requests being served to return, or for ctx.
+func (s *Server) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // New returns a Server.
 func New(cfg Config) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = defaultMaxBodySize
+	}
+	if cfg.MaxInflightBytes <= 0 {
+		cfg.MaxInflightBytes = 256 << 20
+	}
+	if cfg.BodyReadTimeout <= 0 {
+		cfg.BodyReadTimeout = 60 * time.Second
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = 16 << 20
+	}
+	if cfg.MaxEventBytes <= 0 {
+		cfg.MaxEventBytes = 8 << 20
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -162,7 +228,13 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		if err := s.cfg.Ready(ctx); err != nil {
 			s.cfg.Logger.Warn("not ready", "err", err)
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "store unreachable"})
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready"})
+			return
+		}
+	}
+	if s.cfg.Degraded != nil {
+		if d := s.cfg.Degraded(); d != "" {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "degraded", "detail": d})
 			return
 		}
 	}
@@ -175,67 +247,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// envelope is the part of a chat request the gateway reads itself.
-type envelope struct {
-	Model               json.RawMessage `json:"model"`
-	Messages            json.RawMessage `json:"messages"`
-	MaxTokens           json.RawMessage `json:"max_tokens"`
-	MaxCompletionTokens json.RawMessage `json:"max_completion_tokens"`
-	Stream              json.RawMessage `json:"stream"`
-}
-
 type parsed struct {
 	model     string
 	stream    bool
 	maxOutput int64
+	text      []gw.Text
 }
 
-// parseEnvelope validates the body just enough to route it. Decoding into
-// the struct checks that the whole body is valid JSON.
+// parseEnvelope validates the body and reads it, once, for routing, hold
+// sizing and the guard (see the reqbody package: keys are read as the
+// vendors read them, and what the guard cannot read is refused here).
 func parseEnvelope(shape gw.Shape, body []byte) (parsed, error) {
-	var p parsed
-	if len(body) == 0 {
-		return p, gw.Errorf(gw.CodeInvalidRequest, "request body is empty; send a JSON object")
+	b, err := reqbody.Parse(shape, body)
+	if err != nil {
+		return parsed{}, err
 	}
-	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field == "" {
-			return p, gw.Errorf(gw.CodeInvalidRequest, "request body must be a JSON object")
-		}
-		return p, &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body is not valid JSON: " + err.Error(), Err: err}
-	}
-	if len(env.Model) == 0 || string(env.Model) == "null" {
-		return p, gw.Errorf(gw.CodeInvalidRequest, "model is required, in the form <vendor>/<model>, e.g. openai/gpt-4.1")
-	}
-	if err := json.Unmarshal(env.Model, &p.model); err != nil {
-		return p, gw.Errorf(gw.CodeInvalidRequest, "model must be a string")
-	}
-	if len(env.Messages) == 0 || string(env.Messages) == "null" {
-		return p, gw.Errorf(gw.CodeInvalidRequest, "messages is required")
-	}
-	if env.Messages[0] != '[' {
-		return p, gw.Errorf(gw.CodeInvalidRequest, "messages must be an array")
-	}
-	if len(env.Stream) > 0 && string(env.Stream) != "null" {
-		if err := json.Unmarshal(env.Stream, &p.stream); err != nil {
-			return p, gw.Errorf(gw.CodeInvalidRequest, "stream must be a boolean")
-		}
-	}
-	maxField, maxRaw := "max_tokens", env.MaxTokens
-	if shape == gw.ShapeC && len(env.MaxCompletionTokens) > 0 && string(env.MaxCompletionTokens) != "null" {
-		maxField, maxRaw = "max_completion_tokens", env.MaxCompletionTokens
-	}
-	if len(maxRaw) == 0 || string(maxRaw) == "null" {
-		if shape == gw.ShapeM {
-			return p, gw.Errorf(gw.CodeInvalidRequest, "max_tokens is required")
-		}
-		return p, nil
-	}
-	if err := json.Unmarshal(maxRaw, &p.maxOutput); err != nil || p.maxOutput < 0 {
-		return p, gw.Errorf(gw.CodeInvalidRequest, "%s must be a non-negative integer", maxField)
-	}
-	return p, nil
+	return parsed{model: b.Model, stream: b.Stream, maxOutput: b.MaxOutput, text: b.Text}, nil
 }
 
 // statusWriter remembers the status and the error sent, for the access
@@ -293,6 +320,8 @@ func (s *Server) logRequest(ctx context.Context, sw *statusWriter, rid string, s
 }
 
 func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
+	s.inflight.Add(1)
+	defer s.inflight.Done()
 	received := s.cfg.Now()
 	rid := id.New("req_", received)
 	w := &statusWriter{ResponseWriter: rw}
@@ -336,7 +365,8 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		return
 	}
 	w.account, w.key = principal.AccountID, principal.KeyID
-	body, err := readBody(w, r, s.cfg.MaxBodyBytes)
+	body, held, err := s.readBody(w, r)
+	defer s.bodyBytes.Add(-held)
 	if err != nil {
 		fail(err)
 		return
@@ -348,7 +378,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		fail(err)
 		return
 	}
-	in.Stream, in.MaxOutput = env.stream, env.maxOutput
+	in.Stream, in.MaxOutput, in.Text = env.stream, env.maxOutput, env.text
 	target, err := route.Parse(env.model)
 	if err != nil {
 		gwy.Refuse(ctx, in, err)
@@ -399,7 +429,9 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	up, err := x.Call(ctx)
 	if err != nil {
 		e := gw.AsError(err)
-		if ctx.Err() != nil {
+		if cutByShutdown(ctx) {
+			e = shutdownError()
+		} else if ctx.Err() != nil {
 			e = &gw.Error{Code: gw.CodeUpstream, Message: "the caller went away", Err: ctx.Err()}
 		}
 		s.finish(ctx, x, proxy.Outcome{Status: e.Code.Status(), Err: e})
@@ -429,32 +461,58 @@ func decodeRequest(shape gw.Shape, body []byte) (*gw.Request, error) {
 	return openaishape.DecodeRequest(body)
 }
 
-// readBody reads at most limit bytes, answering 413 as soon as the body
-// goes past it.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+// readBody reads the body, at most MaxBodyBytes, within BodyReadTimeout,
+// answering 413 as soon as the body goes past the limit. Memory is taken
+// as bytes arrive (never from Content-Length), and counted against
+// MaxInflightBytes: past it, 503 with Retry-After. held is what the
+// caller must give back to the count when the request is done.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, err error) {
+	limit := s.cfg.MaxBodyBytes
 	if r.ContentLength > limit {
-		return nil, gw.Errorf(gw.CodeRequestTooLarge, "request body is %d bytes; the limit is %d", r.ContentLength, limit)
+		return nil, 0, gw.Errorf(gw.CodeRequestTooLarge, "request body is %d bytes; the limit is %d", r.ContentLength, limit)
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(s.cfg.BodyReadTimeout)) == nil {
+		// Cleared once read: the server's background read must not hit
+		// it while a long answer streams.
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
 	rd := http.MaxBytesReader(w, r.Body, limit)
-	var buf []byte
-	if r.ContentLength > 0 {
-		buf = make([]byte, 0, r.ContentLength)
-	}
+	buf := make([]byte, 0, min(max(r.ContentLength, 512), 16<<10))
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = append(buf, 0)[:len(buf)] // grow geometrically
+		}
+		if grow := int64(cap(buf)) - held; grow > 0 {
+			if !s.reserve(grow) {
+				return nil, held, &gw.Error{Code: gw.CodeOverloaded, Message: "the gateway is receiving too many request bytes at once; retry", RetryAfter: time.Second}
+			}
+			held += grow
 		}
 		n, err := rd.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
-			return buf, nil
+			return buf, held, nil
 		}
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return nil, gw.Errorf(gw.CodeRequestTooLarge, "request body is over the %d-byte limit", limit)
+				return nil, held, gw.Errorf(gw.CodeRequestTooLarge, "request body is over the %d-byte limit", limit)
 			}
-			return nil, gw.Errorf(gw.CodeInvalidRequest, "could not read the request body")
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, held, &gw.Error{Code: gw.CodeInvalidRequest, Message: fmt.Sprintf("the request body did not arrive within %v", s.cfg.BodyReadTimeout), Err: err}
+			}
+			return nil, held, gw.Errorf(gw.CodeInvalidRequest, "could not read the request body")
 		}
 	}
+}
+
+// reserve counts n more body bytes in flight, unless that goes past
+// MaxInflightBytes.
+func (s *Server) reserve(n int64) bool {
+	if s.bodyBytes.Add(n) > s.cfg.MaxInflightBytes {
+		s.bodyBytes.Add(-n)
+		return false
+	}
+	return true
 }

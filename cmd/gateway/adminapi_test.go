@@ -170,7 +170,7 @@ func TestAdminTokenTooShort(t *testing.T) {
 		}
 		return ""
 	})
-	if err == nil || !strings.Contains(err.Error(), "GATEWAY_ADMIN_TOKEN must be at least 32") {
+	if err == nil || !strings.Contains(err.Error(), "at least 32") {
 		t.Fatalf("a short admin token: %v", err)
 	}
 }

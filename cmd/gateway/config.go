@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"slices"
@@ -12,8 +13,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/convstate"
+	"github.com/gwlabs/gateway/dashboard"
 	"github.com/gwlabs/gateway/internal/upstream"
 	"github.com/gwlabs/gateway/route"
 )
@@ -22,16 +23,29 @@ import (
 // environment variables, which override the defaults. Every field has a
 // documented zero value; see the README's configuration table.
 type Config struct {
-	Addr          string        // GATEWAY_ADDR, default 127.0.0.1:8080
-	DatabaseURL   string        // GATEWAY_DATABASE_URL: a SQLite path (default ./gateway.db) or postgres://...
-	RedisURL      string        // GATEWAY_REDIS_URL: redis://...; empty: in-memory rate limits
-	FakeVendors   bool          // --fake-vendors: serve all nine vendors in-process
-	MaxBodyBytes  int64         // GATEWAY_MAX_BODY_BYTES, default 32 MiB
-	ShutdownGrace time.Duration // GATEWAY_SHUTDOWN_GRACE, default 30s
-	HTTP          upstream.Config
-	RPM           int64 // GATEWAY_RPM: default requests per minute per key (0: unlimited)
-	TPM           int64 // GATEWAY_TPM: default tokens per minute per key (0: unlimited)
-	RedisFailOpen bool  // GATEWAY_REDIS_FAIL: "open" (default) or "closed"
+	Addr         string // GATEWAY_ADDR, default 127.0.0.1:8080
+	DatabaseURL  string // GATEWAY_DATABASE_URL: a SQLite path (default ./gateway.db) or postgres://...
+	RedisURL     string // GATEWAY_REDIS_URL: redis://...; empty: in-memory rate limits
+	FakeVendors  bool   // --fake-vendors: serve all nine vendors in-process
+	MaxBodyBytes int64  // GATEWAY_MAX_BODY_BYTES, default 32 MiB
+	// Memory bounds (0: the server package's defaults).
+	MaxInflightBytes int64         // GATEWAY_MAX_INFLIGHT_BYTES: request body bytes held at once, default 256 MiB
+	BodyReadTimeout  time.Duration // GATEWAY_BODY_READ_TIMEOUT: one request body, default 60s
+	MaxResponseBytes int64         // GATEWAY_MAX_RESPONSE_BYTES: a non-streaming vendor answer, default 16 MiB
+	MaxEventBytes    int64         // GATEWAY_MAX_EVENT_BYTES: one line or event of a vendor stream, default 8 MiB
+	ShutdownGrace    time.Duration // GATEWAY_SHUTDOWN_GRACE, default 30s
+	HTTP             upstream.Config
+	RPM              int64 // GATEWAY_RPM: default requests per minute per key (0: unlimited)
+	TPM              int64 // GATEWAY_TPM: default tokens per minute per key (0: unlimited)
+	RedisFailOpen    bool  // GATEWAY_REDIS_FAIL "open": admit while Redis is down
+	// GATEWAY_REDIS_FAIL "local" (default): while Redis is down, limit in
+	// memory with each limit divided by Instances (GATEWAY_INSTANCES,
+	// default 1); "closed": answer 503.
+	RedisFailLocal bool
+	// GATEWAY_OPENAI_FORWARD_ORG=on forwards callers' OpenAI-Organization
+	// and OpenAI-Project headers to OpenAI (default off: dropped).
+	OpenAIForwardOrg bool
+	Instances        int64
 
 	Guard           bool    // GATEWAY_GUARD: on (default) or off
 	GuardThreshold  float64 // GATEWAY_GUARD_THRESHOLD: 0 = the model's
@@ -40,10 +54,13 @@ type Config struct {
 	Optimize bool // GATEWAY_OPTIMIZE: the concise-output directive, on (default) or off
 
 	RateCardFile string // GATEWAY_RATECARD_FILE: override file merged over the embedded card
-	AdminToken   string // GATEWAY_ADMIN_TOKEN: dashboard sign-in for all accounts
-	MetricsAddr  string // GATEWAY_METRICS_ADDR: serve Prometheus /metrics on this address (empty: off)
-	LogLevel     string // GATEWAY_LOG_LEVEL: debug, info (default), warn, error
-	LogFormat    string // GATEWAY_LOG_FORMAT: text (default) or json
+	AdminToken   string // GATEWAY_ADMIN_TOKEN: dashboard sign-in for all accounts and the admin API (at least 32 characters)
+	// GATEWAY_TRUSTED_PROXIES: comma-separated addresses or CIDR prefixes
+	// of reverse proxies whose X-Forwarded-For/-Proto are believed.
+	TrustedProxies []netip.Prefix
+	MetricsAddr    string // GATEWAY_METRICS_ADDR: serve Prometheus /metrics on this address (empty: off)
+	LogLevel       string // GATEWAY_LOG_LEVEL: debug, info (default), warn, error
+	LogFormat      string // GATEWAY_LOG_FORMAT: text (default) or json
 
 	Vendors map[string]VendorConfig // GATEWAY_<VENDOR>_BASE_URL, GATEWAY_<VENDOR>_API_KEY
 
@@ -69,7 +86,6 @@ func envConfig(getenv func(string) string) (Config, error) {
 		TPM:           2_000_000,
 		Guard:         true,
 		Optimize:      true,
-		RedisFailOpen: true,
 		LogLevel:      "info",
 		LogFormat:     "text",
 		Vendors:       map[string]VendorConfig{},
@@ -120,6 +136,10 @@ func envConfig(getenv func(string) string) (Config, error) {
 	str("GATEWAY_REDIS_URL", &c.RedisURL)
 	num("GATEWAY_MAX_BODY_BYTES", &c.MaxBodyBytes)
 	dur("GATEWAY_SHUTDOWN_GRACE", &c.ShutdownGrace)
+	num("GATEWAY_MAX_INFLIGHT_BYTES", &c.MaxInflightBytes)
+	dur("GATEWAY_BODY_READ_TIMEOUT", &c.BodyReadTimeout)
+	num("GATEWAY_MAX_RESPONSE_BYTES", &c.MaxResponseBytes)
+	num("GATEWAY_MAX_EVENT_BYTES", &c.MaxEventBytes)
 	dur("GATEWAY_CONNECT_TIMEOUT", &c.HTTP.ConnectTimeout)
 	dur("GATEWAY_FIRST_BYTE_TIMEOUT", &c.HTTP.FirstByteTimeout)
 	dur("GATEWAY_STREAM_IDLE_TIMEOUT", &c.HTTP.IdleTimeout)
@@ -132,7 +152,16 @@ func envConfig(getenv func(string) string) (Config, error) {
 	}
 	num("GATEWAY_RPM", &c.RPM)
 	num("GATEWAY_TPM", &c.TPM)
-	onOff("GATEWAY_REDIS_FAIL", "open", "closed", &c.RedisFailOpen)
+	switch v := strings.ToLower(getenv("GATEWAY_REDIS_FAIL")); v {
+	case "", "local":
+		c.RedisFailLocal, c.RedisFailOpen = true, false
+	case "open", "closed":
+		c.RedisFailLocal, c.RedisFailOpen = false, v == "open"
+	default:
+		errs = append(errs, `GATEWAY_REDIS_FAIL must be "local", "open" or "closed"`)
+	}
+	num("GATEWAY_INSTANCES", &c.Instances)
+	onOff("GATEWAY_OPENAI_FORWARD_ORG", "on", "off", &c.OpenAIForwardOrg)
 	onOff("GATEWAY_GUARD", "on", "off", &c.Guard)
 	onOff("GATEWAY_OPTIMIZE", "on", "off", &c.Optimize)
 	var failOpen = true
@@ -147,8 +176,23 @@ func envConfig(getenv func(string) string) (Config, error) {
 	}
 	str("GATEWAY_RATECARD_FILE", &c.RateCardFile)
 	str("GATEWAY_ADMIN_TOKEN", &c.AdminToken)
-	if c.AdminToken != "" && len(c.AdminToken) < admin.MinTokenLen {
-		errs = append(errs, fmt.Sprintf("GATEWAY_ADMIN_TOKEN must be at least %d characters (it signs in to every account)", admin.MinTokenLen))
+	if n := len(c.AdminToken); n > 0 && n < dashboard.MinAdminTokenLen {
+		errs = append(errs, fmt.Sprintf("GATEWAY_ADMIN_TOKEN is %d characters; it must have at least %d (e.g. openssl rand -hex 24)", n, dashboard.MinAdminTokenLen))
+	}
+	for _, v := range strings.Split(getenv("GATEWAY_TRUSTED_PROXIES"), ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			a, aerr := netip.ParseAddr(v)
+			if aerr != nil {
+				errs = append(errs, fmt.Sprintf("GATEWAY_TRUSTED_PROXIES: %q is not an address or a CIDR prefix", v))
+				continue
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		c.TrustedProxies = append(c.TrustedProxies, p.Masked())
 	}
 	str("GATEWAY_METRICS_ADDR", &c.MetricsAddr)
 	oneOf := func(name string, dst *string, values ...string) {

@@ -25,7 +25,7 @@ func TestTwoInstancesShareLimitsAndMoney(t *testing.T) {
 	}
 	shared := func(c *Config) {
 		c.DatabaseURL, c.RedisURL = pg, rd
-		c.RedisFailOpen = false
+		c.RedisFailOpen, c.RedisFailLocal = false, false // limits stay global: a Redis hiccup must not admit more
 	}
 	a, b := newEnv(t, shared), newEnv(t, shared)
 	ctx := context.Background()

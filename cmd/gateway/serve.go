@@ -52,7 +52,23 @@ type Main struct {
 	mln     net.Listener
 	stop    chan struct{}
 	wg      sync.WaitGroup
+	// base is every request's parent context; hardStop cancels it with
+	// server.ErrShutdown when the shutdown grace runs out.
+	base     context.Context
+	hardStop context.CancelCauseFunc
+	// degraded says what runs in a degraded mode ("" when nothing), for
+	// /readyz.
+	degraded func() string
 }
+
+// readHeaderTimeout bounds the reading of a request's headers (the body
+// has server.Config.BodyReadTimeout).
+const readHeaderTimeout = 10 * time.Second
+
+// finishGrace bounds how long requests cut at the end of the shutdown
+// grace get to record their outcome before the store closes (a settle
+// waits at most 15 s).
+const finishGrace = 20 * time.Second
 
 // Addr returns the address the gateway listens on.
 func (m *Main) Addr() string { return m.ln.Addr().String() }
@@ -121,7 +137,27 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("redis: %w", err)
 		}
 		m.closers = append(m.closers, client.Close)
-		limiter = redis.New(client, redis.Options{FailOpen: c.RedisFailOpen})
+		opts := redis.Options{FailOpen: c.RedisFailOpen, Instances: c.Instances, Logger: m.Logger}
+		if c.RedisFailLocal {
+			mem := ratelimit.NewMemory(ratelimit.MemoryOptions{})
+			m.closers = append(m.closers, mem.Close)
+			opts.Fallback = mem
+		}
+		rl := redis.New(client, opts)
+		mode := "refusing requests (503)"
+		switch {
+		case c.RedisFailLocal:
+			mode = "limiting in memory, each limit divided by the instance count"
+		case c.RedisFailOpen:
+			mode = "admitting requests without limits"
+		}
+		// The detail is public (/readyz): no address or error text.
+		limiter, m.degraded = rl, func() string {
+			if down, _ := rl.Degraded(); down {
+				return "rate limits: redis unreachable; " + mode
+			}
+			return ""
+		}
 	} else {
 		mem := ratelimit.NewMemory(ratelimit.MemoryOptions{})
 		m.closers = append(m.closers, mem.Close)
@@ -137,7 +173,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		g = guardAdapter{gd}
 	}
 
-	var pb proxy.Biller = billerAdapter{biller}
+	var pb proxy.Biller = billerAdapter{b: biller, card: card}
 	if m.noBilling {
 		pb = nil
 	}
@@ -184,7 +220,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	dash, err := newDashboard(m.store, c.AdminToken, adminSvc, m.Logger)
+	dash, err := newDashboard(m.store, c, limiter, adminSvc, m.Logger)
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
@@ -194,9 +230,13 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	m.state = state
 	m.server = server.New(server.Config{
-		State:        state,
-		Gateway:      gwy,
-		MaxBodyBytes: c.MaxBodyBytes,
+		State:            state,
+		Gateway:          gwy,
+		MaxBodyBytes:     c.MaxBodyBytes,
+		MaxInflightBytes: c.MaxInflightBytes,
+		BodyReadTimeout:  c.BodyReadTimeout,
+		MaxResponseBytes: c.MaxResponseBytes,
+		MaxEventBytes:    int(min(c.MaxEventBytes, 1<<30)),
 		// A caller gets as long to take a stream event as the vendor
 		// gets to send one.
 		StreamWriteTimeout: c.HTTP.IdleTimeout,
@@ -206,22 +246,39 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		}),
 		Dashboard: dash,
 		Admin:     adminAPI,
-		Ready:     m.store.Ping,
+		Ready:     m.ready,
+		Degraded:  m.degraded,
 		Logger:    m.Logger,
 	})
 	m.ln, err = net.Listen("tcp", c.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	m.base, m.hardStop = context.WithCancelCause(context.Background())
 	m.http = &http.Server{
 		Handler:           m.server,
-		ReadHeaderTimeout: 30 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return m.base },
+		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
 	}
 	m.stop = make(chan struct{})
 	m.wg.Add(1)
 	go m.sweep()
+	return nil
+}
+
+// ready is /readyz's check: the store answers, and requests are not all
+// refused because Redis is down in the fail-closed mode.
+func (m *Main) ready(ctx context.Context) error {
+	if err := m.store.Ping(ctx); err != nil {
+		return err
+	}
+	if m.degraded != nil && !m.Config.RedisFailOpen && !m.Config.RedisFailLocal {
+		if d := m.degraded(); d != "" {
+			return errors.New(d)
+		}
+	}
 	return nil
 }
 
@@ -277,16 +334,32 @@ func (m *Main) Serve() error {
 	return err
 }
 
-// Shutdown stops accepting requests, lets running requests and streams
-// finish within ctx, then closes what is left.
+// Shutdown stops accepting requests and lets running requests and
+// streams finish within ctx. When ctx ends first, the remaining requests
+// are cancelled (server.ErrShutdown): each records its outcome (a stream
+// is billed for what was delivered and ends with an error event and its
+// terminator; an unanswered request's hold is released) within
+// finishGrace, and only then may Close close the store. It returns ctx's
+// error when the grace ran out.
 func (m *Main) Shutdown(ctx context.Context) error {
 	m.server.SetDraining(true)
 	err := m.http.Shutdown(ctx)
 	if m.metrics != nil {
 		_ = m.metrics.Shutdown(ctx)
 	}
-	if err != nil {
+	if err == nil {
+		return nil
+	}
+	m.hardStop(server.ErrShutdown)
+	fctx, cancel := context.WithTimeout(context.Background(), finishGrace)
+	defer cancel()
+	// The cut requests write their last bytes; their connections then
+	// go idle and close.
+	if m.http.Shutdown(fctx) != nil {
 		_ = m.http.Close()
+	}
+	if werr := m.server.Wait(fctx); werr != nil {
+		m.Logger.Error("requests still running after the shutdown grace and the finish grace", "err", werr)
 	}
 	return err
 }
@@ -298,8 +371,16 @@ func (m *Main) Close() error {
 		m.wg.Wait()
 		m.stop = nil
 	}
+	if m.hardStop != nil {
+		m.hardStop(server.ErrShutdown)
+	}
 	if m.http != nil {
 		_ = m.http.Close()
+		if m.server != nil {
+			wctx, cancel := context.WithTimeout(context.Background(), finishGrace)
+			_ = m.server.Wait(wctx)
+			cancel()
+		}
 	} else if m.ln != nil {
 		_ = m.ln.Close()
 	}

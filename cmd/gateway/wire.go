@@ -14,6 +14,7 @@ import (
 	"github.com/gwlabs/gateway/billing"
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/guard"
+	"github.com/gwlabs/gateway/internal/reqbody"
 	"github.com/gwlabs/gateway/postgres"
 	"github.com/gwlabs/gateway/provider/anthropic"
 	"github.com/gwlabs/gateway/provider/google"
@@ -114,6 +115,9 @@ func buildProviders(c Config, card *ratecard.Card) (map[string]gw.Provider, erro
 				cfg.BaseURL = vc.BaseURL
 			}
 			cfg.APIKey, cfg.HTTP = vc.APIKey, c.HTTP
+			if v == route.OpenAI && c.OpenAIForwardOrg {
+				cfg.ForwardHeaders = append(cfg.ForwardHeaders, openai.OrgHeaders()...)
+			}
 			p, err = openai.New(cfg)
 		}
 		if err != nil {
@@ -136,8 +140,19 @@ func defaultMaxTokens(card *ratecard.Card) func(model string) int {
 	}
 }
 
-// billerAdapter fits billing.Biller to proxy.Biller.
-type billerAdapter struct{ b *billing.Biller }
+// billerAdapter fits billing.Biller to proxy.Biller (and
+// proxy.OutputCap, from the rate card).
+type billerAdapter struct {
+	b    *billing.Biller
+	card *ratecard.Card
+}
+
+func (a billerAdapter) MaxOutputTokens(vendor, model string) int64 {
+	if m, ok := a.card.Lookup(vendor, model); ok {
+		return m.MaxOutputTokens
+	}
+	return 0
+}
 
 func (a billerAdapter) Known(vendor, model string) bool { return a.b.Known(vendor, model) }
 
@@ -160,11 +175,16 @@ type guardAdapter struct{ g *guard.Guard }
 // excerptRunes bounds the text kept with an incident.
 const excerptRunes = 500
 
-func (a guardAdapter) Check(_ context.Context, shape gw.Shape, body []byte) (proxy.Verdict, error) {
-	segs, err := guard.Segments(shape, body)
+func (a guardAdapter) Check(ctx context.Context, shape gw.Shape, body []byte) (proxy.Verdict, error) {
+	b, err := reqbody.Parse(shape, body)
 	if err != nil {
 		return proxy.Verdict{}, fmt.Errorf("guard segments: %w", err)
 	}
+	return a.CheckText(ctx, b.Text)
+}
+
+// CheckText scores the text the server read from the body.
+func (a guardAdapter) CheckText(_ context.Context, segs []gw.Text) (proxy.Verdict, error) {
 	v := a.g.Check(segs)
 	out := proxy.Verdict{Flagged: v.Flagged, Kind: string(v.Kind), Score: v.Score, Reason: v.Reason}
 	if v.Flagged {

@@ -11,7 +11,9 @@ func Defaults(vendor string) (Config, bool) {
 	case "openai":
 		c.BaseURL = "https://api.openai.com/v1"
 		c.PromptCacheKey = true
-		c.ForwardHeaders = []string{"OpenAI-Organization", "OpenAI-Project"}
+		// The caller's OpenAI-Organization and OpenAI-Project would bill
+		// the gateway's key to an organization the caller names; they
+		// are forwarded only when configured (OrgHeaders).
 	case "together":
 		c.BaseURL = "https://api.together.xyz/v1"
 	case "fireworks":
@@ -40,3 +42,8 @@ func Defaults(vendor string) (Config, bool) {
 	}
 	return c, true
 }
+
+// OrgHeaders returns OpenAI's organization and project headers, which a
+// deployment may choose to forward from callers (the gateway's key must
+// belong to them).
+func OrgHeaders() []string { return []string{"OpenAI-Organization", "OpenAI-Project"} }

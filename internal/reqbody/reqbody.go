@@ -1,0 +1,969 @@
+// Package reqbody reads a chat request body once, the way the vendors
+// read it, for everything the gateway decides before the vendor call:
+// validation, routing (model, stream, output cap) and the guard's input
+// (every piece of text with its source).
+//
+// Vendors decode JSON keys case-sensitively; Go's encoding/json matches
+// them case-insensitively (also folding "ſ" to "s" and the Kelvin sign to
+// "k") and lets the last of duplicate keys win. A body that the gateway
+// and the vendor could read differently is refused with 400 before any
+// decode: a duplicate key anywhere, invalid UTF-8, and, in the objects the
+// gateway reads (the top level, messages, content blocks and parts, tool
+// calls, document sources), any key with an upper-case or non-ASCII
+// letter (the APIs' keys are all lower-case, and the vendors reject
+// unknown keys there). After this check every later decoder (the shape
+// mappers, billing's hold sizing) reads the same fields as the vendor.
+//
+// Whatever validation accepts, the guard reads: content that is neither
+// a string, an array nor null, a block that is not an object, a text that
+// is not a string, is refused here rather than skipped.
+package reqbody
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// Body is what the gateway reads of a chat request.
+type Body struct {
+	Model  string
+	Stream bool
+	// MaxOutput is the caller's output cap (max_tokens, or on shape C
+	// max_completion_tokens when given), 0 when it gave none.
+	MaxOutput int64
+	// Text is every piece of text the request carries, in order, with
+	// its source. Shape M: the system prompt and per-turn system
+	// messages (role "system" inside messages) as system text; each
+	// message's string content or blocks: text, tool_result content,
+	// document blocks with a text source or nested content (plus their
+	// title and context), search results, and tool_use input (as
+	// assistant text). Thinking blocks, images and binary documents carry
+	// no text the guard scores. Shape C: system and developer messages as
+	// system text; user, assistant, tool and function messages with
+	// string or part-array content (text and refusal parts), refusals and
+	// tool-call arguments.
+	Text []gw.Text
+}
+
+// MaxModelBytes bounds the model field: it is stored with every request's
+// record and logged, so a longer one is refused before anything is
+// written (the longest listed model ids are under 100 bytes).
+const MaxModelBytes = 256
+
+// maxEcho bounds a caller's string quoted back in an error message.
+const maxEcho = 64
+
+// echo quotes s for an error message, cut to maxEcho bytes.
+func echo(s string) string {
+	if len(s) > maxEcho {
+		return strconv.Quote(s[:maxEcho]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// roleSource marks text whose source is its message's role, known only
+// once the whole message is read (keys come in any order).
+const roleSource gw.TextSource = -1
+
+type parser struct {
+	dec   *jsontext.Decoder
+	shape gw.Shape
+	text  []gw.Text
+}
+
+// Parse validates body and reads it. Errors are *gw.Error with code
+// invalid_request and a message that names the field.
+func Parse(shape gw.Shape, body []byte) (*Body, error) {
+	if len(body) == 0 {
+		return nil, gw.Errorf(gw.CodeInvalidRequest, "request body is empty; send a JSON object")
+	}
+	if shape != gw.ShapeM && shape != gw.ShapeC {
+		return nil, fmt.Errorf("reqbody: unsupported shape %q", shape)
+	}
+	p := &parser{dec: jsontext.NewDecoder(bytes.NewBuffer(body)), shape: shape}
+	b, err := p.top()
+	if err != nil {
+		return nil, p.wrap(err)
+	}
+	if _, err := p.dec.ReadToken(); err != io.EOF {
+		if err == nil {
+			err = errors.New("data after the top-level object")
+		}
+		return nil, p.wrap(err)
+	}
+	b.Text = p.text
+	return b, nil
+}
+
+// fieldError is a well-formed body with a field of the wrong kind.
+type fieldError struct{ msg string }
+
+func (e *fieldError) Error() string { return e.msg }
+
+func fieldErrorf(format string, args ...any) error {
+	return &fieldError{fmt.Sprintf(format, args...)}
+}
+
+func (p *parser) wrap(err error) error {
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return gw.Errorf(gw.CodeInvalidRequest, "%s", fe.msg)
+	}
+	if errors.Is(err, jsontext.ErrDuplicateName) {
+		var se *jsontext.SyntacticError
+		at := ""
+		if errors.As(err, &se) {
+			at = " at " + strconv.Quote(string(se.JSONPointer))
+		}
+		return &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body has a duplicate key" + at + "; send each key once", Err: err}
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body is not valid JSON: " + err.Error(), Err: err}
+}
+
+// peek returns the next token's kind, or the decoder's error.
+func (p *parser) peek() (jsontext.Kind, error) {
+	if k := p.dec.PeekKind(); k != 0 {
+		return k, nil
+	}
+	_, err := p.dec.ReadToken()
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	return 0, err
+}
+
+// open reads the start of an object or array of the given kind ('{' or
+// '['); null gives ok false. Any other kind is a field error saying what.
+func (p *parser) open(kind jsontext.Kind, what string) (ok bool, err error) {
+	k, err := p.peek()
+	if err != nil {
+		return false, err
+	}
+	switch k {
+	case 'n':
+		_, err := p.dec.ReadToken()
+		return false, err
+	case kind:
+		_, err := p.dec.ReadToken()
+		return err == nil, err
+	}
+	return false, fieldErrorf("%s", what)
+}
+
+// more reports whether the object or array being read has another item,
+// reading its end if not.
+func (p *parser) more() (bool, error) {
+	k, err := p.peek()
+	if err != nil {
+		return false, err
+	}
+	if k == '}' || k == ']' {
+		_, err := p.dec.ReadToken()
+		return false, err
+	}
+	return true, nil
+}
+
+// known are the member names the parser acts on; name returns them
+// without allocating.
+var known = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{"model", "messages", "system", "stream", "max_tokens", "max_completion_tokens",
+		"role", "content", "type", "text", "title", "context", "source", "input", "data",
+		"refusal", "tool_calls", "function_call", "function", "arguments",
+		"tools", "tool_choice", "thinking", "stream_options", "response_format", "output_config", "reasoning", "json_schema"} {
+		m[n] = n
+	}
+	return m
+}()
+
+// name reads an object member name and checks it: where the gateway reads
+// the object, keys are the APIs' lower-case ones or something the vendor
+// refuses anyway. It returns a name the parser acts on, or "" for any
+// other (to be skipped).
+func (p *parser) name(where string) (string, error) {
+	v, err := p.dec.ReadValue()
+	if err != nil {
+		return "", err
+	}
+	raw := v[1 : len(v)-1]
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		u, err := jsontext.AppendUnquote(nil, v)
+		if err != nil {
+			return "", err
+		}
+		raw = u
+	}
+	for _, c := range raw {
+		if c >= 'A' && c <= 'Z' || c >= 0x80 {
+			n := string(raw)
+			return "", fieldErrorf("%s has the key %s: keys are case-sensitive and lower-case (vendors read %s and %s as different keys)", where, echo(n), echo(n), echo(lowerASCII(n)))
+		}
+	}
+	return known[string(raw)], nil
+}
+
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// str reads a string or null ("" for null).
+func (p *parser) str(what string) (string, error) {
+	k, err := p.peek()
+	if err != nil {
+		return "", err
+	}
+	if k != '"' && k != 'n' {
+		return "", fieldErrorf("%s must be a string", what)
+	}
+	tok, err := p.dec.ReadToken()
+	if err != nil || k == 'n' {
+		return "", err
+	}
+	return tok.String(), nil
+}
+
+func (p *parser) add(src gw.TextSource, s string) {
+	if s != "" {
+		p.text = append(p.text, gw.Text{Source: src, Text: s})
+	}
+}
+
+// resolve gives the texts from start on that follow their message's role
+// the role's source.
+func (p *parser) resolve(start int, src gw.TextSource) {
+	for i := start; i < len(p.text); i++ {
+		if p.text[i].Source == roleSource {
+			p.text[i].Source = src
+		}
+	}
+}
+
+func (p *parser) top() (*Body, error) {
+	k, err := p.peek()
+	if err != nil {
+		return nil, err
+	}
+	if k != '{' {
+		// Still report invalid JSON as such.
+		if err := p.dec.SkipValue(); err != nil {
+			return nil, err
+		}
+		return nil, fieldErrorf("request body must be a JSON object")
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	var (
+		b                        Body
+		hasModel, hasMessages    bool
+		maxTokens, maxCompletion *int64
+	)
+	for {
+		if ok, err := p.more(); err != nil || !ok {
+			if err != nil {
+				return nil, err
+			}
+			break
+		}
+		n, err := p.name("the request body")
+		if err != nil {
+			return nil, err
+		}
+		switch n {
+		case "model":
+			k, err := p.peek()
+			if err != nil {
+				return nil, err
+			}
+			if k == 'n' {
+				_, err = p.dec.ReadToken()
+				hasModel = false
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if k != '"' {
+				if err := p.dec.SkipValue(); err != nil {
+					return nil, err
+				}
+				return nil, fieldErrorf("model must be a string")
+			}
+			if b.Model, err = p.str("model"); err != nil {
+				return nil, err
+			}
+			if len(b.Model) > MaxModelBytes {
+				return nil, fieldErrorf("model is %d bytes long; model ids are at most %d bytes", len(b.Model), MaxModelBytes)
+			}
+			hasModel = true
+		case "messages":
+			k, err := p.peek()
+			if err != nil {
+				return nil, err
+			}
+			if k == 'n' {
+				if _, err := p.dec.ReadToken(); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if k != '[' {
+				return nil, fieldErrorf("messages must be an array")
+			}
+			hasMessages = true
+			if err := p.messages(); err != nil {
+				return nil, err
+			}
+		case "system":
+			if p.shape != gw.ShapeM {
+				if err := p.dec.SkipValue(); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if err := p.mContent(gw.TextSystem, "system"); err != nil {
+				return nil, err
+			}
+		case "stream":
+			k, err := p.peek()
+			if err != nil {
+				return nil, err
+			}
+			if k != 't' && k != 'f' && k != 'n' {
+				return nil, fieldErrorf("stream must be a boolean")
+			}
+			tok, err := p.dec.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			b.Stream = k == 't' && tok.Bool()
+		case "max_tokens", "max_completion_tokens":
+			v, err := p.count(n)
+			if err != nil {
+				return nil, err
+			}
+			if n == "max_tokens" {
+				maxTokens = v
+			} else {
+				maxCompletion = v
+			}
+		default:
+			if err := p.apiMember(n); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if !hasModel {
+		return nil, fieldErrorf("model is required, in the form <vendor>/<model>, e.g. openai/gpt-4.1")
+	}
+	if !hasMessages {
+		return nil, fieldErrorf("messages is required")
+	}
+	switch {
+	case p.shape == gw.ShapeC && maxCompletion != nil:
+		b.MaxOutput = *maxCompletion
+	case maxTokens != nil:
+		b.MaxOutput = *maxTokens
+	case p.shape == gw.ShapeM:
+		return nil, fieldErrorf("max_tokens is required")
+	}
+	return &b, nil
+}
+
+// apiObjects are the top-level members, besides messages and system,
+// whose objects hold the API's own (lower-case) keys, which the shape
+// mappers and billing decode: their keys are checked like the top
+// level's, one level down (and in tools[].function and
+// response_format.json_schema). Free-form objects below them (schemas,
+// tool inputs, metadata) are the caller's data and are not checked.
+var apiObjects = map[string]bool{"tool_choice": true, "thinking": true, "stream_options": true, "response_format": true, "output_config": true, "reasoning": true}
+
+// apiMember reads a top-level member the gateway does not use itself,
+// checking the keys of the API's objects (see apiObjects).
+func (p *parser) apiMember(name string) error {
+	switch {
+	case name == "tools":
+		ok, err := p.open('[', "tools must be an array")
+		if err != nil || !ok {
+			if _, isField := err.(*fieldError); isField {
+				return p.dec.SkipValue() // the vendor's to refuse
+			}
+			return err
+		}
+		for i := 0; ; i++ {
+			if more, err := p.more(); err != nil || !more {
+				return err
+			}
+			if err := p.apiObject("tools["+strconv.Itoa(i)+"]", "function"); err != nil {
+				return err
+			}
+		}
+	case apiObjects[name]:
+		return p.apiObject(name, "json_schema")
+	}
+	return p.dec.SkipValue()
+}
+
+// apiObject checks the keys of an object of the API (anything else is
+// skipped), and one level further in its member named nested.
+func (p *parser) apiObject(where, nested string) error {
+	k, err := p.peek()
+	if err != nil {
+		return err
+	}
+	if k != '{' {
+		return p.dec.SkipValue()
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return err
+	}
+	for {
+		if more, err := p.more(); err != nil || !more {
+			return err
+		}
+		n, err := p.name(where)
+		if err != nil {
+			return err
+		}
+		if n != "" && n == nested {
+			err = p.apiObject(where+"."+n, "")
+		} else {
+			err = p.dec.SkipValue()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// count reads a non-negative integer or null (nil).
+func (p *parser) count(field string) (*int64, error) {
+	k, err := p.peek()
+	if err != nil {
+		return nil, err
+	}
+	if k == 'n' {
+		_, err := p.dec.ReadToken()
+		return nil, err
+	}
+	if k != '0' {
+		return nil, fieldErrorf("%s must be a non-negative integer", field)
+	}
+	v, err := p.dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil || n < 0 {
+		return nil, fieldErrorf("%s must be a non-negative integer", field)
+	}
+	return &n, nil
+}
+
+func (p *parser) messages() error {
+	if _, err := p.dec.ReadToken(); err != nil { // [
+		return err
+	}
+	for i := 0; ; i++ {
+		if ok, err := p.more(); err != nil || !ok {
+			return err
+		}
+		where := "messages[" + strconv.Itoa(i) + "]"
+		ok, err := p.open('{', where+" must be an object")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fieldErrorf("%s must be an object", where)
+		}
+		if p.shape == gw.ShapeM {
+			err = p.mMessage(where)
+		} else {
+			err = p.cMessage(where)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (p *parser) mMessage(where string) error {
+	start := len(p.text)
+	role := ""
+	for {
+		if ok, err := p.more(); err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		n, err := p.name(where)
+		if err != nil {
+			return err
+		}
+		switch n {
+		case "role":
+			if role, err = p.str(where + ".role"); err != nil {
+				return err
+			}
+		case "content":
+			if err := p.mContent(roleSource, where+".content"); err != nil {
+				return err
+			}
+		default:
+			if err := p.dec.SkipValue(); err != nil {
+				return err
+			}
+		}
+	}
+	src := gw.TextUser
+	switch role {
+	case "assistant":
+		src = gw.TextAssistant
+	case "system":
+		// A per-turn system message (Claude Code sends them): scored as
+		// the system prompt is, never.
+		src = gw.TextSystem
+	}
+	p.resolve(start, src)
+	return nil
+}
+
+// mContent reads content that is a string, an array of blocks or null.
+func (p *parser) mContent(src gw.TextSource, where string) error {
+	k, err := p.peek()
+	if err != nil {
+		return err
+	}
+	switch k {
+	case 'n':
+		_, err := p.dec.ReadToken()
+		return err
+	case '"':
+		s, err := p.str(where)
+		p.add(src, s)
+		return err
+	case '[':
+	default:
+		return fieldErrorf("%s must be a string or an array of content blocks", where)
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		if ok, err := p.more(); err != nil || !ok {
+			return err
+		}
+		if err := p.mBlock(src, where+"["+strconv.Itoa(i)+"]"); err != nil {
+			return err
+		}
+	}
+}
+
+// pending is a block member read before the block's type was known.
+type pending struct {
+	name string
+	raw  []byte
+}
+
+// mBlock reads one content block. Members whose meaning depends on the
+// type are read in place when the type came first (as every SDK sends
+// it), else kept and read at the block's end.
+func (p *parser) mBlock(src gw.TextSource, where string) error {
+	ok, err := p.open('{', where+" must be a content block object")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fieldErrorf("%s must be a content block object", where)
+	}
+	var (
+		typ, text, title, context string
+		typed                     bool
+		later                     []pending
+	)
+	start := len(p.text)
+	for {
+		if ok, err := p.more(); err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		n, err := p.name(where)
+		if err != nil {
+			return err
+		}
+		switch n {
+		case "type":
+			if typ, err = p.str(where + ".type"); err != nil {
+				return err
+			}
+			typed = true
+		case "text":
+			if text, err = p.str(where + ".text"); err != nil {
+				return err
+			}
+		case "title":
+			if title, err = p.str(where + ".title"); err != nil {
+				return err
+			}
+		case "context":
+			if context, err = p.str(where + ".context"); err != nil {
+				return err
+			}
+		case "content", "source", "input":
+			if !typed {
+				v, err := p.dec.ReadValue()
+				if err != nil {
+					return err
+				}
+				later = append(later, pending{n, bytes.Clone(v)})
+				continue
+			}
+			if err := p.blockMember(typ, n, where); err != nil {
+				return err
+			}
+		default:
+			if err := p.dec.SkipValue(); err != nil {
+				return err
+			}
+		}
+	}
+	// Title and context come before the body in the guard's order.
+	var head []gw.Text
+	switch typ {
+	case "thinking", "redacted_thinking", "image":
+	case "tool_result", "search_result":
+		head = appendText(head, gw.TextTool, title)
+	case "document":
+		head = appendText(head, gw.TextTool, title)
+		head = appendText(head, gw.TextTool, context)
+	case "tool_use", "server_tool_use":
+	default: // "text" and any future block carrying text
+		head = appendText(head, src, text)
+	}
+	if len(head) > 0 {
+		p.text = append(p.text[:start], append(head, p.text[start:]...)...)
+	}
+	for _, l := range later {
+		sub := &parser{dec: jsontext.NewDecoder(bytes.NewBuffer(l.raw)), shape: p.shape, text: p.text}
+		if err := sub.blockMember(typ, l.name, where); err != nil {
+			return err
+		}
+		p.text = sub.text
+	}
+	return nil
+}
+
+func appendText(t []gw.Text, src gw.TextSource, s string) []gw.Text {
+	if s == "" {
+		return t
+	}
+	return append(t, gw.Text{Source: src, Text: s})
+}
+
+// blockMember reads a block's content, source or input, knowing its
+// type.
+func (p *parser) blockMember(typ, name, where string) error {
+	switch {
+	case name == "input" && (typ == "tool_use" || typ == "server_tool_use"):
+		v, err := p.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if s := string(bytes.TrimSpace(v)); s != "null" {
+			p.add(gw.TextAssistant, s)
+		}
+		return nil
+	case name == "content" && (typ == "tool_result" || typ == "search_result"):
+		return p.mContent(gw.TextTool, where+".content")
+	case name == "source" && typ == "document":
+		return p.docSource(where + ".source")
+	}
+	return p.dec.SkipValue()
+}
+
+// docSource reads a document's source: text data or nested content.
+func (p *parser) docSource(where string) error {
+	k, err := p.peek()
+	if err != nil {
+		return err
+	}
+	if k != '{' {
+		return p.dec.SkipValue()
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return err
+	}
+	var typ, data string
+	var content []byte
+	start := len(p.text)
+	typed := false
+	for {
+		if ok, err := p.more(); err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		n, err := p.name(where)
+		if err != nil {
+			return err
+		}
+		switch n {
+		case "type":
+			if typ, err = p.str(where + ".type"); err != nil {
+				return err
+			}
+			typed = true
+		case "data":
+			// Binary data (base64) is a string too; only text is kept.
+			if data, err = p.str(where + ".data"); err != nil {
+				return err
+			}
+		case "content":
+			if typed && typ == "content" {
+				if err := p.mContent(gw.TextTool, where+".content"); err != nil {
+					return err
+				}
+				continue
+			}
+			v, err := p.dec.ReadValue()
+			if err != nil {
+				return err
+			}
+			if !typed {
+				content = bytes.Clone(v)
+			}
+		default:
+			if err := p.dec.SkipValue(); err != nil {
+				return err
+			}
+		}
+	}
+	if typ == "text" && data != "" {
+		p.text = append(p.text[:start], append([]gw.Text{{Source: gw.TextTool, Text: data}}, p.text[start:]...)...)
+	}
+	if typ == "content" && content != nil {
+		sub := &parser{dec: jsontext.NewDecoder(bytes.NewBuffer(content)), shape: p.shape, text: p.text}
+		if err := sub.mContent(gw.TextTool, where+".content"); err != nil {
+			return err
+		}
+		p.text = sub.text
+	}
+	return nil
+}
+
+func (p *parser) cMessage(where string) error {
+	start := len(p.text)
+	role := ""
+	for {
+		if ok, err := p.more(); err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		n, err := p.name(where)
+		if err != nil {
+			return err
+		}
+		switch n {
+		case "role":
+			if role, err = p.str(where + ".role"); err != nil {
+				return err
+			}
+		case "content":
+			if err := p.cContent(where + ".content"); err != nil {
+				return err
+			}
+		case "refusal":
+			s, err := p.str(where + ".refusal")
+			if err != nil {
+				return err
+			}
+			p.add(roleSource, s)
+		case "tool_calls":
+			if err := p.cToolCalls(where + ".tool_calls"); err != nil {
+				return err
+			}
+		case "function_call":
+			ok, err := p.open('{', where+".function_call must be an object")
+			if err != nil {
+				return err
+			}
+			if ok {
+				if err := p.cFunction(where + ".function_call"); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := p.dec.SkipValue(); err != nil {
+				return err
+			}
+		}
+	}
+	src := gw.TextUser
+	switch role {
+	case "system", "developer":
+		src = gw.TextSystem
+	case "assistant":
+		src = gw.TextAssistant
+	case "tool", "function":
+		src = gw.TextTool
+	}
+	p.resolve(start, src)
+	return nil
+}
+
+func (p *parser) cContent(where string) error {
+	k, err := p.peek()
+	if err != nil {
+		return err
+	}
+	switch k {
+	case 'n':
+		_, err := p.dec.ReadToken()
+		return err
+	case '"':
+		s, err := p.str(where)
+		p.add(roleSource, s)
+		return err
+	case '[':
+	default:
+		return fieldErrorf("%s must be a string or an array of content parts", where)
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		if ok, err := p.more(); err != nil || !ok {
+			return err
+		}
+		pw := where + "[" + strconv.Itoa(i) + "]"
+		ok, err := p.open('{', pw+" must be a content part object")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fieldErrorf("%s must be a content part object", pw)
+		}
+		var text, refusal string
+		for {
+			if ok, err := p.more(); err != nil || !ok {
+				if err != nil {
+					return err
+				}
+				break
+			}
+			n, err := p.name(pw)
+			if err != nil {
+				return err
+			}
+			switch n {
+			case "text":
+				text, err = p.str(pw + ".text")
+			case "refusal":
+				refusal, err = p.str(pw + ".refusal")
+			case "type":
+				_, err = p.str(pw + ".type")
+			default:
+				err = p.dec.SkipValue()
+			}
+			if err != nil {
+				return err
+			}
+		}
+		p.add(roleSource, text)
+		p.add(roleSource, refusal)
+	}
+}
+
+func (p *parser) cToolCalls(where string) error {
+	ok, err := p.open('[', where+" must be an array")
+	if err != nil || !ok {
+		return err
+	}
+	for i := 0; ; i++ {
+		if ok, err := p.more(); err != nil || !ok {
+			return err
+		}
+		tw := where + "[" + strconv.Itoa(i) + "]"
+		ok, err := p.open('{', tw+" must be an object")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fieldErrorf("%s must be an object", tw)
+		}
+		for {
+			if ok, err := p.more(); err != nil || !ok {
+				if err != nil {
+					return err
+				}
+				break
+			}
+			n, err := p.name(tw)
+			if err != nil {
+				return err
+			}
+			if n != "function" {
+				if err := p.dec.SkipValue(); err != nil {
+					return err
+				}
+				continue
+			}
+			ok, err := p.open('{', tw+".function must be an object")
+			if err != nil {
+				return err
+			}
+			if ok {
+				if err := p.cFunction(tw + ".function"); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// cFunction reads a function call object's members (its "{" read).
+func (p *parser) cFunction(where string) error {
+	for {
+		if ok, err := p.more(); err != nil || !ok {
+			return err
+		}
+		n, err := p.name(where)
+		if err != nil {
+			return err
+		}
+		if n != "arguments" {
+			if err := p.dec.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		s, err := p.str(where + ".arguments")
+		if err != nil {
+			return err
+		}
+		p.add(gw.TextAssistant, s)
+	}
+}
