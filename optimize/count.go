@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gwlabs/gateway/internal/rawjson"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -90,7 +91,7 @@ func (o *Optimizer) Enabled(keyOff bool, header string) bool {
 // this request: globally, for the key (keyOff) or by the request's
 // x-gateway-optimize header in h.
 func (o *Optimizer) Prepare(shape gw.Shape, body []byte, keyOff bool, h http.Header) ([]byte, bool, error) {
-	if !o.Enabled(keyOff, h.Get(Header)) {
+	if !o.Enabled(keyOff, h.Get(Header)) || shape == gw.ShapeM && continuesThread(body) {
 		return body, false, nil
 	}
 	out, err := Apply(shape, body)
@@ -98,6 +99,25 @@ func (o *Optimizer) Prepare(shape gw.Shape, body []byte, keyOff bool, h http.Hea
 		return nil, false, err
 	}
 	return out, true, nil
+}
+
+// continuesThread reports whether a Messages body continues a message
+// thread ("thread":{"type":"continue",...}): the vendor keeps the system
+// prompt the thread was created with, directive included, and refuses a
+// new one.
+func continuesThread(body []byte) bool {
+	ms, err := rawjson.Members(body)
+	if err != nil {
+		return false
+	}
+	m, ok := last(ms, "thread")
+	if !ok {
+		return false
+	}
+	var t struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal(body[m.ValStart:m.ValEnd], &t) == nil && t.Type == "continue"
 }
 
 // Describe returns the x-gateway-optimize response value and the record's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -146,5 +147,21 @@ func TestTokens(t *testing.T) {
 	}
 	if n := o.Tokens(ctx, "openai", "gpt-6-sol"); n != OpenAITokens() || n >= UpperBound() {
 		t.Errorf("openai = %d, want the o200k count %d (below the bound %d)", n, OpenAITokens(), UpperBound())
+	}
+}
+
+// A Messages body that continues a thread gets no directive: the thread
+// keeps the system prompt it was created with, and Anthropic refuses a
+// new one.
+func TestPrepareSkipsThreadContinue(t *testing.T) {
+	o := New(Config{})
+	body := []byte(`{"model":"m","max_tokens":5,"thread":{"type":"continue","previous_message_id":"msg_1"},"messages":[{"role":"user","content":"go on"}]}`)
+	out, applied, err := o.Prepare(gw.ShapeM, body, false, http.Header{})
+	if err != nil || applied || string(out) != string(body) {
+		t.Fatalf("continue: applied %v, %v, body %s", applied, err, out)
+	}
+	create := []byte(`{"model":"m","max_tokens":5,"thread":{"type":"create"},"messages":[{"role":"user","content":"hi"}]}`)
+	if _, applied, err := o.Prepare(gw.ShapeM, create, false, http.Header{}); err != nil || !applied {
+		t.Fatalf("create: applied %v, %v", applied, err)
 	}
 }
