@@ -20,6 +20,7 @@ type endpoint struct{ method, path string }
 func endpoints() []endpoint {
 	return []endpoint{
 		{http.MethodPost, "/v1/messages"},
+		{http.MethodPost, "/v1/messages/count_tokens"},
 		{http.MethodPost, "/v1/chat/completions"},
 		{http.MethodGet, "/v1/models"},
 		{http.MethodGet, "/v1/models/{id}"},

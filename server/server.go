@@ -31,6 +31,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tiktoken-go/tokenizer/codec"
+
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/catalog"
 	"github.com/gwlabs/gateway/convstate"
@@ -109,6 +111,10 @@ type Server struct {
 	inflight sync.WaitGroup // chat requests being served
 	// bodyBytes counts the request body bytes read and still held.
 	bodyBytes atomic.Int64
+	// o200kCodec is OpenAI's encoding, for count_tokens estimates,
+	// loaded on first use.
+	o200kOnce  sync.Once
+	o200kCodec *codec.Codec
 }
 
 // ErrShutdown is the cause with which a request's context is cancelled
@@ -171,6 +177,10 @@ func (s *Server) SetDraining(v bool) { s.draining.Store(v) }
 // ServeHTTP routes a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; {
+	case p == "/v1/messages/count_tokens":
+		if allow(w, r, s.cfg.Now(), http.MethodPost) {
+			s.countTokens(w, r)
+		}
 	case p == "/v1/messages":
 		s.chat(w, r, gw.ShapeM)
 	case p == "/v1/chat/completions":

@@ -1,0 +1,166 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/tiktoken-go/tokenizer/codec"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/id"
+	"github.com/gwlabs/gateway/internal/rawjson"
+	"github.com/gwlabs/gateway/route"
+	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
+)
+
+// HeaderTokenCount says how POST /v1/messages/count_tokens counted:
+// "vendor" (the vendor's own free count endpoint) or "estimate".
+const HeaderTokenCount = "X-Gateway-Token-Count"
+
+// counter is a vendor's free token-count endpoint for a body in its own
+// shape (Anthropic's count_tokens, Gemini's countTokens).
+type counter interface {
+	CountTokens(ctx context.Context, model string, body []byte) (int64, error)
+}
+
+// countTokens serves POST /v1/messages/count_tokens, Anthropic's shape, on
+// every prefix and never billed: Anthropic counts its own body; for Gemini
+// the body is mapped and Gemini's countTokens asked; the other vendors
+// publish no count endpoint and get an estimate in OpenAI's o200k
+// encoding of the text (system, messages, tool calls and results, tool
+// definitions) plus 4 tokens a message, their own tokenizers differing
+// by a few per cent.
+func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
+	rid := id.New("req_", s.cfg.Now())
+	w.Header().Set(HeaderRequestID, rid)
+	w.Header().Set("Request-Id", rid)
+	fail := func(err error) { writeError(w, gw.ShapeM, rid, gw.AsError(err)) }
+	authz := r.Header.Get("Authorization")
+	if k := r.Header.Get("X-Api-Key"); authz == "" && k != "" {
+		authz = "Bearer " + k
+	}
+	gwy := s.cfg.Gateway
+	if _, err := gwy.Authenticate(r.Context(), authz); err != nil {
+		fail(err)
+		return
+	}
+	body, held, err := s.readBody(w, r)
+	defer s.bodyBytes.Add(-held)
+	if err != nil {
+		fail(err)
+		return
+	}
+	var head struct {
+		Model     string          `json:"model"`
+		MaxTokens json.RawMessage `json:"max_tokens"`
+	}
+	if err := json.Unmarshal(body, &head); err != nil {
+		fail(gw.Errorf(gw.CodeInvalidRequest, "request body is not a JSON object with a model"))
+		return
+	}
+	target, err := route.Parse(head.Model)
+	if err != nil {
+		fail(err)
+		return
+	}
+	w.Header().Set(HeaderVendor, target.Vendor)
+	p, ok := gwy.Provider(target.Vendor)
+	if !ok {
+		fail(gw.Errorf(gw.CodeVendorUnavailable, "%s is not configured on this gateway", target.Vendor))
+		return
+	}
+	c, canCount := p.(counter)
+	var n int64
+	how := "vendor"
+	switch {
+	case canCount && p.Shape() == gw.ShapeM:
+		n, err = c.CountTokens(r.Context(), target.Model, body)
+	default:
+		// A count request has no max_tokens; the decoder wants one.
+		if len(head.MaxTokens) == 0 {
+			if body, err = rawjson.Set(body, "max_tokens", []byte("1")); err != nil {
+				fail(gw.Errorf(gw.CodeInvalidRequest, "request body is not a JSON object"))
+				return
+			}
+		}
+		req, derr := anthropicshape.DecodeRequest(body)
+		if derr != nil {
+			fail(derr)
+			return
+		}
+		if codec, ok := p.(gw.Codec); canCount && ok {
+			req.Model = target.Model
+			vb, eerr := codec.EncodeRequest(req)
+			if eerr != nil {
+				fail(eerr)
+				return
+			}
+			n, err = c.CountTokens(r.Context(), target.Model, vb)
+		} else {
+			how = "estimate"
+			n, err = s.estimateTokens(req)
+		}
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	w.Header().Set(HeaderTokenCount, how)
+	writeJSON(w, http.StatusOK, map[string]int64{"input_tokens": n})
+}
+
+// estimateTokens counts req's text in OpenAI's o200k encoding, plus 4
+// tokens of framing a message and 3 for the answer's priming.
+func (s *Server) estimateTokens(req *gw.Request) (int64, error) {
+	enc := s.o200k()
+	var n int64 = 3
+	count := func(text string) error {
+		if text == "" {
+			return nil
+		}
+		k, err := enc.Count(text)
+		n += int64(k)
+		return err
+	}
+	var parts func(ps []gw.Part) error
+	parts = func(ps []gw.Part) error {
+		for _, p := range ps {
+			for _, t := range []string{p.Text, p.ToolName, string(p.Arguments)} {
+				if err := count(t); err != nil {
+					return err
+				}
+			}
+			if err := parts(p.Content); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(req.System) > 0 {
+		n += 4
+		if err := parts(req.System); err != nil {
+			return 0, err
+		}
+	}
+	for _, m := range req.Messages {
+		n += 4
+		if err := parts(m.Content); err != nil {
+			return 0, err
+		}
+	}
+	for _, t := range req.Tools {
+		for _, x := range []string{t.Name, t.Description, string(t.Parameters)} {
+			if err := count(x); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return n, nil
+}
+
+// o200k returns the encoding, loaded on first use.
+func (s *Server) o200k() *codec.Codec {
+	s.o200kOnce.Do(func() { s.o200kCodec = codec.NewO200kBase() })
+	return s.o200kCodec
+}
