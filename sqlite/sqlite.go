@@ -441,7 +441,7 @@ func (db *DB) TopUp(ctx context.Context, accountID string, amount gw.Money, note
 func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error) {
 	var b gw.Balance
 	err := db.r.QueryRowContext(ctx, `SELECT a.top_ups, a.charged, a.balance,
-		(SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id AND expires_at > ?)
+		a.held - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id AND expires_at <= ?)
 		FROM accounts a WHERE a.id = ?`, micros(db.now()), accountID).
 		Scan(&b.TopUps, &b.Charged, &b.Balance, &b.Held)
 	if err != nil {
@@ -452,20 +452,24 @@ func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error)
 }
 
 // VerifyLedger recomputes the account's top-ups, charges and balance from
-// its ledger entries and returns an error when they disagree with the
-// account's columns.
+// its ledger entries, and its held total from its open holds, and returns
+// an error when they disagree with the account's columns.
 func (db *DB) VerifyLedger(ctx context.Context, accountID string) error {
-	var topUps, charged, balance, credits, debits int64
+	var topUps, charged, balance, credits, debits, held, open int64
 	err := db.r.QueryRowContext(ctx, `SELECT a.top_ups, a.charged, a.balance,
 		(SELECT coalesce(sum(amount), 0) FROM ledger WHERE account_id = a.id AND amount > 0),
-		(SELECT coalesce(-sum(amount), 0) FROM ledger WHERE account_id = a.id AND amount < 0)
-		FROM accounts a WHERE a.id = ?`, accountID).Scan(&topUps, &charged, &balance, &credits, &debits)
+		(SELECT coalesce(-sum(amount), 0) FROM ledger WHERE account_id = a.id AND amount < 0),
+		a.held, (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id)
+		FROM accounts a WHERE a.id = ?`, accountID).Scan(&topUps, &charged, &balance, &credits, &debits, &held, &open)
 	if err != nil {
 		return fmt.Errorf("verify ledger of %q: %w", accountID, notFound(err))
 	}
 	if topUps != credits || charged != debits || balance != credits-debits || balance != topUps-charged {
 		return fmt.Errorf("verify ledger of %q: columns top_ups=%d charged=%d balance=%d, ledger credits=%d debits=%d",
 			accountID, topUps, charged, balance, credits, debits)
+	}
+	if held != open {
+		return fmt.Errorf("verify ledger of %q: column held=%d, open holds sum to %d", accountID, held, open)
 	}
 	return nil
 }
@@ -533,15 +537,29 @@ func (db *DB) prepare(r *gw.Record, holdID string) *gw.Record {
 	return &c
 }
 
-// ExpireHolds deletes the holds whose expiry is not after now and returns
-// how many it deleted.
+// ExpireHolds deletes the holds whose expiry is not after now, taking
+// them off their accounts' held totals in the same transaction, and
+// returns how many it deleted.
 func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
-	res, err := db.w.ExecContext(ctx, `DELETE FROM holds WHERE expires_at <= ?`, micros(now))
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("expire holds: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE accounts
+		SET held = held - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = accounts.id AND expires_at <= ?1)
+		WHERE id IN (SELECT account_id FROM holds WHERE expires_at <= ?1)`, micros(now)); err != nil {
+		return 0, fmt.Errorf("expire holds: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM holds WHERE expires_at <= ?`, micros(now))
 	if err != nil {
 		return 0, fmt.Errorf("expire holds: %w", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
+		return 0, fmt.Errorf("expire holds: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("expire holds: %w", err)
 	}
 	return int(n), nil
