@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 
@@ -18,25 +17,7 @@ import (
 func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
-	// Pin the single write connection, so that relaxing the sync for this
-	// batch can never leak to another writer (a top-up must be synced).
-	conn, err := db.w.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("writer: %w", err)
-	}
-	defer conn.Close()
-	if !groupcommit.NeedsSync(ops) {
-		if _, err := conn.ExecContext(ctx, `PRAGMA synchronous=NORMAL`); err != nil {
-			return fmt.Errorf("relax sync: %w", err)
-		}
-		defer func() {
-			if _, err := conn.ExecContext(context.Background(), `PRAGMA synchronous=FULL`); err != nil {
-				// The connection cannot be trusted to sync: drop it.
-				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-			}
-		}()
-	}
-	tx, err := conn.BeginTx(ctx, nil)
+	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}

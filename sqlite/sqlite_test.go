@@ -160,6 +160,46 @@ func BenchmarkSettle(b *testing.B) {
 	storetest.BenchmarkSettle(b, db)
 	st := db.Stats()
 	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
+	b.ReportMetric(float64(st.Retried)/float64(max(st.Ops, 1)), "retried/call")
+}
+
+// BenchmarkSettleSyncEach is BenchmarkSettle with synchronous=FULL (an
+// fsync per commit, as before the background sync), for comparison.
+func BenchmarkSettleSyncEach(b *testing.B) {
+	db, err := OpenWith(b.Context(), filepath.Join(b.TempDir(), "gateway.db"), Options{SyncInterval: -1})
+	if err != nil {
+		b.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+	storetest.BenchmarkSettle(b, db)
+	st := db.Stats()
+	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
+}
+
+// TestSynchronousMode: commits are synced in the background by default
+// (NORMAL), every one before it returns with a negative SyncInterval
+// (FULL); either way the store closes without leaking its syncer.
+func TestSynchronousMode(t *testing.T) {
+	for _, c := range []struct {
+		interval time.Duration
+		want     int // PRAGMA synchronous: 1 NORMAL, 2 FULL
+	}{{0, 1}, {-1, 2}, {10 * time.Millisecond, 1}} {
+		db, err := OpenWith(t.Context(), filepath.Join(t.TempDir(), "gateway.db"), Options{SyncInterval: c.interval})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got int
+		if err := db.w.QueryRowContext(t.Context(), `PRAGMA synchronous`).Scan(&got); err != nil || got != c.want {
+			t.Errorf("SyncInterval %v: synchronous = %d, %v; want %d", c.interval, got, err, c.want)
+		}
+		if _, err := db.EnsureAccount(t.Context(), "a"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Millisecond)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // BenchmarkSettleNoBatch is BenchmarkSettle with group commit off (one
