@@ -82,6 +82,10 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) (err error) {
 	now := db.now()
 
 	b := &pgx.Batch{}
+	if !db.syncEach {
+		// Queued with the batch: no round trip of its own.
+		b.Queue(`SET LOCAL synchronous_commit = off`)
+	}
 	var accounts, holds []string
 	for _, o := range ops {
 		switch o.Kind {
@@ -121,7 +125,7 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) (err error) {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
-	if !groupcommit.NeedsSync(ops) {
+	if db.syncEach && !groupcommit.NeedsSync(ops) {
 		// No charge in this batch: it need not wait for the WAL flush.
 		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
 			return fmt.Errorf("relax sync: %w", err)
@@ -129,6 +133,11 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) (err error) {
 	}
 	br := tx.SendBatch(ctx, b)
 	defer br.Close()
+	if !db.syncEach {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("relax sync: %w", err)
+		}
+	}
 	if locking {
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("lock accounts: %w", err)

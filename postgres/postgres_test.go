@@ -84,6 +84,20 @@ func BenchmarkSettle(b *testing.B) {
 	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
 }
 
+// BenchmarkSettleSyncEach is BenchmarkSettle with every group commit
+// waiting for the WAL flush, for comparison.
+func BenchmarkSettleSyncEach(b *testing.B) {
+	url, schema := testSchema(b)
+	db, err := OpenWith(b.Context(), url, Options{Schema: schema, SyncEachCommit: true})
+	if err != nil {
+		b.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+	storetest.BenchmarkSettle(b, db)
+	st := db.Stats()
+	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
+}
+
 // BenchmarkSettleNoBatch is BenchmarkSettle with group commit off (one
 // transaction per call), for comparison.
 func BenchmarkSettleNoBatch(b *testing.B) {
@@ -209,4 +223,20 @@ func TestGroupCommitBatches(t *testing.T) {
 func TestCommitIsolatesFailingCall(t *testing.T) {
 	db := open(t)
 	storetest.CommitIsolation(t, db, db.gc)
+}
+
+// BenchmarkHoldSettleRecord is one request's store path, serially, with
+// the default synchronous_commit=off for group commits and with every
+// commit flushed.
+func BenchmarkHoldSettleRecord(b *testing.B) {
+	b.Run("async", func(b *testing.B) { storetest.BenchmarkHoldSettleRecord(b, open(b)) })
+	b.Run("synceach", func(b *testing.B) {
+		url, schema := testSchema(b)
+		db, err := OpenWith(b.Context(), url, Options{Schema: schema, SyncEachCommit: true})
+		if err != nil {
+			b.Fatalf("Open: %v", err)
+		}
+		defer db.Close()
+		storetest.BenchmarkHoldSettleRecord(b, db)
+	})
 }

@@ -359,3 +359,17 @@ func TestCommitIsolatesFailingCall(t *testing.T) {
 	db := open(t)
 	storetest.CommitIsolation(t, db, db.gc)
 }
+
+// BenchmarkHoldSettleRecord is one request's store path, serially, with
+// the background sync (default) and with an fsync per commit.
+func BenchmarkHoldSettleRecord(b *testing.B) {
+	b.Run("bgsync", func(b *testing.B) { storetest.BenchmarkHoldSettleRecord(b, open(b)) })
+	b.Run("synceach", func(b *testing.B) {
+		db, err := OpenWith(b.Context(), filepath.Join(b.TempDir(), "gateway.db"), Options{SyncInterval: -1})
+		if err != nil {
+			b.Fatalf("Open: %v", err)
+		}
+		defer db.Close()
+		storetest.BenchmarkHoldSettleRecord(b, db)
+	})
+}

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -160,13 +161,20 @@ func (c *Committer) run() {
 		case <-c.quit:
 			return
 		}
+		yielded := false
 	fill:
 		for len(batch) < c.maxBatch {
 			select {
 			case o := <-c.ops:
 				batch = append(batch, o)
 			default:
-				break fill
+				if yielded {
+					break fill
+				}
+				// Let callers that are about to submit reach the channel
+				// before the batch closes.
+				yielded = true
+				runtime.Gosched()
 			}
 		}
 		c.commit(batch)
