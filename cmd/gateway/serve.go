@@ -148,7 +148,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	gwy, err := proxy.New(proxy.Config{
 		Observe:         observe,
 		Store:           m.store,
-		Auth:            &auth.Authenticator{Keys: m.store},
+		Auth:            &auth.Authenticator{Keys: auth.NewCache(m.store, auth.DefaultCacheTTL)},
 		Providers:       providers,
 		Limiter:         limiter,
 		DefaultLimit:    gw.Limit{RPM: c.RPM, TPM: c.TPM},
