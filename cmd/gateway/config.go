@@ -34,6 +34,7 @@ type Config struct {
 	RateCardFile string // GATEWAY_RATECARD_FILE: override file merged over the embedded card
 	AdminToken   string // GATEWAY_ADMIN_TOKEN: dashboard sign-in for all accounts
 	MetricsAddr  string // GATEWAY_METRICS_ADDR: serve Prometheus /metrics on this address (empty: off)
+	PprofAddr    string // GATEWAY_PPROF_ADDR: serve /debug/pprof/ on this address (empty: off)
 	LogLevel     string // GATEWAY_LOG_LEVEL: debug, info (default), warn, error
 
 	Vendors map[string]VendorConfig // GATEWAY_<VENDOR>_BASE_URL, GATEWAY_<VENDOR>_API_KEY
@@ -128,6 +129,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 	str("GATEWAY_RATECARD_FILE", &c.RateCardFile)
 	str("GATEWAY_ADMIN_TOKEN", &c.AdminToken)
 	str("GATEWAY_METRICS_ADDR", &c.MetricsAddr)
+	str("GATEWAY_PPROF_ADDR", &c.PprofAddr)
 	str("GATEWAY_LOG_LEVEL", &c.LogLevel)
 	for _, v := range route.Vendors() {
 		up := strings.ToUpper(v)

@@ -130,6 +130,13 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.noBilling {
 		pb = nil
 	}
+	if c.PprofAddr != "" {
+		_, stop, err := startPprof(c.PprofAddr, m.Logger)
+		if err != nil {
+			return err
+		}
+		m.closers = append(m.closers, stop)
+	}
 	var observe func(*gw.Record)
 	if c.MetricsAddr != "" {
 		mx, err := metrics.New()
