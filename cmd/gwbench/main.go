@@ -36,6 +36,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,6 +62,9 @@ type Config struct {
 	Ceiling   float64         // highest rate probed
 	P99Limit  time.Duration
 	Warmup    time.Duration
+	// ProfileDir, with Pprof, receives the gateway's CPU, mutex and block
+	// profiles of its first run at the highest rate.
+	ProfileDir string
 }
 
 // Short is the default configuration, well under two minutes.
@@ -104,13 +109,14 @@ func main() {
 	rates := flag.String("rates", "", "comma-separated constant rates, requests/s")
 	noMax := flag.Bool("no-maxrate", false, "skip the max-rate search")
 	out := flag.String("out", "", "write the Markdown table here too")
+	profDir := flag.String("profile", "", "with -pprof: save the gateway's CPU, mutex and block profiles of its first run at the highest rate in this directory")
 	flag.Parse()
 
 	cfg := Short()
 	if *full {
 		cfg = Full()
 	}
-	cfg.Gateway, cfg.Postgres, cfg.Redis, cfg.Pprof = *gateway, *pg, *redis, *pprofAddr
+	cfg.Gateway, cfg.Postgres, cfg.Redis, cfg.Pprof, cfg.ProfileDir = *gateway, *pg, *redis, *pprofAddr, *profDir
 	if *repeats > 0 {
 		cfg.Repeats = *repeats
 	}
@@ -292,7 +298,15 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 					if sc.Stream {
 						t.Request = streamOnly(t.Request)
 					}
+					var saved func()
+					if cfg.Pprof != "" && cfg.ProfileDir != "" && t.Name == "gateway" && rnd == 0 && !sc.Stream &&
+						sc.Rate == slices.Max(cfg.Rates) && sc.Latency == cfg.Latencies[0] {
+						saved = profile(ctx, cfg.Pprof, cfg.ProfileDir, cfg.Duration, log)
+					}
 					r = Rate(ctx, client, t, sc.Rate, cfg.Duration)
+					if saved != nil {
+						saved()
+					}
 				case "streams":
 					mock.Set(MockConfig{Chunks: cfg.Chunks, Spacing: cfg.Spacing})
 					r = Streams(ctx, client, t, cfg.Streams)
@@ -312,6 +326,39 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	}
 	rep.LoadEnd = loadAvg()
 	return rep, nil
+}
+
+// profile fetches a CPU profile of most of the next run from the pprof
+// address in the background; the returned function waits for it and then
+// saves the mutex and block profiles too.
+func profile(ctx context.Context, addr, dir string, d time.Duration, log io.Writer) func() {
+	get := func(path, file string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			fmt.Fprintln(log, "profile:", err)
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, file), b, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(log, "profile:", err)
+		}
+	}
+	secs := max(int(d.Seconds())-1, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		get(fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), "cpu.pprof")
+	}()
+	return func() {
+		<-done
+		get("/debug/pprof/mutex", "mutex.pprof")
+		get("/debug/pprof/block", "block.pprof")
+		fmt.Fprintf(log, "profiles saved in %s\n", dir)
+	}
 }
 
 const prompt = "Say hello in one short sentence."
