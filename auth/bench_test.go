@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// BenchmarkAuthenticate is a request's key check through the cache (a
-// hit, the common case) and straight against the store's lookup.
+// BenchmarkAuthenticate is a request's key check through the cache, a
+// hit (the common case): parsing the header, hashing the key, the cached
+// lookup.
 func BenchmarkAuthenticate(b *testing.B) {
 	secret, _, h, err := NewKey()
 	if err != nil {
@@ -17,7 +18,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		keys KeyLookup
-	}{{"cached", NewCache(store, time.Hour)}, {"store", store}} {
+	}{{"cached", NewCache(store, time.Hour)}} {
 		b.Run(c.name, func(b *testing.B) {
 			a := &Authenticator{Keys: c.keys}
 			b.ReportAllocs()
