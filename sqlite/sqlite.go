@@ -113,10 +113,11 @@ type Stats = groupcommit.Stats
 
 // DB is a gw.Store on one SQLite file. It is safe for concurrent use.
 type DB struct {
-	w   *sql.DB // the single write connection
-	r   *sql.DB // read-only pool
-	ps  *prepared
-	now func() time.Time
+	w    *sql.DB // the single write connection
+	r    *sql.DB // read-only pool
+	ps   *prepared
+	now  func() time.Time
+	path string
 
 	gc        *groupcommit.Committer
 	syncStop  chan struct{} // closed by Close; nil without a syncer
@@ -197,7 +198,7 @@ func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
 	db := &DB{
-		w: w, r: r, ps: ps, now: now,
+		w: w, r: r, ps: ps, now: now, path: path,
 	}
 	db.gc = groupcommit.Start(maxBatch, db.apply)
 	if syncInterval > 0 {
