@@ -179,15 +179,24 @@ func Streams(ctx context.Context, c *http.Client, t Target, n int) Result {
 // MaxRate finds the highest constant rate the target serves with p99
 // under limit and no errors: it doubles from start while runs pass, then
 // bisects between the last pass and the first failure for steps more
-// runs. It returns the best passing rate (0 if none) and its run.
+// runs. A failing probe is run once more before it counts as a failure,
+// so that one stall of a shared machine does not end the search. It
+// returns the best passing rate (0 if none) and its run.
 func MaxRate(ctx context.Context, c *http.Client, t Target, start, ceiling float64, step time.Duration, steps int, limit time.Duration) (float64, Result) {
-	pass := func(r Result) bool { return r.Errors == 0 && r.OK > 0 && r.P99 < limit }
+	ok := func(r Result) bool { return r.Errors == 0 && r.OK > 0 && r.P99 < limit }
+	probe := func(rate float64) (Result, bool) {
+		r := Rate(ctx, c, t, rate, step)
+		if !ok(r) && ctx.Err() == nil {
+			r = Rate(ctx, c, t, rate, step)
+		}
+		return r, ok(r)
+	}
 	var best float64
 	var bestRun Result
 	lo, hi := 0.0, 0.0
 	for rate := start; rate <= ceiling && ctx.Err() == nil; rate *= 2 {
-		r := Rate(ctx, c, t, rate, step)
-		if !pass(r) {
+		r, pass := probe(rate)
+		if !pass {
 			hi = rate
 			break
 		}
@@ -201,8 +210,8 @@ func MaxRate(ctx context.Context, c *http.Client, t Target, start, ceiling float
 			break
 		}
 		mid := (lo + hi) / 2
-		r := Rate(ctx, c, t, mid, step)
-		if pass(r) {
+		r, pass := probe(mid)
+		if pass {
 			lo, best, bestRun = mid, mid, r
 		} else {
 			hi = mid
