@@ -36,7 +36,7 @@ func TestHarnessEndToEnd(t *testing.T) {
 		Repeats: 2, Duration: 300 * time.Millisecond, Rates: []float64{20},
 		Latencies: []time.Duration{0}, Vendors: []string{"openai", "anthropic", "google"},
 		Streams: 4, Chunks: 3, Spacing: time.Millisecond,
-		MaxRate: true, Step: 200 * time.Millisecond, Ceiling: 100, P99Limit: time.Second,
+		MaxRate: true, Step: 200 * time.Millisecond, MaxStart: 100, Ceiling: 100, P99Limit: time.Second,
 		Warmup: 100 * time.Millisecond,
 	}
 	var log bytes.Buffer

@@ -70,8 +70,12 @@ const maxInFlight = 4096
 
 // Rate sends rate requests per second for d, on schedule whatever the
 // answers (open loop), and measures latency from each request's
-// scheduled time.
-func Rate(ctx context.Context, c *http.Client, t Target, rate float64, d time.Duration) Result {
+// scheduled time. Requests still unanswered drain after the schedule
+// ends are cancelled and count as errors, which bounds a run against a
+// saturated target.
+func Rate(ctx context.Context, c *http.Client, t Target, rate float64, d, drain time.Duration) Result {
+	ctx, cancel := context.WithTimeout(ctx, d+drain)
+	defer cancel()
 	n := int(rate * d.Seconds())
 	lat := make([]time.Duration, n)
 	ok := make([]bool, n)
@@ -184,10 +188,13 @@ func Streams(ctx context.Context, c *http.Client, t Target, n int) Result {
 // returns the best passing rate (0 if none) and its run.
 func MaxRate(ctx context.Context, c *http.Client, t Target, start, ceiling float64, step time.Duration, steps int, limit time.Duration) (float64, Result) {
 	ok := func(r Result) bool { return r.Errors == 0 && r.OK > 0 && r.P99 < limit }
+	// A probe that passes answers within limit; past a second the run
+	// has failed anyway.
+	drain := max(time.Second, limit)
 	probe := func(rate float64) (Result, bool) {
-		r := Rate(ctx, c, t, rate, step)
+		r := Rate(ctx, c, t, rate, step, drain)
 		if !ok(r) && ctx.Err() == nil {
-			r = Rate(ctx, c, t, rate, step)
+			r = Rate(ctx, c, t, rate, step, drain)
 		}
 		return r, ok(r)
 	}

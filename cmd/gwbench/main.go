@@ -59,6 +59,7 @@ type Config struct {
 	Spacing   time.Duration   // between stream events
 	MaxRate   bool            // search the highest rate with p99 < P99Limit
 	Step      time.Duration   // per max-rate probe
+	MaxStart  float64         // first rate probed
 	Ceiling   float64         // highest rate probed
 	P99Limit  time.Duration
 	Warmup    time.Duration
@@ -73,7 +74,7 @@ func Short() Config {
 		Repeats: 2, Duration: 2 * time.Second, Rates: []float64{200, 1000},
 		Latencies: []time.Duration{0}, Vendors: []string{"openai"},
 		Streams: 50, Chunks: 20, Spacing: 2 * time.Millisecond,
-		MaxRate: true, Step: time.Second, Ceiling: 6400, P99Limit: 50 * time.Millisecond,
+		MaxRate: true, Step: time.Second, MaxStart: 250, Ceiling: 8000, P99Limit: 50 * time.Millisecond,
 		Warmup: 500 * time.Millisecond,
 	}
 }
@@ -87,7 +88,7 @@ func Full() Config {
 	c.Vendors = []string{"openai", "anthropic", "google"}
 	c.Streams, c.Chunks, c.Spacing = 200, 50, 5*time.Millisecond
 	c.Step = 3 * time.Second
-	c.Ceiling = 12800
+	c.Ceiling = 16000
 	return c
 }
 
@@ -270,7 +271,7 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	for _, t := range targets {
 		mock.Set(MockConfig{Chunks: 1})
 		fmt.Fprintf(log, "warm-up %s\n", t.Name)
-		Rate(ctx, client, t, 200, cfg.Warmup)
+		Rate(ctx, client, t, 200, cfg.Warmup, drainRate)
 	}
 	for rnd := range cfg.Repeats {
 		for i, sc := range scs {
@@ -303,7 +304,7 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 						sc.Rate == slices.Max(cfg.Rates) && sc.Latency == cfg.Latencies[0] {
 						saved = profile(ctx, cfg.Pprof, cfg.ProfileDir, cfg.Duration, log)
 					}
-					r = Rate(ctx, client, t, sc.Rate, cfg.Duration)
+					r = Rate(ctx, client, t, sc.Rate, cfg.Duration, drainRate)
 					if saved != nil {
 						saved()
 					}
@@ -313,7 +314,7 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 				case "maxrate":
 					mock.Set(MockConfig{Chunks: 20})
 					var best float64
-					best, r = MaxRate(ctx, client, t, 100, cfg.Ceiling, cfg.Step, 4, cfg.P99Limit)
+					best, r = MaxRate(ctx, client, t, cfg.MaxStart, cfg.Ceiling, cfg.Step, 4, cfg.P99Limit)
 					rep.MaxRates[i][j][rnd] = best
 				}
 				rep.Results[i][j][rnd] = r
@@ -360,6 +361,9 @@ func profile(ctx context.Context, addr, dir string, d time.Duration, log io.Writ
 		fmt.Fprintf(log, "profiles saved in %s\n", dir)
 	}
 }
+
+// drainRate is how long a constant-rate run waits for its last answers.
+const drainRate = 5 * time.Second
 
 const prompt = "Say hello in one short sentence."
 
