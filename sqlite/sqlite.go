@@ -31,9 +31,11 @@
 // not fsynced on every commit; a background goroutine fsyncs it every
 // Options.SyncInterval (100 ms by default) when something was committed,
 // so a power loss or kernel crash can lose at most the commits of the
-// last interval plus one fsync's duration (checkpoints still sync as
-// SQLite does them). Options.SyncInterval < 0 restores synchronous=FULL,
-// an fsync per commit, amortised over a group commit batch.
+// last interval plus one fsync's duration. The same goroutine runs the
+// checkpoints (copying the log into the database file, which syncs both),
+// so no group commit ever waits for a disk sync. Options.SyncInterval < 0
+// restores synchronous=FULL, an fsync per commit amortised over a group
+// commit batch, with SQLite's own automatic checkpoints.
 //
 // # Money
 //
@@ -167,7 +169,13 @@ func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
 	}
 	params := "?_busy_timeout=" + strconv.FormatInt(busy.Milliseconds(), 10) +
 		"&_journal_mode=WAL&_synchronous=" + synchronous + "&_foreign_keys=1"
-	w, err := sql.Open("sqlite", path+params+"&_txlock=immediate")
+	writer := path + params + "&_txlock=immediate"
+	if syncInterval > 0 {
+		// Checkpoints run in the background syncer, never inside a
+		// group commit (a checkpoint syncs both files).
+		writer += "&_pragma=wal_autocheckpoint(0)"
+	}
+	w, err := sql.Open("sqlite", writer)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
@@ -202,18 +210,30 @@ func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
 	}
 	db.gc = groupcommit.Start(maxBatch, db.apply)
 	if syncInterval > 0 {
+		ck, err := sql.Open("sqlite", path+params)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		ck.SetMaxOpenConns(1)
 		db.syncStop, db.syncDone = make(chan struct{}), make(chan struct{})
-		go db.syncLoop(path+"-wal", syncInterval)
+		go db.syncLoop(ck, path+"-wal", syncInterval)
 	}
 	return db, nil
 }
 
-// syncLoop fsyncs the write-ahead log every interval in which it was
-// written (its size or modification time changed), and once more when the
-// store closes. An fsync through any descriptor of the file flushes all of
-// its written pages, whichever connection or process wrote them.
-func (db *DB) syncLoop(wal string, interval time.Duration) {
+// syncLoop runs the store's checkpoints and its background sync: every
+// interval in which the write-ahead log was written (its size or
+// modification time changed), a PASSIVE checkpoint on its own connection
+// ck copies committed pages into the database file (syncing the log
+// first and the database after, as synchronous=NORMAL does), then an
+// fsync of the log covers whatever the checkpoint could not take. It
+// runs once more when the store closes. An fsync through any descriptor
+// of the file flushes all of its written pages, whichever connection or
+// process wrote them.
+func (db *DB) syncLoop(ck *sql.DB, wal string, interval time.Duration) {
 	defer close(db.syncDone)
+	defer ck.Close()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	var last os.FileInfo
@@ -225,8 +245,15 @@ func (db *DB) syncLoop(wal string, interval time.Duration) {
 			stop = true
 		}
 		if fi, err := os.Stat(wal); err == nil && (last == nil || fi.Size() != last.Size() || !fi.ModTime().Equal(last.ModTime())) {
+			ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+			_, _ = ck.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+			cancel()
 			if syncFile(wal) == nil {
-				last = fi
+				// The state after the sync: a checkpoint restarts the
+				// log only at the next write.
+				if fi, err := os.Stat(wal); err == nil {
+					last = fi
+				}
 			}
 		}
 		if stop {

@@ -188,9 +188,15 @@ func TestSynchronousMode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got int
+		var got, auto int
 		if err := db.w.QueryRowContext(t.Context(), `PRAGMA synchronous`).Scan(&got); err != nil || got != c.want {
 			t.Errorf("SyncInterval %v: synchronous = %d, %v; want %d", c.interval, got, err, c.want)
+		}
+		// Background sync: the checkpoints are the syncer's, not the
+		// committer's.
+		wantAuto := map[int]int{1: 0, 2: 1000}[c.want]
+		if err := db.w.QueryRowContext(t.Context(), `PRAGMA wal_autocheckpoint`).Scan(&auto); err != nil || auto != wantAuto {
+			t.Errorf("SyncInterval %v: wal_autocheckpoint = %d, %v; want %d", c.interval, auto, err, wantAuto)
 		}
 		if _, err := db.EnsureAccount(t.Context(), "a"); err != nil {
 			t.Fatal(err)
@@ -199,6 +205,48 @@ func TestSynchronousMode(t *testing.T) {
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestBackgroundCheckpoints: with the committer's automatic checkpoints
+// off, the syncer's keep the log from growing with the traffic.
+func TestBackgroundCheckpoints(t *testing.T) {
+	db, err := OpenWith(t.Context(), filepath.Join(t.TempDir(), "gateway.db"), Options{SyncInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a, err := db.EnsureAccount(t.Context(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.TopUp(t.Context(), a.ID, gw.USD, "t"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 600
+	for i := range n {
+		id := fmt.Sprintf("req_%d", i)
+		if err := db.PlaceHold(t.Context(), gw.Hold{ID: id, AccountID: a.ID, Amount: 10, ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Settle(t.Context(), id, &gw.Record{Status: 200, Charge: 5}); err != nil {
+			t.Fatal(err)
+		}
+		if i == n/2 {
+			time.Sleep(50 * time.Millisecond) // at least one checkpoint in between
+		}
+	}
+	fi, err := os.Stat(db.path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without checkpoints the log would hold every frame: over 10 per
+	// request of 4 KiB each.
+	if all := int64(n * 10 * 4096); fi.Size() >= all*3/4 {
+		t.Errorf("log is %d bytes after %d requests: not checkpointed (all frames: about %d)", fi.Size(), n, all)
+	}
+	if err := db.VerifyLedger(t.Context(), a.ID); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -364,12 +412,13 @@ func TestCommitIsolatesFailingCall(t *testing.T) {
 // the background sync (default) and with an fsync per commit.
 func BenchmarkHoldSettleRecord(b *testing.B) {
 	b.Run("bgsync", func(b *testing.B) {
-		db := open(b)
 		// Count the log frames a request writes (deterministic, unlike
-		// its time): no checkpoint resets the log during the run.
-		if _, err := db.w.ExecContext(b.Context(), `PRAGMA wal_autocheckpoint = 0`); err != nil {
+		// its time): no checkpoint restarts the log during the run.
+		db, err := OpenWith(b.Context(), filepath.Join(b.TempDir(), "gateway.db"), Options{SyncInterval: time.Hour})
+		if err != nil {
 			b.Fatal(err)
 		}
+		defer db.Close()
 		wal := db.path + "-wal"
 		fi0, err := os.Stat(wal)
 		if err != nil {
