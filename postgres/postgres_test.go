@@ -23,6 +23,9 @@ import (
 const urlEnv = "GATEWAY_TEST_POSTGRES_URL"
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(crashEnv); spec != "" {
+		os.Exit(crashChild(spec))
+	}
 	goleak.VerifyTestMain(m)
 }
 
