@@ -47,9 +47,17 @@ func TestHarnessEndToEnd(t *testing.T) {
 	if got := strings.Join(rep.Targets, ","); got != "floor,gateway" {
 		t.Errorf("targets %s", got)
 	}
-	// 1 rate + 3 vendors x 2 + streams + max rate.
-	if len(rep.Scenarios) != 9 {
-		t.Errorf("%d scenarios, want 9", len(rep.Scenarios))
+	// 1 rate (openai JSON) + openai SSE + 2 vendors x 2 + streams + max
+	// rate: each once.
+	if len(rep.Scenarios) != 8 {
+		t.Errorf("%d scenarios, want 8", len(rep.Scenarios))
+	}
+	seen := map[string]bool{}
+	for _, sc := range rep.Scenarios {
+		if seen[sc.Name] {
+			t.Errorf("scenario %q twice", sc.Name)
+		}
+		seen[sc.Name] = true
 	}
 	for i, sc := range rep.Scenarios {
 		for j, name := range rep.Targets {

@@ -237,6 +237,9 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 			continue
 		}
 		for _, s := range []bool{false, true} {
+			if v == "openai" && !s && len(cfg.Latencies) > 0 && cfg.Latencies[0] == 0 {
+				continue // the first rate row already is openai JSON with mock 0
+			}
 			kind := "JSON"
 			if s {
 				kind = "SSE"
