@@ -33,7 +33,8 @@
 // so a power loss or kernel crash can lose at most the commits of the
 // last interval plus one fsync's duration. The same goroutine runs the
 // checkpoints (copying the log into the database file, which syncs both),
-// so no group commit ever waits for a disk sync. Options.SyncInterval < 0
+// so a group commit waits for a disk sync only in the backstop case of a
+// log grown past 10,000 pages that the syncer could not finish. Options.SyncInterval < 0
 // restores synchronous=FULL, an fsync per commit amortised over a group
 // commit batch, with SQLite's own automatic checkpoints.
 //
@@ -75,6 +76,10 @@ import (
 
 //go:embed migrations/*.sql
 var migrations embed.FS
+
+// backstopPages is the log size (in pages) past which a commit runs a
+// checkpoint itself when the background syncer runs them.
+const backstopPages = 10_000
 
 // commitTimeout bounds one group commit transaction.
 const commitTimeout = 30 * time.Second
@@ -171,9 +176,12 @@ func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
 		"&_journal_mode=WAL&_synchronous=" + synchronous + "&_foreign_keys=1"
 	writer := path + params + "&_txlock=immediate"
 	if syncInterval > 0 {
-		// Checkpoints run in the background syncer, never inside a
-		// group commit (a checkpoint syncs both files).
-		writer += "&_pragma=wal_autocheckpoint(0)"
+		// Checkpoints run in the background syncer, not inside a group
+		// commit (a checkpoint syncs both files). The writer's own
+		// automatic checkpoint stays as a backstop for a log the syncer
+		// could not finish under sustained writes, at ten times the
+		// default size.
+		writer += "&_pragma=wal_autocheckpoint(" + strconv.Itoa(backstopPages) + ")"
 	}
 	w, err := sql.Open("sqlite", writer)
 	if err != nil {
@@ -246,11 +254,14 @@ func (db *DB) syncLoop(ck *sql.DB, wal string, interval time.Duration) {
 		}
 		if fi, err := os.Stat(wal); err == nil && (last == nil || fi.Size() != last.Size() || !fi.ModTime().Equal(last.ModTime())) {
 			ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
-			_, _ = ck.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+			var busy, frames, done int
+			err := ck.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &done)
 			cancel()
-			if syncFile(wal) == nil {
-				// The state after the sync: a checkpoint restarts the
-				// log only at the next write.
+			// The log restarts (at the next write) only once every frame
+			// is checkpointed: until then, try again at the next tick
+			// even if nothing new was written.
+			complete := err == nil && busy == 0 && done >= frames
+			if syncFile(wal) == nil && complete {
 				if fi, err := os.Stat(wal); err == nil {
 					last = fi
 				}
