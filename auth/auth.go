@@ -3,6 +3,11 @@
 // A key is "gwk_" followed by 43 base62 characters: 256 bits from
 // crypto/rand. Only its SHA-256 is stored; the store compares hashes in
 // constant time. The secret is shown once, when created.
+//
+// A Cache in front of the store remembers live keys for a few seconds
+// (DefaultCacheTTL), so a request does not read the store for its key;
+// a revocation through the Cache is immediate on its instance, and shows
+// on the others within the TTL.
 package auth
 
 import (

@@ -24,14 +24,22 @@
 // instances cannot deadlock on accounts. A call that fails cleanly (hold
 // unknown, balance too low) changes nothing and leaves the others alone;
 // any other failure rolls the batch back and its calls are retried one
-// transaction each. ExpireHolds skips holds that a settlement has locked.
+// transaction each. The account row also keeps the running total of its
+// open holds (held), so a new hold's check reads one row plus the short
+// range of expired holds not yet swept, never every open hold.
 //
 // # Durability
 //
-// A call returns after its transaction committed, which with PostgreSQL's
-// default synchronous_commit=on means the commit record was flushed to the
-// write-ahead log: a Settle that returned survives a crash of the gateway
-// and of the database server.
+// A call returns after its transaction committed on the server. The group
+// commits (holds, settles, releases, logs) run with
+// synchronous_commit=off: the commit is in the server's memory and its
+// WAL buffers, so it survives a crash of the gateway (kill -9) and of the
+// server process; only a crash of the database machine (or the server's
+// operating system) can lose the commits of the last moments, at most
+// three times wal_writer_delay (200 ms by default, so 600 ms). Top-ups,
+// keys and the other writes keep the server's setting (on by default:
+// flushed before the call returns). Options.SyncEachCommit makes the
+// group commits wait for the flush too.
 //
 // # Money
 //
@@ -109,6 +117,11 @@ type Options struct {
 	// Now is the clock, for hold expiry and default timestamps. Nil means
 	// time.Now.
 	Now func() time.Time
+	// SyncEachCommit makes every group commit wait for the server's WAL
+	// flush (synchronous_commit=on), as the settles did before; by
+	// default the group commits run with synchronous_commit=off (see
+	// Durability).
+	SyncEachCommit bool
 }
 
 // Stats counts group commits.
@@ -117,8 +130,9 @@ type Stats = groupcommit.Stats
 // DB is a gw.Store on a PostgreSQL database. It is safe for concurrent
 // use.
 type DB struct {
-	pool *pgxpool.Pool
-	now  func() time.Time
+	pool     *pgxpool.Pool
+	now      func() time.Time
+	syncEach bool
 
 	gc        *groupcommit.Committer
 	closeOnce sync.Once
@@ -159,7 +173,7 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
 	db := &DB{
-		pool: pool, now: now,
+		pool: pool, now: now, syncEach: opt.SyncEachCommit,
 	}
 	db.gc = groupcommit.Start(maxBatch, db.apply)
 	return db, nil
@@ -397,7 +411,7 @@ func (db *DB) TopUp(ctx context.Context, accountID string, amount gw.Money, note
 func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error) {
 	var b gw.Balance
 	err := db.pool.QueryRow(ctx, `SELECT a.top_ups, a.charged, a.balance,
-		(SELECT coalesce(sum(amount), 0)::bigint FROM holds WHERE account_id = a.id AND expires_at > $2)
+		a.held - (SELECT coalesce(sum(amount), 0)::bigint FROM holds WHERE account_id = a.id AND expires_at <= $2)
 		FROM accounts a WHERE a.id = $1`, accountID, db.now()).
 		Scan(&b.TopUps, &b.Charged, &b.Balance, &b.Held)
 	if err != nil {
@@ -408,20 +422,24 @@ func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error)
 }
 
 // VerifyLedger recomputes the account's top-ups, charges and balance from
-// its ledger entries and returns an error when they disagree with the
-// account's columns.
+// its ledger entries, and its held total from its open holds, and returns
+// an error when they disagree with the account's columns.
 func (db *DB) VerifyLedger(ctx context.Context, accountID string) error {
-	var topUps, charged, balance, credits, debits int64
+	var topUps, charged, balance, credits, debits, held, open int64
 	err := db.pool.QueryRow(ctx, `SELECT a.top_ups, a.charged, a.balance,
 		(SELECT coalesce(sum(amount), 0)::bigint FROM ledger WHERE account_id = a.id AND amount > 0),
-		(SELECT coalesce(-sum(amount), 0)::bigint FROM ledger WHERE account_id = a.id AND amount < 0)
-		FROM accounts a WHERE a.id = $1`, accountID).Scan(&topUps, &charged, &balance, &credits, &debits)
+		(SELECT coalesce(-sum(amount), 0)::bigint FROM ledger WHERE account_id = a.id AND amount < 0),
+		a.held, (SELECT coalesce(sum(amount), 0)::bigint FROM holds WHERE account_id = a.id)
+		FROM accounts a WHERE a.id = $1`, accountID).Scan(&topUps, &charged, &balance, &credits, &debits, &held, &open)
 	if err != nil {
 		return fmt.Errorf("verify ledger of %q: %w", accountID, notFound(err))
 	}
 	if topUps != credits || charged != debits || balance != credits-debits || balance != topUps-charged {
 		return fmt.Errorf("verify ledger of %q: columns top_ups=%d charged=%d balance=%d, ledger credits=%d debits=%d",
 			accountID, topUps, charged, balance, credits, debits)
+	}
+	if held != open {
+		return fmt.Errorf("verify ledger of %q: column held=%d, open holds sum to %d", accountID, held, open)
 	}
 	return nil
 }
@@ -489,16 +507,36 @@ func (db *DB) prepare(r *gw.Record, holdID string) *gw.Record {
 	return &c
 }
 
-// ExpireHolds deletes the holds whose expiry is not after now and returns
-// how many it deleted. Holds locked by a settlement in flight are skipped:
-// the settlement finishes them.
+// ExpireHolds deletes the holds whose expiry is not after now, taking
+// them off their accounts' held totals, and returns how many it deleted.
+// It locks the accounts first, in id order, as a group commit batch does,
+// so the two cannot deadlock; a hold a batch settled meanwhile is gone by
+// the time the delete runs.
 func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM holds WHERE id IN (
-		SELECT id FROM holds WHERE expires_at <= $1 FOR UPDATE SKIP LOCKED)`, now)
+	var n int
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT id FROM accounts
+			WHERE id IN (SELECT account_id FROM holds WHERE expires_at <= $1)
+			ORDER BY id FOR NO KEY UPDATE`, now)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		return tx.QueryRow(ctx, `WITH gone AS (
+				DELETE FROM holds WHERE expires_at <= $1 AND account_id = ANY($2::text[])
+				RETURNING account_id, amount),
+			upd AS (UPDATE accounts SET held = held - g.s
+				FROM (SELECT account_id, sum(amount)::bigint AS s FROM gone GROUP BY account_id) g
+				WHERE accounts.id = g.account_id)
+			SELECT count(*) FROM gone`, now, ids).Scan(&n)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("expire holds: %w", err)
 	}
-	return int(tag.RowsAffected()), nil
+	return n, nil
 }
 
 const recordColumns = `request_id, account_id, key_id, endpoint, vendor, model, stream, status, error_code,

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 
@@ -18,25 +17,7 @@ import (
 func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
-	// Pin the single write connection, so that relaxing the sync for this
-	// batch can never leak to another writer (a top-up must be synced).
-	conn, err := db.w.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("writer: %w", err)
-	}
-	defer conn.Close()
-	if !groupcommit.NeedsSync(ops) {
-		if _, err := conn.ExecContext(ctx, `PRAGMA synchronous=NORMAL`); err != nil {
-			return fmt.Errorf("relax sync: %w", err)
-		}
-		defer func() {
-			if _, err := conn.ExecContext(context.Background(), `PRAGMA synchronous=FULL`); err != nil {
-				// The connection cannot be trusted to sync: drop it.
-				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-			}
-		}()
-	}
-	tx, err := conn.BeginTx(ctx, nil)
+	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -60,11 +41,21 @@ func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op) error
 		return db.placeHold(ctx, tx, o.Hold)
 	case groupcommit.Settle, groupcommit.Release:
 		var account, key string
-		err := tx.StmtContext(ctx, db.ps.deleteHold).QueryRowContext(ctx, o.ID).Scan(&account, &key)
+		var amount int64
+		err := tx.StmtContext(ctx, db.ps.deleteHold).QueryRowContext(ctx, o.ID).Scan(&account, &key, &amount)
 		if err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("hold %q: %w", o.ID, gw.ErrNotFound)
 			}
+			return err
+		}
+		var charge int64
+		if o.Kind == groupcommit.Settle && o.Rec != nil {
+			charge = int64(o.Rec.Charge)
+		}
+		// One update frees the hold from the running total and debits
+		// the charge.
+		if _, err := tx.StmtContext(ctx, db.ps.finish).ExecContext(ctx, amount, charge, account); err != nil {
 			return err
 		}
 		if o.Rec == nil {
@@ -76,10 +67,7 @@ func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op) error
 		if o.Rec.KeyID == "" {
 			o.Rec.KeyID = key
 		}
-		if o.Kind == groupcommit.Settle && o.Rec.Charge > 0 {
-			if _, err := tx.StmtContext(ctx, db.ps.charge).ExecContext(ctx, int64(o.Rec.Charge), account); err != nil {
-				return err
-			}
+		if charge > 0 {
 			if _, err := tx.StmtContext(ctx, db.ps.ledgerCharge).ExecContext(ctx,
 				account, -int64(o.Rec.Charge), o.Rec.RequestID, "charge", micros(db.now())); err != nil {
 				return err
@@ -94,7 +82,10 @@ func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op) error
 
 // placeHold checks the account's available balance and inserts the hold.
 // It runs inside the single writer's transaction, so nothing can change the
-// balance or the holds between the check and the insert.
+// balance or the holds between the check and the insert. The check reads
+// the account's running held total and subtracts only its expired holds
+// not yet swept (an index range that ExpireHolds keeps short), so its cost
+// does not grow with the number of open holds.
 func (db *DB) placeHold(ctx context.Context, tx *sql.Tx, h gw.Hold) error {
 	now := micros(db.now())
 	var balance, held int64
@@ -112,7 +103,10 @@ func (db *DB) placeHold(ctx context.Context, tx *sql.Tx, h gw.Hold) error {
 	if avail := gw.Money(balance - held); avail < h.Amount {
 		return insufficient(h.Amount, avail)
 	}
-	_, err = tx.StmtContext(ctx, db.ps.insertHold).ExecContext(ctx, h.ID, h.AccountID, h.KeyID, int64(h.Amount), micros(h.ExpiresAt), now)
+	if _, err = tx.StmtContext(ctx, db.ps.insertHold).ExecContext(ctx, h.ID, h.AccountID, h.KeyID, int64(h.Amount), micros(h.ExpiresAt), now); err != nil {
+		return err
+	}
+	_, err = tx.StmtContext(ctx, db.ps.addHeld).ExecContext(ctx, int64(h.Amount), h.AccountID)
 	return err
 }
 
@@ -137,9 +131,9 @@ func (db *DB) insertRecord(ctx context.Context, tx *sql.Tx, r *gw.Record) error 
 // the single write connection before the committer starts (a transaction
 // holds that connection, so none can be prepared during one).
 type prepared struct {
-	deleteHold, charge, ledgerCharge, holdCheck, insertHold, insertRecord *sql.Stmt // on w
-	keyByHash                                                             *sql.Stmt // on r
-	all                                                                   []*sql.Stmt
+	deleteHold, finish, ledgerCharge, holdCheck, insertHold, addHeld, insertRecord *sql.Stmt // on w
+	keyByHash                                                                      *sql.Stmt // on r
+	all                                                                            []*sql.Stmt
 }
 
 func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
@@ -149,14 +143,15 @@ func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
 		dst **sql.Stmt
 		q   string
 	}{
-		{w, &ps.deleteHold, `DELETE FROM holds WHERE id = ? RETURNING account_id, key_id`},
-		{w, &ps.charge, `UPDATE accounts SET charged = charged + ?1, balance = balance - ?1 WHERE id = ?2`},
+		{w, &ps.deleteHold, `DELETE FROM holds WHERE id = ? RETURNING account_id, key_id, amount`},
+		{w, &ps.finish, `UPDATE accounts SET held = held - ?1, charged = charged + ?2, balance = balance - ?2 WHERE id = ?3`},
 		{w, &ps.ledgerCharge, `INSERT INTO ledger (account_id, amount, request_id, note, created_at) VALUES (?, ?, ?, ?, ?)`},
 		{w, &ps.holdCheck, `SELECT a.balance,
-		(SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id AND expires_at > ?),
+		a.held - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id AND expires_at <= ?),
 		EXISTS (SELECT 1 FROM holds WHERE id = ?)
 		FROM accounts a WHERE a.id = ?`},
 		{w, &ps.insertHold, `INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
+		{w, &ps.addHeld, `UPDATE accounts SET held = held + ?1 WHERE id = ?2`},
 		{w, &ps.insertRecord, `INSERT INTO records (` + recordColumns + `)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{r, &ps.keyByHash, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at, k.optimize_off

@@ -160,6 +160,95 @@ func BenchmarkSettle(b *testing.B) {
 	storetest.BenchmarkSettle(b, db)
 	st := db.Stats()
 	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
+	b.ReportMetric(float64(st.Retried)/float64(max(st.Ops, 1)), "retried/call")
+}
+
+// BenchmarkSettleSyncEach is BenchmarkSettle with synchronous=FULL (an
+// fsync per commit, as before the background sync), for comparison.
+func BenchmarkSettleSyncEach(b *testing.B) {
+	db, err := OpenWith(b.Context(), filepath.Join(b.TempDir(), "gateway.db"), Options{SyncInterval: -1})
+	if err != nil {
+		b.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+	storetest.BenchmarkSettle(b, db)
+	st := db.Stats()
+	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
+}
+
+// TestSynchronousMode: commits are synced in the background by default
+// (NORMAL), every one before it returns with a negative SyncInterval
+// (FULL); either way the store closes without leaking its syncer.
+func TestSynchronousMode(t *testing.T) {
+	for _, c := range []struct {
+		interval time.Duration
+		want     int // PRAGMA synchronous: 1 NORMAL, 2 FULL
+	}{{0, 1}, {-1, 2}, {10 * time.Millisecond, 1}} {
+		db, err := OpenWith(t.Context(), filepath.Join(t.TempDir(), "gateway.db"), Options{SyncInterval: c.interval})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, auto int
+		if err := db.w.QueryRowContext(t.Context(), `PRAGMA synchronous`).Scan(&got); err != nil || got != c.want {
+			t.Errorf("SyncInterval %v: synchronous = %d, %v; want %d", c.interval, got, err, c.want)
+		}
+		// Background sync: the checkpoints are the syncer's, not the
+		// committer's.
+		wantAuto := map[int]int{1: backstopPages, 2: 1000}[c.want]
+		if err := db.w.QueryRowContext(t.Context(), `PRAGMA wal_autocheckpoint`).Scan(&auto); err != nil || auto != wantAuto {
+			t.Errorf("SyncInterval %v: wal_autocheckpoint = %d, %v; want %d", c.interval, auto, err, wantAuto)
+		}
+		if _, err := db.EnsureAccount(t.Context(), "a"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Millisecond)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBackgroundCheckpoints: the syncer checkpoints the log (the commits'
+// own checkpoint only runs past a log of backstopPages, far more than this
+// test writes), so the database file grows with the commits while the
+// store runs, not only at a forced checkpoint.
+func TestBackgroundCheckpoints(t *testing.T) {
+	db, err := OpenWith(t.Context(), filepath.Join(t.TempDir(), "gateway.db"), Options{SyncInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a, err := db.EnsureAccount(t.Context(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.TopUp(t.Context(), a.ID, gw.USD, "t"); err != nil {
+		t.Fatal(err)
+	}
+	size := func() int64 {
+		fi, err := os.Stat(db.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	start := size()
+	for i := range 200 {
+		id := fmt.Sprintf("req_%d", i)
+		if err := db.PlaceHold(t.Context(), gw.Hold{ID: id, AccountID: a.ID, Amount: 10, ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Settle(t.Context(), id, &gw.Record{Status: 200, Charge: 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Second) // a pause: the syncer's ticks checkpoint the log
+	if got := size(); got <= start {
+		t.Errorf("database file: %d bytes at the start, %d after 200 requests and a pause: the syncer did not checkpoint", start, got)
+	}
+	if err := db.VerifyLedger(t.Context(), a.ID); err != nil {
+		t.Error(err)
+	}
 }
 
 // BenchmarkSettleNoBatch is BenchmarkSettle with group commit off (one
@@ -202,8 +291,8 @@ func TestOpenIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if versions != len(files) {
-		t.Errorf("schema_migrations has %d rows, want %d (one per migration)", versions, len(files))
+	if versions != len(files) || len(files) < 2 {
+		t.Errorf("schema_migrations has %d rows, want one per migration file (%d)", versions, len(files))
 	}
 	var mode string
 	if err := db.r.QueryRowContext(t.Context(), `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
@@ -318,4 +407,37 @@ func TestGroupCommitBatches(t *testing.T) {
 func TestCommitIsolatesFailingCall(t *testing.T) {
 	db := open(t)
 	storetest.CommitIsolation(t, db, db.gc)
+}
+
+// BenchmarkHoldSettleRecord is one request's store path, serially, with
+// the background sync (default) and with an fsync per commit.
+func BenchmarkHoldSettleRecord(b *testing.B) {
+	b.Run("bgsync", func(b *testing.B) {
+		// Count the log frames a request writes (deterministic, unlike
+		// its time): no checkpoint restarts the log during the run.
+		db, err := OpenWith(b.Context(), filepath.Join(b.TempDir(), "gateway.db"), Options{SyncInterval: time.Hour})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		wal := db.path + "-wal"
+		fi0, err := os.Stat(wal)
+		if err != nil {
+			b.Fatal(err)
+		}
+		storetest.BenchmarkHoldSettleRecord(b, db)
+		fi1, err := os.Stat(wal)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(fi1.Size()-fi0.Size())/(4096+24)/float64(b.N), "frames/op")
+	})
+	b.Run("synceach", func(b *testing.B) {
+		db, err := OpenWith(b.Context(), filepath.Join(b.TempDir(), "gateway.db"), Options{SyncInterval: -1})
+		if err != nil {
+			b.Fatalf("Open: %v", err)
+		}
+		defer db.Close()
+		storetest.BenchmarkHoldSettleRecord(b, db)
+	})
 }

@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) gw.Store) {
 		{"ReleaseFreesExactlyOnce", testRelease},
 		{"SettleAboveHoldRecordsRealCharge", testSettleAboveHold},
 		{"ExpiredHoldsDoNotCountAndAreSwept", testExpiredHolds},
+		{"HeldIsOpenUnexpiredHolds", testHeldIsOpenUnexpiredHolds},
 		{"ConcurrentHoldsNeverOvercommit", testConcurrentHolds},
 		{"ConcurrentTrafficNeverGoesNegative", testConcurrentTraffic},
 		{"GroupCommitIsolatesFailures", testGroupCommit},

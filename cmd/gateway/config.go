@@ -59,6 +59,7 @@ type Config struct {
 	// of reverse proxies whose X-Forwarded-For/-Proto are believed.
 	TrustedProxies []netip.Prefix
 	MetricsAddr    string // GATEWAY_METRICS_ADDR: serve Prometheus /metrics on this address (empty: off)
+	PprofAddr      string // GATEWAY_PPROF_ADDR: serve /debug/pprof/ on this address (empty: off)
 	LogLevel       string // GATEWAY_LOG_LEVEL: debug, info (default), warn, error
 	LogFormat      string // GATEWAY_LOG_FORMAT: text (default) or json
 
@@ -209,6 +210,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 	dur("GATEWAY_THREAD_RETENTION", &c.ThreadRetention)
 	num("GATEWAY_THREAD_MAX_BYTES", &c.ThreadMaxBytes)
 	dur("GATEWAY_REASONING_RETENTION", &c.ReasoningRetention)
+	str("GATEWAY_PPROF_ADDR", &c.PprofAddr)
 	for _, v := range route.Vendors() {
 		up := strings.ToUpper(v)
 		c.Vendors[v] = VendorConfig{BaseURL: getenv("GATEWAY_" + up + "_BASE_URL"), APIKey: getenv("GATEWAY_" + up + "_API_KEY")}

@@ -177,6 +177,13 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.noBilling {
 		pb = nil
 	}
+	if c.PprofAddr != "" {
+		_, stop, err := startPprof(c.PprofAddr, m.Logger)
+		if err != nil {
+			return err
+		}
+		m.closers = append(m.closers, stop)
+	}
 	var observe func(*gw.Record)
 	if c.MetricsAddr != "" {
 		mx, err := metrics.New()
@@ -192,10 +199,13 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		}
 		m.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	}
+	// Keys are looked up through a short cache; keys revoked or rotated
+	// here are forgotten at once (other instances within its TTL).
+	keys := auth.NewCache(m.store, auth.DefaultCacheTTL)
 	gwy, err := proxy.New(proxy.Config{
 		Observe:         observe,
 		Store:           m.store,
-		Auth:            &auth.Authenticator{Keys: m.store},
+		Auth:            &auth.Authenticator{Keys: keys},
 		Providers:       providers,
 		Limiter:         limiter,
 		DefaultLimit:    gw.Limit{RPM: c.RPM, TPM: c.TPM},
@@ -215,7 +225,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		if !ok {
 			return fmt.Errorf("admin API: the store %T lacks the admin methods", m.store)
 		}
-		adminSvc = &admin.Local{Store: as}
+		adminSvc = &admin.Local{Store: as, OnRevoke: keys.Forget}
 		if adminAPI, err = admin.NewHandler(adminSvc, c.AdminToken, m.Logger); err != nil {
 			return err
 		}

@@ -5,8 +5,10 @@
 //
 // A Committer runs one goroutine. Submit hands it a call and waits for
 // that call's own result; the goroutine takes a call, gathers every call
-// already waiting (up to the batch limit), applies them in one
-// transaction, and answers each. When the transaction fails, each call is
+// already waiting (up to the batch limit, yielding the processor once so
+// that callers about to submit can join), applies them in one
+// transaction, and answers each. Batches grow with the load by
+// themselves: calls arriving during a commit wait for the next one. When the transaction fails, each call is
 // retried in a transaction of its own, so one bad call cannot fail the
 // others.
 package groupcommit
@@ -15,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -160,13 +163,20 @@ func (c *Committer) run() {
 		case <-c.quit:
 			return
 		}
+		yielded := false
 	fill:
 		for len(batch) < c.maxBatch {
 			select {
 			case o := <-c.ops:
 				batch = append(batch, o)
 			default:
-				break fill
+				if yielded {
+					break fill
+				}
+				// Let callers that are about to submit reach the channel
+				// before the batch closes.
+				yielded = true
+				runtime.Gosched()
 			}
 		}
 		c.commit(batch)

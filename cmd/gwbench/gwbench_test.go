@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(floorEnv); spec != "" {
+		// Re-run as the floor by the end-to-end test.
+		if err := serveFloor(spec); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestHarnessEndToEnd runs the whole harness at a tiny rate: the real
+// gateway binary (built here) and the floor against the mock, every
+// vendor in JSON and SSE, streams and a max-rate probe, two rounds.
+// Every request must succeed through both, and the table must carry
+// every figure.
+func TestHarnessEndToEnd(t *testing.T) {
+	cfg := Config{
+		Repeats: 2, Duration: 300 * time.Millisecond, Rates: []float64{20},
+		Latencies: []time.Duration{0}, Vendors: []string{"openai", "anthropic", "google"},
+		Streams: 4, Chunks: 3, Spacing: time.Millisecond,
+		MaxRate: true, Step: 200 * time.Millisecond, MaxStart: 100, Ceiling: 100, P99Limit: time.Second,
+		Warmup: 100 * time.Millisecond,
+	}
+	var log bytes.Buffer
+	rep, err := Run(t.Context(), cfg, &log)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, log.String())
+	}
+	if got := strings.Join(rep.Targets, ","); got != "floor,gateway" {
+		t.Errorf("targets %s", got)
+	}
+	// 1 rate (openai JSON) + openai SSE + 2 vendors x 2 + streams + max
+	// rate: each once.
+	if len(rep.Scenarios) != 8 {
+		t.Errorf("%d scenarios, want 8", len(rep.Scenarios))
+	}
+	seen := map[string]bool{}
+	for _, sc := range rep.Scenarios {
+		if seen[sc.Name] {
+			t.Errorf("scenario %q twice", sc.Name)
+		}
+		seen[sc.Name] = true
+	}
+	for i, sc := range rep.Scenarios {
+		for j, name := range rep.Targets {
+			for rnd := range cfg.Repeats {
+				r := rep.Results[i][j][rnd]
+				if r.Errors != 0 || r.OK == 0 || r.OK != r.Sent {
+					t.Errorf("%s on %s, round %d: %d sent, %d ok, %d errors (%s)", sc.Name, name, rnd+1, r.Sent, r.OK, r.Errors, r.FirstErr)
+				}
+				if r.P50 <= 0 || r.P99 < r.P50 {
+					t.Errorf("%s on %s: p50 %v p99 %v", sc.Name, name, r.P50, r.P99)
+				}
+				if r.RSSPeak <= 0 {
+					t.Errorf("%s on %s: no RSS sampled", sc.Name, name)
+				}
+				if sc.Kind == "streams" && (r.TTFB50 <= 0 || r.TTFB50 > r.P50) {
+					t.Errorf("%s on %s: TTFB p50 %v, stream p50 %v", sc.Name, name, r.TTFB50, r.P50)
+				}
+				if sc.Kind == "maxrate" && rep.MaxRates[i][j][rnd] != 100 {
+					t.Errorf("%s on %s: max rate %v, want the only probe, 100", sc.Name, name, rep.MaxRates[i][j][rnd])
+				}
+			}
+		}
+	}
+	md := rep.Markdown()
+	for _, want := range []string{"| scenario | figure | floor #1 | gateway #1 | floor #2 | gateway #2 | gateway vs floor |",
+		"| 20 req/s, mock 0s, openai JSON | CPU per request |", "| 20 req/s, mock 0s, google SSE | p99 |",
+		"| 4 streams x 3 chunks, 1ms apart | TTFB p50 |", "| max rate, p99 < 1s | req/s |", "load average"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("table lacks %q:\n%s", want, md)
+		}
+	}
+	if t.Failed() {
+		t.Log(log.String())
+	}
+}
+
+// TestMockWireFormats: every answer of the mock parses in its vendor's
+// format, streams end as the vendor's do, and usage is present.
+func TestMockWireFormats(t *testing.T) {
+	m := NewMock(MockConfig{Chunks: 3})
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	for _, c := range []struct {
+		vendor string
+		stream bool
+		last   string // the last event's data
+		usage  string
+	}{
+		{"openai", false, "", `"completion_tokens":3`},
+		{"openai", true, "[DONE]", `"completion_tokens":3`},
+		{"anthropic", false, "", `"output_tokens":3`},
+		{"anthropic", true, `{"type":"message_stop"}`, `"output_tokens":3`},
+		{"google", false, "", `"candidatesTokenCount":3`},
+		{"google", true, "", `"candidatesTokenCount":3`},
+	} {
+		path, hdr, body := vendorRequest(c.vendor, c.stream)
+		req, _ := http.NewRequest("POST", srv.URL+path, bytes.NewReader(body))
+		req.Header = hdr
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		name := fmt.Sprintf("%s stream=%t", c.vendor, c.stream)
+		if resp.StatusCode != 200 || !strings.Contains(string(raw), c.usage) {
+			t.Errorf("%s: %d %s", name, resp.StatusCode, raw)
+			continue
+		}
+		if !c.stream {
+			if !json.Valid(raw) || !strings.Contains(resp.Header.Get("Content-Type"), "json") {
+				t.Errorf("%s: not JSON: %s", name, raw)
+			}
+			continue
+		}
+		var datas []string
+		sc := bufio.NewScanner(bytes.NewReader(raw))
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				datas = append(datas, d)
+			}
+		}
+		if len(datas) < 3 {
+			t.Errorf("%s: %d events", name, len(datas))
+			continue
+		}
+		for _, d := range datas {
+			if d != "[DONE]" && !json.Valid([]byte(d)) {
+				t.Errorf("%s: event not JSON: %s", name, d)
+			}
+		}
+		if c.last != "" && datas[len(datas)-1] != c.last {
+			t.Errorf("%s: last event %s, want %s", name, datas[len(datas)-1], c.last)
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 100; i >= 1; i-- {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	if p := percentile(d, 0.5); p != 50*time.Millisecond {
+		t.Errorf("p50 = %v", p)
+	}
+	if p := percentile(d, 0.99); p != 99*time.Millisecond {
+		t.Errorf("p99 = %v", p)
+	}
+	if p := percentile(nil, 0.5); p != 0 {
+		t.Errorf("empty p50 = %v", p)
+	}
+}
+
+func TestProcSampling(t *testing.T) {
+	// Burn some CPU in this process and see it counted.
+	sample := startSampling(os.Getpid())
+	deadline := time.Now().Add(100 * time.Millisecond)
+	x := 0
+	for time.Now().Before(deadline) {
+		x++
+	}
+	cpu, rss := sample()
+	if cpu <= 0 || rss <= 0 {
+		t.Errorf("cpu %v rss %d after busy work (%d)", cpu, rss, x)
+	}
+}

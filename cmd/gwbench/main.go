@@ -1,0 +1,434 @@
+// Command gwbench is the gateway's load harness: it runs the real gateway
+// binary and a bare reverse proxy (the floor) side by side against a fast
+// mock vendor on loopback, and writes a Markdown table of their figures
+// and ratios.
+//
+//	go run ./cmd/gwbench              # short run, well under two minutes
+//	go run ./cmd/gwbench -full        # the whole matrix
+//	go run ./cmd/gwbench -pg postgres://... -redis redis://...   # adds the scale-out store
+//
+// The mock vendor (OpenAI, Anthropic and Gemini wire formats, JSON and
+// SSE, with a configurable latency, chunk count and spacing) and the load
+// generator run in this process; the floor (httputil.ReverseProxy, this
+// binary re-run) and the gateway (go build ./cmd/gateway, started with a
+// temporary SQLite file, an account and key provisioned through its admin
+// command, every behaviour on) run as processes of their own, so that
+// their CPU time and resident memory can be read from /proc. With taskset
+// and two CPUs, the targets run on CPU 1 and this process on CPU 0.
+//
+// Each scenario runs on both targets, the two alternating, for -repeats
+// rounds: an open-loop constant rate (latency from each request's
+// scheduled time, so queueing shows), N concurrent streams (time to first
+// byte), and a search for the highest rate served with p99 under 50 ms.
+// Absolute figures move with the machine's load; compare the ratios of
+// one run, and note the load average the table starts with.
+//
+// Everything is bounded: loopback only, at most 4096 requests in flight,
+// 10 s per request, and the processes are stopped at the end.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is one harness run.
+type Config struct {
+	Gateway   string          // prebuilt gateway binary; empty: go build
+	Postgres  string          // also run the gateway on this PostgreSQL URL
+	Redis     string          // with this Redis for its limits
+	Pprof     string          // GATEWAY_PPROF_ADDR of the SQLite gateway
+	Repeats   int             // rounds, targets alternating
+	Duration  time.Duration   // per constant-rate run
+	Rates     []float64       // constant rates, requests/s
+	Latencies []time.Duration // mock latencies for the rate runs
+	Vendors   []string        // openai, anthropic, google
+	Streams   int             // concurrent streams
+	Chunks    int             // events per stream
+	Spacing   time.Duration   // between stream events
+	MaxRate   bool            // search the highest rate with p99 < P99Limit
+	Step      time.Duration   // per max-rate probe
+	MaxStart  float64         // first rate probed
+	Ceiling   float64         // highest rate probed
+	P99Limit  time.Duration
+	Warmup    time.Duration
+	// ProfileDir, with Pprof, receives the gateway's CPU, mutex and block
+	// profiles of its first run at the highest rate.
+	ProfileDir string
+}
+
+// Short is the default configuration, well under two minutes.
+func Short() Config {
+	return Config{
+		Repeats: 2, Duration: 2 * time.Second, Rates: []float64{200, 1000},
+		Latencies: []time.Duration{0}, Vendors: []string{"openai"},
+		Streams: 50, Chunks: 20, Spacing: 2 * time.Millisecond,
+		MaxRate: true, Step: time.Second, MaxStart: 250, Ceiling: 8000, P99Limit: 50 * time.Millisecond,
+		Warmup: 500 * time.Millisecond,
+	}
+}
+
+// Full is the whole matrix (-full).
+func Full() Config {
+	c := Short()
+	c.Duration = 5 * time.Second
+	c.Rates = []float64{200, 1000, 2000}
+	c.Latencies = []time.Duration{0, 20 * time.Millisecond}
+	c.Vendors = []string{"openai", "anthropic", "google"}
+	c.Streams, c.Chunks, c.Spacing = 200, 50, 5*time.Millisecond
+	c.Step = 3 * time.Second
+	c.Ceiling = 16000
+	return c
+}
+
+func main() {
+	if spec := os.Getenv(floorEnv); spec != "" {
+		if err := serveFloor(spec); err != nil {
+			fmt.Fprintln(os.Stderr, "floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	full := flag.Bool("full", false, "run the whole matrix (rates 200/1000/2000, mock 0 and 20 ms, three vendors, 200 streams x 50 chunks)")
+	gateway := flag.String("gateway", "", "prebuilt gateway binary (default: go build ./cmd/gateway)")
+	pg := flag.String("pg", "", "also run the gateway on this PostgreSQL URL")
+	redis := flag.String("redis", "", "Redis URL for the PostgreSQL gateway's limits")
+	pprofAddr := flag.String("pprof", "", "GATEWAY_PPROF_ADDR for the SQLite gateway (profile it while the harness runs)")
+	repeats := flag.Int("repeats", 0, "rounds (default 2)")
+	dur := flag.Duration("duration", 0, "per constant-rate run (default 2s, 5s with -full)")
+	rates := flag.String("rates", "", "comma-separated constant rates, requests/s")
+	noMax := flag.Bool("no-maxrate", false, "skip the max-rate search")
+	out := flag.String("out", "", "write the Markdown table here too")
+	profDir := flag.String("profile", "", "with -pprof: save the gateway's CPU, mutex and block profiles of its first run at the highest rate in this directory")
+	flag.Parse()
+
+	cfg := Short()
+	if *full {
+		cfg = Full()
+	}
+	cfg.Gateway, cfg.Postgres, cfg.Redis, cfg.Pprof, cfg.ProfileDir = *gateway, *pg, *redis, *pprofAddr, *profDir
+	if *repeats > 0 {
+		cfg.Repeats = *repeats
+	}
+	if *dur > 0 {
+		cfg.Duration = *dur
+	}
+	if *rates != "" {
+		cfg.Rates = nil
+		for _, s := range strings.Split(*rates, ",") {
+			r, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || r <= 0 {
+				fmt.Fprintf(os.Stderr, "-rates: bad rate %q\n", s)
+				os.Exit(2)
+			}
+			cfg.Rates = append(cfg.Rates, r)
+		}
+	}
+	cfg.MaxRate = cfg.MaxRate && !*noMax
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := Run(ctx, cfg, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gwbench:", err)
+		os.Exit(1)
+	}
+	md := rep.Markdown()
+	fmt.Print(md)
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "gwbench:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// scenario is one row group of the table.
+type scenario struct {
+	Name    string
+	Kind    string // "rate", "streams", "maxrate"
+	Vendor  string
+	Rate    float64
+	Latency time.Duration
+	Stream  bool
+}
+
+// Report is a run's results: Results[scenario][target][repeat].
+type Report struct {
+	Config    Config
+	Targets   []string
+	Scenarios []scenario
+	Results   [][][]Result
+	MaxRates  [][][]float64
+	Pinned    bool
+	LoadStart string
+	LoadEnd   string
+	Started   time.Time
+}
+
+// Run runs the matrix; progress goes to log.
+func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
+	dir, err := os.MkdirTemp("", "gwbench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	bin := cfg.Gateway
+	if bin == "" {
+		fmt.Fprintln(log, "building ./cmd/gateway ...")
+		if bin, err = buildGateway(ctx, dir); err != nil {
+			return nil, err
+		}
+	}
+	mock := NewMock(MockConfig{Chunks: 1})
+	ms := httptest.NewServer(mock)
+	defer ms.Close()
+
+	pin := pinning(1)
+	pinned := pin != nil && pinSelf(0)
+	if !pinned {
+		pin = nil
+	}
+
+	floor, err := startFloor(ctx, dir, pin, ms.URL)
+	if err != nil {
+		return nil, err
+	}
+	defer floor.stop()
+	gwSQLite, key, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: bin, Database: dir + "/gateway.db", Pprof: cfg.Pprof}, ms.URL)
+	if err != nil {
+		return nil, err
+	}
+	defer gwSQLite.stop()
+	targets := []Target{
+		{Name: "floor", URL: floor.url, Pid: floor.pid, Request: nativeRequest},
+		{Name: "gateway", URL: gwSQLite.url, Pid: gwSQLite.pid, Request: gatewayRequest(key, "openai")},
+	}
+	keys := map[string]string{"gateway": key}
+	if cfg.Postgres != "" {
+		gwPG, pgKey, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: bin, Database: cfg.Postgres, Redis: cfg.Redis}, ms.URL)
+		if err != nil {
+			return nil, err
+		}
+		defer gwPG.stop()
+		targets = append(targets, Target{Name: "gateway-pg", URL: gwPG.url, Pid: gwPG.pid, Request: gatewayRequest(pgKey, "openai")})
+		keys["gateway-pg"] = pgKey
+	}
+
+	var scs []scenario
+	for _, lat := range cfg.Latencies {
+		for _, r := range cfg.Rates {
+			scs = append(scs, scenario{Name: fmt.Sprintf("%g req/s, mock %v, openai JSON", r, lat), Kind: "rate", Vendor: "openai", Rate: r, Latency: lat})
+		}
+	}
+	for _, v := range cfg.Vendors {
+		if v == "openai" && len(cfg.Vendors) == 1 {
+			continue
+		}
+		for _, s := range []bool{false, true} {
+			if v == "openai" && !s && len(cfg.Latencies) > 0 && cfg.Latencies[0] == 0 {
+				continue // the first rate row already is openai JSON with mock 0
+			}
+			kind := "JSON"
+			if s {
+				kind = "SSE"
+			}
+			scs = append(scs, scenario{Name: fmt.Sprintf("%g req/s, mock 0s, %s %s", cfg.Rates[0], v, kind), Kind: "rate", Vendor: v, Rate: cfg.Rates[0], Stream: s})
+		}
+	}
+	if cfg.Streams > 0 {
+		scs = append(scs, scenario{Name: fmt.Sprintf("%d streams x %d chunks, %v apart", cfg.Streams, cfg.Chunks, cfg.Spacing), Kind: "streams", Vendor: "openai", Stream: true})
+	}
+	if cfg.MaxRate {
+		scs = append(scs, scenario{Name: fmt.Sprintf("max rate, p99 < %v", cfg.P99Limit), Kind: "maxrate", Vendor: "openai"})
+	}
+
+	rep := &Report{Config: cfg, Scenarios: scs, Pinned: pinned, LoadStart: loadAvg(), Started: time.Now()}
+	for _, t := range targets {
+		rep.Targets = append(rep.Targets, t.Name)
+	}
+	rep.Results = make([][][]Result, len(scs))
+	rep.MaxRates = make([][][]float64, len(scs))
+	for i := range scs {
+		rep.Results[i] = make([][]Result, len(targets))
+		rep.MaxRates[i] = make([][]float64, len(targets))
+		for j := range targets {
+			rep.Results[i][j] = make([]Result, cfg.Repeats)
+			rep.MaxRates[i][j] = make([]float64, cfg.Repeats)
+		}
+	}
+	client := newClient(1024)
+	defer client.CloseIdleConnections()
+
+	for _, t := range targets {
+		mock.Set(MockConfig{Chunks: 1})
+		fmt.Fprintf(log, "warm-up %s\n", t.Name)
+		Rate(ctx, client, t, 200, cfg.Warmup, drainRate)
+	}
+	for rnd := range cfg.Repeats {
+		for i, sc := range scs {
+			order := make([]int, len(targets))
+			for j := range order {
+				order[j] = j
+				if rnd%2 == 1 {
+					order[j] = len(targets) - 1 - j
+				}
+			}
+			for _, j := range order {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				t := targets[j]
+				if j == 0 {
+					t.Request = func(stream bool) (string, http.Header, []byte) { return vendorRequest(sc.Vendor, stream) }
+				} else {
+					t.Request = gatewayRequest(keys[t.Name], sc.Vendor)
+				}
+				var r Result
+				switch sc.Kind {
+				case "rate":
+					mock.Set(MockConfig{Latency: sc.Latency, Chunks: 20})
+					if sc.Stream {
+						t.Request = streamOnly(t.Request)
+					}
+					var saved func()
+					if cfg.Pprof != "" && cfg.ProfileDir != "" && t.Name == "gateway" && rnd == 0 && !sc.Stream &&
+						sc.Rate == slices.Max(cfg.Rates) && sc.Latency == cfg.Latencies[0] {
+						saved = profile(ctx, cfg.Pprof, cfg.ProfileDir, cfg.Duration, log)
+					}
+					r = Rate(ctx, client, t, sc.Rate, cfg.Duration, drainRate)
+					if saved != nil {
+						saved()
+					}
+				case "streams":
+					mock.Set(MockConfig{Chunks: cfg.Chunks, Spacing: cfg.Spacing})
+					r = Streams(ctx, client, t, cfg.Streams)
+				case "maxrate":
+					mock.Set(MockConfig{Chunks: 20})
+					var best float64
+					best, r = MaxRate(ctx, client, t, cfg.MaxStart, cfg.Ceiling, cfg.Step, 4, cfg.P99Limit)
+					rep.MaxRates[i][j][rnd] = best
+				}
+				rep.Results[i][j][rnd] = r
+				fmt.Fprintf(log, "round %d  %-40s %-10s ok %d err %d p50 %v p99 %v cpu/req %v rss %d MB %s\n",
+					rnd+1, sc.Name, t.Name, r.OK, r.Errors, r.P50.Round(10*time.Microsecond), r.P99.Round(10*time.Microsecond),
+					r.CPUPerReq().Round(time.Microsecond), r.RSSPeak>>20, r.FirstErr)
+				client.CloseIdleConnections()
+			}
+		}
+	}
+	rep.LoadEnd = loadAvg()
+	return rep, nil
+}
+
+// profile fetches a CPU profile of most of the next run from the pprof
+// address in the background; the returned function waits for it and then
+// saves the mutex and block profiles too.
+func profile(ctx context.Context, addr, dir string, d time.Duration, log io.Writer) func() {
+	get := func(path, file string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			fmt.Fprintln(log, "profile:", err)
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, file), b, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(log, "profile:", err)
+		}
+	}
+	secs := max(int(d.Seconds())-1, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		get(fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), "cpu.pprof")
+	}()
+	return func() {
+		<-done
+		get("/debug/pprof/mutex", "mutex.pprof")
+		get("/debug/pprof/block", "block.pprof")
+		fmt.Fprintf(log, "profiles saved in %s\n", dir)
+	}
+}
+
+// drainRate is how long a constant-rate run waits for its last answers.
+const drainRate = 5 * time.Second
+
+const prompt = "Say hello in one short sentence."
+
+// nativeRequest is the vendor-native request the floor relays (OpenAI;
+// see vendorRequest).
+func nativeRequest(stream bool) (string, http.Header, []byte) { return vendorRequest("openai", stream) }
+
+// vendorRequest is the request a client would send the vendor itself.
+func vendorRequest(vendor string, stream bool) (string, http.Header, []byte) {
+	h := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer mock"}}
+	switch vendor {
+	case "anthropic":
+		return "/v1/messages", h, fmt.Appendf(nil, `{"model":"claude-sonnet-5-5","max_tokens":256,"stream":%t,"messages":[{"role":"user","content":%q}]}`, stream, prompt)
+	case "google":
+		if stream {
+			return "/v1beta/models/gemini-3-flash:streamGenerateContent?alt=sse", h, fmt.Appendf(nil, `{"contents":[{"role":"user","parts":[{"text":%q}]}]}`, prompt)
+		}
+		return "/v1beta/models/gemini-3-flash:generateContent", h, fmt.Appendf(nil, `{"contents":[{"role":"user","parts":[{"text":%q}]}]}`, prompt)
+	}
+	extra := ""
+	if stream {
+		extra = `,"stream_options":{"include_usage":true}`
+	}
+	return "/v1/chat/completions", h, fmt.Appendf(nil, `{"model":"gpt-6-sol","stream":%t%s,"messages":[{"role":"user","content":%q}]}`, stream, extra, prompt)
+}
+
+// gatewayRequest returns the gateway's request for vendor: the Anthropic
+// shape for anthropic (relayed), the OpenAI shape otherwise (relayed for
+// openai, mapped for google).
+func gatewayRequest(key, vendor string) func(bool) (string, http.Header, []byte) {
+	return func(stream bool) (string, http.Header, []byte) {
+		h := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + key}}
+		switch vendor {
+		case "anthropic":
+			return "/v1/messages", h, fmt.Appendf(nil, `{"model":"anthropic/claude-sonnet-5-5","max_tokens":256,"stream":%t,"messages":[{"role":"user","content":%q}]}`, stream, prompt)
+		case "google":
+			return "/v1/chat/completions", h, fmt.Appendf(nil, `{"model":"google/gemini-3-flash","stream":%t,"messages":[{"role":"user","content":%q}]}`, stream, prompt)
+		}
+		extra := ""
+		if stream {
+			extra = `,"stream_options":{"include_usage":true}`
+		}
+		return "/v1/chat/completions", h, fmt.Appendf(nil, `{"model":"openai/gpt-6-sol","stream":%t%s,"messages":[{"role":"user","content":%q}]}`, stream, extra, prompt)
+	}
+}
+
+func streamOnly(f func(bool) (string, http.Header, []byte)) func(bool) (string, http.Header, []byte) {
+	return func(bool) (string, http.Header, []byte) { return f(true) }
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func isTestBinary() bool {
+	return strings.HasSuffix(os.Args[0], ".test") || flag.Lookup("test.v") != nil
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// MockConfig shapes the mock vendor's answers.
+type MockConfig struct {
+	Latency time.Duration // before the response headers
+	Chunks  int           // text pieces of an answer (SSE events of a stream)
+	Spacing time.Duration // between two stream events
+}
+
+// Mock is a fast fake vendor speaking the OpenAI Chat Completions,
+// Anthropic Messages and Gemini generateContent wire formats, JSON and
+// SSE. Its answers carry usage, so a gateway in front of it bills them.
+// The configuration can change between runs (Set).
+type Mock struct {
+	cfg atomic.Pointer[MockConfig]
+}
+
+// NewMock returns a mock with cfg.
+func NewMock(cfg MockConfig) *Mock {
+	m := &Mock{}
+	m.Set(cfg)
+	return m
+}
+
+// Set replaces the configuration for the following requests.
+func (m *Mock) Set(cfg MockConfig) {
+	cfg.Chunks = max(cfg.Chunks, 1)
+	m.cfg.Store(&cfg)
+}
+
+// ServeHTTP answers POST /v1/chat/completions (OpenAI), POST /v1/messages
+// (Anthropic) and POST /v1beta/models/{model}:generateContent or
+// :streamGenerateContent (Gemini).
+func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	cfg := *m.cfg.Load()
+	var req struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	if err != nil || r.Method != http.MethodPost {
+		http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+		return
+	}
+	_ = json.Unmarshal(body, &req)
+	if cfg.Latency > 0 {
+		time.Sleep(cfg.Latency)
+	}
+	p := r.URL.Path
+	switch {
+	case p == "/v1/chat/completions":
+		if req.Stream {
+			m.openAIStream(w, req.Model, cfg)
+		} else {
+			writeJSON(w, openAIJSON(req.Model, cfg.Chunks))
+		}
+	case p == "/v1/messages":
+		if req.Stream {
+			m.anthropicStream(w, req.Model, cfg)
+		} else {
+			writeJSON(w, anthropicJSON(req.Model, cfg.Chunks))
+		}
+	case strings.HasPrefix(p, "/v1beta/models/") && strings.HasSuffix(p, ":streamGenerateContent"):
+		m.geminiStream(w, cfg)
+	case strings.HasPrefix(p, "/v1beta/models/") && strings.HasSuffix(p, ":generateContent"):
+		writeJSON(w, geminiJSON(cfg.Chunks))
+	default:
+		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
+	}
+}
+
+const piece = "word "
+
+func text(chunks int) string { return strings.Repeat(piece, chunks) }
+
+func writeJSON(w http.ResponseWriter, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Write(b)
+}
+
+func openAIJSON(model string, chunks int) []byte {
+	return fmt.Appendf(nil, `{"id":"chatcmpl-mock","object":"chat.completion","created":1700000000,"model":%q,`+
+		`"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],`+
+		`"usage":{"prompt_tokens":12,"completion_tokens":%d,"total_tokens":%d}}`, model, text(chunks), chunks, 12+chunks)
+}
+
+func anthropicJSON(model string, chunks int) []byte {
+	return fmt.Appendf(nil, `{"id":"msg_mock","type":"message","role":"assistant","model":%q,`+
+		`"content":[{"type":"text","text":%q}],"stop_reason":"end_turn","stop_sequence":null,`+
+		`"usage":{"input_tokens":12,"output_tokens":%d}}`, model, text(chunks), chunks)
+}
+
+func geminiJSON(chunks int) []byte {
+	return fmt.Appendf(nil, `{"candidates":[{"content":{"role":"model","parts":[{"text":%q}]},"finishReason":"STOP","index":0}],`+
+		`"usageMetadata":{"promptTokenCount":12,"candidatesTokenCount":%d,"totalTokenCount":%d},"modelVersion":"mock"}`,
+		text(chunks), chunks, 12+chunks)
+}
+
+// sse writes events with the configured spacing, flushing each.
+type sse struct {
+	w     http.ResponseWriter
+	f     http.Flusher
+	space time.Duration
+	n     int
+	buf   bytes.Buffer
+}
+
+func newSSE(w http.ResponseWriter, space time.Duration) *sse {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	f, _ := w.(http.Flusher)
+	return &sse{w: w, f: f, space: space}
+}
+
+// event writes one event; name may be empty.
+func (s *sse) event(name string, data []byte) {
+	if s.n > 0 && s.space > 0 {
+		time.Sleep(s.space)
+	}
+	s.n++
+	s.buf.Reset()
+	if name != "" {
+		s.buf.WriteString("event: " + name + "\n")
+	}
+	s.buf.WriteString("data: ")
+	s.buf.Write(data)
+	s.buf.WriteString("\n\n")
+	s.w.Write(s.buf.Bytes())
+	if s.f != nil {
+		s.f.Flush()
+	}
+}
+
+func (m *Mock) openAIStream(w http.ResponseWriter, model string, cfg MockConfig) {
+	s := newSSE(w, cfg.Spacing)
+	head := `{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":1700000000,"model":` + strconv.Quote(model)
+	for i := range cfg.Chunks {
+		delta := `{"content":"` + piece + `"}`
+		if i == 0 {
+			delta = `{"role":"assistant","content":"` + piece + `"}`
+		}
+		s.event("", []byte(head+`,"choices":[{"index":0,"delta":`+delta+`,"finish_reason":null}]}`))
+	}
+	s.event("", []byte(head+`,"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`))
+	s.event("", fmt.Appendf(nil, `%s,"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":%d,"total_tokens":%d}}`, head, cfg.Chunks, 12+cfg.Chunks))
+	s.event("", []byte("[DONE]"))
+}
+
+func (m *Mock) anthropicStream(w http.ResponseWriter, model string, cfg MockConfig) {
+	s := newSSE(w, cfg.Spacing)
+	s.event("message_start", fmt.Appendf(nil, `{"type":"message_start","message":{"id":"msg_mock","type":"message","role":"assistant","model":%q,`+
+		`"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":1}}}`, model))
+	s.event("content_block_start", []byte(`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`))
+	for range cfg.Chunks {
+		s.event("content_block_delta", []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"`+piece+`"}}`))
+	}
+	s.event("content_block_stop", []byte(`{"type":"content_block_stop","index":0}`))
+	s.event("message_delta", fmt.Appendf(nil, `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":%d}}`, cfg.Chunks))
+	s.event("message_stop", []byte(`{"type":"message_stop"}`))
+}
+
+func (m *Mock) geminiStream(w http.ResponseWriter, cfg MockConfig) {
+	s := newSSE(w, cfg.Spacing)
+	for i := range cfg.Chunks {
+		finish := ""
+		if i == cfg.Chunks-1 {
+			finish = `,"finishReason":"STOP"`
+		}
+		s.event("", fmt.Appendf(nil, `{"candidates":[{"content":{"role":"model","parts":[{"text":"%s"}]}%s,"index":0}],`+
+			`"usageMetadata":{"promptTokenCount":12,"candidatesTokenCount":%d,"totalTokenCount":%d},"modelVersion":"mock"}`,
+			piece, finish, i+1, 13+i))
+	}
+}
