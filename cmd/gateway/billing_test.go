@@ -37,6 +37,11 @@ func TestConcurrentHoldsNeverOverdraw(t *testing.T) {
 			e := newEnv(t, func(c *Config) {
 				c.DatabaseURL = dbURL
 				c.RPM, c.TPM = 0, 0
+				// Under load a 1.5 s answer can miss the tests' 2 s
+				// first-byte limit; a 504 releases its hold and lets a
+				// later request in, which this count would take for an
+				// overdraft.
+				c.HTTP.FirstByteTimeout = 20 * time.Second
 			})
 			ctx := context.Background()
 			model := nativeModels["openai"]
