@@ -32,6 +32,23 @@ type Verdict struct {
 	Score   float64
 	Reason  string
 	Excerpt string // a bounded excerpt of the flagged text, for review
+	// Monitor: the caller's policy records a flagged request as an
+	// incident and lets it through.
+	Monitor bool
+	// Text is the flagged text (bounded) and TextHash the hash of its
+	// normalised form, kept with the incident for review: a reviewed
+	// false positive puts the hash on the account's allow list.
+	Text     string
+	TextHash [32]byte
+	// Note, when set, is the record's guard summary for a request that
+	// goes through ("grey", "allowed", "off", ...), else "pass".
+	Note string
+}
+
+// PrincipalGuard is a Guard that applies the caller's own policy (per
+// key and account); the proxy prefers it when the Guard implements it.
+type PrincipalGuard interface {
+	CheckFor(ctx context.Context, p *gw.Principal, shape gw.Shape, body []byte) (Verdict, error)
 }
 
 // Guard checks a request body of the given shape. It must be safe for
@@ -320,7 +337,13 @@ func (x *Exchange) verdict(ctx context.Context) (Verdict, bool) {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		v, err := g.cfg.Guard.Check(gctx, x.in.Endpoint, x.in.Body)
+		var v Verdict
+		var err error
+		if pg, ok := g.cfg.Guard.(PrincipalGuard); ok {
+			v, err = pg.CheckFor(gctx, x.in.Principal, x.in.Endpoint, x.in.Body)
+		} else {
+			v, err = g.cfg.Guard.Check(gctx, x.in.Endpoint, x.in.Body)
+		}
 		ch <- res{v, err}
 	}()
 	var r res
@@ -337,15 +360,26 @@ func (x *Exchange) verdict(ctx context.Context) (Verdict, bool) {
 		}
 		return Verdict{}, false
 	}
+	if r.v.Flagged && r.v.Monitor {
+		// Monitor mode: the incident is recorded, the request goes on.
+		x.Guard = "monitor:" + r.v.Kind
+		x.recordIncident(ctx, r.v)
+		return r.v, false
+	}
 	if r.v.Flagged {
 		x.Guard = "flagged:" + r.v.Kind
 		return r.v, true
 	}
 	x.Guard = "pass"
+	if r.v.Note != "" {
+		x.Guard = r.v.Note
+	}
 	return r.v, false
 }
 
-func (x *Exchange) block(ctx context.Context, v Verdict) error {
+// recordIncident stores the verdict's incident, with its flagged text
+// when the store keeps texts, and returns its id.
+func (x *Exchange) recordIncident(ctx context.Context, v Verdict) string {
 	in := &x.in
 	inc := &gw.Incident{
 		ID: id.New("inc_", x.g.cfg.Now()), RequestID: in.RequestID, AccountID: in.Principal.AccountID, KeyID: in.Principal.KeyID,
@@ -355,11 +389,22 @@ func (x *Exchange) block(ctx context.Context, v Verdict) error {
 	defer cancel()
 	if err := x.g.cfg.Store.CreateIncident(wctx, inc); err != nil {
 		x.g.cfg.Logger.Error("store incident", "request_id", in.RequestID, "err", err)
+		return inc.ID
 	}
+	if gs, ok := x.g.cfg.Store.(gw.GuardStore); ok && v.Text != "" {
+		t := gw.IncidentText{IncidentID: inc.ID, AccountID: in.Principal.AccountID, Hash: v.TextHash, Text: v.Text}
+		if err := gs.SetIncidentText(wctx, t); err != nil {
+			x.g.cfg.Logger.Error("store incident text", "request_id", in.RequestID, "err", err)
+		}
+	}
+	return inc.ID
+}
+
+func (x *Exchange) block(ctx context.Context, v Verdict) error {
 	return &gw.Error{
 		Code:       gw.CodeRequestBlocked,
 		Message:    "the request was blocked by the prompt-extraction guard; if you think this is wrong, contact support with the incident_id",
-		IncidentID: inc.ID,
+		IncidentID: x.recordIncident(ctx, v),
 		NoRetry:    true,
 	}
 }

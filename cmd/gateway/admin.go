@@ -83,7 +83,10 @@ func demoKey(ctx context.Context, st gw.Store, w io.Writer) error {
 
 func keysCmd(ctx context.Context, cfg Config, args []string, w io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: gateway keys create|list|revoke")
+		return errors.New("usage: gateway keys create|list|revoke|update")
+	}
+	if args[0] == "update" {
+		return keysUpdate(ctx, cfg, args[1:], w)
 	}
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	dbFlag(fs, &cfg)
@@ -94,7 +97,11 @@ func keysCmd(ctx context.Context, cfg Config, args []string, w io.Writer) error 
 		balance := fs.String("balance-usd", "0", "top up the account by this many USD")
 		rpm := fs.Int64("rpm", 0, "this key's requests per minute (0: the configured default)")
 		tpm := fs.Int64("tpm", 0, "this key's tokens per minute (0: the configured default)")
+		pf := addPolicyFlags(fs)
 		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if _, err := pf.policy(); err != nil {
 			return err
 		}
 		if *rpm < 0 || *tpm < 0 {
@@ -108,6 +115,11 @@ func keysCmd(ctx context.Context, cfg Config, args []string, w io.Writer) error 
 			secret, k, err := createKeyWithLimits(ctx, st, *account, amount, gw.Limit{RPM: *rpm, TPM: *tpm})
 			if err != nil {
 				return err
+			}
+			if pf.set() {
+				if err := pf.apply(ctx, st, "key", k.ID); err != nil {
+					return fmt.Errorf("key %s created, but its guard policy was not set: %w", k.ID, err)
+				}
 			}
 			if *asJSON {
 				return printJSON(w, map[string]string{"key": secret, "key_id": k.ID, "account": k.AccountName, "account_id": k.AccountID})
@@ -250,7 +262,13 @@ func modelsCmd(cfg Config, w io.Writer) error {
 
 func incidentsCmd(ctx context.Context, cfg Config, args []string, w io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: gateway incidents list|show")
+		return errors.New("usage: gateway incidents list|show|review|export")
+	}
+	switch args[0] {
+	case "review":
+		return incidentsReview(ctx, cfg, args[1:], w)
+	case "export":
+		return incidentsExport(ctx, cfg, args[1:], w)
 	}
 	fs := flag.NewFlagSet("incidents "+args[0], flag.ContinueOnError)
 	dbFlag(fs, &cfg)

@@ -30,6 +30,7 @@ type Config struct {
 	Guard           bool    // GATEWAY_GUARD: on (default) or off
 	GuardThreshold  float64 // GATEWAY_GUARD_THRESHOLD: 0 = the model's
 	GuardFailClosed bool    // GATEWAY_GUARD_FAIL: "open" (default) or "closed"
+	GuardSecond     GuardSecondConfig
 
 	RateCardFile string // GATEWAY_RATECARD_FILE: override file merged over the embedded card
 	AdminToken   string // GATEWAY_ADMIN_TOKEN: dashboard sign-in for all accounts
@@ -125,6 +126,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 		}
 		c.GuardThreshold = f
 	}
+	errs = append(errs, c.GuardSecond.read(getenv)...)
 	str("GATEWAY_RATECARD_FILE", &c.RateCardFile)
 	str("GATEWAY_ADMIN_TOKEN", &c.AdminToken)
 	str("GATEWAY_METRICS_ADDR", &c.MetricsAddr)

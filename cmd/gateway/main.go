@@ -4,11 +4,14 @@
 //	gateway keys create [--account NAME] [--balance-usd N] [--rpm N] [--tpm N] [--json]
 //	gateway keys list [--json]
 //	gateway keys revoke KEY_ID
+//	gateway keys update KEY_ID|--account NAME [--guard block|monitor|off] [--guard-scope user|tools|all] [--guard-user-threshold X] [--guard-tool-threshold X] [--guard-assistant-threshold X]
 //	gateway balance add --account NAME --usd N
 //	gateway balance show --account NAME [--json]
 //	gateway models
 //	gateway incidents list [--json]
 //	gateway incidents show ID
+//	gateway incidents review ID --verdict false-positive|confirmed [--note T]
+//	gateway incidents export --reviewed
 //	gateway guard eval [--json] [--threshold X] FILE.jsonl
 //	gateway version
 //
@@ -34,10 +37,10 @@ const usage = `usage: gateway <command> [flags]
 
 commands:
   serve       run the gateway (--fake-vendors: all nine vendors faked in-process)
-  keys        create, list and revoke API keys
+  keys        create, list, revoke and update API keys (update: guard policy)
   balance     top up and show an account's balance
   models      print the rate card
-  incidents   list and show requests the guard blocked
+  incidents   list, show, review and export requests the guard flagged
   guard       evaluate the prompt-extraction guard on labelled data
   version     print the module version and the VCS revision it was built from
 `
