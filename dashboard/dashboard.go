@@ -147,6 +147,7 @@ func New(cfg Config) (*Dashboard, error) {
 	m.HandleFunc("GET /dashboard/logs.csv", d.signedIn(d.exportCSV))
 	m.HandleFunc("GET /dashboard/activity", d.signedIn(d.activity))
 	m.HandleFunc("GET /dashboard/incidents", d.signedIn(d.incidents))
+	m.Handle("POST /dashboard/incidents/{id}/review", csrf.Handler(d.signedIn(d.reviewIncident)))
 	m.HandleFunc("GET /dashboard/static/style.css", stylesheet)
 	m.HandleFunc("/dashboard/", d.notFound)
 	d.mux = m
