@@ -307,3 +307,43 @@ func TestReviewedFalsePositivePassesOnRetry(t *testing.T) {
 		t.Errorf("export %q: %+v %v", out.String(), row, err)
 	}
 }
+
+// A model served through the gateway's own provider as the second stage:
+// its one-word verdict decides the grey band, and its cost is booked to
+// the operator's account (a record with the cost and no charge), never to
+// the caller.
+func TestModelSecondStageBooksOperatorCost(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.GuardSecond = GuardSecondConfig{Target: "model:openai/" + nativeModels["openai"], Threshold: 0.5, Timeout: 2 * time.Second}
+	})
+	ctx := context.Background()
+	g, _ := guard.New(guard.Config{})
+	attackWord := greyText + " [fake:text=ATTACK]"
+	if v := g.Check([]guard.Segment{{Source: guard.SourceUser, Text: attackWord}}); !v.Grey {
+		t.Fatalf("%q is not in the band: %+v", attackWord, v)
+	}
+	before, _ := e.m.Store().Balance(ctx, e.acct)
+	resp := e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], greyText, false, ""))
+	readAll(t, resp.Body)
+	if resp.StatusCode != 200 || recordOf(t, e, resp).Guard != "grey:pass" {
+		t.Fatalf("the model's SAFE-like answer: status %d guard %q", resp.StatusCode, recordOf(t, e, resp).Guard)
+	}
+	own := recordOf(t, e, resp)
+	after, _ := e.m.Store().Balance(ctx, e.acct)
+	if after.Charged-before.Charged != own.Charge {
+		t.Errorf("the caller paid %v, its own request %v", after.Charged-before.Charged, own.Charge)
+	}
+	op, err := e.m.Store().AccountByName(ctx, operatorAccount)
+	if err != nil {
+		t.Fatalf("operator account: %v", err)
+	}
+	recs, err := e.m.Store().Records(ctx, gw.RecordFilter{AccountID: op.ID})
+	if err != nil || len(recs) != 1 || recs[0].Cost <= 0 || recs[0].Charge != 0 || recs[0].Note != "guard second stage" {
+		t.Fatalf("operator records %+v, %v", recs, err)
+	}
+	resp = e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], attackWord, false, ""))
+	body := readAll(t, resp.Body)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("the model answered ATTACK: status %d %s", resp.StatusCode, body)
+	}
+}
