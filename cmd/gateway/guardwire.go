@@ -106,10 +106,7 @@ func (a *policyGuard) CheckFor(ctx context.Context, p *gw.Principal, shape gw.Sh
 		}
 	}
 	out.Text = clipBytes(text, incidentTextBytes)
-	out.Excerpt = excerpt(segs)
-	if v.Segment >= 0 {
-		out.Excerpt = excerpt(segs[v.Segment : v.Segment+1])
-	}
+	out.Excerpt = excerpt(segs[v.Segment : v.Segment+1]) // the flagged text's start
 	out.Monitor = pol.Mode == gw.GuardMonitor
 	return out, nil
 }
@@ -194,8 +191,12 @@ func mergePolicy(base gw.GuardPolicy, over *gw.GuardPolicy) gw.GuardPolicy {
 // effectivePolicy is the policy a key runs under, for the CLI and the
 // dashboard.
 func effectivePolicy(ctx context.Context, st gw.Store, keyID, accountID string) (gw.GuardPolicy, error) {
-	pg := newPolicyGuard(nil, st, nil, nil)
-	return pg.policy(ctx, &gw.Principal{KeyID: keyID, AccountID: accountID})
+	gs, ok := st.(gw.GuardStore)
+	if !ok {
+		return gw.EffectiveGuardPolicy(nil, nil), nil
+	}
+	kp, ap, err := gs.GuardPolicies(ctx, keyID, accountID)
+	return gw.EffectiveGuardPolicy(kp, ap), err
 }
 
 // validatePolicy checks a policy's names and thresholds.

@@ -123,24 +123,8 @@ func (a billerAdapter) Price(vendor, model string, u gw.Usage) (proxy.Quote, err
 	return proxy.Quote{Cost: q.Cost, Charge: q.Charge, Note: q.Note}, err
 }
 
-// guardAdapter fits guard.Guard to proxy.Guard.
-type guardAdapter struct{ g *guard.Guard }
-
-// excerptRunes bounds the text kept with an incident.
+// excerptRunes bounds the text kept with an incident as its excerpt.
 const excerptRunes = 500
-
-func (a guardAdapter) Check(_ context.Context, shape gw.Shape, body []byte) (proxy.Verdict, error) {
-	segs, err := guard.Segments(shape, body)
-	if err != nil {
-		return proxy.Verdict{}, fmt.Errorf("guard segments: %w", err)
-	}
-	v := a.g.Check(segs)
-	out := proxy.Verdict{Flagged: v.Flagged, Kind: string(v.Kind), Score: v.Score, Reason: v.Reason}
-	if v.Flagged {
-		out.Excerpt = excerpt(segs)
-	}
-	return out, nil
-}
 
 // excerpt keeps the start of the last non-system text, where an attack
 // usually sits.
