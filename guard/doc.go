@@ -156,7 +156,7 @@
 // # Threshold and measured figures
 //
 // The shipped operating point favours precision: a request is blocked at
-// a score of 0.90, and scores from 0.6898 up to it are the grey band,
+// a score of 0.90, and scores from 0.6935 up to it are the grey band,
 // which a second stage may judge (see [Verdict.Grey]; with none
 // configured the gateway lets the band through and logs it "grey"). The
 // model stores both; the command
@@ -194,23 +194,23 @@
 // count as benign rows although the gateway never scores system prompts
 // ("gateway view" below leaves them out). Measured out of fold, seed 1:
 //
-//	                              before (0.6823)      after: band 0.6898   after: block 0.90
-//	all rows (13,294): recall         0.313                 0.306               0.167
-//	  FPR, every benign row           0.010                 0.010               0.0027 (22 rows: rules)
-//	  FPR, gateway view (6,977)       -                     0.0060              0.0003 (2 rows)
-//	development set: recall           0.481                 0.475               0.268
+//	                              before (0.6823)      after: band 0.6935   after: block 0.90
+//	all rows (13,294): recall         0.313                 0.303               0.166
+//	  FPR, every benign row           0.010                 0.010               0.0029 (23 rows)
+//	  FPR, gateway view (6,977)       -                     0.0060              0.0004 (3 rows)
+//	development set: recall           0.481                 0.471               0.267
 //	development set at its own
-//	  FPR 0.010: recall               0.554                 0.554               -
+//	  FPR 0.010: recall               0.554                 0.555               -
 //
 // The band's figures are within the seed noise of the previous model's
 // (seeds move them by 0.01-0.02, EXPERIMENTS.md; seed 2: all rows 0.306
-// before, 0.307 after, the development set at its own 1% 0.553 and
-// 0.554); blocking at 0.90 costs
-// recall: 0.306 -> 0.167 over all rows, 0.475 -> 0.268 on the
-// development set, which a second stage on the band can win back. The
-// 22 benign rows flagged at 0.90 are all rule matches in defence prompts
-// scored as user text; the FPR of 0.1% cannot hold on every benign row
-// as user text while the rules are a floor.
+// before, 0.309 after, the development set at its own 1% 0.553 and
+// 0.554); blocking at 0.90 costs recall: 0.303 -> 0.166 over all rows, 0.471 -> 0.267 on
+// the development set, which a second stage on the band can win back. Of
+// the 23 benign rows flagged at 0.90, 22 are rule matches (20 of them
+// system prompts scored as user text) and one an HTML page at 0.905; an
+// FPR of 0.1% cannot hold on every benign row as user text while the
+// rules are a floor (they alone flag 0.27%).
 //
 // `gateway guard eval --json` with the shipped model (which has seen the
 // allowed collections), before -> after:
@@ -219,7 +219,7 @@
 //	testdata/benign/devquestions.jsonl    372    FPR 0.0511        FPR 0
 //	testdata/benign/agent.jsonl           250    FPR 0 (as user)   FPR 0 (as tool results)
 //	testdata/benign/sysprompts.jsonl       80    FPR 0.2875        FPR 0
-//	development set (whole file)        4,337    recall 0.714      recall 0.351
+//	development set (whole file)        4,337    recall 0.714      recall 0.350
 //	                                             FPR 0.0055        FPR 0.0018
 //
 // The development set's 4 benign rows flagged after are Tensor Trust

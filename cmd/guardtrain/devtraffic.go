@@ -30,7 +30,7 @@ func devTraffic(seed uint64) []guard.Example {
 
 	// Questions about prompts and models, from frames and subjects.
 	frames := []string{
-		"What is %s?", "Can you explain %s in simple terms?", "How do I write %s?", "Give me tips for %s.",
+		"What exactly is %s?", "Can you explain %s in simple terms?", "How do I write %s?", "Give me tips for %s.",
 		"Why does %s matter?", "Is there a best practice for %s?", "Where do I configure %s in the API?",
 		"What's a common mistake with %s?", "How long should %s be?", "Show me an example of %s.",
 		"How do I test %s before shipping it?", "Help me debug %s that the model keeps misreading.",
