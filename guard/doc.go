@@ -329,11 +329,13 @@
 // that rarely repeat, 41 µs):
 //
 // With the grey band and per-role thresholds (CheckPolicy), on the same
-// AMD EPYC host but with the machine heavily loaded (load average 14 on
-// its 2 cores), run alternately with the previous version: p50 of 8 KB
-// 46.0 and 46.5 µs against 45.9 and 45.9 µs, 0 allocs/op; the p99 was
-// 2.1-3.6 ms for both, and the spin loop's up to 2.0 ms in the same runs,
-// so under that load no p99 figure says anything about the guard.
+// AMD EPYC host (load average 1.3-1.5 while other work ran), alternately
+// with the previous version, two runs each: 8 KB 44.4-44.5 µs against
+// 43.9-44.1 µs, 1 KB 5.8 µs for both, 0 allocs/op; BenchmarkCheckP99
+// p50 45.8 against 45.5-45.6 µs and p99 69.6 and 160.4 µs (the spin
+// loop's 55.7 and 138.0 µs in the same runs) against 100.0 and 78.6 µs
+// (spin 63.1 and 53.2): under 100 µs whenever the machine's own tail
+// allows it.
 //
 //	go test ./guard -run '^$' -bench 'Check(1KB|8KB|64KB|8KBVaried)$' -benchmem -benchtime 5000x
 //	go test ./guard -run '^$' -bench 'P99$' -benchtime 20000x
