@@ -143,7 +143,7 @@ type Record struct {
 	Charge    Money // Charge(Cost); zero unless the request succeeded
 	Latency   time.Duration
 	TTFB      time.Duration
-	Guard     string // guard verdict: "pass", "flagged:<kind>", "off", "error"
+	Guard     string // guard verdict: "pass", "flagged:<kind>", "monitor:<kind>", "grey", "grey:pass", "allowed", "off", "error"
 	Note      string // e.g. "usage_missing", dropped fields
 	CreatedAt time.Time
 	// UsageClamped: the vendor's usage was beyond what the request

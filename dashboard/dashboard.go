@@ -193,6 +193,7 @@ func New(cfg Config) (*Dashboard, error) {
 			m.Handle(pattern, csrf.Handler(d.signedIn(d.adminForm(f))))
 		}
 	}
+	m.Handle("POST /dashboard/incidents/{id}/review", csrf.Handler(d.signedIn(d.reviewIncident)))
 	m.HandleFunc("GET /dashboard/static/style.css", stylesheet)
 	m.HandleFunc("/dashboard/", d.notFound)
 	d.mux = m

@@ -19,8 +19,11 @@ const incidentsScan = 1000
 type incidentsPage struct {
 	basePage
 	Accounts []accountOption
+	Account  string // the chosen account (admin)
 	Request  string
 	Rows     []incidentView
+	// Policies is the effective guard policy of each live key shown.
+	Policies []policyView
 }
 
 type incidentView struct {
@@ -30,6 +33,9 @@ type incidentView struct {
 	KeyID, KeyHint            string
 	Kind, Score, Reason       string
 	Excerpt                   string
+	// Review is the review's verdict ("" when not reviewed), with its
+	// note and time.
+	Review, ReviewNote, ReviewTime string
 }
 
 func (d *Dashboard) incidents(w http.ResponseWriter, r *http.Request, v *viewer) {
@@ -41,13 +47,32 @@ func (d *Dashboard) incidents(w http.ResponseWriter, r *http.Request, v *viewer)
 		d.fail(w, r, v, err)
 		return
 	}
-	p := &incidentsPage{basePage: base(v, "Incidents", "incidents", account), Accounts: v.options(account), Request: request}
+	p := &incidentsPage{basePage: base(v, "Incidents", "incidents", account), Accounts: v.options(account), Account: account, Request: request}
+	var ids []string
 	for i := range all {
 		in := &all[i]
 		if account != "" && in.AccountID != account || request != "" && in.RequestID != request {
 			continue
 		}
 		p.Rows = append(p.Rows, d.incidentView(v, in, account))
+		ids = append(ids, in.ID)
+	}
+	if gs, ok := d.store.(gw.GuardStore); ok {
+		revs, err := gs.IncidentReviews(r.Context(), ids)
+		if err != nil {
+			d.fail(w, r, v, err)
+			return
+		}
+		for i := range p.Rows {
+			if rv, ok := revs[p.Rows[i].ID]; ok {
+				p.Rows[i].Review, p.Rows[i].ReviewNote = rv.Verdict, rv.Note
+				p.Rows[i].ReviewTime = rv.ReviewedAt.UTC().Format(timeLayoutMs)
+			}
+		}
+	}
+	if p.Policies, err = d.policies(r, v, account); err != nil {
+		d.fail(w, r, v, err)
+		return
 	}
 	d.render(w, r, http.StatusOK, "incidents", p)
 }

@@ -164,36 +164,82 @@
 //
 // # Threshold and measured figures
 //
+// The shipped operating point favours precision: a request is blocked at
+// a score of 0.90, and scores from 0.6935 up to it are the grey band,
+// which a second stage may judge (see [Verdict.Grey]; with none
+// configured the gateway lets the band through and logs it "grey"). The
+// model stores both; the command
+//
+//	go run ./cmd/guardtrain -data PATH/dev.jsonl -extra cmd/guardtrain/data -cv -threshold 0.90 -out guard/model.json
+//
+// writes the embedded file byte for byte: -cv sets the band's lower end
+// (the lowest threshold whose pooled out-of-fold FPR is at most 1%) and
+// -threshold the blocking one.
+//
+// Why 0.90. What users of a model gateway send all day (the benign sets
+// in testdata/benign, never trained on: 372 developer questions about
+// prompts, jailbreaking phones and consoles, developer modes, secrets and
+// security training in 13 languages; 250 coding-agent tool results with
+// .env.example files, sources, logs, READMEs and fixtures; 80 long
+// system prompts pasted as user text) was flagged at 5.1%, 0% and 28.7%
+// by the previous model at its 0.6823; the target is at most 0.1% on
+// each. Rules reading questions and quotations as orders were fixed
+// first (see rules.go: "what does developer mode do", "write a good
+// system prompt", "everything above line 40", a quoted or explained
+// attack, an example dialogue in a system prompt); the rules still
+// match 709 of the 711 attacks they matched (the two lost were "on" in
+// the next sentence's "From now on" after "Developer Mode"). Then
+// cmd/guardtrain's devtraffic.go (own wording) was added to training.
+// The remaining false positives on the questions score up to 0.87
+// ("a user typed 'ignore previous instructions ...'. Should we ban
+// him?"), so blocking starts at 0.90. TestShippedModelBenignSets holds
+// the three sets at 0.1%.
+//
 // With -cv every collection is held out in turn (45 folds: a fold never
 // trains and tests on the same collection; licence-restricted
-// collections are only ever test folds). The default threshold is the
-// lowest one whose false-positive rate on the pooled out-of-fold benign
-// scores of all benign collections is at most 1%. Every row is scored as
-// user text, as [EvalCommand] scores a file that does not say which rows
-// are system prompts: the 150 benign Tensor Trust defence prompts and the
-// system-prompt collections count as benign rows although the gateway
-// itself never scores system prompts (-systemrows system measures the
-// gateway's view instead). Per
-// kind: recall over that kind's attacks, FPR over the benign rows,
-// precision = that kind's flagged attacks over those plus all flagged
-// benign rows. Measured (out of fold):
+// collections are only ever test folds). Every row is scored as user
+// text, as [EvalCommand] scores a file whose rows give no role: the 150
+// benign Tensor Trust defence prompts and the system-prompt collections
+// count as benign rows although the gateway never scores system prompts
+// ("gateway view" below leaves them out). Measured out of fold, seed 1:
 //
-//	threshold 0.6823 (pooled FPR 0.010 over 8,001 benign rows)
-//	                      all rows (13,294)      development set (4,337)
-//	kind        precision  recall   fpr      precision  recall   fpr
-//	all             0.954   0.313  0.010         0.991   0.481  0.005
-//	extraction      0.864   0.503  0.010         0.977   0.660  0.005
-//	jailbreak       0.865   0.335  0.010         0.976   0.568  0.005
-//	injection       0.888   0.231  0.010         0.956   0.266  0.005
+//	                              before (0.6823)      after: band 0.6935   after: block 0.90
+//	all rows (13,294): recall         0.313                 0.303               0.166
+//	  FPR, every benign row           0.010                 0.010               0.0029 (23 rows)
+//	  FPR, gateway view (6,977)       -                     0.0060              0.0004 (3 rows)
+//	development set: recall           0.481                 0.471               0.267
+//	development set at its own
+//	  FPR 0.010: recall               0.554                 0.555               -
 //
-//	development set at its own FPR 0.010 (threshold 0.6067): recall 0.554
-//	(extraction 0.733, jailbreak 0.622, injection 0.355)
-//	rows never trained on (the licence-restricted collections, 1,697):
-//	recall 0.471 at FPR 0.008 at the threshold
+// The band's figures are within the seed noise of the previous model's
+// (seeds move them by 0.01-0.02, EXPERIMENTS.md; seed 2: all rows 0.306
+// before, 0.309 after, the development set at its own 1% 0.553 and
+// 0.554); blocking at 0.90 costs recall: 0.303 -> 0.166 over all rows, 0.471 -> 0.267 on
+// the development set, which a second stage on the band can win back. Of
+// the 23 benign rows flagged at 0.90, 22 are rule matches (20 of them
+// system prompts scored as user text) and one an HTML page at 0.905; an
+// FPR of 0.1% cannot hold on every benign row as user text while the
+// rules are a floor (they alone flag 0.27%).
+//
+// `gateway guard eval --json` with the shipped model (which has seen the
+// allowed collections), before -> after:
+//
+//	set                                  rows    before            after
+//	testdata/benign/devquestions.jsonl    372    FPR 0.0511        FPR 0
+//	testdata/benign/agent.jsonl           250    FPR 0 (as user)   FPR 0 (as tool results)
+//	testdata/benign/sysprompts.jsonl       80    FPR 0.2875        FPR 0
+//	development set (whole file)        4,337    recall 0.714      recall 0.350
+//	                                             FPR 0.0055        FPR 0.0018
+//
+// The development set's 4 benign rows flagged after are Tensor Trust
+// defence prompts matched by rules (system prompts: the gateway never
+// scores them); its other 2,020 benign rows pass.
 //
 // # Where it falls short
 //
-// These figures are far from the 0.95 recall the guard was asked for,
+// (The figures of this section were measured at the previous model's
+// 1% operating point, now the grey band's lower end.) These figures are
+// far from the 0.95 recall the guard was asked for,
 // and the limit is the ranking, not the threshold: at a pooled FPR of
 // 0.10 recall over all rows is still only 0.57. A lexical model
 // generalises poorly to collections whose style no other collection
@@ -290,6 +336,15 @@
 // of 8 KB is met only some of the time. See bench_test.go
 // (BenchmarkCheck8KBVaried is the worst case for the word cache: words
 // that rarely repeat, 41 µs):
+//
+// With the grey band and per-role thresholds (CheckPolicy), on the same
+// AMD EPYC host (load average 1.3-1.5 while other work ran), alternately
+// with the previous version, two runs each: 8 KB 44.4-44.5 µs against
+// 43.9-44.1 µs, 1 KB 5.8 µs for both, 0 allocs/op; BenchmarkCheckP99
+// p50 45.8 against 45.5-45.6 µs and p99 69.6 and 160.4 µs (the spin
+// loop's 55.7 and 138.0 µs in the same runs) against 100.0 and 78.6 µs
+// (spin 63.1 and 53.2): under 100 µs whenever the machine's own tail
+// allows it.
 //
 //	go test ./guard -run '^$' -bench 'Check(1KB|8KB|64KB|8KBVaried)$' -benchmem -benchtime 5000x
 //	go test ./guard -run '^$' -bench 'P99$' -benchtime 20000x

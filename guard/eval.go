@@ -46,11 +46,30 @@ type evalRow struct {
 	Text  string `json:"text"`
 	Label string `json:"label"`
 	Kind  string `json:"kind"`
+	// Role says how the row reaches the guard: "user" (the default),
+	// "tool" (a tool result or document), "assistant" or "system" (never
+	// scored, as the gateway treats system prompts).
+	Role string `json:"role,omitempty"`
+}
+
+// source is the row's role as a segment source; readEvalRows has
+// checked it.
+func (r evalRow) source() Source {
+	switch r.Role {
+	case "tool":
+		return SourceTool
+	case "assistant":
+		return SourceAssistant
+	case "system":
+		return SourceSystem
+	}
+	return SourceUser
 }
 
 // EvalCommand implements `gateway guard eval [--json] [--threshold X]
 // FILE.jsonl`. Each line of FILE is {"text", "label": "attack"|"benign",
-// "kind"}; each text is checked as one user segment. It prints the
+// "kind", "role"}; each text is checked as one segment of its role
+// ("user" when absent; "tool" for tool results and documents). It prints the
 // threshold and precision, recall and false-positive rate overall and per
 // kind (see EvalReport for the definitions), as a table or, with --json,
 // as one JSON object.
@@ -122,6 +141,12 @@ func readEvalRows(path string) ([]evalRow, error) {
 		if r.Label != "attack" && r.Label != "benign" {
 			return nil, fmt.Errorf("guard eval: %s line %d: label %q is not attack or benign", path, n, r.Label)
 		}
+		r.Role = strings.ToLower(strings.TrimSpace(r.Role))
+		switch r.Role {
+		case "", "user", "tool", "assistant", "system":
+		default:
+			return nil, fmt.Errorf("guard eval: %s line %d: role %q is not user, tool, assistant or system", path, n, r.Role)
+		}
 		rows = append(rows, r)
 	}
 	if err := sc.Err(); err != nil {
@@ -137,7 +162,7 @@ func evaluate(g *Guard, rows []evalRow) EvalReport {
 	var tp, fp, att, ben int
 	kRows, kTP, kAgree := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, r := range rows {
-		v := g.Check([]Segment{{Source: SourceUser, Text: r.Text}})
+		v := g.Check([]Segment{{Source: r.source(), Text: r.Text}})
 		if r.Label == "benign" {
 			ben++
 			if v.Flagged {

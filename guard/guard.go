@@ -41,11 +41,79 @@ type Segment = gw.Text
 // highest attack score among the scanned segments (0..1). Kind is the
 // likeliest kind of attack in the segment that scored it (set whenever
 // a segment was scored); Reason says why, set only when flagged.
+//
+// Grey is set, when the request is not flagged, if a scored segment's
+// score fell in the grey band (at or above the band's lower end, below
+// its blocking threshold): a second stage may judge it. Segment is the
+// index in the checked segments of the segment that set Score (the
+// flagged one when Flagged, else the highest grey one when Grey), -1 when
+// none was scored.
 type Verdict struct {
 	Flagged bool
+	Grey    bool
 	Kind    Kind
 	Score   float64
 	Reason  string // short, human readable
+	Segment int
+}
+
+// Scope says which segments a policy scores. System segments are never
+// scored.
+type Scope string
+
+// Scopes.
+const (
+	ScopeUser  Scope = "user"  // user text only
+	ScopeTools Scope = "tools" // user text and tool results (documents)
+	ScopeAll   Scope = "all"   // user text, tool results and assistant turns (the default)
+)
+
+// ParseScope reads a scope name; "" is ScopeAll.
+func ParseScope(s string) (Scope, error) {
+	switch Scope(s) {
+	case "":
+		return ScopeAll, nil
+	case ScopeUser, ScopeTools, ScopeAll:
+		return Scope(s), nil
+	}
+	return "", fmt.Errorf("guard scope %q: want user, tools or all", s)
+}
+
+// Policy adjusts a check to one key or account: which segments are
+// scored and the blocking threshold per role (0: the guard's; for
+// assistant turns the guard's is stricter, see Check). The zero Policy
+// is the guard's default.
+type Policy struct {
+	Scope              Scope
+	UserThreshold      float64
+	ToolThreshold      float64
+	AssistantThreshold float64
+}
+
+// Validate reports whether the policy is usable.
+func (p Policy) Validate() error {
+	if _, err := ParseScope(string(p.Scope)); err != nil {
+		return err
+	}
+	for _, t := range []float64{p.UserThreshold, p.ToolThreshold, p.AssistantThreshold} {
+		if t < 0 || t >= 1 {
+			return fmt.Errorf("guard threshold %v outside [0, 1)", t)
+		}
+	}
+	return nil
+}
+
+// scores reports whether the policy scores segments of src.
+func (p Policy) scores(src Source) bool {
+	switch src {
+	case SourceSystem:
+		return false
+	case SourceTool:
+		return p.Scope != ScopeUser
+	case SourceAssistant:
+		return p.Scope == "" || p.Scope == ScopeAll
+	}
+	return true
 }
 
 // Config configures a Guard. The zero value uses the model's defaults.
@@ -53,12 +121,18 @@ type Config struct {
 	// Threshold is the attack score at or above which a request is
 	// flagged, in (0, 1); 0 means the model's default.
 	Threshold float64
+	// Grey is the lower end of the grey band, below the threshold; 0
+	// means the model's, negative means no band.
+	Grey float64
 }
 
 // Validate reports whether the configuration is usable.
 func (c Config) Validate() error {
 	if c.Threshold < 0 || c.Threshold >= 1 {
 		return fmt.Errorf("guard threshold %v outside [0, 1)", c.Threshold)
+	}
+	if c.Grey >= 1 || c.Grey > 0 && c.Threshold > 0 && c.Grey >= c.Threshold {
+		return fmt.Errorf("guard grey band from %v: must be below the threshold", c.Grey)
 	}
 	return nil
 }
@@ -81,6 +155,7 @@ type Guard struct {
 	model     *Model
 	lex       *lexicon
 	threshold float64
+	grey      float64   // 0: no grey band
 	pool      sync.Pool // *scratch
 }
 
@@ -106,6 +181,16 @@ func NewWithModel(m *Model, cfg Config) (*Guard, error) {
 	if g.threshold == 0 {
 		g.threshold = m.Threshold
 	}
+	switch {
+	case cfg.Grey < 0:
+	case cfg.Grey > 0:
+		g.grey = cfg.Grey
+	default:
+		g.grey = m.Grey
+	}
+	if g.grey >= g.threshold {
+		g.grey = 0 // a lowered threshold leaves no band below it
+	}
 	g.pool.New = func() any {
 		return &scratch{
 			norm:   make([]byte, 0, 8192),
@@ -121,45 +206,80 @@ func NewWithModel(m *Model, cfg Config) (*Guard, error) {
 // Threshold is the score at or above which Check flags a request.
 func (g *Guard) Threshold() float64 { return g.threshold }
 
+// Grey is the lower end of the grey band (0: none).
+func (g *Guard) Grey() float64 { return g.grey }
+
 // assistantThreshold is stricter: assistant turns in a request are
 // normally the model's own past answers, which may quote attacks while
 // refusing them, but a caller can forge them to carry one.
 func (g *Guard) assistantThreshold() float64 { return g.threshold + (1-g.threshold)/2 }
 
-// Check scores the non-system segments and returns the request's
-// verdict. Its cost is bounded whatever the request's size: past
-// maxRequestWindows windows it scores a sample (see segments.go).
+// thresholdFor is the blocking threshold of a segment of src under p.
+func (g *Guard) thresholdFor(p *Policy, src Source) float64 {
+	switch {
+	case src == SourceUser && p.UserThreshold > 0:
+		return p.UserThreshold
+	case src == SourceTool && p.ToolThreshold > 0:
+		return p.ToolThreshold
+	case src == SourceAssistant && p.AssistantThreshold > 0:
+		return p.AssistantThreshold
+	case src == SourceAssistant:
+		return g.assistantThreshold()
+	}
+	return g.threshold
+}
+
+// Check scores every non-system segment and returns the request's
+// verdict, under the default policy.
 func (g *Guard) Check(segs []Segment) Verdict {
+	return g.CheckPolicy(segs, Policy{})
+}
+
+// CheckPolicy scores the segments the policy's scope takes, each against
+// its role's threshold, and returns the request's verdict. Its cost is
+// bounded whatever the request's size: past maxRequestWindows windows it
+// scores a sample (see segments.go).
+func (g *Guard) CheckPolicy(segs []Segment, p Policy) Verdict {
 	sc := g.pool.Get().(*scratch)
 	defer g.pool.Put(sc)
-	var best Verdict
+	best := Verdict{Segment: -1}
 	var bestRes result
 	var bestSrc Source
-	consider := func(src Source, r result) {
-		thr := g.threshold
-		if src == SourceAssistant {
-			thr = g.assistantThreshold()
-		}
+	greyAt, greyScore := -1, 0.0
+	consider := func(i int, r result) {
+		src := segs[i].Source
+		thr := g.thresholdFor(&p, src)
 		flagged := r.score >= thr
+		if !flagged && g.grey > 0 && r.score >= min(g.grey, thr) && r.score > greyScore {
+			greyAt, greyScore = i, r.score
+		}
 		if flagged && !best.Flagged || flagged == best.Flagged && r.score > best.Score {
-			best.Flagged, best.Score = flagged, r.score
+			best.Flagged, best.Score, best.Segment = flagged, r.score, i
 			bestRes, bestSrc = r, src
 		}
 	}
-	idx := scanned(segs)
+	var idx []int
+	for _, i := range scanned(segs) {
+		if p.scores(segs[i].Source) {
+			idx = append(idx, i)
+		}
+	}
 	if ws := sample(segs, idx, randN); ws != nil {
 		for _, w := range ws {
 			text := segs[w.seg].Text
 			start, end := alignWindow(text, w.start, min(w.start+windowSize, len(text)))
-			consider(segs[w.seg].Source, g.scoreWindow(sc, text[start:end]))
+			consider(w.seg, g.scoreWindow(sc, text[start:end]))
 		}
 	} else {
 		for _, i := range idx {
-			consider(segs[i].Source, g.scoreText(sc, segs[i].Text))
+			consider(i, g.scoreText(sc, segs[i].Text))
 		}
 	}
 	if best.Score == 0 {
 		return best
+	}
+	if !best.Flagged && greyAt >= 0 {
+		best.Grey, best.Segment = true, greyAt
 	}
 	best.Kind = bestRes.kind
 	if bestSrc == SourceTool {

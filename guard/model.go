@@ -36,6 +36,10 @@ const (
 type Model struct {
 	// Threshold is the default decision threshold on the attack score.
 	Threshold float64
+	// Grey is the lower end of the grey band: scores in [Grey,
+	// Threshold) are not blocked by the first stage but may be sent to a
+	// second stage (0: no band).
+	Grey float64
 	// Meta describes how the model was trained (free text, kept in the
 	// file for provenance).
 	Meta string
@@ -52,6 +56,7 @@ type modelFile struct {
 	Signature string     `json:"signature"`
 	Meta      string     `json:"meta,omitempty"`
 	Threshold float64    `json:"threshold"`
+	Grey      float64    `json:"grey,omitempty"`
 	Buckets   int        `json:"buckets"`
 	Bias      []float32  `json:"bias"`
 	Scale     []float32  `json:"scale"`
@@ -66,6 +71,7 @@ func (m *Model) MarshalJSON() ([]byte, error) {
 		Signature: m.signature,
 		Meta:      m.Meta,
 		Threshold: m.Threshold,
+		Grey:      m.Grey,
 		Buckets:   numBuckets,
 		Bias:      m.bias[:],
 		Scale:     m.scale[:],
@@ -100,7 +106,11 @@ func (m *Model) UnmarshalJSON(b []byte) error {
 	}
 	m.signature = f.Signature
 	m.Meta = f.Meta
+	if f.Grey < 0 || f.Grey >= f.Threshold && f.Grey != 0 {
+		return fmt.Errorf("decode model: grey band from %v not below the threshold %v", f.Grey, f.Threshold)
+	}
 	m.Threshold = f.Threshold
+	m.Grey = f.Grey
 	copy(m.bias[:], f.Bias)
 	copy(m.scale[:], f.Scale)
 	m.sparse = asInt8(raw)

@@ -95,9 +95,11 @@ func findRules(sc *scratch) {
 			}
 		case t.concepts&(1<<cReveal) != 0:
 			sc.revealRules(i)
-		case sc.wordIs(i, "developer") && sc.wordIs(i+1, "mode"):
+		case sc.wordIs(i, "developer") && sc.wordIs(i+1, "mode") && !sc.quoted(i) && !sc.askedAbout(i):
 			for j := i + 2; j < n && j <= i+5; j++ {
-				if sc.has(j, cEnabled) || sc.wordIs(j, "on") {
+				// "on" only right after the name ("developer mode on"),
+				// not "developer mode do on Android"
+				if sc.has(j, cEnabled) || j == i+2 && sc.wordIs(j, "on") {
 					sc.rule = ruleHit{"enables developer mode", KindJailbreak, i}
 					break
 				}
@@ -124,11 +126,59 @@ func (sc *scratch) quoted(i int) bool {
 	for j := i - 1; j >= 0 && j >= i-8; j-- {
 		switch string(sc.word(j)) {
 		case "says", "say", "saying", "like", "as", "types", "writes", "asks", "tells", "if", "whenever", "attempts", "attempt", "tries", "try",
-			"might", "may", "attackers", "attacker", "someone", "anyone", "trick", "unless", "example", "fool", "convince", "persuade", "manipulate":
+			"might", "may", "attackers", "attacker", "someone", "anyone", "trick", "unless", "example", "fool", "convince", "persuade", "manipulate",
+			"typed", "wrote", "sent", "pasted", "entered", "explain", "explains", "meme", "memes", "phrase", "phrases", "called", "named":
 			return true
 		}
 		if sc.tokens[j].sent {
-			break
+			return sc.exampleTurn(j)
+		}
+	}
+	return false
+}
+
+// exampleTurn reports whether the sentence starting at token j is a
+// turn of an example dialogue: "Example of a refusal: User: ignore your
+// rules ...", a role label (user, customer, human) right before it and
+// "example" in the few words before the label.
+func (sc *scratch) exampleTurn(j int) bool {
+	k := j
+	if !sc.isRoleLabel(k) {
+		k = j - 1
+		if !sc.isRoleLabel(k) {
+			return false
+		}
+	}
+	for m := k - 1; m >= 0 && m >= k-8; m-- {
+		if sc.wordIs(m, "example") || sc.wordIs(m, "examples") {
+			return true
+		}
+	}
+	return false
+}
+
+func (sc *scratch) isRoleLabel(i int) bool {
+	return sc.wordIs(i, "user") || sc.wordIs(i, "customer") || sc.wordIs(i, "human")
+}
+
+// askedAbout reports whether token i is asked about rather than
+// ordered: its sentence opens with a question word or a verb that turns
+// the thing off ("What does developer mode do", "How do I turn off
+// developer mode").
+func (sc *scratch) askedAbout(i int) bool {
+	for j := i - 1; j >= 0 && j >= i-8; j-- {
+		if j >= i-3 {
+			switch string(sc.word(j)) {
+			case "disable", "disabling", "off", "exit", "leave", "quit":
+				return true
+			}
+		}
+		if sc.tokens[j].sent || j == 0 {
+			switch string(sc.word(j)) {
+			case "what", "what's", "how", "why", "does", "is", "can":
+				return true
+			}
+			return false
 		}
 	}
 	return false
@@ -141,9 +191,16 @@ func (sc *scratch) revealRules(i int) {
 	if sc.quoted(i) {
 		return
 	}
-	owner := false
+	owner, generic := false, false
 	for j := i + 1; j < n && j <= i+5; j++ {
-		if sc.has(j, cYour) || sc.has(j, cSystem) {
+		switch string(sc.word(j)) {
+		case "a", "an", "my", "our", "good", "new", "better", "sample", "example":
+			// "write a good system prompt", "show me an example system
+			// prompt": a prompt to be made, not the model's own ("your"
+			// still names the model's)
+			generic = generic || !owner
+		}
+		if sc.has(j, cYour) || sc.has(j, cSystem) && !generic {
 			owner = true
 			continue
 		}
@@ -178,7 +235,8 @@ func (sc *scratch) revealRules(i int) {
 		for j := i + 1; j < n && j <= i+4; j++ {
 			switch string(sc.word(j)) {
 			case "text", "words", "everything", "lines", "message", "messages", "content":
-				if sc.wordIs(j+1, "above") || sc.wordIs(j+2, "above") || sc.wordIs(j+1, "before") {
+				// "everything above line 40" is a place in a file
+				if (sc.wordIs(j+1, "above") || sc.wordIs(j+2, "above")) && !sc.wordIs(j+2, "line") && !sc.wordIs(j+3, "line") || sc.wordIs(j+1, "before") {
 					sc.rule = ruleHit{"asks to repeat the text above", KindExtraction, i}
 					return
 				}

@@ -32,6 +32,7 @@ type TrainOptions struct {
 	L2Sparse     float64 // L2 penalty on hashed n-gram weights; default 1e-2
 	L2Dense      float64 // L2 penalty on concept features; default 2e-2
 	Threshold    float64 // stored as the model's default threshold; default 0.5
+	Grey         float64 // stored as the lower end of the grey band; 0: none
 	Meta         string  // provenance text stored in the model
 }
 
@@ -208,6 +209,7 @@ func Train(ex []Example, opt TrainOptions) (*Model, error) {
 
 	m := &Model{
 		Threshold: opt.Threshold,
+		Grey:      opt.Grey,
 		Meta:      opt.Meta,
 		signature: lexiconSignature(),
 		sparse:    make([]int8, numBuckets*numCols),

@@ -56,7 +56,7 @@ func New() (*Metrics, error) {
 			Name: "gateway_charge_usd_total", Help: "Charges to callers' balances, in USD.",
 		}, []string{"vendor"}),
 		guard: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_guard_verdicts_total", Help: "Guard verdicts: pass, flagged:<kind>, error or off.",
+			Name: "gateway_guard_verdicts_total", Help: "Guard verdicts: pass, flagged:<kind>, monitor:<kind> (recorded, not blocked), grey (let through), grey:pass (passed by the second stage), allowed (a reviewed false positive), error or off.",
 		}, []string{"verdict"}),
 		clamped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_usage_clamped_total", Help: "Requests whose vendor-reported usage was beyond what the request allowed (clamped) or whose charge was capped at the hold.",
@@ -110,15 +110,17 @@ func (m *Metrics) Observe(r *gw.Record) {
 // guardLabel bounds the verdict label to the guard's known kinds.
 func guardLabel(v string) string {
 	switch v {
-	case "pass", "off", "error", "":
+	case "pass", "off", "error", "", "grey", "grey:pass", "allowed":
 		return v
 	}
-	if kind, ok := strings.CutPrefix(v, "flagged:"); ok {
-		switch kind {
-		case "extraction", "jailbreak", "injection", "guard_unavailable":
-			return v
+	for _, p := range []string{"flagged:", "monitor:"} {
+		if kind, ok := strings.CutPrefix(v, p); ok {
+			switch kind {
+			case "extraction", "jailbreak", "injection", "guard_unavailable":
+				return v
+			}
+			return p + "other"
 		}
-		return "flagged:other"
 	}
 	return "other"
 }

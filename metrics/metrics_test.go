@@ -47,6 +47,11 @@ func TestObserve(t *testing.T) {
 	if guardLabel("flagged:made-up-by-caller") != "flagged:other" || guardLabel("weird") != "other" {
 		t.Error("guard label not bounded")
 	}
+	for in, want := range map[string]string{"monitor:jailbreak": "monitor:jailbreak", "monitor:x": "monitor:other", "grey": "grey", "grey:pass": "grey:pass", "allowed": "allowed", "grey:x": "other"} {
+		if got := guardLabel(in); got != want {
+			t.Errorf("guardLabel(%q) = %q, want %q", in, got, want)
+		}
+	}
 	w := httptest.NewRecorder()
 	m.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	if !strings.Contains(w.Body.String(), `gateway_requests_total{endpoint="chat_completions",error="",status="200",vendor="openai"} 2`) {

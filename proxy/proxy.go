@@ -40,6 +40,23 @@ type Verdict struct {
 	Score   float64
 	Reason  string
 	Excerpt string // a bounded excerpt of the flagged text, for review
+	// Monitor: the caller's policy records a flagged request as an
+	// incident and lets it through.
+	Monitor bool
+	// Text is the flagged text (bounded) and TextHash the hash of its
+	// normalised form, kept with the incident for review: a reviewed
+	// false positive puts the hash on the account's allow list.
+	Text     string
+	TextHash [32]byte
+	// Note, when set, is the record's guard summary for a request that
+	// goes through ("grey", "allowed", "off", ...), else "pass".
+	Note string
+}
+
+// PrincipalGuard is a Guard that applies the caller's own policy (per
+// key and account); the proxy prefers it when the Guard implements it.
+type PrincipalGuard interface {
+	CheckFor(ctx context.Context, p *gw.Principal, shape gw.Shape, body []byte) (Verdict, error)
 }
 
 // Guard checks a request body of the given shape. It must be safe for
@@ -50,10 +67,11 @@ type Guard interface {
 
 // TextGuard is a Guard that can score the text the server already read
 // from the body (Inbound.Text), so that the body is parsed once per
-// request. When Inbound.Text is nil the proxy calls Check instead.
+// request, under the caller's own policy (p may be nil: the default).
+// When Inbound.Text is nil the proxy calls CheckFor or Check instead.
 type TextGuard interface {
 	Guard
-	CheckText(ctx context.Context, text []gw.Text) (Verdict, error)
+	CheckText(ctx context.Context, p *gw.Principal, text []gw.Text) (Verdict, error)
 }
 
 // Quote is a priced request.
@@ -552,18 +570,23 @@ func (x *Exchange) verdict(ctx context.Context) (Verdict, bool) {
 		// A small prompt is scored right here, beside the vendor call
 		// already under way: no goroutine, no timer (its cost is a few
 		// windows, bounded by the guard itself).
-		r.v, r.err = tg.CheckText(ctx, x.in.Text)
-		return x.judge(r.v, r.err)
+		r.v, r.err = tg.CheckText(ctx, x.in.Principal, x.in.Text)
+		return x.judge(ctx, r.v, r.err)
 	}
 	gctx, cancel := context.WithTimeout(ctx, g.cfg.GuardTimeout)
 	defer cancel()
 	ch := make(chan res, 1)
 	go func() {
 		var r res
-		if tg, ok := g.cfg.Guard.(TextGuard); ok && x.in.Text != nil {
-			r.v, r.err = tg.CheckText(gctx, x.in.Text)
-		} else {
-			r.v, r.err = g.cfg.Guard.Check(gctx, x.in.Endpoint, x.in.Body)
+		switch tg, isText := g.cfg.Guard.(TextGuard); {
+		case isText && x.in.Text != nil:
+			r.v, r.err = tg.CheckText(gctx, x.in.Principal, x.in.Text)
+		default:
+			if pg, ok := g.cfg.Guard.(PrincipalGuard); ok {
+				r.v, r.err = pg.CheckFor(gctx, x.in.Principal, x.in.Endpoint, x.in.Body)
+			} else {
+				r.v, r.err = g.cfg.Guard.Check(gctx, x.in.Endpoint, x.in.Body)
+			}
 		}
 		ch <- r
 	}()
@@ -572,7 +595,7 @@ func (x *Exchange) verdict(ctx context.Context) (Verdict, bool) {
 	case <-gctx.Done():
 		r.err = gctx.Err()
 	}
-	return x.judge(r.v, r.err)
+	return x.judge(ctx, r.v, r.err)
 }
 
 // inlineGuardBytes is the text size up to which the guard runs in the
@@ -588,7 +611,7 @@ func textBytes(t []gw.Text) int {
 }
 
 // judge turns the guard's answer into the request's fate.
-func (x *Exchange) judge(v Verdict, err error) (Verdict, bool) {
+func (x *Exchange) judge(ctx context.Context, v Verdict, err error) (Verdict, bool) {
 	g := x.g
 	if err != nil {
 		x.Guard = "error"
@@ -598,15 +621,26 @@ func (x *Exchange) judge(v Verdict, err error) (Verdict, bool) {
 		}
 		return Verdict{}, false
 	}
+	if v.Flagged && v.Monitor {
+		// Monitor mode: the incident is recorded, the request goes on.
+		x.Guard = "monitor:" + v.Kind
+		x.recordIncident(ctx, v)
+		return v, false
+	}
 	if v.Flagged {
 		x.Guard = "flagged:" + v.Kind
 		return v, true
 	}
 	x.Guard = "pass"
+	if v.Note != "" {
+		x.Guard = v.Note
+	}
 	return v, false
 }
 
-func (x *Exchange) block(ctx context.Context, v Verdict) error {
+// recordIncident stores the verdict's incident, with its flagged text
+// when the store keeps texts, and returns its id.
+func (x *Exchange) recordIncident(ctx context.Context, v Verdict) string {
 	in := &x.in
 	inc := &gw.Incident{
 		ID: id.New("inc_", x.g.cfg.Now()), RequestID: in.RequestID, AccountID: in.Principal.AccountID, KeyID: in.Principal.KeyID,
@@ -616,11 +650,22 @@ func (x *Exchange) block(ctx context.Context, v Verdict) error {
 	defer cancel()
 	if err := x.g.cfg.Store.CreateIncident(wctx, inc); err != nil {
 		x.g.cfg.Logger.Error("store incident", "request_id", in.RequestID, "err", err)
+		return inc.ID
 	}
+	if gs, ok := x.g.cfg.Store.(gw.GuardStore); ok && v.Text != "" {
+		t := gw.IncidentText{IncidentID: inc.ID, AccountID: in.Principal.AccountID, Hash: v.TextHash, Text: v.Text}
+		if err := gs.SetIncidentText(wctx, t); err != nil {
+			x.g.cfg.Logger.Error("store incident text", "request_id", in.RequestID, "err", err)
+		}
+	}
+	return inc.ID
+}
+
+func (x *Exchange) block(ctx context.Context, v Verdict) error {
 	return &gw.Error{
 		Code:       gw.CodeRequestBlocked,
 		Message:    "the request was blocked by the prompt-extraction guard; if you think this is wrong, contact support with the incident_id",
-		IncidentID: inc.ID,
+		IncidentID: x.recordIncident(ctx, v),
 		NoRetry:    true,
 	}
 }

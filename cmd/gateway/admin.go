@@ -24,7 +24,12 @@ func withStore(rc *runCtx, f func(gw.Store) error) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore(rc.ctx, cfg.DatabaseURL)
+	return withStoreCfg(rc.ctx, cfg, f)
+}
+
+// withStoreCfg opens cfg's store for f.
+func withStoreCfg(ctx context.Context, cfg Config, f func(gw.Store) error) error {
+	st, err := openStore(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
@@ -129,7 +134,8 @@ type keysCreateCmd struct {
 	TPM        int64         `name:"tpm" help:"This key's tokens per minute (0: the configured default)."`
 	ExpiresIn  time.Duration `name:"expires-in" help:"End the key after this long (e.g. 720h; 0: never)."`
 	Optimize   string        `enum:"on,off" default:"on" help:"The optimization layer for this key's requests: on or off."`
-	JSON       bool          `name:"json" help:"Print JSON."`
+	guardFlags
+	JSON bool `name:"json" help:"Print JSON."`
 }
 
 // createdKeyJSON is keys create's JSON: the key, its secret under "key",
@@ -140,10 +146,22 @@ type createdKeyJSON struct {
 }
 
 func (c *keysCreateCmd) Run(rc *runCtx) error {
+	if c.guardFlags.set() && rc.server != "" {
+		return errors.New("guard policy flags work on the store; run keys create without --server, or set the policy later with keys update")
+	}
 	return withService(rc, func(svc admin.Service) error {
 		out, err := createKeyVia(rc.ctx, svc, c)
 		if err != nil {
 			return err
+		}
+		if c.guardFlags.set() {
+			cfg, err := rc.config()
+			if err != nil {
+				return err
+			}
+			if err := keysUpdate(rc.ctx, cfg, append([]string{out.ID}, c.guardFlags.args()...), io.Discard); err != nil {
+				return fmt.Errorf("key %s created, but its guard policy was not set: %w", out.ID, err)
+			}
 		}
 		if c.JSON {
 			return printJSON(rc.stdout, out)
@@ -262,14 +280,43 @@ func (c *keysRotateCmd) Run(rc *runCtx) error {
 }
 
 type keysUpdateCmd struct {
-	KeyID    string `arg:"" name:"key-id" help:"The key's id (key_...)."`
+	KeyID    string `arg:"" optional:"" name:"key-id" help:"The key's id (key_...)."`
+	Account  string `help:"Update this account's guard policy (its keys' default) instead of one key's."`
 	Optimize string `enum:"on,off," default:"" help:"The optimization layer for this key's requests: on or off."`
-	JSON     bool   `name:"json" help:"Print JSON."`
+	guardFlags
+	JSON bool `name:"json" help:"Print JSON."`
 }
 
 func (c *keysUpdateCmd) Run(rc *runCtx) error {
-	if c.Optimize == "" {
-		return errors.New("nothing to change: give --optimize on|off")
+	if c.Optimize == "" && !c.guardFlags.set() {
+		return errors.New("nothing to change: give --optimize on|off or guard policy flags")
+	}
+	if (c.KeyID == "") == (c.Account == "") {
+		return errors.New("name one key (KEY_ID) or --account NAME")
+	}
+	if c.Account != "" && c.Optimize != "" {
+		return errors.New("--optimize is a key's setting; name the key")
+	}
+	if c.guardFlags.set() {
+		if rc.server != "" {
+			return errors.New("guard policy flags work on the store; run keys update without --server")
+		}
+		cfg, err := rc.config()
+		if err != nil {
+			return err
+		}
+		args := c.guardFlags.args()
+		if c.Account != "" {
+			args = append(args, "--account", c.Account)
+		} else {
+			args = append([]string{c.KeyID}, args...)
+		}
+		if err := keysUpdate(rc.ctx, cfg, args, rc.stdout); err != nil {
+			return err
+		}
+		if c.Optimize == "" {
+			return nil
+		}
 	}
 	return withService(rc, func(svc admin.Service) error {
 		k, err := svc.UpdateKey(rc.ctx, c.KeyID, admin.KeyUpdate{Optimize: c.Optimize})
@@ -488,8 +535,10 @@ func (c *modelsCmd) Run(rc *runCtx) error {
 }
 
 type incidentsCmd struct {
-	List incidentsListCmd `cmd:"" help:"List incidents, newest first."`
-	Show incidentsShowCmd `cmd:"" help:"Show one incident with its excerpt."`
+	List   incidentsListCmd   `cmd:"" help:"List incidents, newest first."`
+	Show   incidentsShowCmd   `cmd:"" help:"Show one incident with its excerpt."`
+	Review incidentsReviewCmd `cmd:"" help:"Review an incident: a false positive's text passes next time for its account."`
+	Export incidentsExportCmd `cmd:"" help:"Write the reviewed incidents as gateway guard eval rows."`
 }
 
 type incidentsListCmd struct {

@@ -50,6 +50,7 @@ type Config struct {
 	Guard           bool    // GATEWAY_GUARD: on (default) or off
 	GuardThreshold  float64 // GATEWAY_GUARD_THRESHOLD: 0 = the model's
 	GuardFailClosed bool    // GATEWAY_GUARD_FAIL: "open" (default) or "closed"
+	GuardSecond     GuardSecondConfig
 
 	Optimize bool // GATEWAY_OPTIMIZE: the concise-output directive, on (default) or off
 
@@ -175,6 +176,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 		}
 		c.GuardThreshold = f
 	}
+	errs = append(errs, c.GuardSecond.read(getenv)...)
 	str("GATEWAY_RATECARD_FILE", &c.RateCardFile)
 	str("GATEWAY_ADMIN_TOKEN", &c.AdminToken)
 	if n := len(c.AdminToken); n > 0 && n < dashboard.MinAdminTokenLen {

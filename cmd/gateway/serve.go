@@ -170,7 +170,11 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		if err != nil {
 			return fmt.Errorf("guard: %w", err)
 		}
-		g = guardAdapter{gd}
+		second, err := newSecondStage(*c, providers, biller, m.store, m.Logger)
+		if err != nil {
+			return fmt.Errorf("guard second stage: %w", err)
+		}
+		g = newPolicyGuard(gd, m.store, second, m.Logger)
 	}
 
 	var pb proxy.Biller = billerAdapter{b: biller, card: card}

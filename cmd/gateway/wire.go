@@ -14,7 +14,6 @@ import (
 	"github.com/gwlabs/gateway/billing"
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/guard"
-	"github.com/gwlabs/gateway/internal/reqbody"
 	"github.com/gwlabs/gateway/postgres"
 	"github.com/gwlabs/gateway/provider/anthropic"
 	"github.com/gwlabs/gateway/provider/google"
@@ -169,29 +168,8 @@ func (a billerAdapter) Price(vendor, model string, u gw.Usage, start time.Time) 
 	return proxy.Quote{Cost: q.Cost, Charge: q.Charge, Note: q.Note}, err
 }
 
-// guardAdapter fits guard.Guard to proxy.Guard.
-type guardAdapter struct{ g *guard.Guard }
-
-// excerptRunes bounds the text kept with an incident.
+// excerptRunes bounds the text kept with an incident as its excerpt.
 const excerptRunes = 500
-
-func (a guardAdapter) Check(ctx context.Context, shape gw.Shape, body []byte) (proxy.Verdict, error) {
-	b, err := reqbody.Parse(shape, body)
-	if err != nil {
-		return proxy.Verdict{}, fmt.Errorf("guard segments: %w", err)
-	}
-	return a.CheckText(ctx, b.Text)
-}
-
-// CheckText scores the text the server read from the body.
-func (a guardAdapter) CheckText(_ context.Context, segs []gw.Text) (proxy.Verdict, error) {
-	v := a.g.Check(segs)
-	out := proxy.Verdict{Flagged: v.Flagged, Kind: string(v.Kind), Score: v.Score, Reason: v.Reason}
-	if v.Flagged {
-		out.Excerpt = excerpt(segs)
-	}
-	return out, nil
-}
 
 // excerpt keeps the start of the last non-system text, where an attack
 // usually sits.

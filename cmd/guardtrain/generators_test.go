@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -164,5 +167,44 @@ func TestGeneratedExamplesKeepEvaluationOnlyMarksOut(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDevTrafficStaysApartFromTheBenignSets: no text the training
+// generators write is a row of the benign evaluation sets, so the sets' false-positive rates are measured on
+// text the model never saw.
+func TestDevTrafficStaysApartFromTheBenignSets(t *testing.T) {
+	files, err := filepath.Glob("../../guard/testdata/benign/*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("benign sets: %v %v", files, err)
+	}
+	rows := map[string]bool{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			var r struct{ Text string }
+			if json.Unmarshal([]byte(line), &r) == nil && r.Text != "" {
+				rows[strings.ToLower(strings.TrimSpace(r.Text))] = true
+			}
+		}
+	}
+	n := 0
+	for seed := uint64(1); seed <= 3; seed++ {
+		own := append(handWritten(), templated(seed)...)
+		for _, g := range []func(uint64) []guard.Example{documentTemplates, techDocs, multilingual, foreignHardNegatives, operatorPrompts, indirectInjections, rolePlays, devTraffic} {
+			own = append(own, g(seed)...)
+		}
+		for _, e := range own {
+			n++
+			if rows[strings.ToLower(strings.TrimSpace(e.Text))] {
+				t.Errorf("a generated example is a row of the benign sets: %q", e.Text)
+			}
+		}
+	}
+	if n < 3000 {
+		t.Errorf("only %d generated examples", n)
 	}
 }

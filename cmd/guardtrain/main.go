@@ -121,7 +121,7 @@ func run(args []string, stdout io.Writer) error {
 	cv := fs.Bool("cv", false, "run leave-one-collection-out cross-validation and set the threshold from it")
 	fpr := fs.Float64("fpr", 0.01, "target false-positive rate on benign rows for the threshold")
 	fprMode := fs.String("fprmode", "pooled", "how the threshold's false-positive rate is measured: mean (over benign collections) or pooled (over all benign rows)")
-	threshold := fs.Float64("threshold", 0, "threshold to store instead of the CV one (0: from -cv, else 0.5)")
+	threshold := fs.Float64("threshold", 0, "threshold to store instead of the CV one (0: from -cv, else 0.5); with -cv, a higher one makes the CV one the grey band's lower end")
 	seed := fs.Uint64("seed", 1, "random seed (shuffling and augmentation)")
 	epochs := fs.Int("epochs", 5, "training epochs")
 	workers := fs.Int("workers", 2, "folds trained in parallel")
@@ -167,7 +167,7 @@ func run(args []string, stdout io.Writer) error {
 	}
 	opt := guard.TrainOptions{Epochs: *epochs, Seed: *seed, L2Sparse: *l2s, L2Dense: *l2d, LearningRate: *lr}
 
-	thr := *threshold
+	thr, grey := *threshold, 0.0
 	if *cv {
 		if *fprMode != "mean" && *fprMode != "pooled" {
 			return fmt.Errorf("-fprmode %q: want mean or pooled", *fprMode)
@@ -178,6 +178,10 @@ func run(args []string, stdout io.Writer) error {
 		}
 		if thr == 0 {
 			thr = t
+		} else if t < thr {
+			// A blocking threshold above the CV one: the band between
+			// them is the grey band a second stage may judge.
+			grey = t
 		}
 	}
 	if *out == "" {
@@ -187,8 +191,11 @@ func run(args []string, stdout io.Writer) error {
 		thr = 0.5
 	}
 	train := trainingSet(rows, map[string]bool{*exclude: *exclude != ""}, *seed, *ownWeight)
-	opt.Threshold = thr
+	opt.Threshold, opt.Grey = thr, grey
 	opt.Meta = fmt.Sprintf("trained by guardtrain on %d examples (allowed-licence rows, hand-written examples and obfuscated variants); seed %d, %d epochs; threshold %.4f", len(train), *seed, *epochs, thr)
+	if grey > 0 {
+		opt.Meta += fmt.Sprintf(", grey band from %.4f", grey)
+	}
 	m, err := guard.Train(train, opt)
 	if err != nil {
 		return err
@@ -200,7 +207,7 @@ func run(args []string, stdout io.Writer) error {
 	if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write model: %w", err)
 	}
-	fmt.Fprintf(stdout, "wrote %s (%d bytes), threshold %.4f\n", *out, len(b)+1, thr)
+	fmt.Fprintf(stdout, "wrote %s (%d bytes), threshold %.4f, grey band from %.4f\n", *out, len(b)+1, thr, grey)
 	return nil
 }
 
@@ -328,6 +335,7 @@ func trainingSet(rows []row, heldOut map[string]bool, seed uint64, ownWeight flo
 	own = append(own, operatorPrompts(seed)...)
 	own = append(own, indirectInjections(seed)...)
 	own = append(own, rolePlays(seed)...)
+	own = append(own, devTraffic(seed)...)
 	for i := range own {
 		own[i].Weight = ownWeight
 	}

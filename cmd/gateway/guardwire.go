@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/guard"
+	"github.com/gwlabs/gateway/internal/reqbody"
+	"github.com/gwlabs/gateway/proxy"
+	"github.com/gwlabs/gateway/secondstage"
+)
+
+// policyGuard fits guard.Guard to proxy.Guard with the caller's policy
+// (per key over per account over the default), the account's allow list
+// of reviewed false positives, and the second stage for the grey band.
+type policyGuard struct {
+	g      *guard.Guard
+	store  gw.GuardStore // nil: default policy, no allow list
+	second *secondStage  // nil: the grey band is allowed and logged
+	logger *slog.Logger
+
+	mu    sync.Mutex
+	cache map[string]cachedPolicy // by key id
+	ttl   time.Duration
+	now   func() time.Time
+}
+
+type cachedPolicy struct {
+	p   gw.GuardPolicy
+	exp time.Time
+}
+
+// secondStage is a grey-band classifier with its threshold and budget.
+type secondStage struct {
+	c         secondstage.Classifier
+	threshold float64       // a score at or above it blocks
+	budget    time.Duration // past it, the guard's fail mode applies
+}
+
+// incidentTextBytes bounds the flagged text kept with an incident.
+const incidentTextBytes = 16 << 10
+
+func newPolicyGuard(g *guard.Guard, st gw.Store, second *secondStage, logger *slog.Logger) *policyGuard {
+	pg := &policyGuard{g: g, second: second, logger: logger, cache: map[string]cachedPolicy{}, ttl: 5 * time.Second, now: time.Now}
+	pg.store, _ = st.(gw.GuardStore)
+	if pg.logger == nil {
+		pg.logger = slog.New(slog.DiscardHandler)
+	}
+	return pg
+}
+
+// Check applies the default policy (no caller known).
+func (a *policyGuard) Check(ctx context.Context, shape gw.Shape, body []byte) (proxy.Verdict, error) {
+	return a.CheckFor(ctx, nil, shape, body)
+}
+
+// CheckFor implements proxy.PrincipalGuard: it reads the body's text as
+// the server does, then checks it.
+func (a *policyGuard) CheckFor(ctx context.Context, p *gw.Principal, shape gw.Shape, body []byte) (proxy.Verdict, error) {
+	b, err := reqbody.Parse(shape, body)
+	if err != nil {
+		return proxy.Verdict{}, fmt.Errorf("guard segments: %w", err)
+	}
+	return a.CheckText(ctx, p, b.Text)
+}
+
+// CheckText implements proxy.TextGuard: the text the server read from the
+// body, under the caller's policy.
+func (a *policyGuard) CheckText(ctx context.Context, p *gw.Principal, segs []gw.Text) (proxy.Verdict, error) {
+	pol, err := a.policy(ctx, p)
+	if err != nil {
+		return proxy.Verdict{}, err
+	}
+	if pol.Mode == gw.GuardOff {
+		return proxy.Verdict{Note: "off"}, nil
+	}
+	scope, _ := guard.ParseScope(pol.Scope)
+	v := a.g.CheckPolicy(segs, guard.Policy{Scope: scope, UserThreshold: pol.UserThreshold, ToolThreshold: pol.ToolThreshold, AssistantThreshold: pol.AssistantThreshold})
+	out := proxy.Verdict{Flagged: v.Flagged, Kind: string(v.Kind), Score: v.Score, Reason: v.Reason}
+	if v.Grey {
+		if a.second == nil {
+			out.Note = "grey"
+			return out, nil
+		}
+		score, err := a.judge(ctx, segs[v.Segment].Text)
+		if err != nil {
+			return proxy.Verdict{}, err
+		}
+		if score < a.second.threshold {
+			out.Note = "grey:pass"
+			return out, nil
+		}
+		out.Flagged = true
+		out.Reason = fmt.Sprintf("%s in %s text (first stage %.2f, second stage %.2f)", v.Kind, segs[v.Segment].Source, v.Score, score)
+	}
+	if !out.Flagged {
+		return out, nil
+	}
+	text := segs[v.Segment].Text
+	out.TextHash = guard.TextHash(text)
+	if a.store != nil && p != nil {
+		ok, err := a.store.GuardAllowed(ctx, p.AccountID, out.TextHash)
+		if err != nil {
+			return proxy.Verdict{}, err
+		}
+		if ok {
+			return proxy.Verdict{Kind: out.Kind, Score: out.Score, Note: "allowed"}, nil
+		}
+	}
+	out.Text = clipBytes(text, incidentTextBytes)
+	out.Excerpt = excerpt(segs[v.Segment : v.Segment+1]) // the flagged text's start
+	out.Monitor = pol.Mode == gw.GuardMonitor
+	return out, nil
+}
+
+// judge asks the second stage within its budget.
+func (a *policyGuard) judge(ctx context.Context, text string) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.second.budget)
+	defer cancel()
+	type res struct {
+		s   float64
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		s, err := a.second.c.Score(ctx, text)
+		ch <- res{s, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return 0, fmt.Errorf("guard second stage: %w", r.err)
+		}
+		return r.s, nil
+	case <-ctx.Done():
+		return 0, fmt.Errorf("guard second stage: %w", ctx.Err())
+	}
+}
+
+// policy is the caller's effective policy: the key's fields over the
+// account's over the default (block, every scored role, the guard's
+// thresholds). Policies are cached per key for a few seconds.
+func (a *policyGuard) policy(ctx context.Context, p *gw.Principal) (gw.GuardPolicy, error) {
+	def := gw.EffectiveGuardPolicy(nil, nil)
+	if a.store == nil || p == nil {
+		return def, nil
+	}
+	now := a.now()
+	a.mu.Lock()
+	c, ok := a.cache[p.KeyID]
+	a.mu.Unlock()
+	if ok && now.Before(c.exp) {
+		return c.p, nil
+	}
+	kp, ap, err := a.store.GuardPolicies(ctx, p.KeyID, p.AccountID)
+	if err != nil {
+		return def, fmt.Errorf("guard policy: %w", err)
+	}
+	eff := gw.EffectiveGuardPolicy(kp, ap)
+	a.mu.Lock()
+	if len(a.cache) > 100_000 {
+		clear(a.cache) // bounded: a cache, not a registry
+	}
+	a.cache[p.KeyID] = cachedPolicy{eff, now.Add(a.ttl)}
+	a.mu.Unlock()
+	return eff, nil
+}
+
+// mergePolicy lays the set fields of over on base.
+func mergePolicy(base gw.GuardPolicy, over *gw.GuardPolicy) gw.GuardPolicy {
+	if over == nil {
+		return base
+	}
+	m := *over
+	if m.Mode == "" {
+		m.Mode = base.Mode
+	}
+	if m.Scope == "" {
+		m.Scope = base.Scope
+	}
+	if m.UserThreshold == 0 {
+		m.UserThreshold = base.UserThreshold
+	}
+	if m.ToolThreshold == 0 {
+		m.ToolThreshold = base.ToolThreshold
+	}
+	if m.AssistantThreshold == 0 {
+		m.AssistantThreshold = base.AssistantThreshold
+	}
+	return m
+}
+
+// effectivePolicy is the policy a key runs under, for the CLI and the
+// dashboard.
+func effectivePolicy(ctx context.Context, st gw.Store, keyID, accountID string) (gw.GuardPolicy, error) {
+	gs, ok := st.(gw.GuardStore)
+	if !ok {
+		return gw.EffectiveGuardPolicy(nil, nil), nil
+	}
+	kp, ap, err := gs.GuardPolicies(ctx, keyID, accountID)
+	return gw.EffectiveGuardPolicy(kp, ap), err
+}
+
+// validatePolicy checks a policy's names and thresholds.
+func validatePolicy(p gw.GuardPolicy) error {
+	switch p.Mode {
+	case "", gw.GuardBlock, gw.GuardMonitor, gw.GuardOff:
+	default:
+		return fmt.Errorf("guard mode %q: want block, monitor or off", p.Mode)
+	}
+	scope, err := guard.ParseScope(p.Scope)
+	if err != nil {
+		return err
+	}
+	return guard.Policy{Scope: scope, UserThreshold: p.UserThreshold, ToolThreshold: p.ToolThreshold, AssistantThreshold: p.AssistantThreshold}.Validate()
+}
+
+func clipBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+var errNoGuardStore = errors.New("this store keeps no guard policies")
