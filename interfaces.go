@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -76,6 +77,39 @@ type Principal struct {
 	TPM         int64
 	// OptimizeOff turns the optimization layer off for this key.
 	OptimizeOff bool
+	// Models, when not empty, are the only models the key may call
+	// (see ModelAllowed).
+	Models []string
+}
+
+// ModelAllowed reports whether a key whose allow list is models may call
+// vendor/model. An empty list allows every model; an entry is a prefixed
+// model id ("openai/gpt-6-sol", compared without regard to case), a
+// vendor's every model ("openai/*"), or a prefix ending in "*"
+// ("anthropic/claude-sonnet-*").
+func ModelAllowed(models []string, vendor, model string) bool {
+	if len(models) == 0 {
+		return true
+	}
+	id := strings.ToLower(vendor + "/" + model)
+	for _, m := range models {
+		m = strings.ToLower(m)
+		if m == id || strings.HasSuffix(m, "*") && strings.HasPrefix(id, strings.TrimSuffix(m, "*")) {
+			return true
+		}
+	}
+	return false
+}
+
+// JoinModels and SplitModels store an allow list as one text column.
+func JoinModels(models []string) string { return strings.Join(models, ",") }
+
+// SplitModels reads a stored allow list.
+func SplitModels(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }
 
 // Account holds a prepaid balance and owns keys.
@@ -103,6 +137,8 @@ type Key struct {
 	TPM         int64
 	// OptimizeOff turns the optimization layer off for this key.
 	OptimizeOff bool
+	// Models is the key's model allow list (empty: every model).
+	Models []string
 }
 
 // Balance is an account's money. Balance = TopUps - Charged, always, to

@@ -103,11 +103,16 @@ type KeyRequest struct {
 	// Optimize is the optimization layer for the key's requests: "on"
 	// (default) or "off".
 	Optimize string `json:"optimize,omitempty"`
+	// Models, when set, are the only models the key may call: prefixed
+	// ids ("openai/gpt-6-sol") or patterns ending in "*" ("openai/*").
+	Models []string `json:"models,omitempty"`
 }
 
 // KeyUpdate changes a key's settings; empty fields are left as they are.
 type KeyUpdate struct {
 	Optimize string `json:"optimize,omitempty"` // "on" or "off"
+	// Models replaces the allow list when not nil; [] allows every model.
+	Models *[]string `json:"models,omitempty"`
 }
 
 // Key is a key as listed: never its secret. Status is "active",
@@ -127,7 +132,8 @@ type Key struct {
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	Requests   int64      `json:"requests"`
 	SpendUSD   string     `json:"spend_usd"`
-	Optimize   string     `json:"optimize"` // "on" or "off"
+	Optimize   string     `json:"optimize"`         // "on" or "off"
+	Models     []string   `json:"models,omitempty"` // the allow list; absent: every model
 }
 
 func toKey(k *gw.Key, u gw.KeyUsage, now time.Time) Key {
@@ -136,6 +142,7 @@ func toKey(k *gw.Key, u gw.KeyUsage, now time.Time) Key {
 	if k.OptimizeOff {
 		out.Optimize = "off"
 	}
+	out.Models = k.Models
 	switch {
 	case !k.Live(now):
 		out.Status = "revoked"

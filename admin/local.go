@@ -22,6 +22,7 @@ type Store interface {
 	Ledger(ctx context.Context, accountID string, before int64, limit int) ([]gw.LedgerEntry, error)
 	KeyUsage(ctx context.Context) (map[string]gw.KeyUsage, error)
 	SetKeyOptimize(ctx context.Context, id string, off bool) error
+	SetKeyModels(ctx context.Context, id string, models []string) error
 }
 
 // Limits bound what one call may ask for.
@@ -197,11 +198,46 @@ func (l *Local) CreateKey(ctx context.Context, req KeyRequest) (*CreatedKey, err
 	if err != nil {
 		return nil, err
 	}
+	models, err := validModels(req.Models)
+	if err != nil {
+		return nil, err
+	}
 	a, err := l.account(ctx, req.Account)
 	if err != nil {
 		return nil, err
 	}
-	return l.issue(ctx, a, req.Name, gw.Limit{RPM: req.RPM, TPM: req.TPM}, req.ExpiresAt, off)
+	k, err := l.issue(ctx, a, req.Name, gw.Limit{RPM: req.RPM, TPM: req.TPM}, req.ExpiresAt, off)
+	if err != nil || len(models) == 0 {
+		return k, err
+	}
+	if err := l.Store.SetKeyModels(ctx, k.ID, models); err != nil {
+		return nil, err
+	}
+	k.Models = models
+	return k, nil
+}
+
+// MaxModels bounds a key's allow list.
+const MaxModels = 100
+
+// validModels checks an allow list: prefixed ids or patterns ending in
+// "*", no commas, at most MaxModels entries.
+func validModels(models []string) ([]string, error) {
+	if len(models) > MaxModels {
+		return nil, invalid("models: at most %d entries", MaxModels)
+	}
+	out := make([]string, 0, len(models))
+	for _, m := range models {
+		m = strings.TrimSpace(m)
+		switch {
+		case m == "":
+			continue
+		case strings.ContainsAny(m, ", \t\n"), len(m) > 256, m != "*" && !strings.Contains(m, "/"):
+			return nil, invalid("models: %q is not a prefixed model id (openai/gpt-6-sol) or a pattern ending in * (openai/*)", m)
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // optimizeOff reads an "on"/"off" switch; "" keeps def.
@@ -281,6 +317,12 @@ func (l *Local) RotateKey(ctx context.Context, id string, grace time.Duration) (
 	if err != nil {
 		return nil, err
 	}
+	if len(old.Models) > 0 {
+		if err := l.Store.SetKeyModels(ctx, created.ID, old.Models); err != nil {
+			return nil, err
+		}
+		created.Models = old.Models
+	}
 	if err := l.Store.EndKeyAt(ctx, id, now.Add(grace)); err != nil {
 		return nil, err
 	}
@@ -328,6 +370,19 @@ func (l *Local) UpdateKey(ctx context.Context, id string, u KeyUpdate) (*Key, er
 			return nil, err
 		}
 		k.OptimizeOff = off
+	}
+	if u.Models != nil {
+		models, err := validModels(*u.Models)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.Store.SetKeyModels(ctx, id, models); err != nil {
+			return nil, err
+		}
+		k.Models = models
+		if l.OnRevoke != nil {
+			l.OnRevoke(id) // the cached principal carries the old list
+		}
 	}
 	out := toKey(k, gw.KeyUsage{}, l.now())
 	return &out, nil

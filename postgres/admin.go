@@ -142,3 +142,16 @@ func (db *DB) KeyUsage(ctx context.Context) (map[string]gw.KeyUsage, error) {
 	}
 	return out, rows.Err()
 }
+
+// SetKeyModels replaces the key's model allow list (empty: every model).
+// An unknown key is ErrNotFound.
+func (db *DB) SetKeyModels(ctx context.Context, id string, models []string) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE api_keys SET models = $2 WHERE id = $1`, id, gw.JoinModels(models))
+	if err != nil {
+		return fmt.Errorf("set key models: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("set key models %q: %w", id, gw.ErrNotFound)
+	}
+	return nil
+}

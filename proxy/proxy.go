@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
@@ -338,6 +339,11 @@ func (x *Exchange) begin(ctx context.Context) error {
 	p, ok := g.cfg.Providers[in.Vendor]
 	if !ok {
 		return gw.Errorf(gw.CodeInvalidRequest, "unknown vendor %q", in.Vendor)
+	}
+	if in.Principal != nil && !gw.ModelAllowed(in.Principal.Models, in.Vendor, in.Model) {
+		e := gw.Errorf(gw.CodeInvalidRequest, "model %q is not allowed for this API key (its models: %s)", in.Vendor+"/"+in.Model, strings.Join(in.Principal.Models, ", "))
+		e.NoRetry = true
+		return e
 	}
 	x.provider = p
 	if a, ok := p.(Availability); ok {

@@ -156,3 +156,18 @@ func (db *DB) KeyUsage(ctx context.Context) (map[string]gw.KeyUsage, error) {
 	}
 	return out, rows.Err()
 }
+
+// SetKeyModels replaces the key's model allow list (empty: every model).
+// An unknown key is ErrNotFound.
+func (db *DB) SetKeyModels(ctx context.Context, id string, models []string) error {
+	res, err := db.w.ExecContext(ctx, `UPDATE api_keys SET models = ? WHERE id = ?`, gw.JoinModels(models), id)
+	if err != nil {
+		return fmt.Errorf("set key models: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("set key models: %w", err)
+	} else if n == 0 {
+		return fmt.Errorf("set key models %q: %w", id, gw.ErrNotFound)
+	}
+	return nil
+}

@@ -454,9 +454,9 @@ func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
 	if k.RevokedAt != nil {
 		revoked = micros(*k.RevokedAt)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, hash, hint, rpm, tpm, created_at, revoked_at, name, optimize_off)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, k.AccountID, hash[:], k.Hint, k.RPM, k.TPM, micros(k.CreatedAt), revoked, k.Name, k.OptimizeOff); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, hash, hint, rpm, tpm, created_at, revoked_at, name, optimize_off, models)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, k.AccountID, hash[:], k.Hint, k.RPM, k.TPM, micros(k.CreatedAt), revoked, k.Name, k.OptimizeOff, gw.JoinModels(k.Models)); err != nil {
 		return fmt.Errorf("create key: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -467,7 +467,7 @@ func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
 
 // Keys lists every key, revoked ones included, newest first.
 func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at, k.name, k.optimize_off
+	rows, err := db.r.QueryContext(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at, k.name, k.optimize_off, k.models
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id
 		ORDER BY k.created_at DESC, k.id DESC`)
 	if err != nil {
@@ -479,9 +479,11 @@ func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
 		var k gw.Key
 		var created int64
 		var revoked sql.NullInt64
-		if err := rows.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &created, &revoked, &k.Name, &k.OptimizeOff); err != nil {
+		var models string
+		if err := rows.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &created, &revoked, &k.Name, &k.OptimizeOff, &models); err != nil {
 			return nil, fmt.Errorf("keys: %w", err)
 		}
+		k.Models = gw.SplitModels(models)
 		k.CreatedAt = fromMicros(created)
 		if revoked.Valid {
 			t := fromMicros(revoked.Int64)
@@ -532,8 +534,10 @@ func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, erro
 	var p gw.Principal
 	var stored []byte
 	var revoked sql.NullInt64
+	var models string
 	err := db.ps.keyByHash.QueryRowContext(ctx, hash[:]).
-		Scan(&p.KeyID, &p.AccountID, &p.AccountName, &p.RPM, &p.TPM, &stored, &revoked, &p.OptimizeOff)
+		Scan(&p.KeyID, &p.AccountID, &p.AccountName, &p.RPM, &p.TPM, &stored, &revoked, &p.OptimizeOff, &models)
+	p.Models = gw.SplitModels(models)
 	if err != nil {
 		return nil, fmt.Errorf("key by hash: %w", notFound(err))
 	}

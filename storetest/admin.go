@@ -18,6 +18,7 @@ type AdminStore interface {
 	Ledger(ctx context.Context, accountID string, before int64, limit int) ([]gw.LedgerEntry, error)
 	KeyUsage(ctx context.Context) (map[string]gw.KeyUsage, error)
 	SetKeyOptimize(ctx context.Context, id string, off bool) error
+	SetKeyModels(ctx context.Context, id string, models []string) error
 }
 
 func testAdmin(t *testing.T, s gw.Store) {
@@ -101,6 +102,32 @@ func testAdmin(t *testing.T, s gw.Store) {
 		t.Fatalf("EndKeyAt(unknown) = %v", err)
 	}
 
+	// A model allow list: stored, read back by Keys and KeyByHash, cleared.
+	k2 := &gw.Key{ID: "key_models", AccountID: a.ID, Hint: "gwk_mo…", Models: []string{"openai/*"}}
+	if err := s.CreateKey(ctx, k2, hash("models-secret")); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.KeyByHash(ctx, hash("models-secret")); err != nil || len(p.Models) != 1 || p.Models[0] != "openai/*" {
+		t.Fatalf("KeyByHash models = %+v, %v", p, err)
+	}
+	if err := as.SetKeyModels(ctx, k2.ID, []string{"anthropic/claude-*", "groq/llama-3"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range mustKeys(t, s) {
+		if k.ID == k2.ID && (len(k.Models) != 2 || k.Models[1] != "groq/llama-3") {
+			t.Fatalf("Keys models = %v", k.Models)
+		}
+	}
+	if err := as.SetKeyModels(ctx, k2.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.KeyByHash(ctx, hash("models-secret")); err != nil || p.Models != nil {
+		t.Fatalf("cleared models = %+v, %v", p, err)
+	}
+	if err := as.SetKeyModels(ctx, "key_none", nil); !errors.Is(err, gw.ErrNotFound) {
+		t.Fatalf("SetKeyModels(unknown) = %v", err)
+	}
+
 	// Usage per key from the records.
 	r := record("req_admin_1", a.ID, 0, time.Now().Add(-time.Minute))
 	r.KeyID = "key_admin"
@@ -111,4 +138,13 @@ func testAdmin(t *testing.T, s gw.Store) {
 	if err != nil || u["key_admin"].Requests != 1 || u["key_admin"].LastUsed.IsZero() {
 		t.Fatalf("KeyUsage = %+v, %v", u, err)
 	}
+}
+
+func mustKeys(t *testing.T, s gw.Store) []gw.Key {
+	t.Helper()
+	keys, err := s.Keys(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }

@@ -234,7 +234,7 @@ func testKeys(t *testing.T, s gw.Store) {
 		t.Fatalf("KeyByHash: %v", err)
 	}
 	want := gw.Principal{KeyID: "key_1", AccountID: a.ID, AccountName: "acme", RPM: 60, TPM: 1000}
-	if *p != want {
+	if !reflect.DeepEqual(*p, want) {
 		t.Errorf("KeyByHash = %+v, want %+v", *p, want)
 	}
 	_, err = s.KeyByHash(ctx, hash("unknown"))

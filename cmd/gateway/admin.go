@@ -134,6 +134,7 @@ type keysCreateCmd struct {
 	TPM        int64         `name:"tpm" help:"This key's tokens per minute (0: the configured default)."`
 	ExpiresIn  time.Duration `name:"expires-in" help:"End the key after this long (e.g. 720h; 0: never)."`
 	Optimize   string        `enum:"on,off" default:"on" help:"The optimization layer for this key's requests: on or off."`
+	Models     []string      `sep:"," placeholder:"LIST" help:"The only models the key may call, comma-separated: prefixed ids (openai/gpt-6-sol) or patterns ending in * (openai/*); default every model."`
 	guardFlags
 	JSON bool `name:"json" help:"Print JSON."`
 }
@@ -192,7 +193,7 @@ func createKeyVia(ctx context.Context, svc admin.Service, c *keysCreateCmd) (*cr
 			return nil, err
 		}
 	}
-	req := admin.KeyRequest{Account: acct.ID, Name: c.Name, RPM: c.RPM, TPM: c.TPM, Optimize: c.Optimize}
+	req := admin.KeyRequest{Account: acct.ID, Name: c.Name, RPM: c.RPM, TPM: c.TPM, Optimize: c.Optimize, Models: c.Models}
 	if c.ExpiresIn > 0 {
 		at := time.Now().Add(c.ExpiresIn)
 		req.ExpiresAt = &at
@@ -280,22 +281,28 @@ func (c *keysRotateCmd) Run(rc *runCtx) error {
 }
 
 type keysUpdateCmd struct {
-	KeyID    string `arg:"" optional:"" name:"key-id" help:"The key's id (key_...)."`
-	Account  string `help:"Update this account's guard policy (its keys' default) instead of one key's."`
-	Optimize string `enum:"on,off," default:"" help:"The optimization layer for this key's requests: on or off."`
+	KeyID    string   `arg:"" optional:"" name:"key-id" help:"The key's id (key_...)."`
+	Account  string   `help:"Update this account's guard policy (its keys' default) instead of one key's."`
+	Optimize string   `enum:"on,off," default:"" help:"The optimization layer for this key's requests: on or off."`
+	Models   []string `sep:"," placeholder:"LIST" help:"Replace the key's model allow list (comma-separated prefixed ids or patterns ending in *)."`
+	AnyModel bool     `name:"any-model" help:"Clear the key's model allow list: every model."`
 	guardFlags
 	JSON bool `name:"json" help:"Print JSON."`
 }
 
 func (c *keysUpdateCmd) Run(rc *runCtx) error {
-	if c.Optimize == "" && !c.guardFlags.set() {
-		return errors.New("nothing to change: give --optimize on|off or guard policy flags")
+	keySettings := c.Optimize != "" || len(c.Models) > 0 || c.AnyModel
+	if !keySettings && !c.guardFlags.set() {
+		return errors.New("nothing to change: give --optimize on|off, --models LIST, --any-model or guard policy flags")
+	}
+	if len(c.Models) > 0 && c.AnyModel {
+		return errors.New("--models and --any-model contradict each other")
 	}
 	if (c.KeyID == "") == (c.Account == "") {
 		return errors.New("name one key (KEY_ID) or --account NAME")
 	}
-	if c.Account != "" && c.Optimize != "" {
-		return errors.New("--optimize is a key's setting; name the key")
+	if c.Account != "" && keySettings {
+		return errors.New("--optimize, --models and --any-model are a key's settings; name the key")
 	}
 	if c.guardFlags.set() {
 		if rc.server != "" {
@@ -314,19 +321,30 @@ func (c *keysUpdateCmd) Run(rc *runCtx) error {
 		if err := keysUpdate(rc.ctx, cfg, args, rc.stdout); err != nil {
 			return err
 		}
-		if c.Optimize == "" {
+		if !keySettings {
 			return nil
 		}
 	}
 	return withService(rc, func(svc admin.Service) error {
-		k, err := svc.UpdateKey(rc.ctx, c.KeyID, admin.KeyUpdate{Optimize: c.Optimize})
+		u := admin.KeyUpdate{Optimize: c.Optimize}
+		switch {
+		case c.AnyModel:
+			u.Models = &[]string{}
+		case len(c.Models) > 0:
+			u.Models = &c.Models
+		}
+		k, err := svc.UpdateKey(rc.ctx, c.KeyID, u)
 		if err != nil {
 			return err
 		}
 		if c.JSON {
 			return printJSON(rc.stdout, k)
 		}
-		fmt.Fprintf(rc.stdout, "key %s: optimize %s\n", k.ID, k.Optimize)
+		models := "every model"
+		if len(k.Models) > 0 {
+			models = strings.Join(k.Models, ", ")
+		}
+		fmt.Fprintf(rc.stdout, "key %s: optimize %s; models: %s\n", k.ID, k.Optimize, models)
 		return nil
 	})
 }

@@ -174,3 +174,49 @@ func TestAdminTokenTooShort(t *testing.T) {
 		t.Fatalf("a short admin token: %v", err)
 	}
 }
+
+// A key's model allow list: set at creation and by update, enforced on
+// both endpoints at once (the update forgets the cached key).
+func TestKeyModelAllowList(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AdminToken = testAdminToken })
+	ctx := context.Background()
+	c := &admin.Client{BaseURL: e.url, Token: testAdminToken}
+	k, err := c.CreateKey(ctx, admin.KeyRequest{Account: "acme", Models: []string{"openai/*"}})
+	if err != nil || len(k.Models) != 1 {
+		t.Fatalf("create: %+v, %v", k, err)
+	}
+	status := func(path string, body []byte) int {
+		resp := e.post(path, k.Secret, body)
+		b := readAll(t, resp.Body)
+		if resp.StatusCode == http.StatusBadRequest && !strings.Contains(string(b), "not allowed for this API key") {
+			t.Errorf("400 without the allow-list message: %s", b)
+		}
+		return resp.StatusCode
+	}
+	openaiBody := chatBody("openai/"+nativeModels["openai"], "hi", false, "")
+	anthropicBody := messagesBody("anthropic/"+nativeModels["anthropic"], "hi", false, "")
+	if s := status("/v1/chat/completions", openaiBody); s != http.StatusOK {
+		t.Errorf("an allowed model: %d", s)
+	}
+	if s := status("/v1/messages", anthropicBody); s != http.StatusBadRequest {
+		t.Errorf("a model off the list: %d, want 400", s)
+	}
+	if _, err := c.UpdateKey(ctx, k.ID, admin.KeyUpdate{Models: &[]string{"anthropic/claude-*"}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := status("/v1/messages", anthropicBody); s != http.StatusOK {
+		t.Errorf("after the update, the newly allowed model: %d", s)
+	}
+	if s := status("/v1/chat/completions", openaiBody); s != http.StatusBadRequest {
+		t.Errorf("after the update, the model taken off: %d", s)
+	}
+	if _, err := c.UpdateKey(ctx, k.ID, admin.KeyUpdate{Models: &[]string{}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := status("/v1/chat/completions", openaiBody); s != http.StatusOK {
+		t.Errorf("a cleared list: %d", s)
+	}
+	if _, err := c.CreateKey(ctx, admin.KeyRequest{Account: "acme", Models: []string{"gpt-6-sol"}}); gw.ErrorCode(err) != gw.CodeInvalidRequest {
+		t.Errorf("an entry without its prefix: %v", err)
+	}
+}

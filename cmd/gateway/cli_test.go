@@ -201,3 +201,21 @@ func TestCLIThroughTheAdminAPI(t *testing.T) {
 		t.Errorf("--server without a token: %v", err)
 	}
 }
+
+func TestCLIKeyModels(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	out, _, err := cliRun(t, db, "keys", "create", "--account", "m", "--models", "openai/*,anthropic/claude-*", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k createdKeyJSON
+	if err := json.Unmarshal([]byte(out), &k); err != nil || len(k.Models) != 2 || k.Models[1] != "anthropic/claude-*" {
+		t.Fatalf("keys create --models: %q, %v", out, err)
+	}
+	if out, _, err := cliRun(t, db, "keys", "update", k.ID, "--any-model"); err != nil || !strings.Contains(out, "models: every model") {
+		t.Fatalf("keys update --any-model: %q, %v", out, err)
+	}
+	if _, _, err := cliRun(t, db, "keys", "update", k.ID, "--any-model", "--models", "openai/*"); err == nil {
+		t.Fatal("--models with --any-model accepted")
+	}
+}
