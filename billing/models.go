@@ -1,7 +1,6 @@
 package billing
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/big"
@@ -12,8 +11,10 @@ import (
 	"github.com/gwlabs/gateway/ratecard"
 )
 
-// ModelList is the body of GET /v1/models: the OpenAI list shape, one
-// entry per rate-card model with its prefixed id and its prices.
+// ModelList is the rate card as "gateway models --json" prints it (the
+// operator's view, vendor prices): the OpenAI list shape, one entry per
+// rate-card model with its prefixed id and its prices. Callers see their
+// own prices at GET /v1/models (package catalog).
 type ModelList struct {
 	Object string      `json:"object"` // "list"
 	Data   []ModelInfo `json:"data"`
@@ -60,9 +61,9 @@ type PricingTier struct {
 	Pricing           Pricing `json:"pricing"`
 }
 
-// Models returns the GET /v1/models listing of card, sorted by vendor then
-// id. OpenRouter models are not listed: any openrouter/<provider>/<model>
-// is accepted and priced by the aggregator.
+// Models returns card as a ModelList, sorted by vendor then id.
+// OpenRouter models are not listed: any openrouter/<provider>/<model> is
+// accepted and priced by the aggregator.
 func Models(card *ratecard.Card) ModelList {
 	list := ModelList{Object: "list", Data: []ModelInfo{}}
 	for _, m := range card.Models() {
@@ -86,15 +87,6 @@ func Models(card *ratecard.Card) ModelList {
 		list.Data = append(list.Data, info)
 	}
 	return list
-}
-
-// ModelsJSON returns Models(card) encoded as JSON.
-func ModelsJSON(card *ratecard.Card) ([]byte, error) {
-	b, err := json.Marshal(Models(card))
-	if err != nil {
-		return nil, fmt.Errorf("encode models: %w", err)
-	}
-	return b, nil
 }
 
 func pricing(p ratecard.Price) Pricing {

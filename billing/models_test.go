@@ -10,7 +10,7 @@ import (
 
 func TestModelsJSON(t *testing.T) {
 	card := defaultCard(t)
-	raw, err := ModelsJSON(card)
+	raw, err := json.Marshal(Models(card))
 	if err != nil {
 		t.Fatal(err)
 	}

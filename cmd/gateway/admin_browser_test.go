@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/gwlabs/gateway/internal/browsertest"
 )
 
 // The operator's round trip in a real browser: the administrator signs in,
@@ -18,23 +20,10 @@ import (
 // sees its requests with their charges, never the vendor cost. With
 // GATEWAY_DASHBOARD_SCREENSHOTS=<dir> it saves 1280 px screenshots.
 func TestAdminRoundTripInBrowser(t *testing.T) {
-	const chromium = "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skipf("the browser test needs Chromium at %s (Debian package \"chromium\"): %v", chromium, err)
-	}
 	e := newEnv(t, func(c *Config) { c.AdminToken = testAdminToken })
 	parent, stop := context.WithTimeout(t.Context(), 90*time.Second)
 	defer stop()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(parent,
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
+	ctx := browsertest.Start(t, parent)
 	shots := os.Getenv("GATEWAY_DASHBOARD_SCREENSHOTS")
 	save := func(name string) {
 		if shots == "" {
