@@ -299,6 +299,11 @@ func (v *viewer) options(selected string) []accountOption {
 	return out
 }
 
+// accountLister is a store that lists every account (both stores do).
+type accountLister interface {
+	Accounts(ctx context.Context) ([]gw.Account, error)
+}
+
 // errNoSession says the request carries no valid session.
 var errNoSession = errors.New("no valid session")
 
@@ -329,6 +334,18 @@ func (d *Dashboard) resolve(r *http.Request) (*viewer, error) {
 	if ss.Admin {
 		if !d.hasAdmin {
 			return nil, errNoSession
+		}
+		// Every account, when the store lists them (accounts without keys
+		// too, such as the guard's operator account); else those that own
+		// keys.
+		if ls, ok := d.store.(accountLister); ok {
+			list, err := ls.Accounts(r.Context())
+			if err != nil {
+				return nil, fmt.Errorf("list accounts: %w", err)
+			}
+			for _, a := range list {
+				names[a.ID] = a.Name
+			}
 		}
 		for id, name := range names {
 			v.accounts = append(v.accounts, accountOption{ID: id, Name: name})

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/csv"
@@ -899,5 +900,31 @@ func TestIncidentsPage(t *testing.T) {
 	admin := fx.page("/dashboard/incidents", fx.session(adminToken))
 	if !strings.Contains(admin, "inc_alpha") || !strings.Contains(admin, "inc_beta") {
 		t.Error("the admin does not see every account's incidents")
+	}
+}
+
+// listingStore is the fake store that also lists every account, as both
+// real stores do.
+type listingStore struct {
+	*fakeStore
+	accounts []gw.Account
+}
+
+func (s listingStore) Accounts(context.Context) ([]gw.Account, error) { return s.accounts, nil }
+
+// The admin's account selector offers every account the store lists,
+// also one that owns no key (the guard's operator account).
+func TestAdminSelectorListsAccountsWithoutKeys(t *testing.T) {
+	fx := newFixture(t)
+	var err error
+	fx.d, err = New(Config{Store: listingStore{fx.store, []gw.Account{{ID: "acc_operator", Name: "gateway-operator"}}}, AdminToken: adminToken, Now: func() time.Time { return fx.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := fx.page("/dashboard/logs", fx.session(adminToken))
+	for _, want := range []string{`value="acc_operator"`, "gateway-operator", `value="acc_alpha"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the admin's selector lacks %q", want)
+		}
 	}
 }
