@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/gwlabs/gateway/internal/jsonenc"
+	"github.com/gwlabs/gateway/internal/rawjson"
 )
 
 // Native C routes relay the vendor's bytes unchanged, except for the few
@@ -120,110 +123,102 @@ func (n *StreamNormalizer) Chunk(data []byte) []byte {
 }
 
 // fixToolCalls gives index and type to the tool_calls entries of a chunk
-// that lack them.
+// that lack them, inserting them right after each entry's '{'.
 func (n *StreamNormalizer) fixToolCalls(data []byte) []byte {
-	var c struct {
-		Choices []struct {
-			Delta struct {
-				ToolCalls []map[string]json.RawMessage `json:"tool_calls"`
-			} `json:"delta"`
-		} `json:"choices"`
-	}
-	if json.Unmarshal(data, &c) != nil {
-		return data
-	}
-	// The inserts, in the order the entries appear in the chunk.
-	var inserts []string
-	missing := false
-	for _, ch := range c.Choices {
-		for _, tc := range ch.Delta.ToolCalls {
+	var edits []rawjson.Edit
+	for _, arr := range choiceValues(data, "tool_calls") {
+		els, err := rawjson.Elements(data[arr.Start:arr.End])
+		if err != nil {
+			return data
+		}
+		for _, el := range els {
+			start := arr.Start + el.Start
+			ms, err := rawjson.Members(data[start : arr.Start+el.End])
+			if err != nil {
+				return data
+			}
+			var hasID, hasType bool
+			var index []byte
+			for _, m := range ms {
+				switch m.Key {
+				case "id":
+					hasID = true
+				case "type":
+					hasType = true
+				case "index":
+					index = data[start+m.ValStart : start+m.ValEnd]
+				}
+			}
 			var ins string
-			_, hasID := tc["id"]
-			if _, ok := tc["index"]; !ok {
-				missing = true
+			if index == nil {
 				i := n.calls - 1
 				if hasID || i < 0 {
 					i = n.calls
 				}
 				ins += `"index":` + strconv.Itoa(i) + `,`
 			}
-			if _, ok := tc["type"]; !ok && hasID {
-				missing = true
+			if !hasType && hasID {
 				ins += `"type":"function",`
 			}
 			if hasID {
 				n.calls++
-			} else if idx, ok := tc["index"]; ok {
-				if i, err := strconv.Atoi(string(idx)); err == nil && i+1 > n.calls {
-					n.calls = i + 1
-				}
+			} else if i, err := strconv.Atoi(string(index)); err == nil && i+1 > n.calls {
+				n.calls = i + 1
 			}
-			inserts = append(inserts, ins)
+			if ins != "" {
+				if len(ms) == 0 {
+					ins = strings.TrimSuffix(ins, ",") // an empty entry: no member follows
+				}
+				edits = append(edits, rawjson.Edit{Start: start + 1, End: start + 1, Text: []byte(ins)})
+			}
 		}
 	}
-	if !missing {
+	if len(edits) == 0 {
 		return data
 	}
-	pos := toolCallEntryStarts(data)
-	if len(pos) != len(inserts) {
-		return data
-	}
-	out := make([]byte, 0, len(data)+32*len(inserts))
-	last := 0
-	for k, p := range pos {
-		out = append(out, data[last:p+1]...) // through the entry's '{'
-		out = append(out, inserts[k]...)
-		last = p + 1
-	}
-	return append(out, data[last:]...)
+	return rawjson.Splice(data, edits...)
 }
 
-// toolCallEntryStarts returns the offsets of the '{' opening each entry of
-// every "tool_calls" array in data, in order.
-func toolCallEntryStarts(data []byte) []int {
-	var out []int
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var walk func(inToolCalls bool) bool
-	// walk consumes one value; it records entry starts of tool_calls
-	// arrays.
-	walk = func(inToolCalls bool) bool {
-		tok, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		switch tok {
-		case json.Delim('{'):
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return false
-				}
-				if !walk(k == "tool_calls") {
-					return false
-				}
-			}
-			_, err = dec.Token()
-			return err == nil
-		case json.Delim('['):
-			for dec.More() {
-				if inToolCalls {
-					off := int(dec.InputOffset())
-					for off < len(data) && data[off] != '{' {
-						off++
-					}
-					out = append(out, off)
-				}
-				if !walk(false) {
-					return false
-				}
-			}
-			_, err = dec.Token()
-			return err == nil
-		}
-		return true
-	}
-	if !walk(false) {
+// choiceValues returns the spans in data of the values of the members
+// named key of each choice's "message" or "delta" object (choices[i].
+// message.key, choices[i].delta.key), in order. Data that is not such an
+// object yields none.
+func choiceValues(data []byte, key string) []rawjson.Span {
+	top, err := rawjson.Members(data)
+	if err != nil {
 		return nil
+	}
+	var out []rawjson.Span
+	for _, m := range top {
+		if m.Key != "choices" {
+			continue
+		}
+		els, err := rawjson.Elements(data[m.ValStart:m.ValEnd])
+		if err != nil {
+			return nil
+		}
+		for _, el := range els {
+			choice := m.ValStart + el.Start
+			cms, err := rawjson.Members(data[choice : m.ValStart+el.End])
+			if err != nil {
+				continue
+			}
+			for _, cm := range cms {
+				if cm.Key != "message" && cm.Key != "delta" {
+					continue
+				}
+				obj := choice + cm.ValStart
+				oms, err := rawjson.Members(data[obj : choice+cm.ValEnd])
+				if err != nil {
+					continue
+				}
+				for _, om := range oms {
+					if om.Key == key {
+						out = append(out, rawjson.Span{Start: obj + om.ValStart, End: obj + om.ValEnd})
+					}
+				}
+			}
+		}
 	}
 	return out
 }
@@ -235,13 +230,13 @@ func fixArrayContent(data []byte) []byte {
 	if !hasArrayContent(data) {
 		return data
 	}
-	spans := arrayContentSpans(data)
-	if len(spans) == 0 {
-		return data
-	}
 	out := make([]byte, 0, len(data))
 	last := 0
-	for _, sp := range spans {
+	for _, v := range choiceValues(data, "content") {
+		if data[v.Start] != '[' {
+			continue
+		}
+		sp := [2]int{v.Start, v.End}
 		var chunks []struct {
 			Type     string `json:"type"`
 			Text     string `json:"text"`
@@ -265,10 +260,10 @@ func fixArrayContent(data []byte) []byte {
 			}
 		}
 		out = append(out, data[last:sp[0]]...)
-		out = appendJSONString(out, text.String())
+		out = jsonenc.AppendString(out, text.String())
 		if thinking.Len() > 0 {
 			out = append(out, `,"reasoning_content":`...)
-			out = appendJSONString(out, thinking.String())
+			out = jsonenc.AppendString(out, thinking.String())
 		}
 		last = sp[1]
 	}
@@ -294,65 +289,4 @@ func hasArrayContent(data []byte) bool {
 		i = j + k
 	}
 	return false
-}
-
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
-}
-
-// arrayContentSpans returns the byte spans of the list values of
-// "content" members of objects under a "message" or "delta" key.
-func arrayContentSpans(data []byte) [][2]int {
-	var out [][2]int
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var walk func(parent string) bool
-	walk = func(parent string) bool {
-		tok, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		switch tok {
-		case json.Delim('{'):
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return false
-				}
-				key, _ := k.(string)
-				if key == "content" && (parent == "message" || parent == "delta") {
-					start := int(dec.InputOffset())
-					for start < len(data) && (data[start] == ':' || data[start] == ' ' || data[start] == '\t' || data[start] == '\n' || data[start] == '\r') {
-						start++
-					}
-					var raw json.RawMessage
-					if dec.Decode(&raw) != nil {
-						return false
-					}
-					if len(raw) > 0 && raw[0] == '[' {
-						out = append(out, [2]int{start, int(dec.InputOffset())})
-					}
-					continue
-				}
-				if !walk(key) {
-					return false
-				}
-			}
-			_, err = dec.Token()
-			return err == nil
-		case json.Delim('['):
-			for dec.More() {
-				if !walk(parent) {
-					return false
-				}
-			}
-			_, err = dec.Token()
-			return err == nil
-		}
-		return true
-	}
-	if !walk("") {
-		return nil
-	}
-	return out
 }

@@ -1,6 +1,9 @@
 package openai
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 func TestNormalizeKeepsEveryOtherByte(t *testing.T) {
 	together, _ := DialectFor("together")
@@ -130,4 +133,30 @@ func BenchmarkNormalizeChunk(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzNormalize: whatever a vendor sends, the normalizers neither panic
+// nor turn a valid JSON chunk or body into invalid JSON.
+func FuzzNormalize(f *testing.F) {
+	for _, s := range []string{
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"abcDEF123","function":{"name":"f","arguments":"{}"}}]},"finish_reason":null}]}`,
+		`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"x"}},{"index":3,"id":"b"}]}}]}`,
+		`{"choices":[{"message":{"content":[{"type":"text","text":"a\"<>&"},{"type":"thinking","thinking":[{"type":"text","text":"t"}]}]},"finish_reason":"model_length"}]}`,
+		`{"choices":[{"finish_reason":"eos","delta":{"content":[]}}]}`,
+		`{"choices":"no"}`, `[]`, `{`,
+	} {
+		f.Add([]byte(s))
+	}
+	mistral, _ := DialectFor("mistral")
+	together, _ := DialectFor("together")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		valid := json.Valid(data)
+		for _, d := range []*Dialect{mistral, together} {
+			for name, out := range map[string][]byte{"chunk": d.NewStreamNormalizer().Chunk(data), "body": d.NormalizeBody(data)} {
+				if valid && !json.Valid(out) {
+					t.Fatalf("%s: valid %q became invalid %q", name, data, out)
+				}
+			}
+		}
+	})
 }
