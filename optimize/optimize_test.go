@@ -165,3 +165,32 @@ func TestPrepareSkipsThreadContinue(t *testing.T) {
 		t.Fatalf("create: applied %v, %v", applied, err)
 	}
 }
+
+// FuzzApply: whatever body a caller sends, adding the directive never
+// panics, and a valid JSON body stays valid JSON that carries the
+// directive once.
+func FuzzApply(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"m","system":"be brief","messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"m","system":[{"type":"text","text":"a"}],"messages":[]}`,
+		`{"model":"m","messages":[{"role":"system","content":"s"},{"role":"developer","content":"d"},{"role":"user","content":"u"}]}`,
+		`{"contents":[],"systemInstruction":{"parts":[{"text":"x"}]}}`,
+		`{"system":null}`, `{"system":""}`, `{}`, `[]`, `{`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, shape := range []gw.Shape{gw.ShapeM, gw.ShapeC, gw.ShapeG} {
+			out, err := Apply(shape, body)
+			if err != nil || !json.Valid(body) {
+				continue
+			}
+			if !json.Valid(out) {
+				t.Fatalf("%s: valid %q became invalid %q", shape, body, out)
+			}
+			if n := strings.Count(string(out), Text[:40]); n != strings.Count(string(body), Text[:40])+1 {
+				t.Fatalf("%s: the directive appears %d times in %q", shape, n, out)
+			}
+		}
+	})
+}
