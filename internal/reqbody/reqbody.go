@@ -174,6 +174,74 @@ func (p *parser) more() (bool, error) {
 	return true, nil
 }
 
+// elements reads the rest of an array whose '[' was read, calling f with
+// each element's path (where[i]).
+func (p *parser) elements(where string, f func(where string) error) error {
+	for i := 0; ; i++ {
+		if ok, err := p.more(); err != nil || !ok {
+			return err
+		}
+		if err := f(where + "[" + strconv.Itoa(i) + "]"); err != nil {
+			return err
+		}
+	}
+}
+
+// members reads the rest of an object whose '{' was read, calling f with
+// each member's name; f reads (or skips) the value.
+func (p *parser) members(where string, f func(name string) error) error {
+	for {
+		if ok, err := p.more(); err != nil || !ok {
+			return err
+		}
+		n, err := p.name(where)
+		if err != nil {
+			return err
+		}
+		if err := f(n); err != nil {
+			return err
+		}
+	}
+}
+
+// object reads the '{' that must open the value at where (what: "an
+// object", "a content part object").
+func (p *parser) object(where, what string) error {
+	ok, err := p.open('{', where+" must be "+what)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fieldErrorf("%s must be %s", where, what)
+	}
+	return nil
+}
+
+// content reads message content that is a string (text of src), null,
+// or an array whose elements each reads; items names them in errors.
+func (p *parser) content(src gw.TextSource, where, items string, each func(where string) error) error {
+	k, err := p.peek()
+	if err != nil {
+		return err
+	}
+	switch k {
+	case 'n':
+		_, err := p.dec.ReadToken()
+		return err
+	case '"':
+		s, err := p.str(where)
+		p.add(src, s)
+		return err
+	case '[':
+	default:
+		return fieldErrorf("%s must be a string or an array of %s", where, items)
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return err
+	}
+	return p.elements(where, each)
+}
+
 // known are the member names the parser acts on; name returns them
 // without allocating.
 var known = func() map[string]string {
@@ -481,27 +549,15 @@ func (p *parser) messages() error {
 	if _, err := p.dec.ReadToken(); err != nil { // [
 		return err
 	}
-	for i := 0; ; i++ {
-		if ok, err := p.more(); err != nil || !ok {
+	return p.elements("messages", func(where string) error {
+		if err := p.object(where, "an object"); err != nil {
 			return err
-		}
-		where := "messages[" + strconv.Itoa(i) + "]"
-		ok, err := p.open('{', where+" must be an object")
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fieldErrorf("%s must be an object", where)
 		}
 		if p.shape == gw.ShapeM {
-			err = p.mMessage(where)
-		} else {
-			err = p.cMessage(where)
+			return p.mMessage(where)
 		}
-		if err != nil {
-			return err
-		}
-	}
+		return p.cMessage(where)
+	})
 }
 
 func (p *parser) mMessage(where string) error {
@@ -548,33 +604,7 @@ func (p *parser) mMessage(where string) error {
 
 // mContent reads content that is a string, an array of blocks or null.
 func (p *parser) mContent(src gw.TextSource, where string) error {
-	k, err := p.peek()
-	if err != nil {
-		return err
-	}
-	switch k {
-	case 'n':
-		_, err := p.dec.ReadToken()
-		return err
-	case '"':
-		s, err := p.str(where)
-		p.add(src, s)
-		return err
-	case '[':
-	default:
-		return fieldErrorf("%s must be a string or an array of content blocks", where)
-	}
-	if _, err := p.dec.ReadToken(); err != nil {
-		return err
-	}
-	for i := 0; ; i++ {
-		if ok, err := p.more(); err != nil || !ok {
-			return err
-		}
-		if err := p.mBlock(src, where+"["+strconv.Itoa(i)+"]"); err != nil {
-			return err
-		}
-	}
+	return p.content(src, where, "content blocks", func(where string) error { return p.mBlock(src, where) })
 }
 
 // pending is a block member read before the block's type was known.
@@ -835,66 +865,33 @@ func (p *parser) cMessage(where string) error {
 }
 
 func (p *parser) cContent(where string) error {
-	k, err := p.peek()
-	if err != nil {
+	return p.content(roleSource, where, "content parts", p.cPart)
+}
+
+// cPart reads one content part: its text and refusal are text of the
+// message's role.
+func (p *parser) cPart(where string) error {
+	if err := p.object(where, "a content part object"); err != nil {
 		return err
 	}
-	switch k {
-	case 'n':
-		_, err := p.dec.ReadToken()
+	var text, refusal string
+	err := p.members(where, func(n string) error {
+		var err error
+		switch n {
+		case "text":
+			text, err = p.str(where + ".text")
+		case "refusal":
+			refusal, err = p.str(where + ".refusal")
+		case "type":
+			_, err = p.str(where + ".type")
+		default:
+			err = p.dec.SkipValue()
+		}
 		return err
-	case '"':
-		s, err := p.str(where)
-		p.add(roleSource, s)
-		return err
-	case '[':
-	default:
-		return fieldErrorf("%s must be a string or an array of content parts", where)
-	}
-	if _, err := p.dec.ReadToken(); err != nil {
-		return err
-	}
-	for i := 0; ; i++ {
-		if ok, err := p.more(); err != nil || !ok {
-			return err
-		}
-		pw := where + "[" + strconv.Itoa(i) + "]"
-		ok, err := p.open('{', pw+" must be a content part object")
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fieldErrorf("%s must be a content part object", pw)
-		}
-		var text, refusal string
-		for {
-			if ok, err := p.more(); err != nil || !ok {
-				if err != nil {
-					return err
-				}
-				break
-			}
-			n, err := p.name(pw)
-			if err != nil {
-				return err
-			}
-			switch n {
-			case "text":
-				text, err = p.str(pw + ".text")
-			case "refusal":
-				refusal, err = p.str(pw + ".refusal")
-			case "type":
-				_, err = p.str(pw + ".type")
-			default:
-				err = p.dec.SkipValue()
-			}
-			if err != nil {
-				return err
-			}
-		}
-		p.add(roleSource, text)
-		p.add(roleSource, refusal)
-	}
+	})
+	p.add(roleSource, text)
+	p.add(roleSource, refusal)
+	return err
 }
 
 func (p *parser) cToolCalls(where string) error {
@@ -902,68 +899,34 @@ func (p *parser) cToolCalls(where string) error {
 	if err != nil || !ok {
 		return err
 	}
-	for i := 0; ; i++ {
-		if ok, err := p.more(); err != nil || !ok {
+	return p.elements(where, func(tw string) error {
+		if err := p.object(tw, "an object"); err != nil {
 			return err
 		}
-		tw := where + "[" + strconv.Itoa(i) + "]"
-		ok, err := p.open('{', tw+" must be an object")
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fieldErrorf("%s must be an object", tw)
-		}
-		for {
-			if ok, err := p.more(); err != nil || !ok {
-				if err != nil {
-					return err
-				}
-				break
-			}
-			n, err := p.name(tw)
-			if err != nil {
-				return err
-			}
+		return p.members(tw, func(n string) error {
 			if n != "function" {
-				if err := p.dec.SkipValue(); err != nil {
-					return err
-				}
-				continue
+				return p.dec.SkipValue()
 			}
 			ok, err := p.open('{', tw+".function must be an object")
-			if err != nil {
+			if err != nil || !ok {
 				return err
 			}
-			if ok {
-				if err := p.cFunction(tw + ".function"); err != nil {
-					return err
-				}
-			}
-		}
-	}
+			return p.cFunction(tw + ".function")
+		})
+	})
 }
 
 // cFunction reads a function call object's members (its "{" read).
 func (p *parser) cFunction(where string) error {
-	for {
-		if ok, err := p.more(); err != nil || !ok {
-			return err
-		}
-		n, err := p.name(where)
-		if err != nil {
-			return err
-		}
+	return p.members(where, func(n string) error {
 		if n != "arguments" {
-			if err := p.dec.SkipValue(); err != nil {
-				return err
-			}
-			continue
+			return p.dec.SkipValue()
 		}
 		s, err := p.str(where + ".arguments")
 		if err != nil {
 			return err
 		}
 		p.add(gw.TextAssistant, s)
-	}
+		return nil
+	})
 }
