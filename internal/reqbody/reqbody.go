@@ -563,17 +563,8 @@ func (p *parser) messages() error {
 func (p *parser) mMessage(where string) error {
 	start := len(p.text)
 	role := ""
-	for {
-		if ok, err := p.more(); err != nil || !ok {
-			if err != nil {
-				return err
-			}
-			break
-		}
-		n, err := p.name(where)
-		if err != nil {
-			return err
-		}
+	if err := p.members(where, func(n string) error {
+		var err error
 		switch n {
 		case "role":
 			if role, err = p.str(where + ".role"); err != nil {
@@ -588,6 +579,9 @@ func (p *parser) mMessage(where string) error {
 				return err
 			}
 		}
+		return err
+	}); err != nil {
+		return err
 	}
 	src := gw.TextUser
 	switch role {
@@ -630,17 +624,8 @@ func (p *parser) mBlock(src gw.TextSource, where string) error {
 		later                     []pending
 	)
 	start := len(p.text)
-	for {
-		if ok, err := p.more(); err != nil || !ok {
-			if err != nil {
-				return err
-			}
-			break
-		}
-		n, err := p.name(where)
-		if err != nil {
-			return err
-		}
+	if err := p.members(where, func(n string) error {
+		var err error
 		switch n {
 		case "type":
 			if typ, err = p.str(where + ".type"); err != nil {
@@ -666,7 +651,7 @@ func (p *parser) mBlock(src gw.TextSource, where string) error {
 					return err
 				}
 				later = append(later, pending{n, bytes.Clone(v)})
-				continue
+				return nil
 			}
 			if err := p.blockMember(typ, n, where); err != nil {
 				return err
@@ -676,6 +661,9 @@ func (p *parser) mBlock(src gw.TextSource, where string) error {
 				return err
 			}
 		}
+		return err
+	}); err != nil {
+		return err
 	}
 	// Title and context come before the body in the guard's order.
 	var head []gw.Text
@@ -747,17 +735,8 @@ func (p *parser) docSource(where string) error {
 	var content []byte
 	start := len(p.text)
 	typed := false
-	for {
-		if ok, err := p.more(); err != nil || !ok {
-			if err != nil {
-				return err
-			}
-			break
-		}
-		n, err := p.name(where)
-		if err != nil {
-			return err
-		}
+	if err := p.members(where, func(n string) error {
+		var err error
 		switch n {
 		case "type":
 			if typ, err = p.str(where + ".type"); err != nil {
@@ -774,7 +753,7 @@ func (p *parser) docSource(where string) error {
 				if err := p.mContent(gw.TextTool, where+".content"); err != nil {
 					return err
 				}
-				continue
+				return nil
 			}
 			v, err := p.dec.ReadValue()
 			if err != nil {
@@ -788,6 +767,9 @@ func (p *parser) docSource(where string) error {
 				return err
 			}
 		}
+		return err
+	}); err != nil {
+		return err
 	}
 	if typ == "text" && data != "" {
 		p.text = append(p.text[:start], append([]gw.Text{{Source: gw.TextTool, Text: data}}, p.text[start:]...)...)
@@ -805,17 +787,8 @@ func (p *parser) docSource(where string) error {
 func (p *parser) cMessage(where string) error {
 	start := len(p.text)
 	role := ""
-	for {
-		if ok, err := p.more(); err != nil || !ok {
-			if err != nil {
-				return err
-			}
-			break
-		}
-		n, err := p.name(where)
-		if err != nil {
-			return err
-		}
+	if err := p.members(where, func(n string) error {
+		var err error
 		switch n {
 		case "role":
 			if role, err = p.str(where + ".role"); err != nil {
@@ -850,6 +823,9 @@ func (p *parser) cMessage(where string) error {
 				return err
 			}
 		}
+		return err
+	}); err != nil {
+		return err
 	}
 	src := gw.TextUser
 	switch role {
