@@ -16,7 +16,6 @@ import (
 	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/auth"
 	"github.com/gwlabs/gateway/billing"
-	"github.com/gwlabs/gateway/catalog"
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/guard"
@@ -122,6 +121,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	c.HTTP.Logger = m.Logger
 	providers, err := buildProviders(*c, card)
 	if err != nil {
 		return err
@@ -254,14 +254,13 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		// A caller gets as long to take a stream event as the vendor
 		// gets to send one.
 		StreamWriteTimeout: c.HTTP.IdleTimeout,
-		Catalog: catalog.New(card, func(vendor string) bool {
-			a, ok := providers[vendor].(proxy.Availability)
-			return providers[vendor] != nil && (!ok || a.Unavailable() == nil)
-		}),
+		Catalog:   newCatalog(card, providers, c.Routes),
 		Dashboard: dash,
 		Admin:     adminAPI,
 		Ready:     m.ready,
 		Degraded:  m.degraded,
+		Routes:    c.Routes,
+		Health:    vendorHealth(providers, time.Now),
 		Logger:    m.Logger,
 	})
 	m.ln, err = net.Listen("tcp", c.Addr)
