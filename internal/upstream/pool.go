@@ -80,7 +80,12 @@ func newPool(keys []Key, spread string, threshold int, interval time.Duration) *
 		if k.Name == "" {
 			k.Name = strconv.Itoa(i + 1)
 		}
-		p.keys = append(p.keys, &poolKey{Key: k, br: newBreaker(threshold, interval)})
+		pk := &poolKey{Key: k}
+		if len(keys) > 1 {
+			// A lone key's breaker would be the vendor's.
+			pk.br = newBreaker(threshold, interval)
+		}
+		p.keys = append(p.keys, pk)
 	}
 	return p
 }
@@ -99,7 +104,7 @@ func (p *pool) pick(now time.Time, vendor string, skip map[*poolKey]bool) (lease
 	defer p.mu.Unlock()
 	var cands []*poolKey
 	var wait time.Duration
-	allOut := true
+	allOut, resting := true, 0
 	for _, k := range p.keys {
 		if k.out {
 			continue
@@ -112,12 +117,16 @@ func (p *pool) pick(now time.Time, vendor string, skip map[*poolKey]bool) (lease
 			if d := k.restUntil.Sub(now); wait == 0 || d < wait {
 				wait = d
 			}
+			resting++
 			continue
 		}
 		cands = append(cands, k)
 	}
 	if allOut {
 		return lease{}, &gw.Error{Code: gw.CodeVendorUnavailable, Message: vendor + ": the vendor refused every key the gateway has; the operator must replace them", Err: fmt.Errorf("%s: every key is out", vendor)}
+	}
+	if len(cands) == 0 && resting > 0 {
+		return lease{}, &gw.Error{Code: gw.CodeRateLimited, Message: vendor + ": every key of the gateway is rate limited by the vendor; retry after Retry-After", RetryAfter: max(wait, time.Second)}
 	}
 	for len(cands) > 0 {
 		i := p.choose(cands)
@@ -168,11 +177,13 @@ func (p *pool) release(now time.Time, l lease, o outcome) {
 	l.k.br.done(now, l.probe, o)
 }
 
-// rest makes a key that got 429 rest until until.
+// rest makes a key that got 429 rest until until, when the pool has
+// other keys to take its calls (a lone key keeps asking the vendor, whose
+// limits may be per model).
 func (p *pool) rest(k *poolKey, until time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if until.After(k.restUntil) {
+	if len(p.keys) > 1 && until.After(k.restUntil) {
 		k.restUntil = until
 	}
 }

@@ -19,8 +19,12 @@
 // Keys and breakers: a Client spreads calls over the vendor's keys (a
 // pool, pool.go): weighted at random or to the key with the fewest calls
 // in flight. A key answered 429 rests for the wait the vendor asked (the
-// retry goes at once to another key when one is free); a key answered
-// 401 or 403 is taken out of the pool for good and reported (log, Health).
+// retry goes at once to another key when one is free; a lone key does not
+// rest, the vendor's limits may be per model); a key answered 401 is taken
+// out of the pool for good and reported (log, Health) and the call goes
+// to another key. A 403 is answered as it is: vendors also send it for
+// what one request asked (a model the organisation may not use), so a
+// caller could otherwise take the gateway's keys out.
 // The vendor and each key have a circuit breaker (breaker.go): after
 // BreakerFailures failures in a row it opens, and calls fail at once with
 // overloaded and Retry-After; every BreakerInterval one call probes, and
@@ -234,7 +238,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
 		case resp.StatusCode == http.StatusTooManyRequests:
 			// Rate limits are the key's, not a failure of the vendor.
 			vendorOutcome, keyOutcome = outcomeNone, outcomeNone
-		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		case resp.StatusCode == http.StatusUnauthorized:
 			keyOutcome = outcomeNone
 		}
 		now = c.now()
@@ -259,7 +263,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
 		status := resp.StatusCode
 		wait = c.backoff(attempt)
 		switch {
-		case (status == http.StatusUnauthorized || status == http.StatusForbidden) && l.k != nil:
+		case status == http.StatusUnauthorized && l.k != nil:
 			if c.pool.takeOut(l.k, fmt.Sprintf("the vendor answered %d", status)) {
 				c.cfg.Logger.Error("vendor key taken out of the pool", "vendor", c.vendor, "key", l.k.Name, "status", status)
 			}
@@ -278,7 +282,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
 					rest = time.Second
 				}
 				c.pool.rest(l.k, now.Add(rest))
-				if c.pool.usable(now) {
+				if len(c.pool.keys) > 1 && c.pool.usable(now) {
 					wait, hasRA = 0, false // another key is free: at once
 				}
 			}
