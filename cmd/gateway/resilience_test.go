@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/billing"
+	"github.com/gwlabs/gateway/route"
+)
+
+// withRoutes configures operator routes.
+func withRoutes(t *testing.T, routes ...route.Route) envOption {
+	tbl, err := route.NewTable(routes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(c *Config) { c.Routes = tbl }
+}
+
+// withFaultTimings makes retries and first-byte limits short and lifts
+// the per-key limits, for the fault suites.
+func withFaultTimings(c *Config) {
+	c.HTTP.RetryBase = time.Millisecond
+	c.HTTP.FirstByteTimeout = 500 * time.Millisecond
+	c.HTTP.MaxRetries = 2
+	c.RPM, c.TPM = 0, 0
+}
+
+// faults are the vendor failures of the fault suite, each scripted for
+// the primary vendor only, with what a caller without a fallback gets
+// after the documented retries (1 try + 2 retries).
+var faults = []struct {
+	name, directive string
+	status          int
+	code            gw.Code
+}{
+	{"429 retry-after", "[fake:status=429][fake:retry-ms=5]", 429, gw.CodeRateLimited},
+	{"500", "[fake:status=500]", 502, gw.CodeUpstream},
+	{"503", "[fake:status=503]", 503, gw.CodeOverloaded},
+	{"529", "[fake:status=529]", 503, gw.CodeOverloaded},
+	{"connection reset", "[fake:reset]", 502, gw.CodeUpstream},
+	{"silent first byte", "[fake:silent]", 504, gw.CodeUpstreamTimeout},
+}
+
+// faultRoutes: the primary spoken natively (M to anthropic) or mapped (C
+// to anthropic), falling back to openai mapped or natively; the first
+// falls back through an operator route, the second through the caller's
+// models list.
+var faultRoutes = []struct {
+	name, path, model, models string
+	body                      func(model, text string, stream bool, extra string) []byte
+}{
+	{"native primary, operator route", "/v1/messages", "gw/sonnet", "", messagesBody},
+	{"mapped primary, models list", "/v1/chat/completions", "anthropic/claude-sonnet-5-5", `,"models":["openai/gpt-6-sol"],"max_tokens":256`, chatBody},
+}
+
+const (
+	faultPrimary  = "anthropic/claude-sonnet-5-5"
+	faultFallback = "openai/gpt-6-sol"
+)
+
+// Issue 27: for each fault, on a native and a mapped route, streamed and
+// not: with a fallback 100 of 100 requests are served by it and charged
+// at its price; without one the caller gets the vendor's error after the
+// retries, charged nothing.
+func TestFaultSuiteFallbacks(t *testing.T) {
+	e := newEnv(t, withFaultTimings, withRoutes(t, route.Route{Name: "gw/sonnet", Members: []route.Target{
+		{Vendor: "anthropic", Model: "claude-sonnet-5-5"}, {Vendor: "openai", Model: "gpt-6-sol"}}}))
+	biller := testBiller(t)
+	const n = 100
+	var seq atomic.Int64
+	for _, f := range faults {
+		for _, rt := range faultRoutes {
+			for _, stream := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/stream=%v", f.name, rt.name, stream), func(t *testing.T) {
+					t.Parallel()
+					var ok atomic.Int32
+					var wg sync.WaitGroup
+					sem := make(chan struct{}, 50)
+					for i := 0; i < n; i++ {
+						wg.Add(1)
+						sem <- struct{}{}
+						go func() {
+							defer wg.Done()
+							defer func() { <-sem }()
+							text := fmt.Sprintf("hello %s[fake:on=anthropic][fake:id=%d]", f.directive, seq.Add(1))
+							if err := e.servedByFallback(biller, rt.path, rt.body(rt.model, text, stream, rt.models)); err != nil {
+								t.Error(err)
+								return
+							}
+							ok.Add(1)
+						}()
+					}
+					wg.Wait()
+					if ok.Load() != n {
+						t.Fatalf("%d of %d requests served by the fallback", ok.Load(), n)
+					}
+				})
+			}
+		}
+	}
+}
+
+// servedByFallback sends one request and checks that the fallback
+// served it, said so in the headers, and charged its own price.
+func (e *env) servedByFallback(biller *billing.Biller, path string, body []byte) error {
+	req, _ := http.NewRequest(http.MethodPost, e.url+path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e.key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	_, err = buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	h := resp.Header
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("status %d: %s", resp.StatusCode, buf.Bytes())
+	}
+	if h.Get("X-Gateway-Vendor") != "openai" || h.Get("X-Gateway-Model") != faultFallback || h.Get("X-Gateway-Attempts") != "2" {
+		return fmt.Errorf("headers vendor %q model %q attempts %q", h.Get("X-Gateway-Vendor"), h.Get("X-Gateway-Model"), h.Get("X-Gateway-Attempts"))
+	}
+	if !strings.Contains(buf.String(), "Hello") || !strings.Contains(buf.String(), "openai") {
+		return fmt.Errorf("answer is not the fallback's: %.200s", buf.Bytes())
+	}
+	rec := waitRecord(e.t, e.m.Store(), h.Get("X-Gateway-Request-Id"))
+	if rec.Vendor != "openai" || rec.Model != "gpt-6-sol" || rec.Status != 200 {
+		return fmt.Errorf("record %s/%s status %d", rec.Vendor, rec.Model, rec.Status)
+	}
+	if !strings.Contains(rec.Note, "attempts: "+faultPrimary+" ") {
+		return fmt.Errorf("record note %q does not list the attempts", rec.Note)
+	}
+	q, err := biller.PriceAt(rec.Vendor, rec.Model, rec.Usage, rec.CreatedAt)
+	if err != nil {
+		return err
+	}
+	if rec.Charge <= 0 || rec.Charge != q.Charge {
+		return fmt.Errorf("charged %v, the fallback's price is %v", rec.Charge, q.Charge)
+	}
+	return nil
+}
+
+// Issue 27: without a fallback the caller gets the vendor's error after
+// the documented retries (the vendor saw 3 calls), charged nothing.
+func TestFaultSuiteNoFallback(t *testing.T) {
+	e := newEnv(t, withFaultTimings)
+	for _, f := range faults {
+		for _, rt := range faultRoutes {
+			for _, stream := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/stream=%v", f.name, rt.path, stream), func(t *testing.T) {
+					t.Parallel()
+					for i := 0; i < 3; i++ {
+						id := fmt.Sprintf("nf-%s-%s-%v-%d", strings.ReplaceAll(f.name, " ", "_"), rt.path, stream, i)
+						text := "hello " + f.directive + "[fake:id=" + id + "]"
+						resp := e.post(rt.path, e.key, rt.body(faultPrimary, text, stream, ""))
+						b := readAll(t, resp.Body)
+						if resp.StatusCode != f.status {
+							t.Fatalf("status %d, want %d: %s", resp.StatusCode, f.status, b)
+						}
+						var env struct {
+							Error struct{ Type string } `json:"error"`
+						}
+						if err := json.Unmarshal(b, &env); err != nil || env.Error.Type != string(f.code) {
+							t.Fatalf("error %s, want %s", b, f.code)
+						}
+						if f.status == 429 && resp.Header.Get("Retry-After") == "" {
+							t.Fatalf("429 without Retry-After")
+						}
+						if resp.Header.Get("X-Gateway-Attempts") != "1" || resp.Header.Get("X-Gateway-Model") != faultPrimary {
+							t.Fatalf("attempts %q model %q", resp.Header.Get("X-Gateway-Attempts"), resp.Header.Get("X-Gateway-Model"))
+						}
+						rec := waitRecord(t, e.m.Store(), resp.Header.Get("X-Gateway-Request-Id"))
+						if rec.Charge != 0 || rec.ErrorCode != f.code {
+							t.Fatalf("record charge %v code %s", rec.Charge, rec.ErrorCode)
+						}
+						calls := 0
+						for _, r := range e.fake.Requests() {
+							if bytes.Contains(r.Body, []byte("[fake:id="+id+"]")) {
+								calls++
+							}
+						}
+						if calls != 3 {
+							t.Fatalf("the vendor saw %d calls, want 3 (one try and two retries)", calls)
+						}
+					}
+				})
+			}
+		}
+	}
+}
