@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -199,4 +200,103 @@ func TestFaultSuiteNoFallback(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Issue 27: a vendor failing every request, behind a breaker: once it is
+// open the vendor sees at most one probe per interval, requests fall over
+// to the fallback at once (their fall-over times are logged), and after
+// the vendor recovers traffic returns to it.
+func TestBreakerFallsOverFastAndProbesOncePerInterval(t *testing.T) {
+	const interval = 300 * time.Millisecond
+	e := newEnv(t, withFaultTimings, func(c *Config) {
+		c.HTTP.BreakerFailures = 5
+		c.HTTP.BreakerInterval = interval
+	})
+	body := func(text string) []byte {
+		return chatBody(faultPrimary, text, false, `,"models":["openai/gpt-6-sol"],"max_tokens":64`)
+	}
+	primaryCalls := func() int {
+		n := 0
+		for _, r := range e.fake.Requests() {
+			if r.Vendor == "anthropic" {
+				n++
+			}
+		}
+		return n
+	}
+	send := func(text string) (*http.Response, time.Duration) {
+		start := time.Now()
+		resp := e.post("/v1/chat/completions", e.key, body(text))
+		readAll(t, resp.Body)
+		return resp, time.Since(start)
+	}
+	// Open it: 2 requests x 3 tries of 503 (5 failures open it).
+	for i := 0; i < 2; i++ {
+		if resp, _ := send("[fake:status=503][fake:on=anthropic]"); resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	opened := primaryCalls()
+	if opened < 5 || opened > 6 {
+		t.Fatalf("%d calls before opening, want 5-6", opened)
+	}
+	// While the vendor keeps failing: every request is served by the
+	// fallback, and the vendor sees at most one probe per interval.
+	start := time.Now()
+	var fallOver []time.Duration
+	for time.Since(start) < 6*interval {
+		resp, d := send("[fake:status=503][fake:on=anthropic]")
+		if resp.StatusCode != 200 || resp.Header.Get("X-Gateway-Vendor") != "openai" {
+			t.Fatalf("status %d vendor %q", resp.StatusCode, resp.Header.Get("X-Gateway-Vendor"))
+		}
+		fallOver = append(fallOver, d)
+	}
+	elapsed := time.Since(start)
+	probes := primaryCalls() - opened
+	if max := int(elapsed/interval) + 1; probes > max {
+		t.Fatalf("%d probes in %v, at most %d (one per %v)", probes, elapsed, max, interval)
+	}
+	p50, p99 := percentile(fallOver, 50), percentile(fallOver, 99)
+	t.Logf("open breaker: %d requests fell over in %v; %d probes; fall-over time p50 %v p99 %v max %v", len(fallOver), elapsed.Round(time.Millisecond), probes, p50, p99, percentile(fallOver, 100))
+	if p50 > time.Second {
+		t.Fatalf("fall-over p50 %v: requests wait instead of falling over", p50)
+	}
+	// The health report shows the open breaker (readyz).
+	resp, err := http.Get(e.url + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb := readAll(t, resp.Body)
+	if !bytes.Contains(rb, []byte(`"vendor":"anthropic"`)) || !bytes.Contains(rb, []byte(`"status":"degraded"`)) {
+		t.Fatalf("readyz %s", rb)
+	}
+	// Recovery: after an interval the probe succeeds and traffic returns.
+	time.Sleep(interval)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, _ := send("hello again")
+		if resp.StatusCode == 200 && resp.Header.Get("X-Gateway-Vendor") == "anthropic" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("traffic did not return to the recovered vendor")
+		}
+		time.Sleep(interval / 4)
+	}
+	for i := 0; i < 5; i++ {
+		if resp, _ := send("hello again"); resp.Header.Get("X-Gateway-Vendor") != "anthropic" || resp.Header.Get("X-Gateway-Attempts") != "1" {
+			t.Fatalf("after recovery served by %q in %s attempts", resp.Header.Get("X-Gateway-Vendor"), resp.Header.Get("X-Gateway-Attempts"))
+		}
+	}
+}
+
+// percentile returns the p-th percentile of ds (nearest rank).
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	slices.Sort(s)
+	i := (len(s)*p + 99) / 100
+	return s[min(max(i-1, 0), len(s)-1)]
 }

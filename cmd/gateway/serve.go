@@ -195,6 +195,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("metrics: %w", err)
 		}
 		observe = mx.Observe
+		if err := mx.WatchVendors(vendorHealth(providers, time.Now)); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", mx.Handler())
 		m.mln, err = net.Listen("tcp", c.MetricsAddr)
