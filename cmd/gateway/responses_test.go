@@ -3,9 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+
+	gw "github.com/gwlabs/gateway"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -146,4 +151,96 @@ func functionOutput(callID, out string) responses.ResponseInputItemUnionParam {
 	p := responses.ResponseInputItemParamOfFunctionCallOutput(out)
 	p.OfFunctionCallOutput.CallID = openai.String(callID)
 	return p
+}
+
+// rFake is a minimal OpenAI Responses endpoint for the native route's
+// tests: it records the body it got and answers a fixed response object
+// (or its event stream) with the usage given.
+type rFake struct {
+	mu     sync.Mutex
+	bodies [][]byte
+	answer string // non-stream body
+	events string // stream body
+}
+
+func (f *rFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	f.bodies = append(f.bodies, b)
+	f.mu.Unlock()
+	if r.URL.Path != "/v1/responses" || r.Header.Get("Authorization") != "Bearer sk-r" {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	if strings.Contains(string(b), `"stream":true`) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, f.events)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, f.answer)
+}
+
+func (f *rFake) last() []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.bodies[len(f.bodies)-1]
+}
+
+const rFakeAnswer = `{"id":"resp_native1","object":"response","created_at":1,"status":"completed","model":"gpt-6-sol","output":[{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hi there","annotations":[]}]}],"usage":{"input_tokens":1000,"input_tokens_details":{"cached_tokens":400},"output_tokens":50,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":1050},"x_vendor_extra":true}`
+
+const rFakeEvents = "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_native2\",\"object\":\"response\",\"status\":\"in_progress\",\"output\":[]}}\n\n" +
+	"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\"Hi\"}\n\n" +
+	"event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":2,\"response\":{\"id\":\"resp_native2\",\"object\":\"response\",\"status\":\"completed\",\"output\":[],\"usage\":{\"input_tokens\":1000,\"input_tokens_details\":{\"cached_tokens\":400},\"output_tokens\":50,\"output_tokens_details\":{\"reasoning_tokens\":20},\"total_tokens\":1050}}}\n\n"
+
+// TestResponsesNative checks the openai/ route: the caller's bytes reach
+// OpenAI's /v1/responses with only the model rewritten, the answer and the
+// stream come back byte for byte, the usage (cached and reasoning tokens)
+// is billed like the same usage on Chat Completions, and a
+// previous_response_id of another account is 404 before any vendor call.
+func TestResponsesNative(t *testing.T) {
+	f := &rFake{answer: rFakeAnswer, events: rFakeEvents}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	e := newEnv(t, func(c *Config) { c.Vendors["openai"] = VendorConfig{BaseURL: srv.URL + "/v1", APIKey: "sk-r"} })
+	body := `{"model":"openai/gpt-6-sol","input":"hello","store":true,"client_metadata":{"x":1}}`
+	resp := e.post("/v1/responses", e.key, []byte(body))
+	got := readAll(t, resp.Body)
+	if resp.StatusCode != 200 || string(got) != rFakeAnswer {
+		t.Fatalf("%d %s", resp.StatusCode, got)
+	}
+	if want := `{"model":"gpt-6-sol","input":"hello","store":true,"client_metadata":{"x":1}`; !strings.HasPrefix(string(f.last()), want) {
+		t.Fatalf("vendor got %s", f.last())
+	}
+	charge := resp.Header.Get("X-Gateway-Customer-Charge-Cents")
+	if charge == "" || charge == "0.000000" {
+		t.Fatalf("charge %q", charge)
+	}
+
+	sresp := e.post("/v1/responses", e.key, []byte(`{"model":"openai/gpt-6-sol","input":"hello","stream":true}`))
+	sgot := readAll(t, sresp.Body)
+	if string(sgot) != rFakeEvents {
+		t.Fatalf("stream relayed as\n%s", sgot)
+	}
+	if tr := sresp.Trailer.Get("X-Gateway-Customer-Charge-Cents"); tr != charge {
+		t.Fatalf("stream charge %q, non-stream %q (same usage)", tr, charge)
+	}
+
+	// Continuing the account's own response reaches the vendor.
+	resp = e.post("/v1/responses", e.key, []byte(`{"model":"openai/gpt-6-sol","input":"more","previous_response_id":"resp_native2"}`))
+	readAll(t, resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("own previous response: %d", resp.StatusCode)
+	}
+	// Another account's is not found.
+	other, _, err := createKey(context.Background(), e.m.Store(), "other", 10*gw.USD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(f.bodies)
+	resp = e.post("/v1/responses", other, []byte(`{"model":"openai/gpt-6-sol","input":"more","previous_response_id":"resp_native1"}`))
+	eb := readAll(t, resp.Body)
+	if resp.StatusCode != 404 || !strings.Contains(string(eb), `"code":"response_not_found"`) || len(f.bodies) != n {
+		t.Fatalf("other account: %d %s", resp.StatusCode, eb)
+	}
 }
