@@ -327,6 +327,16 @@ func (x *Exchange) Native() bool { return x.native }
 // Provider returns the vendor adapter.
 func (x *Exchange) Provider() gw.Provider { return x.provider }
 
+// BodyShape is the shape of the vendor body: the endpoint's on a native
+// route (OpenAI's Responses API beside its Chat Completions), else the
+// vendor's own.
+func (x *Exchange) BodyShape() gw.Shape {
+	if x.native {
+		return x.in.Endpoint
+	}
+	return x.provider.Shape()
+}
+
 // Inbound returns the request.
 func (x *Exchange) Inbound() *Inbound { return &x.in }
 
@@ -366,11 +376,16 @@ func (x *Exchange) begin(ctx context.Context) error {
 	if g.cfg.Biller != nil && !g.cfg.Biller.Known(in.Vendor, in.Model) {
 		return gw.Errorf(gw.CodeInvalidRequest, "model %q has no price on the rate card; GET /v1/models lists the priced models", in.Vendor+"/"+in.Model)
 	}
-	x.native = p.Shape() == in.Endpoint
+	x.native = gw.SpeaksNatively(p, in.Endpoint)
 	var err error
-	if x.native {
+	switch {
+	case x.native && in.Endpoint != p.Shape():
+		// The vendor serves this endpoint's shape beside its own (OpenAI
+		// Responses): the caller's bytes, model rewritten.
+		x.Body, err = p.(gw.ResponsesNative).PassThroughResponses(in.Body, in.Model)
+	case x.native:
 		x.Body, x.HideUsage, err = p.PassThrough(in.Body, in.Model, in.Stream)
-	} else {
+	default:
 		codec, ok := p.(gw.Codec)
 		if !ok || in.Canonical == nil {
 			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: fmt.Errorf("vendor %s cannot map from %s", in.Vendor, in.Endpoint)}
@@ -389,7 +404,7 @@ func (x *Exchange) begin(ctx context.Context) error {
 	}
 	if g.cfg.Optimizer != nil {
 		keyOff := in.Principal != nil && in.Principal.OptimizeOff
-		if x.Body, x.Optimized, err = g.cfg.Optimizer.Prepare(p.Shape(), x.Body, keyOff, in.Header); err != nil {
+		if x.Body, x.Optimized, err = g.cfg.Optimizer.Prepare(x.BodyShape(), x.Body, keyOff, in.Header); err != nil {
 			return err
 		}
 	}
@@ -438,7 +453,7 @@ func (x *Exchange) begin(ctx context.Context) error {
 // many output tokens the balance covers.
 func (x *Exchange) placeHold(ctx context.Context) error {
 	g, in := x.g, &x.in
-	lim, err := outlimit.Read(x.provider.Shape(), x.Body)
+	lim, err := outlimit.Read(x.BodyShape(), x.Body)
 	if err != nil {
 		return err
 	}
@@ -502,7 +517,7 @@ func (x *Exchange) tryHold(ctx context.Context, plan HoldPlan) error {
 func (x *Exchange) impose(n int64) error {
 	in := &x.in
 	if x.native {
-		b, err := outlimit.Set(x.provider.Shape(), in.Vendor, x.Body, n)
+		b, err := outlimit.Set(x.BodyShape(), in.Vendor, x.Body, n)
 		if err != nil {
 			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: err}
 		}
@@ -546,6 +561,9 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 	vctx, cancel := context.WithCancel(parent)
 	x.cancel = cancel
 	call := &gw.Call{RequestID: x.in.RequestID, Model: x.in.Model, Stream: x.in.Stream, Body: x.Body, Header: x.in.Header}
+	if bs := x.BodyShape(); bs != x.provider.Shape() {
+		call.Endpoint = bs
+	}
 
 	type sent struct {
 		up  *gw.Upstream
