@@ -15,6 +15,7 @@ import (
 	"github.com/gwlabs/gateway/catalog"
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/guard"
+	"github.com/gwlabs/gateway/internal/upstream"
 	"github.com/gwlabs/gateway/postgres"
 	"github.com/gwlabs/gateway/provider/anthropic"
 	"github.com/gwlabs/gateway/provider/google"
@@ -219,7 +220,11 @@ func openRouterPrices(c Config, logger *slog.Logger) *ratecard.OpenRouterPrices 
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
 	p.Refresh(context.Background(), openRouterRefresh, func(ctx context.Context) (*ratecard.OpenRouterList, error) {
-		return ratecard.FetchOpenRouter(ctx, client, base, vc.APIKey)
+		key := vc.APIKey
+		if keys, err := upstream.ParseKeys(key); err == nil && len(keys) > 0 {
+			key = keys[0].Secret // a pool: its first key reads the price list
+		}
+		return ratecard.FetchOpenRouter(ctx, client, base, key)
 	}, func(err error) {
 		logger.Warn("openrouter price list not refreshed", "err", err)
 	})
