@@ -237,7 +237,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	dash, err := newDashboard(m.store, c, limiter, adminSvc, m.Logger)
+	dash, err := newDashboard(m.store, c, limiter, adminSvc, m.Logger, vendorHealth(providers, time.Now))
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
@@ -257,7 +257,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		// A caller gets as long to take a stream event as the vendor
 		// gets to send one.
 		StreamWriteTimeout: c.HTTP.IdleTimeout,
-		Catalog:   newCatalog(card, providers, c.Routes),
+		Catalog: newCatalog(card, providers,
+			c.Routes),
 		Dashboard: dash,
 		Admin:     adminAPI,
 		Ready:     m.ready,
