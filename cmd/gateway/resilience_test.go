@@ -300,3 +300,42 @@ func percentile(ds []time.Duration, p int) time.Duration {
 	i := (len(s)*p + 99) / 100
 	return s[min(max(i-1, 0), len(s)-1)]
 }
+
+// Issue 27: a Claude Code style tool round trip through an operator route
+// whose first member fails: the fallback (mapped M->C) serves it, and the
+// first vendor's thinking block (its signature) is not sent to a vendor
+// that cannot read it.
+func TestRouteFallbackDropsForeignThinking(t *testing.T) {
+	e := newEnv(t, withFaultTimings, withRoutes(t, route.Route{Name: "gw/code", Members: []route.Target{
+		{Vendor: "anthropic", Model: "claude-sonnet-5-5"}, {Vendor: "openai", Model: "gpt-6-sol"}}}))
+	for _, stream := range []bool{false, true} {
+		body := fmt.Sprintf(`{"model":"gw/code","max_tokens":512,"stream":%t,
+		  "tools":[{"name":"Read","description":"Read a file","input_schema":{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}}],
+		  "messages":[
+		    {"role":"user","content":"Read the notes. [fake:status=529][fake:on=anthropic]"},
+		    {"role":"assistant","content":[
+		      {"type":"thinking","thinking":"secret-chain-of-thought","signature":"EqQBCkYIBxgCKkDanthropicsignature"},
+		      {"type":"tool_use","id":"toolu_01abc","name":"Read","input":{"file_path":"/notes.txt"}}]},
+		    {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01abc","content":"read-marker-5150"}]}]}`, stream)
+		resp := e.post("/v1/messages", e.key, []byte(body))
+		b := readAll(t, resp.Body)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Gateway-Model") != faultFallback {
+			t.Fatalf("stream=%v: status %d model %q: %s", stream, resp.StatusCode, resp.Header.Get("X-Gateway-Model"), b)
+		}
+		if !bytes.Contains(b, []byte("read-marker-5150")) {
+			t.Fatalf("stream=%v: the tool result did not come back: %s", stream, b)
+		}
+		rec := e.lastRequest()
+		if rec.Vendor != "openai" {
+			t.Fatalf("last vendor call went to %s", rec.Vendor)
+		}
+		for _, leak := range []string{"secret-chain-of-thought", "anthropicsignature", `"thinking"`, "signature"} {
+			if bytes.Contains(rec.Body, []byte(leak)) {
+				t.Fatalf("stream=%v: the fallback was sent %q: %s", stream, leak, rec.Body)
+			}
+		}
+		if !bytes.Contains(rec.Body, []byte("toolu_01abc")) {
+			t.Fatalf("stream=%v: the tool call is missing from the fallback's body: %s", stream, rec.Body)
+		}
+	}
+}
