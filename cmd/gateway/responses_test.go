@@ -401,3 +401,27 @@ func TestResponsesCodexShape(t *testing.T) {
 		})
 	}
 }
+
+// TestResponsesInputTokens is openai-go's responses.inputTokens.count:
+// the vendor's count on anthropic/ and google/, an estimate elsewhere.
+func TestResponsesInputTokens(t *testing.T) {
+	e := newEnv(t)
+	c := e.rClient()
+	for _, v := range []string{"openai", "anthropic", "google", "groq"} {
+		var hp *http.Response
+		got, err := c.Responses.InputTokens.Count(context.Background(), responses.InputTokenCountParams{
+			Model: openai.String(v + "/" + nativeModels[v]),
+			Input: responses.InputTokenCountParamsInputUnion{OfString: openai.String("How many tokens is this sentence?")},
+		}, option.WithResponseInto(&hp))
+		if err != nil {
+			t.Fatal(v, err)
+		}
+		want := "estimate"
+		if v == "anthropic" || v == "google" {
+			want = "vendor"
+		}
+		if got.InputTokens < 5 || hp.Header.Get("X-Gateway-Token-Count") != want {
+			t.Fatalf("%s: %d tokens, %q", v, got.InputTokens, hp.Header.Get("X-Gateway-Token-Count"))
+		}
+	}
+}
