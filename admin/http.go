@@ -210,7 +210,10 @@ func decodeMessage(err error) string {
 	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		return "unknown field " + f
 	}
-	// Other decoding errors (a time field's text) carry no Go names.
+	if strings.Contains(err.Error(), "Time") || strings.Contains(err.Error(), "parsing time") {
+		// The only times in the API's bodies.
+		return "expires_at must be an RFC 3339 time string such as 2026-12-01T00:00:00Z"
+	}
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
@@ -224,7 +227,10 @@ func jsonKind(v string) string {
 	case v == "bool":
 		return "a boolean"
 	case strings.HasPrefix(v, "number"):
-		return "the number " + strings.TrimSpace(strings.TrimPrefix(v, "number"))
+		if n := strings.TrimSpace(strings.TrimPrefix(v, "number")); n != "" {
+			return "the number " + n
+		}
+		return "a number"
 	}
 	return v
 }

@@ -140,7 +140,10 @@ func TestCLIJSONIsOneDocument(t *testing.T) {
 			return r != nil && r.Verdict == "confirmed" && r.Note == "seen"
 		}},
 		{[]string{"models"}, &listJSON[map[string]any]{}, func(v any) bool { return len(v.(*listJSON[map[string]any]).Data) > 9 }},
-		{[]string{"ratecard", "check", card}, &ratecardCheckJSON{}, func(v any) bool { c := v.(*ratecardCheckJSON); return c.Valid && len(c.Changes) == 1 && c.Changes[0].New == "2.20" }},
+		{[]string{"ratecard", "check", card}, &ratecardCheckJSON{}, func(v any) bool {
+			c := v.(*ratecardCheckJSON)
+			return c.Valid && len(c.Changes) == 1 && c.Changes[0].New == "2.20"
+		}},
 		{[]string{"config", "check"}, &struct {
 			Valid    bool      `json:"valid"`
 			Settings []setting `json:"settings"`
