@@ -95,4 +95,3 @@ func TestErrorsNameFieldsAndCarryRequestID(t *testing.T) {
 		}
 	}
 }
-
