@@ -260,7 +260,8 @@ type setting struct {
 	Default   string `json:"default"` // the default, as the README's table gives it
 }
 
-// settingDefault is each setting's default as text ("" in the map: no
+// settingDefault is each setting's default as text (a new setting needs
+// its line in settingDefaults: TestConfigCheckShowsDefaults says so) ("" in the map: no
 // value, shown as "(none)"); vendor settings are looked up by suffix.
 func settingDefault(name string) string {
 	if d, ok := settingDefaults[name]; ok {
@@ -296,6 +297,7 @@ var settingDefaults = map[string]string{
 	"GATEWAY_TPM":                    "2000000",
 	"GATEWAY_REDIS_FAIL":             "local",
 	"GATEWAY_INSTANCES":              "1",
+	"GATEWAY_SQLITE_SHARED":          "off",
 	"GATEWAY_OPENAI_FORWARD_ORG":     "off",
 	"GATEWAY_GUARD":                  "on",
 	"GATEWAY_OPTIMIZE":               "on",
