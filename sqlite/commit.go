@@ -51,7 +51,15 @@ func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op) error
 		}
 		var charge int64
 		if o.Kind == groupcommit.Settle && o.Rec != nil {
-			charge = int64(o.Rec.Charge)
+			// Never more than the hold plus what the balance covers now
+			// (its balance less the account's other live holds): the
+			// rest is the operator's loss.
+			var covers int64
+			if err := tx.StmtContext(ctx, db.ps.settleCovers).QueryRowContext(ctx, amount, account, micros(db.now())).Scan(&covers); err != nil {
+				return err
+			}
+			bounded := settleBound(o.Rec, covers)
+			charge = int64(bounded)
 		}
 		// One update frees the hold from the running total and debits
 		// the charge.
@@ -110,6 +118,21 @@ func (db *DB) placeHold(ctx context.Context, tx *sql.Tx, h gw.Hold) error {
 	return err
 }
 
+// settleBound caps r.Charge at covers (the hold plus the available
+// balance, never below zero), moves the rest to r.Loss with its note, and
+// returns the charge to debit.
+func settleBound(r *gw.Record, covers int64) gw.Money {
+	covers = max(covers, 0)
+	if int64(r.Charge) <= covers {
+		return r.Charge
+	}
+	short := r.Charge - gw.Money(covers)
+	r.Loss += short
+	r.Charge = gw.Money(covers)
+	r.Note = gw.JoinNote(r.Note, fmt.Sprintf("%s: the charge exceeded the hold and the available balance by %d", gw.NoteOperatorLoss, short))
+	return r.Charge
+}
+
 // insufficient is the caller-facing refusal of a hold.
 func insufficient(need, avail gw.Money) *gw.Error {
 	return &gw.Error{
@@ -131,7 +154,7 @@ func (db *DB) insertRecord(ctx context.Context, tx *sql.Tx, r *gw.Record) error 
 // the single write connection before the committer starts (a transaction
 // holds that connection, so none can be prepared during one).
 type prepared struct {
-	deleteHold, finish, ledgerCharge, holdCheck, insertHold, addHeld, insertRecord *sql.Stmt // on w
+	deleteHold, finish, ledgerCharge, holdCheck, insertHold, addHeld, insertRecord, settleCovers *sql.Stmt // on w
 	keyByHash                                                                      *sql.Stmt // on r
 	all                                                                            []*sql.Stmt
 }
@@ -144,6 +167,8 @@ func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
 		q   string
 	}{
 		{w, &ps.deleteHold, `DELETE FROM holds WHERE id = ? RETURNING account_id, key_id, amount`},
+		{w, &ps.settleCovers, `SELECT balance - (held - ?1 - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = ?2 AND expires_at <= ?3))
+		FROM accounts WHERE id = ?2`},
 		{w, &ps.finish, `UPDATE accounts SET held = held - ?1, charged = charged + ?2, balance = balance - ?2 WHERE id = ?3`},
 		{w, &ps.ledgerCharge, `INSERT INTO ledger (account_id, amount, request_id, note, created_at) VALUES (?, ?, ?, ?, ?)`},
 		{w, &ps.holdCheck, `SELECT a.balance,
@@ -153,7 +178,7 @@ func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
 		{w, &ps.insertHold, `INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
 		{w, &ps.addHeld, `UPDATE accounts SET held = held + ?1 WHERE id = ?2`},
 		{w, &ps.insertRecord, `INSERT INTO records (` + recordColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{r, &ps.keyByHash, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at, k.optimize_off, k.models
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`},
 	} {
