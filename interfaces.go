@@ -187,7 +187,7 @@ type Record struct {
 	// Loss is what the request cost beyond what the account could pay
 	// at its settle (the hold plus the available balance then): the
 	// operator's loss, its reason in Note ("operator_loss: ...").
-	Loss Money
+	Loss      Money
 	Latency   time.Duration
 	TTFB      time.Duration
 	Guard     string // guard verdict: "pass", "flagged:<kind>", "monitor:<kind>", "grey", "grey:pass", "allowed", "off", "error"

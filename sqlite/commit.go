@@ -155,8 +155,8 @@ func (db *DB) insertRecord(ctx context.Context, tx *sql.Tx, r *gw.Record) error 
 // holds that connection, so none can be prepared during one).
 type prepared struct {
 	deleteHold, finish, ledgerCharge, holdCheck, insertHold, addHeld, insertRecord, settleCovers *sql.Stmt // on w
-	keyByHash                                                                      *sql.Stmt // on r
-	all                                                                            []*sql.Stmt
+	keyByHash                                                                                    *sql.Stmt // on r
+	all                                                                                          []*sql.Stmt
 }
 
 func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
