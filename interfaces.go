@@ -194,7 +194,7 @@ type Record struct {
 	Note      string // e.g. "usage_missing", dropped fields
 	CreatedAt time.Time
 	// UsageClamped: the vendor's usage was beyond what the request
-	// allowed and was clamped, or the charge capped at the hold. Stored
+	// allowed and was clamped. Stored
 	// as "usage_clamped" in Note; metrics count it.
 	UsageClamped bool
 }

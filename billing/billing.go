@@ -26,8 +26,8 @@
 //     flat fee.
 //   - Holds over-estimate on purpose; see HoldAmount and Hold. OpenRouter
 //     holds are sized from the listed price when there is one, else
-//     Options.OpenRouterHold; whatever the answer costs, the charge is
-//     capped at the hold (package proxy).
+//     Options.OpenRouterHold; whatever the answer costs, the settle
+//     debits at most the hold plus the available balance (the store).
 package billing
 
 import (
@@ -119,7 +119,13 @@ func (b *Biller) Card() *ratecard.Card { return b.card }
 // fallback).
 type Quote struct {
 	Cost, Charge gw.Money
-	Note         string
+	// DirectiveShare is the part of the charge on the whole vendor cost
+	// that the optimizer's directive accounts for: Cost is what the
+	// vendor bills (the directive's tokens included), Charge what the
+	// caller pays, and the exact cost x 1.09, rounded once, less
+	// DirectiveShare is Charge.
+	DirectiveShare gw.Money
+	Note           string
 }
 
 // Known reports whether vendor's model can be priced: it has a rate-card
@@ -159,6 +165,15 @@ func (b *Biller) PriceAt(vendor, model string, u gw.Usage, start time.Time) (Quo
 	prompt := t.prompt()
 	cost, chg := pricedAt(m, prompt, t, start)
 	q := Quote{Cost: cost, Charge: chg}
+	if u.OptimizerTokens > 0 {
+		// The vendor bills every token it got, the directive's too, at
+		// the tier of the whole prompt: that is the vendor cost.
+		all := billed(m, gw.Usage{InputTokens: u.InputTokens, CacheReadTokens: u.CacheReadTokens,
+			CacheWrite5mTokens: u.CacheWrite5mTokens, CacheWrite1hTokens: u.CacheWrite1hTokens, OutputTokens: u.OutputTokens}, start)
+		var full gw.Money
+		q.Cost, full = pricedAt(m, all.prompt(), all, start)
+		q.DirectiveShare = max(full-chg, 0)
+	}
 	if m.OffPeak.Contains(start) {
 		q.Note = "off-peak price"
 	} else if i := m.TierIndex(prompt); i > 0 {

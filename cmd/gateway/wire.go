@@ -165,7 +165,7 @@ func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 
 func (a billerAdapter) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
 	q, err := a.b.PriceAt(vendor, model, u, start)
-	return proxy.Quote{Cost: q.Cost, Charge: q.Charge, Note: q.Note}, err
+	return proxy.Quote{Cost: q.Cost, Charge: q.Charge, DirectiveShare: q.DirectiveShare, Note: q.Note}, err
 }
 
 // excerptRunes bounds the text kept with an incident as its excerpt.
