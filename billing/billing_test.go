@@ -313,7 +313,9 @@ func TestKnown(t *testing.T) {
 	}{
 		{"anthropic", "claude-opus-5-5", true},
 		{"anthropic", "claude-haiku-4-5-20251001", true},
-		{"openrouter", "anyone/any-model", true},
+		// Issue 29 item 4: an OpenRouter model on no price list is
+		// refused (its answers without usage.cost went unbilled).
+		{"openrouter", "anyone/any-model", false},
 		{"openai", "gpt-4o", false},
 		{"mistral", "claude-opus-5-5", false},
 		{"acme", "m", false},
@@ -324,6 +326,17 @@ func TestKnown(t *testing.T) {
 	}
 	if New(nil, Options{}).Known("openai", "gpt-6-sol") {
 		t.Error("a Biller without a card knows a model")
+	}
+	if err := b.Priceable("openrouter", "anyone/any-model"); err == nil || !strings.Contains(err.Error(), "price list could not be read") {
+		t.Errorf("unlisted OpenRouter model without a list: %v", err)
+	}
+	or := openRouterBiller(t)
+	if err := or.Priceable("openrouter", "meta-llama/llama-3.3-70b-instruct"); err != nil {
+		t.Errorf("listed OpenRouter model: %v", err)
+	}
+	err := or.Priceable("openrouter", "anyone/any-model")
+	if gw.ErrorCode(err) != gw.CodeInvalidRequest || !strings.Contains(err.Error(), `"openrouter/anyone/any-model"`) || !strings.Contains(err.Error(), "not on OpenRouter's price list of 2026-11-25") {
+		t.Errorf("unlisted OpenRouter model: %v", err)
 	}
 }
 

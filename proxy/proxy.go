@@ -121,6 +121,12 @@ type HoldPlan struct {
 	Imposed                bool
 }
 
+// Priceable is implemented by Billers that explain why a model cannot be
+// priced: the error (invalid_request) is the caller's answer.
+type Priceable interface {
+	Priceable(vendor, model string) error
+}
+
 // OutputCap is implemented by Billers that know a model's maximum
 // output per answer (0: unknown).
 type OutputCap interface {
@@ -359,7 +365,11 @@ func (x *Exchange) begin(ctx context.Context) error {
 			return err
 		}
 	}
-	if g.cfg.Biller != nil && !g.cfg.Biller.Known(in.Vendor, in.Model) {
+	if pr, ok := g.cfg.Biller.(Priceable); ok {
+		if err := pr.Priceable(in.Vendor, in.Model); err != nil {
+			return err
+		}
+	} else if g.cfg.Biller != nil && !g.cfg.Biller.Known(in.Vendor, in.Model) {
 		return gw.Errorf(gw.CodeInvalidRequest, "model %q has no price on the rate card; GET /v1/models lists the priced models", in.Vendor+"/"+in.Model)
 	}
 	x.native = p.Shape() == in.Endpoint

@@ -155,6 +155,8 @@ func (a billerAdapter) MaxOutputTokens(vendor, model string) int64 {
 
 func (a billerAdapter) Known(vendor, model string) bool { return a.b.Known(vendor, model) }
 
+func (a billerAdapter) Priceable(vendor, model string) error { return a.b.Priceable(vendor, model) }
+
 func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	p, err := a.b.Hold(billing.HoldRequest{
 		Vendor: r.Vendor, Model: r.Model, BodyBytes: r.BodyBytes, MaxOutput: r.MaxOutput, Choices: r.Choices,
