@@ -49,7 +49,8 @@ func (b fixedBiller) Price(vendor, model string, u gw.Usage, start time.Time) (p
 	return proxy.Quote{Cost: b.cost, Charge: b.charge}, nil
 }
 
-// storesWithClock opens a SQLite store, and a PostgreSQL one in its own
+// storesWithClock opens SQLite stores (holds in the table, and in
+// memory), and a PostgreSQL one in its own
 // schema when GATEWAY_TEST_POSTGRES_URL names a server, on clock c.
 func storesWithClock(t *testing.T, c *clock) map[string]gw.Store {
 	t.Helper()
@@ -61,6 +62,13 @@ func storesWithClock(t *testing.T, c *clock) map[string]gw.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	out["sqlite"] = st
+	// The serving gateway's SQLite store keeps its holds in memory.
+	mem, err := sqlite.OpenWith(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Options{Now: c.Now, Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mem.Close() })
+	out["sqlite-memory-holds"] = mem
 	if url := os.Getenv("GATEWAY_TEST_POSTGRES_URL"); url != "" {
 		var b [6]byte
 		rand.Read(b[:])
