@@ -108,6 +108,9 @@ type Principal struct {
 	// Models, when not empty, are the only models the key may call
 	// (see ModelAllowed).
 	Models []string
+	// EndsAt, when not zero, is when the key stops working (an expiry,
+	// or a rotated key's grace).
+	EndsAt time.Time
 }
 
 // ModelAllowed reports whether a key whose allow list is models may call

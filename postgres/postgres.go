@@ -388,6 +388,9 @@ func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, erro
 	if subtle.ConstantTimeCompare(stored, hash[:]) != 1 || revoked != nil && !revoked.After(db.now()) {
 		return nil, fmt.Errorf("key by hash: %w", gw.ErrNotFound)
 	}
+	if revoked != nil {
+		p.EndsAt = *revoked
+	}
 	return &p, nil
 }
 

@@ -592,6 +592,9 @@ func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, erro
 	if subtle.ConstantTimeCompare(stored, hash[:]) != 1 || revoked.Valid && revoked.Int64 <= micros(db.now()) {
 		return nil, fmt.Errorf("key by hash: %w", gw.ErrNotFound)
 	}
+	if revoked.Valid {
+		p.EndsAt = fromMicros(revoked.Int64)
+	}
 	return &p, nil
 }
 

@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) gw.Store) {
 		{"IncidentsNewestFirst", testIncidents},
 		{"SpendSumsChargesSince", testSpend},
 		{"AdminAccountsLedgerAndKeyEnds", testAdmin},
+		{"KeyGenerationMovesOnEveryKeyChange", testKeyGeneration},
 		{"ClosedStoreRefusesCalls", testClosed},
 	}
 	for _, tt := range tests {
