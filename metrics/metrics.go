@@ -63,7 +63,7 @@ func New() (*Metrics, error) {
 			Name: "gateway_attempts_total", Help: "Models tried by requests with fallbacks, by vendor and result: ok (served), an error code (fell over), or skipped (passed over before any call).",
 		}, []string{"vendor", "result"}),
 		clamped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_usage_clamped_total", Help: "Requests whose vendor-reported usage was beyond what the request allowed (clamped) or whose charge was capped at the hold.",
+			Name: "gateway_usage_clamped_total", Help: "Requests whose vendor-reported usage was beyond what the request allowed (clamped).",
 		}, []string{"vendor"}),
 	}
 	for _, c := range []prometheus.Collector{

@@ -166,6 +166,7 @@ func (a billerAdapter) ContextWindow(vendor, model string) int64 {
 	}
 	return 0
 }
+func (a billerAdapter) Priceable(vendor, model string) error { return a.b.Priceable(vendor, model) }
 
 func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	p, err := a.b.Hold(billing.HoldRequest{
@@ -177,7 +178,7 @@ func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 
 func (a billerAdapter) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
 	q, err := a.b.PriceAt(vendor, model, u, start)
-	return proxy.Quote{Cost: q.Cost, Charge: q.Charge, Note: q.Note}, err
+	return proxy.Quote{Cost: q.Cost, Charge: q.Charge, DirectiveShare: q.DirectiveShare, Note: q.Note}, err
 }
 
 // excerptRunes bounds the text kept with an incident as its excerpt.
