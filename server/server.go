@@ -54,10 +54,10 @@ const (
 	// HeaderModel is the prefixed model that served (or last failed);
 	// HeaderAttempts how many vendor calls the request made (retries
 	// within one vendor are not counted).
-	HeaderModel     = "X-Gateway-Model"
-	HeaderAttempts  = "X-Gateway-Attempts"
-	HeaderCharge    = "X-Gateway-Customer-Charge-Cents"
-	HeaderDropped   = "X-Gateway-Dropped-Fields"
+	HeaderModel    = "X-Gateway-Model"
+	HeaderAttempts = "X-Gateway-Attempts"
+	HeaderCharge   = "X-Gateway-Customer-Charge-Cents"
+	HeaderDropped  = "X-Gateway-Dropped-Fields"
 	// HeaderMaxTokens is set when the caller gave no output limit and the
 	// balance could not cover the model's maximum output: the gateway
 	// sent the vendor this many output tokens as the limit.
@@ -114,7 +114,7 @@ type Config struct {
 	// /readyz's detail; nil: not reported.
 	Health func() []gw.VendorHealth
 	Now    func() time.Time
-	Logger   *slog.Logger
+	Logger *slog.Logger
 }
 
 // Server serves the gateway's HTTP API.

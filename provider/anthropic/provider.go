@@ -149,7 +149,7 @@ func (p *Provider) PassThrough(body []byte, model string, stream bool) ([]byte, 
 
 // Interface guards.
 var (
-	_ gw.Provider = (*Provider)(nil)
+	_ gw.Provider       = (*Provider)(nil)
 	_ gw.Codec          = (*Provider)(nil)
 	_ gw.HealthReporter = (*Provider)(nil)
 )
