@@ -370,7 +370,11 @@ func (c *Client) once(ctx context.Context, req *Request, k *poolKey) (*http.Resp
 	for n == 0 && err == nil {
 		n, err = resp.Body.Read(buf)
 	}
-	ttfb.Stop()
+	if !ttfb.Stop() && err == nil {
+		// The limit ran out just as the first bytes came: the call is
+		// cancelled already, so the attempt failed.
+		err = context.Canceled
+	}
 	if err != nil && err != io.EOF {
 		_ = resp.Body.Close()
 		cancel()
