@@ -14,6 +14,10 @@ type Call struct {
 	Model     string // vendor model id, prefix stripped
 	Stream    bool
 	Body      []byte
+	// Endpoint is the shape of Body when it differs from the provider's
+	// own (a native OpenAI Responses request, ShapeR, on a provider that
+	// is a ResponsesNative); "" means the provider's shape.
+	Endpoint Shape
 	// Header holds the caller's headers; each provider forwards only
 	// those meant for it (anthropic-version and anthropic-beta to
 	// Anthropic, OpenAI-Organization and OpenAI-Project to OpenAI).
@@ -39,6 +43,30 @@ type Provider interface {
 	Shape() Shape
 	Send(ctx context.Context, c *Call) (*Upstream, error)
 	PassThrough(body []byte, model string, stream bool) (out []byte, hideUsage bool, err error)
+}
+
+// ResponsesNative is an optional ability of a Provider (found by type
+// assertion) whose vendor serves the OpenAI Responses API (shape R)
+// itself. SpeaksResponses says whether this vendor does (one adapter
+// type serves several vendors); PassThroughResponses prepares a caller's
+// R body for Send (with Call.Endpoint ShapeR), rewriting only "model".
+type ResponsesNative interface {
+	SpeaksResponses() bool
+	PassThroughResponses(body []byte, model string) ([]byte, error)
+}
+
+// SpeaksNatively reports whether p serves the endpoint shape itself:
+// its own shape, or R on a ResponsesNative vendor that speaks it.
+func SpeaksNatively(p Provider, endpoint Shape) bool {
+	if p.Shape() == endpoint {
+		return true
+	}
+	if endpoint == ShapeR {
+		if rn, ok := p.(ResponsesNative); ok {
+			return rn.SpeaksResponses()
+		}
+	}
+	return false
 }
 
 // Normalizer is an optional ability of a Provider (found by type

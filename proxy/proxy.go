@@ -75,6 +75,18 @@ type TextGuard interface {
 	CheckText(ctx context.Context, p *gw.Principal, text []gw.Text) (Verdict, error)
 }
 
+// StagedGuard is a TextGuard whose check has two stages. The first
+// (CheckFirst: microseconds to milliseconds, linear in the text) runs
+// before the vendor is sent anything, so a request it blocks never
+// reaches the vendor; when it leaves the request to a second stage (a
+// grey score, judged by a slower classifier), it returns that stage as
+// second, which the proxy runs concurrently with the vendor call, still
+// releasing nothing of the answer before its verdict. second is nil when
+// the first verdict is final.
+type StagedGuard interface {
+	CheckFirst(ctx context.Context, p *gw.Principal, text []gw.Text) (v Verdict, second func(context.Context) (Verdict, error), err error)
+}
+
 // Quote is a priced request.
 type Quote struct {
 	Cost   gw.Money
@@ -315,6 +327,16 @@ func (x *Exchange) Native() bool { return x.native }
 // Provider returns the vendor adapter.
 func (x *Exchange) Provider() gw.Provider { return x.provider }
 
+// BodyShape is the shape of the vendor body: the endpoint's on a native
+// route (OpenAI's Responses API beside its Chat Completions), else the
+// vendor's own.
+func (x *Exchange) BodyShape() gw.Shape {
+	if x.native {
+		return x.in.Endpoint
+	}
+	return x.provider.Shape()
+}
+
 // Inbound returns the request.
 func (x *Exchange) Inbound() *Inbound { return &x.in }
 
@@ -354,11 +376,16 @@ func (x *Exchange) begin(ctx context.Context) error {
 	if g.cfg.Biller != nil && !g.cfg.Biller.Known(in.Vendor, in.Model) {
 		return gw.Errorf(gw.CodeInvalidRequest, "model %q has no price on the rate card; GET /v1/models lists the priced models", in.Vendor+"/"+in.Model)
 	}
-	x.native = p.Shape() == in.Endpoint
+	x.native = gw.SpeaksNatively(p, in.Endpoint)
 	var err error
-	if x.native {
+	switch {
+	case x.native && in.Endpoint != p.Shape():
+		// The vendor serves this endpoint's shape beside its own (OpenAI
+		// Responses): the caller's bytes, model rewritten.
+		x.Body, err = p.(gw.ResponsesNative).PassThroughResponses(in.Body, in.Model)
+	case x.native:
 		x.Body, x.HideUsage, err = p.PassThrough(in.Body, in.Model, in.Stream)
-	} else {
+	default:
 		codec, ok := p.(gw.Codec)
 		if !ok || in.Canonical == nil {
 			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: fmt.Errorf("vendor %s cannot map from %s", in.Vendor, in.Endpoint)}
@@ -377,7 +404,7 @@ func (x *Exchange) begin(ctx context.Context) error {
 	}
 	if g.cfg.Optimizer != nil {
 		keyOff := in.Principal != nil && in.Principal.OptimizeOff
-		if x.Body, x.Optimized, err = g.cfg.Optimizer.Prepare(p.Shape(), x.Body, keyOff, in.Header); err != nil {
+		if x.Body, x.Optimized, err = g.cfg.Optimizer.Prepare(x.BodyShape(), x.Body, keyOff, in.Header); err != nil {
 			return err
 		}
 	}
@@ -426,7 +453,7 @@ func (x *Exchange) begin(ctx context.Context) error {
 // many output tokens the balance covers.
 func (x *Exchange) placeHold(ctx context.Context) error {
 	g, in := x.g, &x.in
-	lim, err := outlimit.Read(x.provider.Shape(), x.Body)
+	lim, err := outlimit.Read(x.BodyShape(), x.Body)
 	if err != nil {
 		return err
 	}
@@ -490,7 +517,7 @@ func (x *Exchange) tryHold(ctx context.Context, plan HoldPlan) error {
 func (x *Exchange) impose(n int64) error {
 	in := &x.in
 	if x.native {
-		b, err := outlimit.Set(x.provider.Shape(), in.Vendor, x.Body, n)
+		b, err := outlimit.Set(x.BodyShape(), in.Vendor, x.Body, n)
 		if err != nil {
 			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: err}
 		}
@@ -509,14 +536,20 @@ func (x *Exchange) impose(n int64) error {
 	return nil
 }
 
-// Call sends the request to the vendor while the guard checks it, and
-// returns only when both are done: the vendor's answer is never released
-// before the verdict. A flagged request cancels the vendor call and
-// returns request_blocked with an incident id (the incident is stored);
-// Finish must still be called. The returned body belongs to the caller,
-// and ctx's cancellation (the caller going away) aborts a stream; a
-// non-streaming call runs to its end so that it can be billed.
+// Call sends the request to the vendor once the guard's first stage has
+// judged it, and returns only when the vendor and any second stage are
+// done: the vendor's answer is never released before the verdict. A
+// request the first stage blocks is never sent; one the second stage
+// blocks has its vendor call cancelled. A block returns request_blocked
+// with an incident id (the incident is stored); Finish must still be
+// called. The returned body belongs to the caller, and ctx's
+// cancellation (the caller going away) aborts a stream; a non-streaming
+// call runs to its end so that it can be billed.
 func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
+	v, second, err := x.firstStage(ctx)
+	if v, blocked := x.judge(ctx, v, err); blocked {
+		return nil, x.block(ctx, v)
+	}
 	parent := ctx
 	if !x.in.Stream {
 		// A non-streaming answer is paid for upstream once the vendor
@@ -528,6 +561,9 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 	vctx, cancel := context.WithCancel(parent)
 	x.cancel = cancel
 	call := &gw.Call{RequestID: x.in.RequestID, Model: x.in.Model, Stream: x.in.Stream, Body: x.Body, Header: x.in.Header}
+	if bs := x.BodyShape(); bs != x.provider.Shape() {
+		call.Endpoint = bs
+	}
 
 	type sent struct {
 		up  *gw.Upstream
@@ -549,71 +585,83 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 		defer func() { <-counted }()
 	}
 
-	if v, blocked := x.verdict(ctx); blocked {
-		cancel()
-		if r := <-done; r.up != nil {
-			_ = r.up.Body.Close()
+	if second != nil {
+		if v, blocked := x.secondStage(ctx, second); blocked {
+			cancel()
+			if r := <-done; r.up != nil {
+				_ = r.up.Body.Close()
+			}
+			return nil, x.block(ctx, v)
 		}
-		return nil, x.block(ctx, v)
 	}
 	r := <-done
 	return r.up, r.err
 }
 
-// verdict waits for the guard. blocked is true when the request must not
-// go on.
-func (x *Exchange) verdict(ctx context.Context) (Verdict, bool) {
+// Screen runs the guard on a request that has no vendor call of its own
+// to guard beside (count_tokens): both stages, then the verdict. It
+// returns request_blocked (the incident stored) when the request must
+// not go on, and records nothing else: the caller's handler answers.
+// in.Text is the text the route read; in.Principal the caller.
+func (g *Gateway) Screen(ctx context.Context, in Inbound) error {
+	x := &Exchange{g: g, in: in, Guard: "off"}
+	v, second, err := x.firstStage(ctx)
+	v, blocked := x.judge(ctx, v, err)
+	if !blocked && second != nil {
+		v, blocked = x.secondStage(ctx, second)
+	}
+	if blocked {
+		return x.block(ctx, v)
+	}
+	return nil
+}
+
+// firstStage runs the guard's first stage, or the whole check of a guard
+// that has no stages, before anything is sent. second is the second
+// stage left to run, nil when the verdict is final.
+func (x *Exchange) firstStage(ctx context.Context) (Verdict, func(context.Context) (Verdict, error), error) {
 	g := x.g
 	if g.cfg.Guard == nil {
-		return Verdict{}, false
+		return Verdict{}, nil, nil
 	}
+	if x.in.Text != nil {
+		if sg, ok := g.cfg.Guard.(StagedGuard); ok {
+			return sg.CheckFirst(ctx, x.in.Principal, x.in.Text)
+		}
+		if tg, ok := g.cfg.Guard.(TextGuard); ok {
+			v, err := tg.CheckText(ctx, x.in.Principal, x.in.Text)
+			return v, nil, err
+		}
+	}
+	if pg, ok := g.cfg.Guard.(PrincipalGuard); ok {
+		v, err := pg.CheckFor(ctx, x.in.Principal, x.in.Endpoint, x.in.Body)
+		return v, nil, err
+	}
+	v, err := g.cfg.Guard.Check(ctx, x.in.Endpoint, x.in.Body)
+	return v, nil, err
+}
+
+// secondStage waits for the second stage, within GuardTimeout. blocked
+// is true when the request must not go on.
+func (x *Exchange) secondStage(ctx context.Context, second func(context.Context) (Verdict, error)) (Verdict, bool) {
+	gctx, cancel := context.WithTimeout(ctx, x.g.cfg.GuardTimeout)
+	defer cancel()
 	type res struct {
 		v   Verdict
 		err error
 	}
-	var r res
-	if tg, ok := g.cfg.Guard.(TextGuard); ok && x.in.Text != nil && textBytes(x.in.Text) <= inlineGuardBytes {
-		// A small prompt is scored right here, beside the vendor call
-		// already under way: no goroutine, no timer (its cost is a few
-		// windows, bounded by the guard itself).
-		r.v, r.err = tg.CheckText(ctx, x.in.Principal, x.in.Text)
-		return x.judge(ctx, r.v, r.err)
-	}
-	gctx, cancel := context.WithTimeout(ctx, g.cfg.GuardTimeout)
-	defer cancel()
 	ch := make(chan res, 1)
 	go func() {
-		var r res
-		switch tg, isText := g.cfg.Guard.(TextGuard); {
-		case isText && x.in.Text != nil:
-			r.v, r.err = tg.CheckText(gctx, x.in.Principal, x.in.Text)
-		default:
-			if pg, ok := g.cfg.Guard.(PrincipalGuard); ok {
-				r.v, r.err = pg.CheckFor(gctx, x.in.Principal, x.in.Endpoint, x.in.Body)
-			} else {
-				r.v, r.err = g.cfg.Guard.Check(gctx, x.in.Endpoint, x.in.Body)
-			}
-		}
-		ch <- r
+		v, err := second(gctx)
+		ch <- res{v, err}
 	}()
+	var r res
 	select {
 	case r = <-ch:
 	case <-gctx.Done():
 		r.err = gctx.Err()
 	}
 	return x.judge(ctx, r.v, r.err)
-}
-
-// inlineGuardBytes is the text size up to which the guard runs in the
-// request's goroutine.
-const inlineGuardBytes = 32 << 10
-
-func textBytes(t []gw.Text) int {
-	n := 0
-	for _, s := range t {
-		n += len(s.Text)
-	}
-	return n
 }
 
 // judge turns the guard's answer into the request's fate.

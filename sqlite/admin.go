@@ -100,6 +100,7 @@ func (db *DB) TopUpRef(ctx context.Context, accountID string, amount gw.Money, r
 	if err := tx.Commit(); err != nil {
 		return e, false, fmt.Errorf("top up: %w", err)
 	}
+	db.toppedUp(accountID)
 	return gw.LedgerEntry{ID: id, AccountID: accountID, Amount: amount, Reference: reference, Note: note, CreatedAt: now}, false, nil
 }
 

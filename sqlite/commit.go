@@ -22,7 +22,17 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
+	// Balances load before the batch writes anything, so that what they
+	// read is what the book's earlier batches already applied.
 	for i, o := range ops {
+		if o.Kind == groupcommit.Load {
+			results[i] = db.loadBalance(ctx, tx, o.ID)
+		}
+	}
+	for i, o := range ops {
+		if o.Kind == groupcommit.Load {
+			continue
+		}
 		err := db.applyOne(ctx, tx, o)
 		if err != nil && !groupcommit.Clean(err) {
 			return err
@@ -32,10 +42,24 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	if db.book != nil {
+		for i, o := range ops {
+			if results[i] == nil && (o.Kind == groupcommit.Settle || o.Kind == groupcommit.Release) {
+				var charge int64
+				if o.Kind == groupcommit.Settle && o.Rec != nil {
+					charge = int64(o.Rec.Charge)
+				}
+				db.book.finish(o.ID, charge)
+			}
+		}
+	}
 	return nil
 }
 
 func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op) error {
+	if db.book != nil && (o.Kind == groupcommit.Settle || o.Kind == groupcommit.Release) {
+		return db.finishMem(ctx, tx, o)
+	}
 	switch o.Kind {
 	case groupcommit.Hold:
 		return db.placeHold(ctx, tx, o.Hold)
@@ -58,26 +82,58 @@ func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op) error
 		if _, err := tx.StmtContext(ctx, db.ps.finish).ExecContext(ctx, amount, charge, account); err != nil {
 			return err
 		}
-		if o.Rec == nil {
-			return nil
-		}
-		if o.Rec.AccountID == "" {
-			o.Rec.AccountID = account
-		}
-		if o.Rec.KeyID == "" {
-			o.Rec.KeyID = key
-		}
-		if charge > 0 {
-			if _, err := tx.StmtContext(ctx, db.ps.ledgerCharge).ExecContext(ctx,
-				account, -int64(o.Rec.Charge), o.Rec.RequestID, "charge", micros(db.now())); err != nil {
-				return err
-			}
-		}
-		return db.insertRecord(ctx, tx, o.Rec)
+		return db.writeCharge(ctx, tx, o, account, key, charge)
 	case groupcommit.Log:
 		return db.insertRecord(ctx, tx, o.Rec)
 	}
 	return fmt.Errorf("unknown op %d", o.Kind)
+}
+
+// finishMem settles or releases a hold kept in memory (the book removes
+// it once the transaction committed): the charge, its ledger entry and
+// the record, and nothing for the hold itself.
+func (db *DB) finishMem(ctx context.Context, tx *sql.Tx, o *groupcommit.Op) error {
+	var charge int64
+	if o.Kind == groupcommit.Settle && o.Rec != nil {
+		charge = int64(o.Rec.Charge)
+	}
+	if charge > 0 {
+		if _, err := tx.StmtContext(ctx, db.ps.charge).ExecContext(ctx, charge, o.Hold.AccountID); err != nil {
+			return err
+		}
+	}
+	return db.writeCharge(ctx, tx, o, o.Hold.AccountID, o.Hold.KeyID, charge)
+}
+
+// writeCharge writes a finished hold's ledger entry (for a charge) and
+// record (when there is one).
+func (db *DB) writeCharge(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, account, key string, charge int64) error {
+	if o.Rec == nil {
+		return nil
+	}
+	if o.Rec.AccountID == "" {
+		o.Rec.AccountID = account
+	}
+	if o.Rec.KeyID == "" {
+		o.Rec.KeyID = key
+	}
+	if charge > 0 {
+		if _, err := tx.StmtContext(ctx, db.ps.ledgerCharge).ExecContext(ctx,
+			account, -charge, o.Rec.RequestID, "charge", micros(db.now())); err != nil {
+			return err
+		}
+	}
+	return db.insertRecord(ctx, tx, o.Rec)
+}
+
+// loadBalance reads the account's committed balance into the book.
+func (db *DB) loadBalance(ctx context.Context, tx *sql.Tx, id string) error {
+	var bal int64
+	if err := tx.StmtContext(ctx, db.ps.balanceOf).QueryRowContext(ctx, id).Scan(&bal); err != nil {
+		return fmt.Errorf("account %q: %w", id, notFound(err))
+	}
+	db.book.loaded(id, bal)
+	return nil
 }
 
 // placeHold checks the account's available balance and inserts the hold.
@@ -132,6 +188,7 @@ func (db *DB) insertRecord(ctx context.Context, tx *sql.Tx, r *gw.Record) error 
 // holds that connection, so none can be prepared during one).
 type prepared struct {
 	deleteHold, finish, ledgerCharge, holdCheck, insertHold, addHeld, insertRecord *sql.Stmt // on w
+	charge, balanceOf                                                              *sql.Stmt // on w
 	keyByHash                                                                      *sql.Stmt // on r
 	all                                                                            []*sql.Stmt
 }
@@ -145,6 +202,8 @@ func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
 	}{
 		{w, &ps.deleteHold, `DELETE FROM holds WHERE id = ? RETURNING account_id, key_id, amount`},
 		{w, &ps.finish, `UPDATE accounts SET held = held - ?1, charged = charged + ?2, balance = balance - ?2 WHERE id = ?3`},
+		{w, &ps.charge, `UPDATE accounts SET charged = charged + ?1, balance = balance - ?1 WHERE id = ?2`},
+		{w, &ps.balanceOf, `SELECT balance FROM accounts WHERE id = ?`},
 		{w, &ps.ledgerCharge, `INSERT INTO ledger (account_id, amount, request_id, note, created_at) VALUES (?, ?, ?, ?, ?)`},
 		{w, &ps.holdCheck, `SELECT a.balance,
 		a.held - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id AND expires_at <= ?),

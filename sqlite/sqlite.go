@@ -12,7 +12,7 @@
 // the file wait for each other (busy timeout) instead of failing with a
 // lock upgrade deadlock.
 //
-// PlaceHold, Settle, Release and Log go through a group committer: one
+// PlaceHold (holds in the table), Settle, Release and Log go through a group committer: one
 // goroutine collects the calls that arrive while the previous transaction
 // commits and applies them together in one transaction, each caller waiting
 // for its own result. A call that fails cleanly (hold unknown, balance too
@@ -21,6 +21,22 @@
 // one bad item cannot fail its neighbours. Because the checks and writes of
 // a batch run inside one write transaction on the single writer, a hold is
 // checked and inserted atomically: holds never over-commit the balance.
+//
+// # Holds
+//
+// A store opened with Options.Exclusive (the serving gateway's, unless
+// GATEWAY_SQLITE_SHARED=on) keeps its holds in memory: placing one checks
+// the account's committed balance, which the store keeps after loading it
+// once, minus the holds it has open, under one mutex, and writes nothing;
+// a settle is then the request's only transaction (the charge, its ledger
+// entry and the record), group-committed with other requests' settles.
+// A crash loses the holds, which is what a hold's expiry is for anyway:
+// their requests died with the process, and the charges the callers were
+// told of are committed. A lock on the file's "-holds" companion keeps an
+// exclusive store from placing holds beside another store that places
+// them (see Options.Exclusive). Without Exclusive, holds are rows of the
+// holds table, checked and written inside the group commit, so several
+// processes can share the file.
 //
 // # Durability
 //
@@ -67,6 +83,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
@@ -113,6 +130,16 @@ type Options struct {
 	// Durability). Zero means DefaultSyncInterval; below zero means
 	// synchronous=FULL, every commit synced before it returns.
 	SyncInterval time.Duration
+	// Exclusive keeps holds in memory (see Holds): this store must be
+	// the only one placing holds on the file. Open fails when another
+	// store places holds on it, and a store without Exclusive cannot
+	// place holds while an exclusive one has the file. Stores that
+	// place no holds (admin commands) can always open the file.
+	Exclusive bool
+
+	// backstop overrides backstopPages (benchmarks counting log frames
+	// keep the log from restarting).
+	backstop int
 }
 
 // Stats counts group commits.
@@ -127,6 +154,10 @@ type DB struct {
 	path string
 
 	gc        *groupcommit.Committer
+	book      *book      // holds in memory; nil: holds in the holds table
+	lock      *holdsLock // the holds lock file, once taken
+	lockMu    sync.Mutex
+	closed    atomic.Bool
 	syncStop  chan struct{} // closed by Close; nil without a syncer
 	syncDone  chan struct{}
 	closeOnce sync.Once
@@ -181,7 +212,11 @@ func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
 		// automatic checkpoint stays as a backstop for a log the syncer
 		// could not finish under sustained writes, at ten times the
 		// default size.
-		writer += "&_pragma=wal_autocheckpoint(" + strconv.Itoa(backstopPages) + ")"
+		backstop := backstopPages
+		if opt.backstop > 0 {
+			backstop = opt.backstop
+		}
+		writer += "&_pragma=wal_autocheckpoint(" + strconv.Itoa(backstop) + ")"
 	}
 	w, err := sql.Open("sqlite", writer)
 	if err != nil {
@@ -215,6 +250,15 @@ func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
 	}
 	db := &DB{
 		w: w, r: r, ps: ps, now: now, path: path,
+	}
+	if opt.Exclusive {
+		if db.lock, err = lockHolds(path, true); err != nil {
+			w.Close()
+			r.Close()
+			ps.close()
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		db.book = newBook()
 	}
 	db.gc = groupcommit.Start(maxBatch, db.apply)
 	if syncInterval > 0 {
@@ -373,12 +417,15 @@ func (db *DB) Ping(ctx context.Context) error {
 // is idempotent.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
+		db.closed.Store(true)
 		db.gc.Close()
 		if db.syncStop != nil {
 			close(db.syncStop)
 			<-db.syncDone
 		}
-		db.closeErr = errors.Join(db.ps.close(), db.r.Close(), db.w.Close())
+		db.lockMu.Lock()
+		defer db.lockMu.Unlock()
+		db.closeErr = errors.Join(db.ps.close(), db.r.Close(), db.w.Close(), db.lock.release())
 	})
 	return db.closeErr
 }
@@ -574,13 +621,31 @@ func (db *DB) TopUp(ctx context.Context, accountID string, amount gw.Money, note
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("top up: %w", err)
 	}
+	db.toppedUp(accountID)
 	return nil
+}
+
+// toppedUp makes the next hold on the account load its balance again.
+func (db *DB) toppedUp(accountID string) {
+	if db.book != nil {
+		db.book.forget(accountID)
+	}
 }
 
 // Balance returns the account's money; holds past their expiry do not
 // count. An unknown account is ErrNotFound.
 func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error) {
 	var b gw.Balance
+	if db.book != nil {
+		err := db.r.QueryRowContext(ctx, `SELECT top_ups, charged, balance FROM accounts WHERE id = ?`, accountID).
+			Scan(&b.TopUps, &b.Charged, &b.Balance)
+		if err != nil {
+			return gw.Balance{}, fmt.Errorf("balance of %q: %w", accountID, notFound(err))
+		}
+		b.Held = gw.Money(db.book.heldOf(accountID, db.now()))
+		b.Available = b.Balance - b.Held
+		return b, nil
+	}
 	err := db.r.QueryRowContext(ctx, `SELECT a.top_ups, a.charged, a.balance,
 		a.held - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id AND expires_at <= ?)
 		FROM accounts a WHERE a.id = ?`, micros(db.now()), accountID).
@@ -628,6 +693,15 @@ func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
 	if h.ExpiresAt.IsZero() {
 		return errors.New("place hold: no expiry")
 	}
+	if db.book != nil {
+		if db.closed.Load() {
+			return fmt.Errorf("place hold: %w", ErrClosed)
+		}
+		return db.placeHoldMem(ctx, h)
+	}
+	if err := db.lockShared(); err != nil {
+		return fmt.Errorf("place hold: %w", err)
+	}
 	return db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Hold, Hold: h}, "place hold")
 }
 
@@ -643,7 +717,34 @@ func (db *DB) Settle(ctx context.Context, holdID string, r *gw.Record) error {
 	if r.Charge < 0 {
 		return fmt.Errorf("settle: negative charge %d", r.Charge)
 	}
-	return db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Settle, ID: holdID, Rec: db.prepare(r, holdID)}, "settle")
+	o := &groupcommit.Op{Kind: groupcommit.Settle, ID: holdID, Rec: db.prepare(r, holdID)}
+	return db.finishHold(ctx, o, "settle")
+}
+
+// finishHold submits a Settle or Release; on an exclusive store it takes
+// the hold from the book first (the commit removes it) and gives it back
+// when the call fails.
+func (db *DB) finishHold(ctx context.Context, o *groupcommit.Op, what string) error {
+	if db.book == nil {
+		return db.gc.Submit(ctx, o, what)
+	}
+	if db.closed.Load() {
+		return fmt.Errorf("%s: %w", what, ErrClosed)
+	}
+	h, err := db.book.take(o.ID, what)
+	if err != nil {
+		return err
+	}
+	if o.Rec == nil {
+		db.book.release(o.ID) // nothing to write
+		return nil
+	}
+	o.Hold = h
+	if err := db.gc.Submit(ctx, o, what); err != nil {
+		db.book.untake(o.ID)
+		return err
+	}
+	return nil
 }
 
 // Release deletes the hold without charging and, when r is not nil, writes
@@ -655,7 +756,7 @@ func (db *DB) Release(ctx context.Context, holdID string, r *gw.Record) error {
 		o.Rec = db.prepare(r, holdID)
 		o.Rec.Charge = 0
 	}
-	return db.gc.Submit(ctx, o, "release")
+	return db.finishHold(ctx, o, "release")
 }
 
 // Log writes a record for a request that placed no hold.
@@ -682,6 +783,9 @@ func (db *DB) prepare(r *gw.Record, holdID string) *gw.Record {
 // them off their accounts' held totals in the same transaction, and
 // returns how many it deleted.
 func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
+	if db.book != nil {
+		return db.book.expire(now), nil
+	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("expire holds: %w", err)

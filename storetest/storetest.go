@@ -836,7 +836,7 @@ func BenchmarkSettle(b *testing.B, s gw.Store) {
 	var seq atomic.Int64
 	at := time.Now()
 	b.SetParallelism(16)
-	b.ResetTimer()
+	cpu := startCPU(b)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			id := fmt.Sprintf("req_%012d", seq.Add(1))
@@ -850,7 +850,7 @@ func BenchmarkSettle(b *testing.B, s gw.Store) {
 			}
 		}
 	})
-	b.StopTimer()
+	cpu.report()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "settles/s")
 }
 

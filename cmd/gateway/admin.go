@@ -29,7 +29,7 @@ func withStore(rc *runCtx, f func(gw.Store) error) error {
 
 // withStoreCfg opens cfg's store for f.
 func withStoreCfg(ctx context.Context, cfg Config, f func(gw.Store) error) error {
-	st, err := openStore(ctx, cfg.DatabaseURL)
+	st, err := openStore(ctx, cfg.DatabaseURL, false)
 	if err != nil {
 		return err
 	}

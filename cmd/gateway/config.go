@@ -46,6 +46,10 @@ type Config struct {
 	// and OpenAI-Project headers to OpenAI (default off: dropped).
 	OpenAIForwardOrg bool
 	Instances        int64
+	// GATEWAY_SQLITE_SHARED=on keeps a SQLite store's holds in its table,
+	// so several gateway processes can serve one file; off (default), the
+	// serving process keeps them in memory and has the file to itself.
+	SQLiteShared bool
 
 	Guard           bool    // GATEWAY_GUARD: on (default) or off
 	GuardThreshold  float64 // GATEWAY_GUARD_THRESHOLD: 0 = the model's
@@ -164,6 +168,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 	}
 	num("GATEWAY_INSTANCES", &c.Instances)
 	onOff("GATEWAY_OPENAI_FORWARD_ORG", "on", "off", &c.OpenAIForwardOrg)
+	onOff("GATEWAY_SQLITE_SHARED", "on", "off", &c.SQLiteShared)
 	onOff("GATEWAY_GUARD", "on", "off", &c.Guard)
 	onOff("GATEWAY_OPTIMIZE", "on", "off", &c.Optimize)
 	var failOpen = true

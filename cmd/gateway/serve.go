@@ -112,7 +112,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			}
 		}
 	}
-	m.store, err = openStore(ctx, c.DatabaseURL)
+	m.store, err = openStore(ctx, c.DatabaseURL, !c.SQLiteShared)
 	if err != nil {
 		return err
 	}

@@ -27,8 +27,10 @@ import (
 
 // openStore opens the store a URL names: postgres:// or postgresql://
 // for PostgreSQL, anything else (optionally "sqlite:"-prefixed) is a
-// SQLite file, created and migrated if new.
-func openStore(ctx context.Context, url string) (gw.Store, error) {
+// SQLite file, created and migrated if new. exclusive (the serving
+// process, unless GATEWAY_SQLITE_SHARED=on) keeps a SQLite store's holds
+// in memory.
+func openStore(ctx context.Context, url string, exclusive bool) (gw.Store, error) {
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		db, err := postgres.Open(ctx, url)
@@ -38,7 +40,7 @@ func openStore(ctx context.Context, url string) (gw.Store, error) {
 		return db, nil
 	default:
 		path := strings.TrimPrefix(url, "sqlite:")
-		db, err := sqlite.Open(ctx, path)
+		db, err := sqlite.OpenWith(ctx, path, sqlite.Options{Exclusive: exclusive})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err) // "open sqlite: ..." comes from sqlite.Open
 		}

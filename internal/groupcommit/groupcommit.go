@@ -33,6 +33,10 @@ const (
 	Settle
 	Release
 	Log
+	// Load reads an account's committed balance (ID: the account id)
+	// between batches, for a store that keeps holds in memory; it writes
+	// nothing.
+	Load
 )
 
 func (k Kind) String() string {
@@ -43,6 +47,8 @@ func (k Kind) String() string {
 		return "settle"
 	case Release:
 		return "release"
+	case Load:
+		return "load"
 	}
 	return "log"
 }
@@ -56,8 +62,8 @@ var ErrClosed = errors.New("store closed")
 // Op is one call.
 type Op struct {
 	Kind Kind
-	Hold gw.Hold    // Hold
-	ID   string     // the hold id, for Settle and Release
+	Hold gw.Hold    // Hold; for Settle and Release on a store that keeps holds in memory, the hold being finished
+	ID   string     // the hold id, for Settle and Release; the account id, for Load
 	Rec  *gw.Record // the record to write; nil for a bare release
 	res  chan error // receives exactly one result
 }
