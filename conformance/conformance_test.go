@@ -126,7 +126,7 @@ func gatewayEnv() []string {
 
 // readAnnouncement reads the gateway's start-up lines up to its address,
 // returning the address and the demo key it created.
-func readAnnouncement(t *testing.T, r io.Reader) (url, key string) {
+func readAnnouncement(t testing.TB, r io.Reader) (url, key string) {
 	t.Helper()
 	sc := bufio.NewScanner(r)
 	var seen strings.Builder
