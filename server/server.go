@@ -192,6 +192,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.chat(w, r, gw.ShapeC)
 	case p == "/v1/responses":
 		s.chat(w, r, gw.ShapeR)
+	case p == "/v1/responses/input_tokens":
+		if allow(w, r, s.cfg.Now(), http.MethodPost) {
+			s.countResponseTokens(w, r)
+		}
 	case strings.HasPrefix(p, "/v1/responses/"):
 		s.responseByID(w, r)
 	case (p == "/v1/models" || strings.HasPrefix(p, "/v1/models/")) && s.cfg.Catalog != nil:

@@ -45,6 +45,9 @@ func Run(t *testing.T, open func(t *testing.T) gw.Store) {
 		{"SettleChargesExactlyOnce", testSettle},
 		{"ReleaseFreesExactlyOnce", testRelease},
 		{"SettleAboveHoldRecordsRealCharge", testSettleAboveHold},
+		{"SettleBoundedByAvailable", testSettleBoundedByAvailable},
+		{"RenewHoldKeepsItAlive", testRenewHold},
+		{"NeverBelowZero", testNeverBelowZero},
 		{"ExpiredHoldsDoNotCountAndAreSwept", testExpiredHolds},
 		{"HeldIsOpenUnexpiredHolds", testHeldIsOpenUnexpiredHolds},
 		{"ConcurrentHoldsNeverOvercommit", testConcurrentHolds},
@@ -54,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) gw.Store) {
 		{"IncidentsNewestFirst", testIncidents},
 		{"SpendSumsChargesSince", testSpend},
 		{"AdminAccountsLedgerAndKeyEnds", testAdmin},
+		{"KeyGenerationMovesOnEveryKeyChange", testKeyGeneration},
 		{"ClosedStoreRefusesCalls", testClosed},
 	}
 	for _, tt := range tests {

@@ -84,11 +84,11 @@ func (w *wireUsage) normalise() (gw.Usage, error) {
 		u.ReasoningTokens = clamp(val(d.ReasoningTokens))
 	}
 	if len(w.Cost) > 0 && !bytes.Equal(w.Cost, []byte("null")) {
-		m, err := parseCost(w.Cost)
+		m, exact, err := parseCost(w.Cost)
 		if err != nil {
 			return u, err
 		}
-		u.ReportedCost, u.HasReportedCost = m, true
+		u.ReportedCost, u.HasReportedCost, u.ReportedCostUSD = m, true, exact
 	}
 	return u, nil
 }
@@ -101,23 +101,28 @@ func clamp(n int64) int64 {
 }
 
 // parseCost parses a USD amount given as a JSON number or numeric string
-// exactly (no float64 on the way) and rounds it once to gw.Money.
-func parseCost(raw json.RawMessage) (gw.Money, error) {
+// exactly (no float64 on the way) and rounds it once to gw.Money; exact
+// is the amount as an exact decimal (big.Rat's form), for a charge rounded
+// once from it.
+func parseCost(raw json.RawMessage) (m gw.Money, exact string, err error) {
 	s := string(raw)
 	if len(raw) > 0 && raw[0] == '"' {
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return 0, fmt.Errorf("decode cost: %w", err)
+			return 0, "", fmt.Errorf("decode cost: %w", err)
 		}
+	}
+	if len(s) > 64 {
+		return 0, "", fmt.Errorf("decode cost: %d characters, not an amount", len(s))
 	}
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
-		return 0, fmt.Errorf("decode cost %q: not a decimal number", s)
+		return 0, "", fmt.Errorf("decode cost %q: not a decimal number", s)
 	}
 	// Guard against absurd values (and huge exponents) before converting.
 	if r.Cmp(big.NewRat(1_000_000_000, 1)) > 0 || r.Cmp(big.NewRat(-1_000_000_000, 1)) < 0 {
-		return 0, fmt.Errorf("decode cost %q: out of range", s)
+		return 0, "", fmt.Errorf("decode cost %q: out of range", s)
 	}
-	return gw.RatToMoney(r), nil
+	return gw.RatToMoney(r), r.RatString(), nil
 }
 
 // DecodeUsage normalises one C `usage` object, in any vendor's variant,

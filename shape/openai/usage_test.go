@@ -46,17 +46,17 @@ func TestDecodeUsage(t *testing.T) {
 		{
 			name: "openrouter cost is exact",
 			raw:  `{"prompt_tokens":10,"completion_tokens":2,"cost":0.000123456789}`,
-			want: gw.Usage{InputTokens: 10, OutputTokens: 2, Reported: true, ReportedCost: 12346, HasReportedCost: true},
+			want: gw.Usage{InputTokens: 10, OutputTokens: 2, Reported: true, ReportedCost: 12346, HasReportedCost: true, ReportedCostUSD: "123456789/1000000000000"},
 		},
 		{
 			name: "openrouter cost in exponent form",
 			raw:  `{"prompt_tokens":1,"completion_tokens":1,"cost":1.5e-05}`,
-			want: gw.Usage{InputTokens: 1, OutputTokens: 1, Reported: true, ReportedCost: 1500, HasReportedCost: true},
+			want: gw.Usage{InputTokens: 1, OutputTokens: 1, Reported: true, ReportedCost: 1500, HasReportedCost: true, ReportedCostUSD: "3/200000"},
 		},
 		{
 			name: "zero cost is still a reported cost",
 			raw:  `{"prompt_tokens":1,"completion_tokens":1,"cost":0}`,
-			want: gw.Usage{InputTokens: 1, OutputTokens: 1, Reported: true, HasReportedCost: true},
+			want: gw.Usage{InputTokens: 1, OutputTokens: 1, Reported: true, HasReportedCost: true, ReportedCostUSD: "0"},
 		},
 		{
 			name: "groq extra timing fields are ignored",
