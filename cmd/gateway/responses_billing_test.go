@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/route"
 )
 
@@ -19,6 +20,8 @@ func fixedUsage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	p := r.URL.Path
 	switch {
+	case r.Method == http.MethodGet && strings.HasSuffix(p, "/models"):
+		fmt.Fprint(w, fakevendor.OpenRouterModels) // OpenRouter's price list
 	case strings.HasSuffix(p, "/responses"):
 		fmt.Fprint(w, `{"id":"resp_fixed","object":"response","created_at":1,"status":"completed","model":"m","output":[{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"ok","annotations":[]}]}],"usage":{"input_tokens":1000,"input_tokens_details":{"cached_tokens":200},"output_tokens":300,"output_tokens_details":{"reasoning_tokens":50},"total_tokens":1300}}`)
 	case strings.HasSuffix(p, "/chat/completions"):
