@@ -390,7 +390,8 @@ func (c *Client) once(ctx context.Context, req *Request, k *poolKey) (*http.Resp
 
 // silentError is a first byte that did not come in time.
 func (c *Client) silentError(err error) error {
-	return &timeoutError{err: fmt.Errorf("no first byte within %v: %w", c.cfg.FirstByteTimeout, err)}
+	// Not wrapped: the cause is the cancellation that ended the wait.
+	return &timeoutError{err: fmt.Errorf("no first byte within %v", c.cfg.FirstByteTimeout)}
 }
 
 // timeoutError is a net.Error time-out, so that transportError reports
