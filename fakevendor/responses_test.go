@@ -303,6 +303,17 @@ func TestResponsesStreamToolsAndFailures(t *testing.T) {
 			t.Errorf("error-after: event %d %s has sequence_number %v", i, e.name, e.data["sequence_number"])
 		}
 	}
+	req, _ := http.NewRequestWithContext(testCtx(t), http.MethodGet, s.BaseURL("openai")+"/responses", nil)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "websocket")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUpgradeRequired {
+		t.Errorf("WebSocket upgrade: %d, want 426", resp.StatusCode)
+	}
 	status, b = postResponses(t, s, `{"model":"gpt-x","stream":true,"input":"hi [fake:stop=length]"}`)
 	if evs = respEvents(t, b); status != 200 || evs[len(evs)-1].name != "response.incomplete" {
 		t.Errorf("stop=length stream: %d %s", status, b)

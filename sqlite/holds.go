@@ -176,6 +176,38 @@ func (b *book) finish(id string, charge int64) {
 	a.balance -= charge
 }
 
+// liveOthers returns what the account's live holds other than id hold at
+// now, and what id itself holds (0 when it has expired).
+func (b *book) liveOthers(accountID, id string, now time.Time) (others, own int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a := b.accts[accountID]
+	if a == nil {
+		return 0, 0
+	}
+	held := a.heldAt(now)
+	if h := a.holds[id]; h != nil && h.ExpiresAt.After(now) {
+		own = int64(h.Amount)
+	}
+	return held - own, own
+}
+
+// renew moves a live hold's expiry to exp (never earlier); false when the
+// hold is unknown, finishing or already past its expiry. The account's
+// minExp stays a lower bound of its holds' expiries.
+func (b *book) renew(id string, exp, now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h := b.holds[id]
+	if h == nil || h.finishing || !h.ExpiresAt.After(now) {
+		return false
+	}
+	if exp.After(h.ExpiresAt) {
+		h.ExpiresAt = exp
+	}
+	return true
+}
+
 // release removes a hold that wrote nothing.
 func (b *book) release(id string) { b.finish(id, 0) }
 

@@ -157,6 +157,8 @@ func (a billerAdapter) MaxOutputTokens(vendor, model string) int64 {
 
 func (a billerAdapter) Known(vendor, model string) bool { return a.b.Known(vendor, model) }
 
+func (a billerAdapter) Priceable(vendor, model string) error { return a.b.Priceable(vendor, model) }
+
 func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	p, err := a.b.Hold(billing.HoldRequest{
 		Vendor: r.Vendor, Model: r.Model, BodyBytes: r.BodyBytes, MaxOutput: r.MaxOutput, Choices: r.Choices,
@@ -167,7 +169,7 @@ func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 
 func (a billerAdapter) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
 	q, err := a.b.PriceAt(vendor, model, u, start)
-	return proxy.Quote{Cost: q.Cost, Charge: q.Charge, Note: q.Note}, err
+	return proxy.Quote{Cost: q.Cost, Charge: q.Charge, DirectiveShare: q.DirectiveShare, Note: q.Note}, err
 }
 
 // excerptRunes bounds the text kept with an incident as its excerpt.
