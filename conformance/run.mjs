@@ -449,10 +449,18 @@ const codexChecks = {
     const { message } = await runCodex(model, 'Say hi');
     must(/^Hello from /.test(message), `last message ${JSON.stringify(message.slice(0, 200))}`);
   },
+  // The command also tries to write outside the workspace (beside this
+  // script, writable without a sandbox): workspace-write must refuse it.
   'codex-exec_command': async (model) => {
-    const call = JSON.stringify({ cmd: 'echo codex-marker-$((6*7))' });
-    const { message } = await runCodex(model, `Run it. [fake:reasoning] [fake:call=exec_command:${call}]`);
-    must(message.startsWith('Tool said: ') && message.includes('codex-marker-42'), `last message ${JSON.stringify(message.slice(0, 300))}`);
+    const probe = path.join(here, `.sandbox-probe-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    const call = JSON.stringify({ cmd: `echo codex-marker-$((6*7)); echo x > '${probe}' || echo sandbox-denied` });
+    try {
+      const { message } = await runCodex(model, `Run it. [fake:reasoning] [fake:call=exec_command:${call}]`);
+      must(message.startsWith('Tool said: ') && message.includes('codex-marker-42'), `last message ${JSON.stringify(message.slice(0, 300))}`);
+      must(message.includes('sandbox-denied') && !fs.existsSync(probe), `the sandbox let the command write outside the workspace: ${JSON.stringify(message.slice(0, 300))}`);
+    } finally {
+      fs.rmSync(probe, { force: true });
+    }
   },
   'codex-apply_patch': async (model) => {
     const patch = '*** Begin Patch\n*** Update File: notes.txt\n@@\n-old line\n+patched-marker-7\n*** End Patch\n';
