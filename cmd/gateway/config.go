@@ -77,6 +77,11 @@ type Config struct {
 	// Routes are the operator's named routes, from the configuration
 	// file's [routes."gw/NAME"] tables; nil: none.
 	Routes *route.Table
+	// OTelEnv reads the OpenTelemetry variables (OTEL_*; nil: the
+	// process environment): traces are exported over OTLP/HTTP when they
+	// name an endpoint (package tracing).
+	OTelEnv func(string) string
+
 	// keyCacheTTL is how long a live key is cached (0:
 	// auth.DefaultCacheTTL); tests set it long to show that changes on
 	// the store reach a running instance without waiting for it.
