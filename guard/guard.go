@@ -204,6 +204,16 @@ func NewWithModel(m *Model, cfg Config) (*Guard, error) {
 	return g, nil
 }
 
+// mentionCap is the highest score of a text whose attack phrasing is
+// mentioned, not issued: the middle of the grey band (just below the
+// threshold without one).
+func (g *Guard) mentionCap() float64 {
+	if g.grey > 0 {
+		return (g.grey + g.threshold) / 2
+	}
+	return g.threshold * 0.99
+}
+
 // Threshold is the score at or above which Check flags a request.
 func (g *Guard) Threshold() float64 { return g.threshold }
 
@@ -375,6 +385,12 @@ func (g *Guard) scoreWindow(sc *scratch, text string) result {
 		z = (z + zl) / 2
 	}
 	r := result{score: sigmoid(z), kind: kindOf(col)}
+	if sc.mentioned && sc.rule.name == "" {
+		// Mention is not use: a phrasing the rules passed over as talked
+		// about is scored apart, at most in the grey band, which a
+		// second stage judges when one is configured.
+		r.score = min(r.score, g.mentionCap())
+	}
 	if sc.rule.name != "" && r.score < ruleScore {
 		r.score = ruleScore
 		if sc.rule.kind != "" {
