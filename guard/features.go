@@ -49,6 +49,7 @@ type token struct {
 	sent       bool // the token starts a sentence or line
 	negd       bool // a negation occurs earlier in the token's sentence, at most 8 tokens back (rules)
 	probe      bool // joined, undone from leetspeak or long: look for key stems if unknown
+	ml         uint8 // multilingual rule categories (multilingual.go)
 }
 
 // scratch holds the per-check buffers, reused through a sync.Pool.
@@ -73,6 +74,7 @@ type scratch struct {
 	ldense           []int32     // one token's concept features (local model)
 	idx, pack        []int       // scored segments, and a pack's (CheckPolicy)
 	join             []byte      // a pack's joined text
+	mlhits           []mlHit     // multilingual words found (findMultilingual)
 }
 
 // noToken stands for "no such token" in token indices: far enough below
@@ -172,6 +174,9 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	}
 
 	findRules(sc)
+	if sc.rule.name == "" {
+		findMultilingual(sc, lex.cjk)
+	}
 }
 
 // isWordByte says whether an ASCII byte belongs to a word. '@', '$' and
@@ -686,7 +691,7 @@ func lookupCached(tokens []token, buf []byte, wc *wordCache, sp []uint32, i int)
 		if e.key != x || e.concepts&(cueRot13|cueReversed) != 0 {
 			break
 		}
-		t.hash, t.concepts = e.hash, e.concepts
+		t.hash, t.concepts, t.ml = e.hash, e.concepts&conceptBits, uint8(e.concepts>>mlShift)
 		sp[2*i] = e.uni
 	}
 	return i
@@ -718,10 +723,12 @@ func (sc *scratch) lookupOne(lex *lexicon, i int, sp []uint32) {
 		m = lex.lookup(h)
 		uni = mixBucket(h ^ seedWord)
 	}
+	ml := uint8(m >> mlShift)
+	m &^= mlBits
 	if m&(cueRot13|cueReversed) != 0 || m == 0 && t.probe {
 		m = sc.rareConcepts(t, m)
 	}
-	t.hash, t.concepts = h, m
+	t.hash, t.concepts, t.ml = h, m, ml
 	sp[2*i] = uni
 }
 
