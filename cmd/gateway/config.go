@@ -16,6 +16,7 @@ import (
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/dashboard"
 	"github.com/gwlabs/gateway/internal/upstream"
+	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
 )
 
@@ -51,6 +52,10 @@ type Config struct {
 	GuardThreshold  float64 // GATEWAY_GUARD_THRESHOLD: 0 = the model's
 	GuardFailClosed bool    // GATEWAY_GUARD_FAIL: "open" (default) or "closed"
 	GuardSecond     GuardSecondConfig
+	// GATEWAY_GUARD_COOLDOWN_INCIDENTS blocked requests of a key or an
+	// account within GATEWAY_GUARD_COOLDOWN_WINDOW refuse it for
+	// GATEWAY_GUARD_COOLDOWN (429 with Retry-After); 0 incidents: off.
+	GuardCooldown proxy.Cooldown
 
 	Optimize bool // GATEWAY_OPTIMIZE: the concise-output directive, on (default) or off
 
@@ -87,6 +92,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 		RPM:           600,
 		TPM:           2_000_000,
 		Guard:         true,
+		GuardCooldown: proxy.Cooldown{Incidents: 5, Window: 10 * time.Minute, Period: 15 * time.Minute},
 		Optimize:      true,
 		LogLevel:      "info",
 		LogFormat:     "text",
@@ -177,6 +183,14 @@ func envConfig(getenv func(string) string) (Config, error) {
 		c.GuardThreshold = f
 	}
 	errs = append(errs, c.GuardSecond.read(getenv)...)
+	var coolN = int64(c.GuardCooldown.Incidents)
+	num("GATEWAY_GUARD_COOLDOWN_INCIDENTS", &coolN)
+	c.GuardCooldown.Incidents = int(min(coolN, 1<<20))
+	dur("GATEWAY_GUARD_COOLDOWN_WINDOW", &c.GuardCooldown.Window)
+	dur("GATEWAY_GUARD_COOLDOWN", &c.GuardCooldown.Period)
+	if c.GuardCooldown.Incidents > 0 && (c.GuardCooldown.Window <= 0 || c.GuardCooldown.Period <= 0) {
+		errs = append(errs, "GATEWAY_GUARD_COOLDOWN_WINDOW and GATEWAY_GUARD_COOLDOWN must be positive durations while GATEWAY_GUARD_COOLDOWN_INCIDENTS is above 0")
+	}
 	str("GATEWAY_RATECARD_FILE", &c.RateCardFile)
 	str("GATEWAY_ADMIN_TOKEN", &c.AdminToken)
 	if n := len(c.AdminToken); n > 0 && n < dashboard.MinAdminTokenLen {
