@@ -125,9 +125,13 @@ func findRules(sc *scratch) {
 func (sc *scratch) quoted(i int) bool {
 	for j := i - 1; j >= 0 && j >= i-8; j-- {
 		switch string(sc.word(j)) {
-		case "says", "say", "saying", "like", "as", "types", "writes", "asks", "tells", "if", "whenever", "attempts", "attempt", "tries", "try",
-			"might", "may", "attackers", "attacker", "someone", "anyone", "trick", "unless", "example", "fool", "convince", "persuade", "manipulate",
-			"typed", "wrote", "sent", "pasted", "entered", "explain", "explains", "meme", "memes", "phrase", "phrases", "called", "named":
+		case "says", "saying", "typed", "wrote", "pasted", "explain", "explains", "meme", "memes", "phrase", "phrases", "called", "named", "attackers", "attacker":
+			// reported or named, not said: scored apart (mention)
+			sc.mentioned = true
+			return true
+		case "say", "like", "as", "types", "writes", "asks", "tells", "if", "whenever", "attempts", "attempt", "tries", "try",
+			"might", "may", "someone", "anyone", "trick", "unless", "example", "fool", "convince", "persuade", "manipulate",
+			"sent", "entered":
 			return true
 		}
 		if sc.tokens[j].sent {
