@@ -45,10 +45,10 @@ type token struct {
 	start, end int32  // bytes in scratch.toks
 	hash       uint64 // hash of the token's bytes
 	concepts   uint64
-	neg        bool // a negation occurs within negWindow tokens before
-	sent       bool // the token starts a sentence or line
-	negd       bool // a negation occurs earlier in the token's sentence, at most 8 tokens back (rules)
-	probe      bool // joined, undone from leetspeak or long: look for key stems if unknown
+	neg        bool  // a negation occurs within negWindow tokens before
+	sent       bool  // the token starts a sentence or line
+	negd       bool  // a negation occurs earlier in the token's sentence, at most 8 tokens back (rules)
+	probe      bool  // joined, undone from leetspeak or long: look for key stems if unknown
 	ml         uint8 // multilingual rule categories (multilingual.go)
 }
 
@@ -64,7 +64,7 @@ type scratch struct {
 	dense            [denseWords]uint64
 	hits             []int32 // dense indices set, in first-set order
 	rule             ruleHit
-	mentioned        bool // a rule's phrasing was passed over as mentioned, not issued (rules.go)
+	mentioned        bool        // a rule's phrasing was passed over as mentioned, not issued (rules.go)
 	sentAt           int         // index of the next token that starts a sentence (tokenize)
 	lastNeg          int         // index of the last token with a negation, or noToken (tokenize)
 	lastSent         int         // index of the last token starting a sentence, or noToken (tokenize)
@@ -75,6 +75,8 @@ type scratch struct {
 	idx, pack        []int       // scored segments, and a pack's (CheckPolicy)
 	join             []byte      // a pack's joined text
 	mlhits           []mlHit     // multilingual words found (findMultilingual)
+	nonASCII         bool        // the text has non-ASCII characters (normalizeText)
+	scored           int         // bytes of text scored, over the scratch's life (tests read it)
 }
 
 // noToken stands for "no such token" in token indices: far enough below
@@ -122,7 +124,7 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	sc.reset()
 	var invisible bool
 	var stretch int
-	sc.norm, invisible, stretch = normalizeText(sc.norm, text)
+	sc.norm, invisible, stretch, sc.nonASCII = normalizeText(sc.norm, text)
 	n0 := len(sc.norm)
 	var decoded bool
 	sc.norm, decoded = appendDecoded(sc.norm, text, stretch)
@@ -130,6 +132,7 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	sc.norm, unescaped = appendUnescaped(sc.norm, text)
 	sc.norm, assembled = appendAssembled(sc.norm, text)
 	decoded = decoded || unescaped || assembled
+	sc.nonASCII = sc.nonASCII || decoded // a decoded view may hold any script
 	spaced, leet := tokenize(sc, lex, 0)
 	transformed := sc.rotCues >= 2 || sc.revCues >= 2
 	if transformed {

@@ -255,6 +255,11 @@ func (g *Guard) Check(segs []Segment) Verdict {
 func (g *Guard) CheckPolicy(segs []Segment, p Policy) Verdict {
 	sc := g.pool.Get().(*scratch)
 	defer g.pool.Put(sc)
+	return g.check(sc, segs, p)
+}
+
+// check is CheckPolicy with the scratch given.
+func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 	best := Verdict{Segment: -1}
 	var bestRes result
 	var bestSrc Source
@@ -291,6 +296,9 @@ func (g *Guard) CheckPolicy(segs []Segment, p Policy) Verdict {
 	}
 	sc.idx = idx
 	for _, i := range idx {
+		if len(idx) > packOnly && len(segs[i].Text) <= 2*packEdge {
+			continue // read whole in the packs
+		}
 		consider(i, g.scoreText(sc, segs[i].Text), 0, nil)
 	}
 	if len(idx) > 1 {
@@ -376,6 +384,7 @@ func alignWindow(s string, start, end int) (int, int) {
 
 // scoreWindow extracts features of text and scores them.
 func (g *Guard) scoreWindow(sc *scratch, text string) result {
+	sc.scored += len(text)
 	extract(sc, g.lex, text)
 	// The mean of the window model's logit and the local model's best
 	// run's (cross-validation measured the mean above the higher of the

@@ -191,8 +191,11 @@ func findMultilingual(sc *scratch, cjk cjkTable) {
 			hits = append(hits, mlHit{int32(i), 0, t.ml, t.negd})
 			continue
 		}
+		if !sc.nonASCII || t.end-t.start < 6 {
+			continue
+		}
 		w := sc.toks[t.start:t.end]
-		if len(w) < 6 || !isCJKLead(w[0]) && !hasCJK(w) {
+		if !isCJKLead(w[0]) && !hasCJK(w) {
 			continue
 		}
 		for p := 0; p+6 <= len(w); {
