@@ -89,9 +89,13 @@ type StagedGuard interface {
 
 // Quote is a priced request.
 type Quote struct {
-	Cost   gw.Money
-	Charge gw.Money
-	Note   string
+	// Cost is the vendor's cost of every billed token, the directive's
+	// included; Charge is what the caller pays; DirectiveShare is
+	// Charge(Cost) - Charge, the directive's part the caller does not pay.
+	Cost           gw.Money
+	Charge         gw.Money
+	DirectiveShare gw.Money
+	Note           string
 }
 
 // Biller prices requests. Known reports whether a model can be billed;
@@ -127,6 +131,12 @@ type HoldPlan struct {
 	Amount                 gw.Money
 	MaxOutput, OutputBound int64
 	Imposed                bool
+}
+
+// Priceable is implemented by Billers that explain why a model cannot be
+// priced: the error (invalid_request) is the caller's answer.
+type Priceable interface {
+	Priceable(vendor, model string) error
 }
 
 // OutputCap is implemented by Billers that know a model's maximum
@@ -312,6 +322,10 @@ type Exchange struct {
 	ImposedMaxOutput int64
 	cancel           context.CancelFunc
 	finished         bool
+	// renewAt is when KeepAlive next renews the hold; holdLost says a
+	// renewal found it already expired (its money may be spent).
+	renewAt  time.Time
+	holdLost bool
 }
 
 // OptimizeHeader is the x-gateway-optimize response value: "applied;
@@ -380,7 +394,11 @@ func (x *Exchange) begin(ctx context.Context) error {
 			return err
 		}
 	}
-	if g.cfg.Biller != nil && !g.cfg.Biller.Known(in.Vendor, in.Model) {
+	if pr, ok := g.cfg.Biller.(Priceable); ok {
+		if err := pr.Priceable(in.Vendor, in.Model); err != nil {
+			return err
+		}
+	} else if g.cfg.Biller != nil && !g.cfg.Biller.Known(in.Vendor, in.Model) {
 		return gw.Errorf(gw.CodeInvalidRequest, "model %q has no price on the rate card; GET /v1/models lists the priced models", in.Vendor+"/"+in.Model)
 	}
 	x.native = gw.SpeaksNatively(p, in.Endpoint)
@@ -404,16 +422,8 @@ func (x *Exchange) begin(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if ck, ok := p.(CacheKeyer); ok && in.Principal != nil {
-		if x.Body, err = ck.SetCacheKey(x.Body, CacheKey(in.Principal.AccountID)); err != nil {
-			return err
-		}
-	}
-	if g.cfg.Optimizer != nil {
-		keyOff := in.Principal != nil && in.Principal.OptimizeOff
-		if x.Body, x.Optimized, err = g.cfg.Optimizer.Prepare(x.BodyShape(), x.Body, keyOff, in.Header); err != nil {
-			return err
-		}
+	if err := x.decorate(); err != nil {
+		return err
 	}
 
 	if oc, ok := g.cfg.Biller.(OutputCap); ok && in.MaxOutput > 0 {
@@ -517,10 +527,65 @@ func (x *Exchange) tryHold(ctx context.Context, plan HoldPlan) error {
 		return &gw.Error{Code: gw.CodeInternal, Message: "could not reserve the request's cost", Err: err}
 	}
 	x.holdPlaced, x.hold, x.outputBound = true, plan.Amount, plan.OutputBound
+	x.renewAt = g.cfg.Now().Add(g.cfg.HoldTTL / 3)
 	return nil
 }
 
-// impose sets the vendor request's output limit to n tokens.
+// KeepAlive keeps the request's hold alive while it runs: the streaming
+// paths call it for every event. It costs a clock read; once a third of
+// HoldTTL has passed since the hold was placed or last renewed, it moves
+// the hold's expiry to a whole HoldTTL from now (one store write). A hold
+// that already expired (its request outlived a stalled renewal) is not
+// revived: the settle is bounded by what the balance covers then, and the
+// record says so.
+func (x *Exchange) KeepAlive(ctx context.Context) {
+	if !x.holdPlaced || x.finished || x.holdLost {
+		return
+	}
+	g := x.g
+	now := g.cfg.Now()
+	if now.Before(x.renewAt) {
+		return
+	}
+	r, ok := g.cfg.Store.(gw.HoldRenewer)
+	if !ok {
+		return
+	}
+	x.renewAt = now.Add(g.cfg.HoldTTL / 3)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	switch err := r.RenewHold(wctx, x.in.RequestID, now.Add(g.cfg.HoldTTL)); {
+	case errors.Is(err, gw.ErrNotFound):
+		x.holdLost = true
+	case err != nil:
+		// Tried again at the next event past a short back-off.
+		x.renewAt = now.Add(time.Second)
+		g.cfg.Logger.Warn("renew hold", "request_id", x.in.RequestID, "err", err)
+	}
+}
+
+// decorate adds to a freshly encoded vendor body the account's prompt-cache
+// key (where the vendor takes one) and the optimizer's directive (unless
+// it is off for this request).
+func (x *Exchange) decorate() error {
+	g, in, p := x.g, &x.in, x.provider
+	var err error
+	if ck, ok := p.(CacheKeyer); ok && in.Principal != nil {
+		if x.Body, err = ck.SetCacheKey(x.Body, CacheKey(in.Principal.AccountID)); err != nil {
+			return err
+		}
+	}
+	if g.cfg.Optimizer != nil {
+		keyOff := in.Principal != nil && in.Principal.OptimizeOff
+		if x.Body, x.Optimized, err = g.cfg.Optimizer.Prepare(x.BodyShape(), x.Body, keyOff, in.Header); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// impose sets the vendor request's output limit to n tokens. A mapped
+// body is encoded again, so it gets its cache key and directive again.
 func (x *Exchange) impose(n int64) error {
 	in := &x.in
 	if x.native {
@@ -538,6 +603,9 @@ func (x *Exchange) impose(n int64) error {
 			return err
 		}
 		x.Body = b
+		if err := x.decorate(); err != nil {
+			return err
+		}
 	}
 	x.ImposedMaxOutput = n
 	return nil
@@ -769,9 +837,12 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 }
 
 // withOptimizer returns u with OptimizerTokens set to the directive's
-// tokens when it was sent (never more than the prompt).
+// tokens when it was sent (never more than the prompt), and only to
+// vendor-reported usage: the gateway's own estimate of a prompt (no usage
+// reported) is read from the caller's body, which never held the
+// directive.
 func (x *Exchange) withOptimizer(u gw.Usage) gw.Usage {
-	if x.Optimized {
+	if x.Optimized && u.Reported {
 		u.OptimizerTokens = min(x.optTokens, u.PromptTokens())
 	}
 	return u
@@ -818,19 +889,14 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 			q.Note = "cost_missing"
 		}
 	}
-	if x.holdPlaced && q.Charge > x.hold {
-		// Whatever slipped past the bounds is capped at what was held:
-		// never an overdraft.
-		g.cfg.Logger.Warn("charge capped at the hold", "request_id", in.RequestID, "vendor", in.Vendor, "model", in.Model, "charge", q.Charge, "hold", x.hold)
-		q.Charge = x.hold
-		if !clamped {
-			r.UsageClamped = true
-			r.Note = joinNote(r.Note, NoteUsageClamped)
-		}
-		q.Note = joinNote(q.Note, "charge capped at the hold")
-	}
-	r.Cost, r.Charge = q.Cost, q.Charge
+	// A charge above the hold is settled in full when the balance covers
+	// it: the store debits at most the hold plus the available balance
+	// and records the rest as the operator's loss (never an overdraft).
+	r.Cost, r.Charge, r.DirectiveShare = q.Cost, q.Charge, q.DirectiveShare
 	r.Note = joinNote(r.Note, q.Note)
+	if x.holdLost {
+		r.Note = joinNote(r.Note, NoteHoldExpired)
+	}
 	if g.cfg.Limiter != nil {
 		if delta := o.Usage.TotalTokens() - x.estTokens; delta != 0 && o.Usage.Reported {
 			if err := g.cfg.Limiter.Adjust(wctx, in.Principal.KeyID, g.limitFor(in.Principal), delta); err != nil {
@@ -844,7 +910,12 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	err = g.cfg.Store.Settle(wctx, in.RequestID, r)
 	if errors.Is(err, gw.ErrNotFound) {
 		// The hold outlived HoldTTL and was swept; the request still
-		// happened, so charge it through a fresh zero hold.
+		// happened, so charge it through a fresh zero hold: the store
+		// debits at most what the balance covers now, the rest is the
+		// operator's loss.
+		if !x.holdLost {
+			r.Note = joinNote(r.Note, NoteHoldExpired)
+		}
 		if err = g.cfg.Store.PlaceHold(wctx, gw.Hold{ID: in.RequestID, AccountID: in.Principal.AccountID, KeyID: in.Principal.KeyID, ExpiresAt: g.cfg.Now().Add(time.Minute)}); err == nil {
 			err = g.cfg.Store.Settle(wctx, in.RequestID, r)
 		}
@@ -856,9 +927,13 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 }
 
 // NoteUsageClamped marks a record whose vendor-reported usage was beyond
-// what the request allowed (output above its limit, a charge above its
-// hold): the usage was clamped and the charge capped. Metrics count it.
+// what the request allowed (output above its limit, cache reads above
+// the prompt): the usage was clamped. Metrics count it.
 const NoteUsageClamped = "usage_clamped"
+
+// NoteHoldExpired marks a record whose hold expired before its settle
+// (the request outlived it without renewals: a stalled process).
+const NoteHoldExpired = "hold_expired"
 
 // ClampUsage bounds vendor-reported usage by what the request allowed:
 // output (reasoning included) at most outputBound when it is positive,

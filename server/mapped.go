@@ -133,6 +133,7 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 		if err == io.EOF {
 			break
 		}
+		x.KeepAlive(ctx)
 		if cutByShutdown(ctx) {
 			// The decoder reports the cut as a vendor error; it is not.
 			break

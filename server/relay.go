@@ -186,6 +186,9 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	clientGone, ownerMarked := false, false
 	collect := s.relayCollector(in)
 	for rd.Next() {
+		// The hold lives as long as the stream (a clock read per event,
+		// a store write per third of the hold's life).
+		x.KeepAlive(ctx)
 		ev := rd.Event()
 		if collect != nil && ev.Data != nil {
 			if string(ev.Data) == "[DONE]" {

@@ -190,8 +190,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.chat(w, r, gw.ShapeM)
 	case p == "/v1/chat/completions":
 		s.chat(w, r, gw.ShapeC)
+	case p == "/v1/responses" && websocketUpgrade(r):
+		s.refuseUpgrade(w)
 	case p == "/v1/responses":
 		s.chat(w, r, gw.ShapeR)
+	case p == "/v1/responses/input_tokens":
+		if allow(w, r, s.cfg.Now(), http.MethodPost) {
+			s.countResponseTokens(w, r)
+		}
 	case strings.HasPrefix(p, "/v1/responses/"):
 		s.responseByID(w, r)
 	case (p == "/v1/models" || strings.HasPrefix(p, "/v1/models/")) && s.cfg.Catalog != nil:
@@ -223,6 +229,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(HeaderRequestID, rid)
 		writeError(w, gw.ShapeC, rid, gw.Errorf(gw.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	}
+}
+
+// websocketUpgrade reports whether r asks to switch to WebSocket.
+func websocketUpgrade(r *http.Request) bool {
+	for _, v := range r.Header.Values("Upgrade") {
+		for _, p := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(p), "websocket") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refuseUpgrade answers a WebSocket upgrade on /v1/responses (Codex's
+// Responses WebSocket transport, which the gateway does not serve) with
+// 426 Upgrade Required in R's error shape: on 426 Codex falls back to
+// HTTP at once, where a 405 costs it a second attempt and a 400 fails
+// the turn.
+func (s *Server) refuseUpgrade(w http.ResponseWriter) {
+	rid := id.New("req_", s.cfg.Now())
+	h := w.Header()
+	h.Set(HeaderRequestID, rid)
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUpgradeRequired)
+	_, _ = w.Write(errorBody(gw.ShapeR, rid, gw.Errorf(gw.CodeMethodNotAllowed, "WebSocket mode is not served on /v1/responses; POST with \"stream\": true instead")))
 }
 
 // allow answers 405 for other methods.

@@ -201,6 +201,13 @@ func (a *policyGuard) policy(ctx context.Context, p *gw.Principal) (gw.GuardPoli
 	return eff, nil
 }
 
+// forgetAll drops every cached policy (a policy changed in the store).
+func (a *policyGuard) forgetAll() {
+	a.mu.Lock()
+	clear(a.cache)
+	a.mu.Unlock()
+}
+
 // mergePolicy lays the set fields of over on base.
 func mergePolicy(base gw.GuardPolicy, over *gw.GuardPolicy) gw.GuardPolicy {
 	if over == nil {
