@@ -228,6 +228,14 @@ func (s *Server) responseByID(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	if _, _, err := s.cfg.State.LoadResponse(ctx, p.AccountID, respID); gw.ErrorCode(err) == gw.CodeNotFound {
+		// Not kept here: a response OpenAI keeps for this account
+		// (the native route) is asked of OpenAI.
+		if owned, oerr := s.cfg.State.OwnsResponse(ctx, p.AccountID, respID); oerr == nil && owned {
+			s.forwardResponseState(w, r, method, rest, fail)
+			return
+		}
+	}
 	if method == http.MethodDelete {
 		if err := s.cfg.State.DeleteResponse(ctx, p.AccountID, respID); err != nil {
 			fail(err)
@@ -361,4 +369,35 @@ func (s *Server) countResponseTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set(HeaderTokenCount, how)
 	writeJSON(w, http.StatusOK, map[string]any{"object": "response.input_tokens", "input_tokens": n})
+}
+
+// responseStateForwarder is the native Responses vendor's access to the
+// responses it keeps (provider/openai).
+type responseStateForwarder interface {
+	ResponseState(ctx context.Context, method, path, query string) (*gw.Upstream, error)
+}
+
+// forwardResponseState relays GET/DELETE /v1/responses/{id}[/input_items]
+// of an OpenAI-kept response (already checked to be the account's).
+func (s *Server) forwardResponseState(w http.ResponseWriter, r *http.Request, method, rest string, fail func(error)) {
+	p, ok := s.cfg.Gateway.Provider("openai")
+	f, canForward := p.(responseStateForwarder)
+	if !ok || !canForward {
+		fail(&gw.Error{Code: gw.CodeNotFound, Message: "no response with this id is kept for this account", ErrorCode: "response_not_found"})
+		return
+	}
+	up, err := f.ResponseState(r.Context(), method, "/"+rest, r.URL.RawQuery)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer up.Body.Close()
+	body, err := s.readAnswer("openai", up.Body)
+	if err != nil {
+		fail(err)
+		return
+	}
+	w.Header().Set("Content-Type", contentType(up, "application/json"))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }

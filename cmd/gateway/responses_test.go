@@ -469,3 +469,45 @@ func TestResponsesItemReference(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesNativeState: on openai/ OpenAI keeps stored responses;
+// GET, input_items and DELETE through the gateway reach it for the
+// account that made the response, and are 404 for another account.
+func TestResponsesNativeState(t *testing.T) {
+	e := newEnv(t)
+	c := e.rClient()
+	ctx := context.Background()
+	resp, err := c.Responses.New(ctx, responses.ResponseNewParams{
+		Model: "openai/" + nativeModels["openai"],
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Say hello")},
+		Store: openai.Bool(true),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Responses.Get(ctx, resp.ID, responses.ResponseGetParams{})
+	if err != nil || got.ID != resp.ID || got.OutputText() != resp.OutputText() {
+		t.Fatalf("get: %v %+v", err, got)
+	}
+	items, err := c.Responses.InputItems.List(ctx, resp.ID, responses.InputItemListParams{})
+	if err != nil || len(items.Data) == 0 {
+		t.Fatalf("input items: %v %+v", err, items)
+	}
+	other, _, err := createKey(ctx, e.m.Store(), "other", 10*gw.USD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc := openai.NewClient(option.WithBaseURL(e.url+"/v1"), option.WithAPIKey(other), option.WithMaxRetries(0))
+	if _, err := oc.Responses.Get(ctx, resp.ID, responses.ResponseGetParams{}); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("another account's get: %v", err)
+	}
+	if err := oc.Responses.Delete(ctx, resp.ID); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("another account's delete: %v", err)
+	}
+	if err := c.Responses.Delete(ctx, resp.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Responses.Get(ctx, resp.ID, responses.ResponseGetParams{}); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("get after delete: %v", err)
+	}
+}
