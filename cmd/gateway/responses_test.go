@@ -227,10 +227,16 @@ func TestResponsesNative(t *testing.T) {
 	}
 
 	// Continuing the account's own response reaches the vendor.
-	resp = e.post("/v1/responses", e.key, []byte(`{"model":"openai/gpt-6-sol","input":"more","previous_response_id":"resp_native2"}`))
+	resp = e.post("/v1/responses", e.key, []byte(`{"model":"openai/gpt-6-sol","input":"more","max_output_tokens":60,"previous_response_id":"resp_native2"}`))
 	readAll(t, resp.Body)
 	if resp.StatusCode != 200 {
 		t.Fatalf("own previous response: %d", resp.StatusCode)
+	}
+	// OpenAI bills the kept conversation (1,000 prompt tokens here) for
+	// a body of a few bytes: the charge is its full price.
+	rec := waitRecord(t, e.m.Store(), resp.Header.Get("X-Gateway-Request-Id"))
+	if strings.Contains(rec.Note, "capped") || rec.Usage.PromptTokens() != 1000 || rec.Charge <= 0 {
+		t.Fatalf("continued response billed %+v note %q", rec.Usage, rec.Note)
 	}
 	// Another account's is not found.
 	other, _, err := createKey(context.Background(), e.m.Store(), "other", 10*gw.USD)
