@@ -205,6 +205,9 @@ type Config struct {
 	// request through (the record notes "guard:error"), true blocks it.
 	GuardTimeout    time.Duration
 	GuardFailClosed bool
+	// GuardCooldown refuses a key or account for a while after repeated
+	// blocked requests (zero: off).
+	GuardCooldown Cooldown
 	// HoldTTL bounds a hold's life if its request never finishes (a
 	// crash); default 30m.
 	HoldTTL time.Duration
@@ -222,7 +225,8 @@ type Config struct {
 // Gateway runs requests through the policies. It is safe for concurrent
 // use.
 type Gateway struct {
-	cfg Config
+	cfg  Config
+	cool *cooler // nil: no cool-down
 }
 
 // New returns a Gateway.
@@ -242,7 +246,7 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Gateway{cfg: cfg}, nil
+	return &Gateway{cfg: cfg, cool: newCooler(cfg.GuardCooldown)}, nil
 }
 
 // Store returns the gateway's store.
@@ -392,6 +396,9 @@ func (g *Gateway) Begin(ctx context.Context, in Inbound) (*Exchange, error) {
 
 func (x *Exchange) begin(ctx context.Context) error {
 	g, in := x.g, &x.in
+	if err := g.cool.check(in.Principal, g.cfg.Now()); err != nil {
+		return err
+	}
 	p, ok := g.cfg.Providers[in.Vendor]
 	if !ok {
 		return gw.Errorf(gw.CodeInvalidRequest, "unknown vendor %q", in.Vendor)
@@ -702,11 +709,15 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 }
 
 // Screen runs the guard on a request that has no vendor call of its own
-// to guard beside (count_tokens): both stages, then the verdict. It
-// returns request_blocked (the incident stored) when the request must
-// not go on, and records nothing else: the caller's handler answers.
+// to guard beside (count_tokens): the cool-down, both stages, then the
+// verdict. It returns rate_limited for a key or account cooled down,
+// request_blocked (the incident stored) when the request must not go on,
+// and records nothing else: the caller's handler answers.
 // in.Text is the text the route read; in.Principal the caller.
 func (g *Gateway) Screen(ctx context.Context, in Inbound) error {
+	if err := g.cool.check(in.Principal, g.cfg.Now()); err != nil {
+		return err
+	}
 	x := &Exchange{g: g, in: in}
 	v, second, err := x.firstStage(ctx)
 	v, blocked := x.judge(ctx, v, err)
@@ -822,10 +833,19 @@ func (x *Exchange) recordIncident(ctx context.Context, v Verdict) string {
 }
 
 func (x *Exchange) block(ctx context.Context, v Verdict) error {
+	id := x.recordIncident(ctx, v)
+	if v.Kind != "guard_unavailable" && x.g.cool.blocked(x.in.Principal, x.g.cfg.Now()) {
+		// Repeated blocks: the key or account is cooled down, and that
+		// is an incident too.
+		c := x.g.cfg.GuardCooldown
+		x.recordIncident(ctx, Verdict{Kind: IncidentCooldown, Score: v.Score,
+			Reason:  fmt.Sprintf("%d blocked requests within %v: refused for %v", c.Incidents, c.Window, c.Period),
+			Excerpt: v.Excerpt})
+	}
 	return &gw.Error{
 		Code:       gw.CodeRequestBlocked,
 		Message:    "the request was blocked by the prompt-extraction guard; if you think this is wrong, contact support with the incident_id",
-		IncidentID: x.recordIncident(ctx, v),
+		IncidentID: id,
 		NoRetry:    true,
 	}
 }
