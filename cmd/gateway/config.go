@@ -50,7 +50,10 @@ type Config struct {
 	Guard           bool    // GATEWAY_GUARD: on (default) or off
 	GuardThreshold  float64 // GATEWAY_GUARD_THRESHOLD: 0 = the model's
 	GuardFailClosed bool    // GATEWAY_GUARD_FAIL: "open" (default) or "closed"
-	GuardSecond     GuardSecondConfig
+	// GATEWAY_GUARD_TIMEOUT: the first stage's time budget per request
+	// (0: the proxy's default, 2s); past it GATEWAY_GUARD_FAIL applies.
+	GuardTimeout time.Duration
+	GuardSecond  GuardSecondConfig
 
 	Optimize bool // GATEWAY_OPTIMIZE: the concise-output directive, on (default) or off
 
@@ -169,6 +172,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 	var failOpen = true
 	onOff("GATEWAY_GUARD_FAIL", "open", "closed", &failOpen)
 	c.GuardFailClosed = !failOpen
+	dur("GATEWAY_GUARD_TIMEOUT", &c.GuardTimeout)
 	if v := getenv("GATEWAY_GUARD_THRESHOLD"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f <= 0 || f >= 1 {

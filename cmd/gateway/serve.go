@@ -216,6 +216,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Biller:          pb,
 		Guard:           g,
 		GuardFailClosed: c.GuardFailClosed,
+		GuardTimeout:    c.GuardTimeout,
 		Optimizer:       newOptimizer(*c, providers, m.Logger),
 		Logger:          m.Logger,
 	})
