@@ -156,7 +156,8 @@
 //	                  first fragment {index,id,type,function{name,arguments:""}}
 //	                  then 3 argument fragments {index,function{arguments}};
 //	                  Mistral one whole call per chunk, without "index"
-//	                  and "type" (as Mistral streams them); Anthropic tool_use with
+//	                  and "type" (as Mistral streams them; its non-stream
+//	                  entries lack "type" too); Anthropic tool_use with
 //	                  input {} then 3 input_json_delta; Gemini one functionCall
 //	                  part per record. With no tools declared the directive is
 //	                  ignored.
