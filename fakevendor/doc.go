@@ -102,7 +102,10 @@
 // message_delta (cumulative usage) and message_stop. Gemini sends "data:"
 // records separated by "\r\n\r\n", usageMetadata on every record, the
 // finishReason on a last record with an empty text part, and no
-// terminator. All C streams end with "data: [DONE]".
+// terminator. All C streams end with "data: [DONE]". A gemini-3* answer
+// with text and no function call carries a thoughtSignature, as Gemini 3
+// sends one: on the text part without streaming, and in a stream on that
+// last empty text part, after the answer's text.
 //
 // # Usage formula
 //

@@ -54,7 +54,13 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 		s.upstreamBroke(w, r.Context(), x, err)
 		return
 	}
-	out, err := encodeResponse(in, resp)
+	shown := resp
+	if s.dropsCarriers(in) {
+		c := *resp
+		c.Content = convstate.DropCarriers(resp.Content)
+		shown = &c
+	}
+	out, err := encodeResponse(in, shown)
 	if err != nil {
 		s.upstreamBroke(w, r.Context(), x, err)
 		return
@@ -92,6 +98,9 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 	fw := s.startStream(w, nil)
 	ttfb := s.cfg.Now().Sub(in.Received)
 	enc := s.newEncoder(fw, in)
+	if s.dropsCarriers(in) {
+		enc = convstate.NewCarrierFilter(enc)
+	}
 	var (
 		usage      gw.Usage
 		events     int64

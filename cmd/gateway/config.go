@@ -71,7 +71,7 @@ type Config struct {
 
 	ThreadRetention    time.Duration // GATEWAY_THREAD_RETENTION: how long a message thread is kept (default 1h; 0: threads off)
 	ThreadMaxBytes     int64         // GATEWAY_THREAD_MAX_BYTES: largest thread kept (default 8 MiB)
-	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning is kept per tool call (default 15m; 0: off)
+	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning (per tool call) and Gemini text signatures are kept (default 15m; 0: off)
 }
 
 // VendorConfig is one vendor's endpoint and key.
