@@ -5,13 +5,14 @@ import (
 	"io"
 )
 
-// Shape names a wire format: the two the gateway serves and Gemini's.
+// Shape names a wire format: the three the gateway serves and Gemini's.
 type Shape string
 
 // Shapes.
 const (
 	ShapeM Shape = "messages"         // Anthropic Messages
 	ShapeC Shape = "chat_completions" // OpenAI Chat Completions
+	ShapeR Shape = "responses"        // OpenAI Responses
 	ShapeG Shape = "gemini"           // Gemini generateContent
 )
 

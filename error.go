@@ -25,14 +25,17 @@ const (
 	CodeInsufficientBalance Code = "insufficient_balance"
 	CodeRequestBlocked      Code = "request_blocked"
 	CodeNotFound            Code = "not_found"
-	CodeMethodNotAllowed    Code = "method_not_allowed"
-	CodeRequestTooLarge     Code = "request_too_large"
-	CodeRateLimited         Code = "rate_limited"
-	CodeInternal            Code = "internal_error"
-	CodeUpstream            Code = "upstream_error"
-	CodeVendorUnavailable   Code = "vendor_unavailable"
-	CodeOverloaded          Code = "overloaded"
-	CodeUpstreamTimeout     Code = "upstream_timeout"
+	// CodeConflict is the admin API's: the call contradicts the state
+	// (an account name taken, a revoked key rotated).
+	CodeConflict          Code = "conflict"
+	CodeMethodNotAllowed  Code = "method_not_allowed"
+	CodeRequestTooLarge   Code = "request_too_large"
+	CodeRateLimited       Code = "rate_limited"
+	CodeInternal          Code = "internal_error"
+	CodeUpstream          Code = "upstream_error"
+	CodeVendorUnavailable Code = "vendor_unavailable"
+	CodeOverloaded        Code = "overloaded"
+	CodeUpstreamTimeout   Code = "upstream_timeout"
 )
 
 // Status returns the HTTP status for the code. Unknown codes are 500.
@@ -46,6 +49,8 @@ func (c Code) Status() int {
 		return http.StatusPaymentRequired
 	case CodeRequestBlocked:
 		return http.StatusForbidden
+	case CodeConflict:
+		return http.StatusConflict
 	case CodeNotFound:
 		return http.StatusNotFound
 	case CodeMethodNotAllowed:

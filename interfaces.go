@@ -14,6 +14,10 @@ type Call struct {
 	Model     string // vendor model id, prefix stripped
 	Stream    bool
 	Body      []byte
+	// Endpoint is the shape of Body when it differs from the provider's
+	// own (a native OpenAI Responses request, ShapeR, on a provider that
+	// is a ResponsesNative); "" means the provider's shape.
+	Endpoint Shape
 	// Header holds the caller's headers; each provider forwards only
 	// those meant for it (anthropic-version and anthropic-beta to
 	// Anthropic, OpenAI-Organization and OpenAI-Project to OpenAI).
@@ -39,6 +43,30 @@ type Provider interface {
 	Shape() Shape
 	Send(ctx context.Context, c *Call) (*Upstream, error)
 	PassThrough(body []byte, model string, stream bool) (out []byte, hideUsage bool, err error)
+}
+
+// ResponsesNative is an optional ability of a Provider (found by type
+// assertion) whose vendor serves the OpenAI Responses API (shape R)
+// itself. SpeaksResponses says whether this vendor does (one adapter
+// type serves several vendors); PassThroughResponses prepares a caller's
+// R body for Send (with Call.Endpoint ShapeR), rewriting only "model".
+type ResponsesNative interface {
+	SpeaksResponses() bool
+	PassThroughResponses(body []byte, model string) ([]byte, error)
+}
+
+// SpeaksNatively reports whether p serves the endpoint shape itself:
+// its own shape, or R on a ResponsesNative vendor that speaks it.
+func SpeaksNatively(p Provider, endpoint Shape) bool {
+	if p.Shape() == endpoint {
+		return true
+	}
+	if endpoint == ShapeR {
+		if rn, ok := p.(ResponsesNative); ok {
+			return rn.SpeaksResponses()
+		}
+	}
+	return false
 }
 
 // Normalizer is an optional ability of a Provider (found by type
@@ -80,6 +108,9 @@ type Principal struct {
 	// Models, when not empty, are the only models the key may call
 	// (see ModelAllowed).
 	Models []string
+	// EndsAt, when not zero, is when the key stops working (an expiry,
+	// or a rotated key's grace).
+	EndsAt time.Time
 }
 
 // ModelAllowed reports whether a key whose allow list is models may call
@@ -175,15 +206,26 @@ type Record struct {
 	Status    int   // HTTP status sent to the caller
 	ErrorCode Code  // empty on success
 	Usage     Usage // as reported (or counted) for this request
-	Cost      Money // vendor cost
-	Charge    Money // Charge(Cost); zero unless the request succeeded
+	// Cost is the vendor's cost of the request: every token the vendor
+	// bills, the optimizer's directive included.
+	Cost Money
+	// Charge is what the account was debited: zero unless the request
+	// succeeded. Charge(Cost) - DirectiveShare = Charge + Loss.
+	Charge Money
+	// DirectiveShare is the part of Charge(Cost) that the optimizer's
+	// directive accounts for: the caller does not pay it.
+	DirectiveShare Money
+	// Loss is what the request cost beyond what the account could pay
+	// at its settle (the hold plus the available balance then): the
+	// operator's loss, its reason in Note ("operator_loss: ...").
+	Loss      Money
 	Latency   time.Duration
 	TTFB      time.Duration
 	Guard     string // guard verdict: "pass", "flagged:<kind>", "monitor:<kind>", "grey", "grey:pass", "allowed", "off", "error"
 	Note      string // e.g. "usage_missing", dropped fields
 	CreatedAt time.Time
 	// UsageClamped: the vendor's usage was beyond what the request
-	// allowed and was clamped, or the charge capped at the hold. Stored
+	// allowed and was clamped. Stored
 	// as "usage_clamped" in Note; metrics count it.
 	UsageClamped bool
 }
@@ -225,7 +267,11 @@ type Incident struct {
 // returns *Error with CodeInsufficientBalance when the account's available
 // balance is below the hold. Settle is atomic (hold released, charge
 // debited, ledger entry and record written together) and durable when it
-// returns: a charge the caller was told of survives a crash. Settle and
+// returns: a charge the caller was told of survives a crash. Settle never
+// debits more than the hold plus the account's available balance at that
+// moment (its balance less its other live holds): the rest of r.Charge
+// moves to r.Loss, noted "operator_loss", and Settle sets r.Charge and
+// r.Loss to what it wrote. Settle and
 // Release of an unknown or already-finished hold return ErrNotFound and
 // change nothing, so money is never double-counted. Under any concurrency
 // the balance never goes below zero.
@@ -262,6 +308,18 @@ type Store interface {
 	Incidents(ctx context.Context, limit int) ([]Incident, error)
 	Incident(ctx context.Context, id string) (*Incident, error)
 }
+
+// HoldRenewer is implemented by stores whose holds can be kept alive:
+// RenewHold moves a live hold's expiry to expiresAt (never earlier). A
+// hold already past its expiry, swept or finished is ErrNotFound: its
+// money may have been spent by then.
+type HoldRenewer interface {
+	RenewHold(ctx context.Context, holdID string, expiresAt time.Time) error
+}
+
+// NoteOperatorLoss marks a record whose charge the account could not
+// cover at its settle; Record.Loss says how much.
+const NoteOperatorLoss = "operator_loss"
 
 // Limit is a key's rate limit; zero fields are unlimited.
 type Limit struct {
@@ -306,4 +364,15 @@ type KeyUsage struct {
 	Requests int64
 	Spend    Money
 	LastUsed time.Time // zero: never used
+}
+
+// JoinNote joins two parts of a record's note with "; ".
+func JoinNote(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }

@@ -33,6 +33,10 @@ type Usage struct {
 	// (OpenRouter's usage.cost); HasReportedCost says it was present.
 	ReportedCost    Money
 	HasReportedCost bool
+	// ReportedCostUSD is that figure exactly as the vendor sent it (a
+	// decimal), so that the charge on it is rounded once, not on the
+	// already rounded ReportedCost; empty when unknown.
+	ReportedCostUSD string
 
 	// Clamped is true when the vendor's counts contradicted each other or
 	// the request (cache reads above the prompt, output above the limit)
@@ -64,13 +68,13 @@ func (u Usage) TotalTokens() int64 { return u.PromptTokens() + u.OutputTokens }
 func (u *Usage) Merge(v Usage) {
 	if v.Reported {
 		opt := u.OptimizerTokens
-		cost, hasCost := u.ReportedCost, u.HasReportedCost
+		cost, hasCost, exact := u.ReportedCost, u.HasReportedCost, u.ReportedCostUSD
 		*u = v
 		if v.OptimizerTokens == 0 {
 			u.OptimizerTokens = opt
 		}
 		if !v.HasReportedCost {
-			u.ReportedCost, u.HasReportedCost = cost, hasCost
+			u.ReportedCost, u.HasReportedCost, u.ReportedCostUSD = cost, hasCost, exact
 		}
 		return
 	}
@@ -87,6 +91,6 @@ func (u *Usage) Merge(v Usage) {
 	set(&u.ReasoningTokens, v.ReasoningTokens)
 	set(&u.OptimizerTokens, v.OptimizerTokens)
 	if v.HasReportedCost {
-		u.ReportedCost, u.HasReportedCost = v.ReportedCost, true
+		u.ReportedCost, u.HasReportedCost, u.ReportedCostUSD = v.ReportedCost, true, v.ReportedCostUSD
 	}
 }

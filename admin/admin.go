@@ -26,9 +26,17 @@ type Service interface {
 	RotateKey(ctx context.Context, id string, grace time.Duration) (*CreatedKey, error)
 	RevokeKey(ctx context.Context, id string) (*Key, error)
 	UpdateKey(ctx context.Context, id string, u KeyUpdate) (*Key, error)
+	// Key is one key with its use, spend and effective guard policy.
+	Key(ctx context.Context, id string) (*Key, error)
+	// UpdateAccount changes an account's settings (its guard policy, the
+	// default of its keys).
+	UpdateAccount(ctx context.Context, account string, u AccountUpdate) (*Account, error)
 
 	Incidents(ctx context.Context, limit int) ([]Incident, error)
 	Incident(ctx context.Context, id string) (*Incident, error)
+	// ReviewIncident records support's verdict on an incident: a false
+	// positive's text passes next time for its account.
+	ReviewIncident(ctx context.Context, id string, r ReviewRequest) (*Incident, error)
 }
 
 // Account is an account with its money, in exact decimal US dollars.
@@ -37,6 +45,40 @@ type Account struct {
 	Name      string    `json:"name"`
 	CreatedAt time.Time `json:"created_at"`
 	Balance   Balance   `json:"balance"`
+	// Guard is the account's own guard policy (its keys' default), on
+	// the answer of an update.
+	Guard *GuardPolicy `json:"guard,omitempty"`
+}
+
+// AccountUpdate changes an account's settings; absent fields are left
+// as they are.
+type AccountUpdate struct {
+	// Guard's set fields replace those of the account's policy.
+	Guard *GuardPolicy `json:"guard,omitempty"`
+}
+
+// GuardPolicy is how the guard treats a key's or an account's requests.
+// Empty or zero fields take the default (the account's, then block,
+// scope all and the guard's thresholds).
+type GuardPolicy struct {
+	// Mode is "block", "monitor" (record an incident, block nothing) or
+	// "off".
+	Mode string `json:"mode,omitempty"`
+	// Scope is the text scored: "user", "tools" (and tool results) or
+	// "all" (and assistant turns).
+	Scope string `json:"scope,omitempty"`
+	// Blocking thresholds per role, in (0, 1); 0: the guard's.
+	UserThreshold      float64 `json:"user_threshold,omitempty"`
+	ToolThreshold      float64 `json:"tool_threshold,omitempty"`
+	AssistantThreshold float64 `json:"assistant_threshold,omitempty"`
+}
+
+func (p *GuardPolicy) gw() gw.GuardPolicy {
+	return gw.GuardPolicy{Mode: p.Mode, Scope: p.Scope, UserThreshold: p.UserThreshold, ToolThreshold: p.ToolThreshold, AssistantThreshold: p.AssistantThreshold}
+}
+
+func toGuardPolicy(p gw.GuardPolicy) *GuardPolicy {
+	return &GuardPolicy{Mode: p.Mode, Scope: p.Scope, UserThreshold: p.UserThreshold, ToolThreshold: p.ToolThreshold, AssistantThreshold: p.AssistantThreshold}
 }
 
 // Balance is an account's money: balance = top_ups - charged, available
@@ -106,6 +148,9 @@ type KeyRequest struct {
 	// Models, when set, are the only models the key may call: prefixed
 	// ids ("openai/gpt-6-sol") or patterns ending in "*" ("openai/*").
 	Models []string `json:"models,omitempty"`
+	// Guard, when set, is the key's own guard policy (over its
+	// account's).
+	Guard *GuardPolicy `json:"guard,omitempty"`
 }
 
 // KeyUpdate changes a key's settings; empty fields are left as they are.
@@ -113,6 +158,8 @@ type KeyUpdate struct {
 	Optimize string `json:"optimize,omitempty"` // "on" or "off"
 	// Models replaces the allow list when not nil; [] allows every model.
 	Models *[]string `json:"models,omitempty"`
+	// Guard's set fields replace those of the key's own guard policy.
+	Guard *GuardPolicy `json:"guard,omitempty"`
 }
 
 // Key is a key as listed: never its secret. Status is "active",
@@ -134,6 +181,9 @@ type Key struct {
 	SpendUSD   string     `json:"spend_usd"`
 	Optimize   string     `json:"optimize"`         // "on" or "off"
 	Models     []string   `json:"models,omitempty"` // the allow list; absent: every model
+	// Guard is the policy the key runs under (its own over its
+	// account's over the defaults), on single-key answers.
+	Guard *GuardPolicy `json:"guard,omitempty"`
 }
 
 func toKey(k *gw.Key, u gw.KeyUsage, now time.Time) Key {
@@ -177,8 +227,24 @@ type Incident struct {
 	Reason    string    `json:"reason"`
 	Excerpt   string    `json:"excerpt"`
 	CreatedAt time.Time `json:"created_at"`
+	Review    *Review   `json:"review,omitempty"` // absent: not reviewed
+}
+
+// Review is support's verdict on an incident.
+type Review struct {
+	Verdict    string    `json:"verdict"` // "false-positive" or "confirmed"
+	Note       string    `json:"note,omitempty"`
+	ReviewedAt time.Time `json:"reviewed_at"`
+}
+
+// ReviewRequest reviews an incident: Verdict "false-positive" (its text
+// then passes for the incident's account) or "confirmed".
+type ReviewRequest struct {
+	Verdict string `json:"verdict"`
+	Note    string `json:"note,omitempty"`
 }
 
 func toIncident(in *gw.Incident) Incident {
-	return Incident{in.ID, in.RequestID, in.AccountID, in.KeyID, in.Kind, in.Score, in.Reason, in.Excerpt, in.CreatedAt}
+	return Incident{ID: in.ID, RequestID: in.RequestID, AccountID: in.AccountID, KeyID: in.KeyID, Kind: in.Kind, Score: in.Score,
+		Reason: in.Reason, Excerpt: in.Excerpt, CreatedAt: in.CreatedAt}
 }

@@ -154,3 +154,15 @@ func (c *Client) Incidents(ctx context.Context, limit int) ([]Incident, error) {
 func (c *Client) Incident(ctx context.Context, id string) (*Incident, error) {
 	return call[Incident](ctx, c, http.MethodGet, "/admin/v1/incidents/"+esc(id), nil, nil)
 }
+
+func (c *Client) Key(ctx context.Context, id string) (*Key, error) {
+	return call[Key](ctx, c, http.MethodGet, "/admin/v1/keys/"+esc(id), nil, nil)
+}
+
+func (c *Client) UpdateAccount(ctx context.Context, account string, u AccountUpdate) (*Account, error) {
+	return call[Account](ctx, c, http.MethodPatch, "/admin/v1/accounts/"+esc(account), nil, u)
+}
+
+func (c *Client) ReviewIncident(ctx context.Context, id string, r ReviewRequest) (*Incident, error) {
+	return call[Incident](ctx, c, http.MethodPost, "/admin/v1/incidents/"+esc(id)+"/review", nil, r)
+}

@@ -10,12 +10,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/id"
 )
 
 // MinTokenLen is the shortest admin token the API accepts.
@@ -56,6 +58,7 @@ func NewHandler(svc Service, token string, logger *slog.Logger) (*Handler, error
 	m.HandleFunc("POST /admin/v1/accounts", h.createAccount)
 	m.HandleFunc("GET /admin/v1/accounts", h.accounts)
 	m.HandleFunc("GET /admin/v1/accounts/{account}", h.account)
+	m.HandleFunc("PATCH /admin/v1/accounts/{account}", h.updateAccount)
 	m.HandleFunc("POST /admin/v1/accounts/{account}/topups", h.topUp)
 	m.HandleFunc("GET /admin/v1/accounts/{account}/ledger", h.ledger)
 	m.HandleFunc("POST /admin/v1/keys", h.createKey)
@@ -63,8 +66,10 @@ func NewHandler(svc Service, token string, logger *slog.Logger) (*Handler, error
 	m.HandleFunc("POST /admin/v1/keys/{id}/rotate", h.rotate)
 	m.HandleFunc("POST /admin/v1/keys/{id}/revoke", h.revoke)
 	m.HandleFunc("PATCH /admin/v1/keys/{id}", h.updateKey)
+	m.HandleFunc("GET /admin/v1/keys/{id}", h.key)
 	m.HandleFunc("GET /admin/v1/incidents", h.incidents)
 	m.HandleFunc("GET /admin/v1/incidents/{id}", h.incident)
+	m.HandleFunc("POST /admin/v1/incidents/{id}/review", h.review)
 	m.HandleFunc("/admin/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, gw.Errorf(gw.CodeNotFound, "no such admin endpoint: %s %s", r.Method, r.URL.Path))
 	})
@@ -75,15 +80,21 @@ func NewHandler(svc Service, token string, logger *slog.Logger) (*Handler, error
 // Routes lists the API's method and path patterns, for the OpenAPI check.
 func Routes() []string {
 	return []string{
-		"POST /admin/v1/accounts", "GET /admin/v1/accounts", "GET /admin/v1/accounts/{account}",
+		"POST /admin/v1/accounts", "GET /admin/v1/accounts", "GET /admin/v1/accounts/{account}", "PATCH /admin/v1/accounts/{account}",
 		"POST /admin/v1/accounts/{account}/topups", "GET /admin/v1/accounts/{account}/ledger",
 		"POST /admin/v1/keys", "GET /admin/v1/keys", "POST /admin/v1/keys/{id}/rotate", "POST /admin/v1/keys/{id}/revoke", "PATCH /admin/v1/keys/{id}",
-		"GET /admin/v1/incidents", "GET /admin/v1/incidents/{id}",
+		"GET /admin/v1/keys/{id}",
+		"GET /admin/v1/incidents", "GET /admin/v1/incidents/{id}", "POST /admin/v1/incidents/{id}/review",
 	}
 }
 
+// HeaderRequestID carries each admin call's id, which its error envelope
+// repeats as request_id (the gateway's header of the same name).
+const HeaderRequestID = "X-Gateway-Request-Id"
+
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set(HeaderRequestID, id.New("req_", h.now()))
 	client := clientAddr(r)
 	if wait := h.throttled(client); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
@@ -147,16 +158,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// writeError writes the gateway's error envelope.
+// writeError writes the gateway's error envelope with the call's
+// request_id.
 func writeError(w http.ResponseWriter, err error) {
 	e := gw.AsError(err)
 	if e.Code == gw.CodeInternal {
 		e = &gw.Error{Code: gw.CodeInternal, Message: "internal error"}
 	}
-	writeJSON(w, e.Code.Status(), map[string]any{"error": map[string]string{"type": string(e.Code), "message": e.Message}})
+	body := map[string]string{"type": string(e.Code), "message": e.Message}
+	if rid := w.Header().Get(HeaderRequestID); rid != "" {
+		body["request_id"] = rid
+	}
+	writeJSON(w, e.Code.Status(), map[string]any{"error": body})
 }
 
-// decode reads a JSON body into v; unknown fields are errors.
+// decode reads a JSON body into v; unknown fields are errors. Messages
+// name the JSON field and type, never a Go type.
 func decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
@@ -165,12 +182,81 @@ func decode(r *http.Request, v any) error {
 		if errors.As(err, &mb) {
 			return gw.Errorf(gw.CodeRequestTooLarge, "the body is larger than %d bytes", maxBody)
 		}
-		return invalid("the body is not the expected JSON object: %v", err)
+		return invalid("the body is not the expected JSON object: %s", decodeMessage(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return invalid("the body has data after its JSON object")
 	}
 	return nil
+}
+
+// decodeMessage says what is wrong with a body in the API's terms.
+func decodeMessage(err error) string {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		if te.Field == "" {
+			return fmt.Sprintf("want a JSON object, not %s", jsonKind(te.Value))
+		}
+		return fmt.Sprintf("%s must be %s, not %s", te.Field, wantKind(te.Type), jsonKind(te.Value))
+	case errors.As(err, &se):
+		return fmt.Sprintf("invalid JSON at byte %d", se.Offset)
+	case errors.Is(err, io.EOF):
+		return "the body is empty"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the JSON ends early"
+	}
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return "unknown field " + f
+	}
+	if strings.Contains(err.Error(), "Time") || strings.Contains(err.Error(), "parsing time") {
+		// The only times in the API's bodies.
+		return "expires_at must be an RFC 3339 time string such as 2026-12-01T00:00:00Z"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// jsonKind names the JSON value an UnmarshalTypeError saw.
+func jsonKind(v string) string {
+	switch {
+	case v == "object", v == "array":
+		return "an " + v
+	case v == "string":
+		return "a string"
+	case v == "bool":
+		return "a boolean"
+	case strings.HasPrefix(v, "number"):
+		if n := strings.TrimSpace(strings.TrimPrefix(v, "number")); n != "" {
+			return "the number " + n
+		}
+		return "a number"
+	}
+	return v
+}
+
+// wantKind names the JSON a Go type takes.
+func wantKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		if t == reflect.TypeFor[time.Time]() {
+			return "an RFC 3339 time string"
+		}
+		return "an object"
+	case reflect.Pointer:
+		return wantKind(t.Elem())
+	}
+	return "another type"
 }
 
 func reply[T any](w http.ResponseWriter, status int, v T, err error) {
@@ -242,6 +328,31 @@ func (h *Handler) ledger(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := h.svc.Ledger(r.Context(), r.PathValue("account"), before, int(min(limit, MaxLedgerPage+1)))
 	reply(w, http.StatusOK, page, err)
+}
+
+func (h *Handler) updateAccount(w http.ResponseWriter, r *http.Request) {
+	var req AccountUpdate
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	a, err := h.svc.UpdateAccount(r.Context(), r.PathValue("account"), req)
+	reply(w, http.StatusOK, a, err)
+}
+
+func (h *Handler) key(w http.ResponseWriter, r *http.Request) {
+	k, err := h.svc.Key(r.Context(), r.PathValue("id"))
+	reply(w, http.StatusOK, k, err)
+}
+
+func (h *Handler) review(w http.ResponseWriter, r *http.Request) {
+	var req ReviewRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	in, err := h.svc.ReviewIncident(r.Context(), r.PathValue("id"), req)
+	reply(w, http.StatusOK, in, err)
 }
 
 func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) {

@@ -45,6 +45,10 @@ type Local struct {
 	// OnRevoke, when set, hears of every key revoked or ended here, so
 	// that a cache of keys can forget it at once.
 	OnRevoke func(keyID string)
+	// OnPolicy, when set, hears of every guard policy changed here (a
+	// key's id, or "" for an account's), so that a cache of policies
+	// can forget it.
+	OnPolicy func(keyID string)
 }
 
 var _ Service = (*Local)(nil)
@@ -77,7 +81,7 @@ func (l *Local) CreateAccount(ctx context.Context, name string) (*Account, error
 		return nil, err
 	}
 	if _, err := l.Store.AccountByName(ctx, name); err == nil {
-		return nil, invalid("an account named %q exists", name)
+		return nil, gw.Errorf(gw.CodeConflict, "an account named %q exists", name)
 	} else if !errors.Is(err, gw.ErrNotFound) {
 		return nil, err
 	}
@@ -202,19 +206,111 @@ func (l *Local) CreateKey(ctx context.Context, req KeyRequest) (*CreatedKey, err
 	if err != nil {
 		return nil, err
 	}
+	var gs gw.GuardStore
+	if req.Guard != nil {
+		if err := validPolicy(req.Guard); err != nil {
+			return nil, err
+		}
+		if gs, err = l.guardStore(); err != nil {
+			return nil, err
+		}
+	}
+	if strings.TrimSpace(req.Account) == "" {
+		return nil, invalid("account is required")
+	}
 	a, err := l.account(ctx, req.Account)
 	if err != nil {
 		return nil, err
 	}
 	k, err := l.issue(ctx, a, req.Name, gw.Limit{RPM: req.RPM, TPM: req.TPM}, req.ExpiresAt, off)
-	if err != nil || len(models) == 0 {
-		return k, err
-	}
-	if err := l.Store.SetKeyModels(ctx, k.ID, models); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	k.Models = models
+	if len(models) > 0 {
+		if err := l.Store.SetKeyModels(ctx, k.ID, models); err != nil {
+			return nil, err
+		}
+		k.Models = models
+	}
+	if gs != nil {
+		if err := gs.SetGuardPolicy(ctx, "key", k.ID, req.Guard.gw()); err != nil {
+			return nil, fmt.Errorf("key %s created, but its guard policy was not set: %w", k.ID, err)
+		}
+	}
+	if k.Guard, err = l.effectivePolicy(ctx, k.ID, a.ID); err != nil {
+		return nil, err
+	}
 	return k, nil
+}
+
+// guardStore is the store's guard side.
+func (l *Local) guardStore() (gw.GuardStore, error) {
+	gs, ok := l.Store.(gw.GuardStore)
+	if !ok {
+		return nil, gw.Errorf(gw.CodeInvalidRequest, "this store keeps no guard policies")
+	}
+	return gs, nil
+}
+
+// effectivePolicy is the policy a key runs under (nil when the store
+// keeps none).
+func (l *Local) effectivePolicy(ctx context.Context, keyID, accountID string) (*GuardPolicy, error) {
+	gs, ok := l.Store.(gw.GuardStore)
+	if !ok {
+		return nil, nil
+	}
+	kp, ap, err := gs.GuardPolicies(ctx, keyID, accountID)
+	if err != nil {
+		return nil, err
+	}
+	return toGuardPolicy(gw.EffectiveGuardPolicy(kp, ap)), nil
+}
+
+// validPolicy checks a policy's names and thresholds.
+func validPolicy(p *GuardPolicy) error {
+	switch p.Mode {
+	case "", gw.GuardBlock, gw.GuardMonitor, gw.GuardOff:
+	default:
+		return invalid("guard.mode must be block, monitor or off, not %q", p.Mode)
+	}
+	switch p.Scope {
+	case "", "user", "tools", "all":
+	default:
+		return invalid("guard.scope must be user, tools or all, not %q", p.Scope)
+	}
+	for _, t := range []struct {
+		name string
+		v    float64
+	}{{"user_threshold", p.UserThreshold}, {"tool_threshold", p.ToolThreshold}, {"assistant_threshold", p.AssistantThreshold}} {
+		if t.v < 0 || t.v >= 1 {
+			return invalid("guard.%s must be in (0, 1) (0: the guard's), not %v", t.name, t.v)
+		}
+	}
+	return nil
+}
+
+// mergePolicy lays the set fields of over on base.
+func mergePolicy(base *gw.GuardPolicy, over gw.GuardPolicy) gw.GuardPolicy {
+	if base == nil {
+		return over
+	}
+	m := over
+	if m.Mode == "" {
+		m.Mode = base.Mode
+	}
+	if m.Scope == "" {
+		m.Scope = base.Scope
+	}
+	if m.UserThreshold == 0 {
+		m.UserThreshold = base.UserThreshold
+	}
+	if m.ToolThreshold == 0 {
+		m.ToolThreshold = base.ToolThreshold
+	}
+	if m.AssistantThreshold == 0 {
+		m.AssistantThreshold = base.AssistantThreshold
+	}
+	return m
 }
 
 // MaxModels bounds a key's allow list.
@@ -307,7 +403,7 @@ func (l *Local) RotateKey(ctx context.Context, id string, grace time.Duration) (
 	}
 	now := l.now()
 	if !old.Live(now) {
-		return nil, invalid("key %s is revoked; create a new one instead", id)
+		return nil, gw.Errorf(gw.CodeConflict, "key %s is revoked; create a new one instead", id)
 	}
 	a, err := l.account(ctx, old.AccountID)
 	if err != nil {
@@ -332,8 +428,12 @@ func (l *Local) RotateKey(ctx context.Context, id string, grace time.Duration) (
 	if old, err = l.key(ctx, id); err != nil {
 		return nil, err
 	}
-	replaced := toKey(old, gw.KeyUsage{}, now)
-	created.Replaces = &replaced
+	if created.Replaces, err = l.withUse(ctx, old); err != nil {
+		return nil, err
+	}
+	if created.Guard, err = l.effectivePolicy(ctx, created.ID, created.AccountID); err != nil {
+		return nil, err
+	}
 	return created, nil
 }
 
@@ -351,8 +451,7 @@ func (l *Local) RevokeKey(ctx context.Context, id string) (*Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := toKey(k, gw.KeyUsage{}, l.now())
-	return &out, nil
+	return l.withUse(ctx, k)
 }
 
 // UpdateKey changes a key's settings.
@@ -365,6 +464,31 @@ func (l *Local) UpdateKey(ctx context.Context, id string, u KeyUpdate) (*Key, er
 	if err != nil {
 		return nil, err
 	}
+	var models []string
+	if u.Models != nil {
+		if models, err = validModels(*u.Models); err != nil {
+			return nil, err
+		}
+	}
+	if u.Guard != nil {
+		if err := validPolicy(u.Guard); err != nil {
+			return nil, err
+		}
+		gs, err := l.guardStore()
+		if err != nil {
+			return nil, err
+		}
+		cur, _, err := gs.GuardPolicies(ctx, id, "")
+		if err != nil {
+			return nil, err
+		}
+		if err := gs.SetGuardPolicy(ctx, "key", id, mergePolicy(cur, u.Guard.gw())); err != nil {
+			return nil, err
+		}
+		if l.OnPolicy != nil {
+			l.OnPolicy(id)
+		}
+	}
 	if off != k.OptimizeOff {
 		if err := l.Store.SetKeyOptimize(ctx, id, off); err != nil {
 			return nil, err
@@ -372,10 +496,6 @@ func (l *Local) UpdateKey(ctx context.Context, id string, u KeyUpdate) (*Key, er
 		k.OptimizeOff = off
 	}
 	if u.Models != nil {
-		models, err := validModels(*u.Models)
-		if err != nil {
-			return nil, err
-		}
 		if err := l.Store.SetKeyModels(ctx, id, models); err != nil {
 			return nil, err
 		}
@@ -384,8 +504,65 @@ func (l *Local) UpdateKey(ctx context.Context, id string, u KeyUpdate) (*Key, er
 			l.OnRevoke(id) // the cached principal carries the old list
 		}
 	}
-	out := toKey(k, gw.KeyUsage{}, l.now())
+	return l.withUse(ctx, k)
+}
+
+// withUse is a key as answered alone: with its use, spend and effective
+// guard policy.
+func (l *Local) withUse(ctx context.Context, k *gw.Key) (*Key, error) {
+	usage, err := l.Store.KeyUsage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := toKey(k, usage[k.ID], l.now())
+	if out.Guard, err = l.effectivePolicy(ctx, k.ID, k.AccountID); err != nil {
+		return nil, err
+	}
 	return &out, nil
+}
+
+// Key is one key with its use, spend and effective guard policy.
+func (l *Local) Key(ctx context.Context, id string) (*Key, error) {
+	k, err := l.key(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return l.withUse(ctx, k)
+}
+
+// UpdateAccount changes an account's guard policy.
+func (l *Local) UpdateAccount(ctx context.Context, account string, u AccountUpdate) (*Account, error) {
+	if u.Guard == nil {
+		return nil, invalid("nothing to change: give guard")
+	}
+	if err := validPolicy(u.Guard); err != nil {
+		return nil, err
+	}
+	gs, err := l.guardStore()
+	if err != nil {
+		return nil, err
+	}
+	a, err := l.account(ctx, account)
+	if err != nil {
+		return nil, err
+	}
+	_, cur, err := gs.GuardPolicies(ctx, "", a.ID)
+	if err != nil {
+		return nil, err
+	}
+	p := mergePolicy(cur, u.Guard.gw())
+	if err := gs.SetGuardPolicy(ctx, "account", a.ID, p); err != nil {
+		return nil, err
+	}
+	if l.OnPolicy != nil {
+		l.OnPolicy("")
+	}
+	out, err := l.withBalance(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	out.Guard = toGuardPolicy(p)
+	return out, nil
 }
 
 func (l *Local) Incidents(ctx context.Context, limit int) ([]Incident, error) {
@@ -400,10 +577,51 @@ func (l *Local) Incidents(ctx context.Context, limit int) ([]Incident, error) {
 		return nil, err
 	}
 	out := make([]Incident, 0, len(list))
+	ids := make([]string, 0, len(list))
 	for i := range list {
 		out = append(out, toIncident(&list[i]))
+		ids = append(ids, list[i].ID)
 	}
-	return out, nil
+	return out, l.addReviews(ctx, out, ids)
+}
+
+// addReviews fills in the reviews of incidents.
+func (l *Local) addReviews(ctx context.Context, list []Incident, ids []string) error {
+	gs, ok := l.Store.(gw.GuardStore)
+	if !ok || len(ids) == 0 {
+		return nil
+	}
+	reviews, err := gs.IncidentReviews(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("incident reviews: %w", err)
+	}
+	for i := range list {
+		if r, ok := reviews[list[i].ID]; ok {
+			list[i].Review = &Review{Verdict: r.Verdict, Note: r.Note, ReviewedAt: r.ReviewedAt}
+		}
+	}
+	return nil
+}
+
+// ReviewIncident records a review and answers the incident with it.
+func (l *Local) ReviewIncident(ctx context.Context, id string, r ReviewRequest) (*Incident, error) {
+	if r.Verdict != gw.ReviewFalsePositive && r.Verdict != gw.ReviewConfirmed {
+		return nil, invalid("verdict must be false-positive or confirmed, not %q", r.Verdict)
+	}
+	if len(r.Note) > MaxNoteLen {
+		return nil, invalid("note is longer than %d bytes", MaxNoteLen)
+	}
+	gs, ok := l.Store.(gw.GuardStore)
+	if !ok {
+		return nil, invalid("this store keeps no incident reviews")
+	}
+	if err := gs.ReviewIncident(ctx, gw.IncidentReview{IncidentID: id, Verdict: r.Verdict, Note: r.Note, ReviewedAt: l.now()}); err != nil {
+		if errors.Is(err, gw.ErrNotFound) {
+			return nil, notFound("incident", id)
+		}
+		return nil, err
+	}
+	return l.Incident(ctx, id)
 }
 
 func (l *Local) Incident(ctx context.Context, id string) (*Incident, error) {
@@ -414,6 +632,9 @@ func (l *Local) Incident(ctx context.Context, id string) (*Incident, error) {
 	if err != nil {
 		return nil, fmt.Errorf("incident: %w", err)
 	}
-	out := toIncident(in)
-	return &out, nil
+	out := []Incident{toIncident(in)}
+	if err := l.addReviews(ctx, out, []string{id}); err != nil {
+		return nil, err
+	}
+	return &out[0], nil
 }

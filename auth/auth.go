@@ -6,8 +6,11 @@
 //
 // A Cache in front of the store remembers live keys for a few seconds
 // (DefaultCacheTTL), so a request does not read the store for its key;
-// a revocation through the Cache is immediate on its instance, and shows
-// on the others within the TTL.
+// a key's end is checked against the clock on every hit; a revocation
+// through the Cache is immediate on its instance, and one made elsewhere
+// (another instance, the CLI on the store) shows within the Watch
+// interval (DefaultWatchInterval), which polls the store's one-row
+// change counter.
 package auth
 
 import (

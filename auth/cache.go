@@ -9,9 +9,20 @@ import (
 )
 
 // DefaultCacheTTL is how long a Cache trusts a live key before asking the
-// store again: the longest a key revoked on another instance (or by the
-// admin command) keeps working on this one.
+// store again: without Watch, the longest a key revoked on another
+// instance (or by the admin command) keeps working on this one.
 const DefaultCacheTTL = 5 * time.Second
+
+// DefaultWatchInterval is how often Watch reads the store's key
+// generation: with it, a change made anywhere reaches this instance's
+// cache within this interval (plus one read of one row).
+const DefaultWatchInterval = 200 * time.Millisecond
+
+// GenerationStore is a store that counts changes to keys (and guard
+// policies): KeyGeneration returns a number that every change bumps.
+type GenerationStore interface {
+	KeyGeneration(ctx context.Context) (int64, error)
+}
 
 // DefaultCacheSize caps the keys a Cache remembers.
 const DefaultCacheSize = 100_000
@@ -26,11 +37,14 @@ type KeyStore interface {
 // Cache is a KeyLookup that remembers live keys, so that a request does
 // not read the store for its key each time. Only live keys are
 // remembered: an unknown or revoked key, or a store error, is asked again
-// on the next request, so a new key works at once. A key revoked through
-// the Cache's RevokeKey stops working on this instance at once; revoked
-// elsewhere (another instance, the admin command), it stops within the
-// TTL. Changes of a key's limits or account name also show within the
-// TTL. The zero value is not usable; call NewCache.
+// on the next request, so a new key works at once. A key's end (an
+// expiry, a rotated key's grace) is checked against the clock on every
+// hit, so it stops working at that instant. A key revoked through the
+// Cache's RevokeKey or Forget stops working on this instance at once;
+// revoked elsewhere (another instance, the admin command on the store),
+// it stops within the watch interval when Watch runs on a store that
+// counts changes (GenerationStore), else within the TTL. The zero value
+// is not usable; call NewCache.
 type Cache struct {
 	store KeyStore
 	ttl   time.Duration
@@ -65,7 +79,7 @@ func (c *Cache) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, er
 	e, ok := c.entries[hash]
 	gen := c.gen
 	c.mu.RUnlock()
-	if ok && now.Before(e.expires) {
+	if ok && now.Before(e.expires) && (e.p.EndsAt.IsZero() || now.Before(e.p.EndsAt)) {
 		p := e.p
 		return &p, nil
 	}
@@ -109,6 +123,67 @@ func (c *Cache) RevokeKey(ctx context.Context, id string) error {
 	err := c.store.RevokeKey(ctx, id)
 	c.Forget(id)
 	return err
+}
+
+// Watch polls the store's key generation every interval
+// (DefaultWatchInterval when <= 0) until ctx ends; when it moves, the
+// cache is emptied and onChange (if not nil) is called, so that a change
+// made on another instance or on the store shows here within the
+// interval. A store that counts no changes makes Watch return at once.
+func (c *Cache) Watch(ctx context.Context, interval time.Duration, onChange func()) {
+	gs, ok := c.store.(GenerationStore)
+	if !ok {
+		return
+	}
+	if interval <= 0 {
+		interval = DefaultWatchInterval
+	}
+	w := &watch{store: gs}
+	w.poll(ctx, nil) // the starting generation
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if w.poll(ctx, c) && onChange != nil {
+			onChange()
+		}
+	}
+}
+
+// watch is Watch's state: the last generation read.
+type watch struct {
+	store GenerationStore
+	last  int64
+	known bool
+}
+
+// poll reads the generation and, when it moved since the last read,
+// empties c (when not nil) and reports true. A failed read changes
+// nothing: the TTL still bounds staleness.
+func (w *watch) poll(ctx context.Context, c *Cache) bool {
+	gen, err := w.store.KeyGeneration(ctx)
+	if err != nil || w.known && gen == w.last {
+		return false
+	}
+	w.last, w.known = gen, true
+	if c == nil {
+		return false
+	}
+	c.ForgetAll()
+	return true
+}
+
+// ForgetAll empties the cache; a lookup in flight meanwhile does not
+// cache its answer.
+func (c *Cache) ForgetAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	clear(c.entries)
 }
 
 // Forget drops the key with this id from the cache; a lookup in flight

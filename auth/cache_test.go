@@ -183,3 +183,76 @@ func TestCacheConcurrentRevoke(t *testing.T) {
 		t.Errorf("after the racing lookups: %v", err)
 	}
 }
+
+// genKeys is fakeKeys with a change counter, like the stores'.
+type genKeys struct {
+	*fakeKeys
+	gen int64
+}
+
+func (g *genKeys) KeyGeneration(context.Context) (int64, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.gen, nil
+}
+
+// A key revoked on the store behind the cache's back (another instance,
+// the CLI) is refused after the next poll of the generation, long before
+// the TTL.
+func TestCacheWatchForgetsOnStoreChange(t *testing.T) {
+	f, h := newFake()
+	store := &genKeys{fakeKeys: f}
+	c := NewCache(store, time.Hour)
+	ctx := t.Context()
+	w := &watch{store: store}
+	w.poll(ctx, nil)
+	for range 2 {
+		if _, err := c.KeyByHash(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.count(); n != 1 {
+		t.Fatalf("%d store lookups, want 1 (cached)", n)
+	}
+	if w.poll(ctx, c) {
+		t.Fatal("an unchanged generation emptied the cache")
+	}
+	_ = f.RevokeKey(ctx, "key_1")
+	store.mu.Lock()
+	store.gen++
+	store.mu.Unlock()
+	if _, err := c.KeyByHash(ctx, h); err != nil {
+		t.Fatal("before the poll the cached key still works (the poll is the bound)")
+	}
+	if !w.poll(ctx, c) {
+		t.Fatal("a new generation did not empty the cache")
+	}
+	if _, err := c.KeyByHash(ctx, h); !errors.Is(err, gw.ErrNotFound) {
+		t.Fatalf("revoked on the store, after the poll: %v", err)
+	}
+}
+
+// A cached key whose end (expiry, rotation grace) has passed is not
+// served from the cache: the store is asked, at once.
+func TestCacheChecksEndOnEveryHit(t *testing.T) {
+	f, h := newFake()
+	now := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	p := f.keys[h]
+	p.EndsAt = now.Add(time.Second)
+	f.keys[h] = p
+	c := NewCache(f, time.Hour)
+	c.now = func() time.Time { return now }
+	ctx := t.Context()
+	if _, err := c.KeyByHash(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(999 * time.Millisecond)
+	if _, err := c.KeyByHash(ctx, h); err != nil || f.count() != 1 {
+		t.Fatalf("before its end: %v, %d lookups", err, f.count())
+	}
+	now = now.Add(time.Millisecond)
+	_ = f.RevokeKey(ctx, "key_1") // the store's view at its end
+	if _, err := c.KeyByHash(ctx, h); !errors.Is(err, gw.ErrNotFound) || f.count() != 2 {
+		t.Fatalf("at its end: %v, %d lookups (want the store asked)", err, f.count())
+	}
+}

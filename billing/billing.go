@@ -26,8 +26,8 @@
 //     flat fee.
 //   - Holds over-estimate on purpose; see HoldAmount and Hold. OpenRouter
 //     holds are sized from the listed price when there is one, else
-//     Options.OpenRouterHold; whatever the answer costs, the charge is
-//     capped at the hold (package proxy).
+//     Options.OpenRouterHold; whatever the answer costs, the settle
+//     debits at most the hold plus the available balance (the store).
 package billing
 
 import (
@@ -119,18 +119,46 @@ func (b *Biller) Card() *ratecard.Card { return b.card }
 // fallback).
 type Quote struct {
 	Cost, Charge gw.Money
-	Note         string
+	// DirectiveShare is the part of the charge on the whole vendor cost
+	// that the optimizer's directive accounts for: Cost is what the
+	// vendor bills (the directive's tokens included), Charge what the
+	// caller pays, and the exact cost x 1.09, rounded once, less
+	// DirectiveShare is Charge.
+	DirectiveShare gw.Money
+	Note           string
 }
 
 // Known reports whether vendor's model can be priced: it has a rate-card
 // entry, or the vendor is OpenRouter. The caller answers an unknown model
 // with 400 naming it.
 func (b *Biller) Known(vendor, model string) bool {
-	if vendor == OpenRouter {
-		return true
+	return b.Priceable(vendor, model) == nil
+}
+
+// Priceable returns nil when vendor's model can be priced, else the
+// caller-facing refusal (invalid_request) naming it: a model without a
+// rate-card entry, or an OpenRouter model missing from OpenRouter's
+// price list (an answer without usage.cost could not be priced: it is
+// refused rather than served free).
+func (b *Biller) Priceable(vendor, model string) error {
+	if vendor != OpenRouter {
+		if _, ok := b.card.Lookup(vendor, model); !ok {
+			return &gw.Error{Code: gw.CodeInvalidRequest, NoRetry: true, Err: ErrUnknownModel, Message: fmt.Sprintf(
+				"model %q has no price on the rate card; GET /v1/models lists the priced models", vendor+"/"+model)}
+		}
+		return nil
 	}
-	_, ok := b.card.Lookup(vendor, model)
-	return ok
+	l := b.openRouter.List()
+	if _, ok := l.Lookup(model); ok {
+		return nil
+	}
+	why := "OpenRouter's price list could not be read yet"
+	if l.Len() > 0 {
+		why = "it is not on OpenRouter's price list of " + l.Fetched.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	return &gw.Error{Code: gw.CodeInvalidRequest, NoRetry: true, Err: ErrUnknownModel, Message: fmt.Sprintf(
+		"model %q cannot be priced: %s, and an answer without its cost would go unbilled; GET /v1/models lists the priced models",
+		OpenRouter+"/"+model, why)}
 }
 
 // Price returns the cost and charge of a request with usage u.
@@ -159,6 +187,15 @@ func (b *Biller) PriceAt(vendor, model string, u gw.Usage, start time.Time) (Quo
 	prompt := t.prompt()
 	cost, chg := pricedAt(m, prompt, t, start)
 	q := Quote{Cost: cost, Charge: chg}
+	if u.OptimizerTokens > 0 {
+		// The vendor bills every token it got, the directive's too, at
+		// the tier of the whole prompt: that is the vendor cost.
+		all := billed(m, gw.Usage{InputTokens: u.InputTokens, CacheReadTokens: u.CacheReadTokens,
+			CacheWrite5mTokens: u.CacheWrite5mTokens, CacheWrite1hTokens: u.CacheWrite1hTokens, OutputTokens: u.OutputTokens}, start)
+		var full gw.Money
+		q.Cost, full = pricedAt(m, all.prompt(), all, start)
+		q.DirectiveShare = max(full-chg, 0)
+	}
 	if m.OffPeak.Contains(start) {
 		q.Note = "off-peak price"
 	} else if i := m.TierIndex(prompt); i > 0 {
@@ -443,7 +480,13 @@ func charge(cost gw.Money) gw.Money {
 // its listed price times the reported tokens.
 func (b *Biller) priceOpenRouter(model string, u gw.Usage) (Quote, error) {
 	if u.HasReportedCost && u.ReportedCost >= 0 {
-		return Quote{Cost: u.ReportedCost, Charge: charge(u.ReportedCost), Note: "openrouter reported cost"}, nil
+		chg := charge(u.ReportedCost)
+		if r, ok := new(big.Rat).SetString(u.ReportedCostUSD); ok && r.Sign() >= 0 && len(u.ReportedCostUSD) <= 64 {
+			// Rounded once, from the exact figure: 0.0000000149 USD is
+			// 1.49 uc, charged 1.6241 -> 2 (not 1 x 1.09 -> 1).
+			chg = ratMoney(r.Mul(r, big.NewRat(gw.MarkupNum, gw.MarkupDen)))
+		}
+		return Quote{Cost: u.ReportedCost, Charge: chg, Note: "openrouter reported cost"}, nil
 	}
 	why := "no usage.cost"
 	if u.HasReportedCost {

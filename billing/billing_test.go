@@ -32,6 +32,10 @@ func TestPriceByVendorUsageShape(t *testing.T) {
 		vendor, model string
 		u             gw.Usage
 		cost, charge  gw.Money
+		// vendorCost and share, for usage with optimizer tokens: the
+		// vendor's cost of every token (the directive's included) and the
+		// directive's part of its charge; cost is then the billed cost.
+		vendorCost, share gw.Money
 	}{
 		{
 			// Pitfall 1 golden: Anthropic input_tokens excludes the cache write.
@@ -145,24 +149,28 @@ func TestPriceByVendorUsageShape(t *testing.T) {
 		{
 			name: "optimizer tokens not billed", vendor: "anthropic", model: "claude-sonnet-5-5",
 			u: gw.Usage{InputTokens: 1_000, OptimizerTokens: 40},
-			// (1000-40)x200 = 192_000; x1.09 = 209_280
-			cost: 192_000, charge: 209_280,
+			// (1000-40)x200 = 192_000; x1.09 = 209_280. The vendor bills
+			// 1000x200 = 200_000; x1.09 = 218_000: share 8_720.
+			cost: 192_000, charge: 209_280, vendorCost: 200_000, share: 8_720,
 		},
 		{
 			// Issue 19 item 9: the 10 optimizer tokens left after the
 			// input go to the next dearest bucket, the cache read.
 			name: "optimizer above input comes off the cache read", vendor: "anthropic", model: "claude-sonnet-5-5",
 			u: gw.Usage{InputTokens: 30, OptimizerTokens: 40, CacheReadTokens: 100},
-			// 0x200 + 90x10 = 900; x1.09 = 981
-			cost: 900, charge: 981,
+			// 0x200 + 90x10 = 900; x1.09 = 981. The vendor bills 30x200
+			// + 100x10 = 7_000; x1.09 = 7_630: share 6_649.
+			cost: 900, charge: 981, vendorCost: 7_000, share: 6_649,
 		},
 		{
 			// The optimizer's segment sits in a cached prefix written for
 			// an hour: it comes off the dearest bucket, the 1h write.
 			name: "optimizer tokens off the dearest bucket", vendor: "anthropic", model: "claude-sonnet-5-5",
 			u: gw.Usage{InputTokens: 100, CacheWrite1hTokens: 1_000, OptimizerTokens: 40, OutputTokens: 0},
-			// 100x200 + 960x400 = 20_000 + 384_000 = 404_000; x1.09 = 440_360
-			cost: 404_000, charge: 440_360,
+			// 100x200 + 960x400 = 20_000 + 384_000 = 404_000; x1.09 = 440_360.
+			// The vendor bills 100x200 + 1000x400 = 420_000; x1.09 =
+			// 457_800: share 17_440 (40x400x1.09).
+			cost: 404_000, charge: 440_360, vendorCost: 420_000, share: 17_440,
 		},
 		{
 			// 40 + 100,000 prompt tokens, 40 of them the optimizer's: the
@@ -170,8 +178,10 @@ func TestPriceByVendorUsageShape(t *testing.T) {
 			// picked the x5 tier: 817,500).
 			name: "optimizer tokens do not pick the tier", vendor: "anthropic", model: "claude-haiku-5-5",
 			u: gw.Usage{InputTokens: 40, CacheReadTokens: 100_000, OptimizerTokens: 40, OutputTokens: 1_000},
-			// 0x10 + 100000x1 + 1000x50 = 150_000; x1.09 = 163_500
-			cost: 150_000, charge: 163_500,
+			// 0x10 + 100000x1 + 1000x50 = 150_000; x1.09 = 163_500. The
+			// vendor bills the x5 tier on 100,040: 40x50 + 100000x5 +
+			// 1000x250 = 752_000; x1.09 = 819_680: share 656_180.
+			cost: 150_000, charge: 163_500, vendorCost: 752_000, share: 656_180,
 		},
 		{
 			name: "negative buckets count as zero", vendor: "anthropic", model: "claude-sonnet-5-5",
@@ -221,15 +231,19 @@ func TestPriceByVendorUsageShape(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Price: %v", err)
 			}
-			if q.Cost != tt.cost || q.Charge != tt.charge {
-				t.Errorf("cost %d charge %d, want cost %d charge %d", q.Cost, q.Charge, tt.cost, tt.charge)
+			wantCost := tt.cost
+			if tt.vendorCost != 0 {
+				wantCost = tt.vendorCost
+			}
+			if q.Cost != wantCost || q.Charge != tt.charge || q.DirectiveShare != tt.share {
+				t.Errorf("cost %d charge %d share %d, want cost %d charge %d share %d", q.Cost, q.Charge, q.DirectiveShare, wantCost, tt.charge, tt.share)
 			}
 			if tt.vendor == OpenRouter {
 				return
 			}
 			// Cost agrees with the big.Rat reference.
 			m, _ := b.Card().Lookup(tt.vendor, tt.model)
-			if ref, refCharge := costRat(m.PriceFor(billed(m, tt.u, time.Time{}).prompt()).Resolved(), billed(m, tt.u, time.Time{})); ref != q.Cost || refCharge != q.Charge {
+			if ref, refCharge := costRat(m.PriceFor(billed(m, tt.u, time.Time{}).prompt()).Resolved(), billed(m, tt.u, time.Time{})); ref != tt.cost || refCharge != q.Charge {
 				t.Errorf("big.Rat reference %d/%d, Cost %d/%d", ref, refCharge, q.Cost, q.Charge)
 			}
 		})
@@ -253,10 +267,12 @@ func TestPriceNotes(t *testing.T) {
 	}
 	// Optimizer tokens are the gateway's: they never push the caller into
 	// a dearer tier (the vendor's tier surcharge on them is the
-	// gateway's cost). 199,991 x 200 = 39,998,200 at the base price.
+	// gateway's cost). 199,991 x 200 = 39,998,200 at the base price,
+	// x1.09 = 43,598,038. The vendor bills 200,001 x 400 = 80,000,400;
+	// x1.09 = 87,200,436: the directive's share is 43,602,398.
 	q, _ = b.Price("google", "gemini-3.1-pro", gw.Usage{InputTokens: 200_001, OptimizerTokens: 10})
-	if q.Cost != 39_998_200 || q.Note != "" {
-		t.Errorf("cost %d note %q, want the base price on 199,991 billed tokens", q.Cost, q.Note)
+	if q.Charge != 43_598_038 || q.Cost != 80_000_400 || q.DirectiveShare != 43_602_398 || q.Note != "" {
+		t.Errorf("cost %d charge %d share %d note %q, want the base price on 199,991 billed tokens", q.Cost, q.Charge, q.DirectiveShare, q.Note)
 	}
 	q, _ = b.Price("google", "gemini-3.1-pro", gw.Usage{InputTokens: 200_000})
 	if q.Note != "" {
@@ -297,7 +313,9 @@ func TestKnown(t *testing.T) {
 	}{
 		{"anthropic", "claude-opus-5-5", true},
 		{"anthropic", "claude-haiku-4-5-20251001", true},
-		{"openrouter", "anyone/any-model", true},
+		// Issue 29 item 4: an OpenRouter model on no price list is
+		// refused (its answers without usage.cost went unbilled).
+		{"openrouter", "anyone/any-model", false},
 		{"openai", "gpt-4o", false},
 		{"mistral", "claude-opus-5-5", false},
 		{"acme", "m", false},
@@ -308,6 +326,17 @@ func TestKnown(t *testing.T) {
 	}
 	if New(nil, Options{}).Known("openai", "gpt-6-sol") {
 		t.Error("a Biller without a card knows a model")
+	}
+	if err := b.Priceable("openrouter", "anyone/any-model"); err == nil || !strings.Contains(err.Error(), "price list could not be read") {
+		t.Errorf("unlisted OpenRouter model without a list: %v", err)
+	}
+	or := openRouterBiller(t)
+	if err := or.Priceable("openrouter", "meta-llama/llama-3.3-70b-instruct"); err != nil {
+		t.Errorf("listed OpenRouter model: %v", err)
+	}
+	err := or.Priceable("openrouter", "anyone/any-model")
+	if gw.ErrorCode(err) != gw.CodeInvalidRequest || !strings.Contains(err.Error(), `"openrouter/anyone/any-model"`) || !strings.Contains(err.Error(), "not on OpenRouter's price list of 2026-11-25") {
+		t.Errorf("unlisted OpenRouter model: %v", err)
 	}
 }
 

@@ -62,7 +62,7 @@ func (b *Biller) Hold(r HoldRequest) (HoldPlan, error) {
 	}
 	if m == nil {
 		// An OpenRouter model without a listed price: the configured
-		// hold, the output unbounded (the charge is capped at the hold).
+		// hold, the output unbounded (a charge above it is bounded by the balance at the settle).
 		if r.Available >= 0 && b.openRouterHold > r.Available {
 			return HoldPlan{}, &gw.Error{Code: gw.CodeInsufficientBalance, NoRetry: true, Message: fmt.Sprintf(
 				"insufficient balance: openrouter/%s has no listed price, so its requests hold $%s; the available balance is $%s",

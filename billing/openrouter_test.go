@@ -104,3 +104,25 @@ func TestOpenRouterListPricing(t *testing.T) {
 		t.Errorf("unlisted hold %+v, %v", plan, err)
 	}
 }
+
+// Issue 29 item 4: usage.cost is rated once. 0.0000000149 USD is 1.49
+// micro-cents: the cost rounds to 1, and the charge is 1.49 x 1.09 =
+// 1.6241 -> 2 (before: the rounded 1 x 1.09 = 1.09 -> 1).
+func TestOpenRouterCostRatedOnce(t *testing.T) {
+	b := openRouterBiller(t)
+	for _, c := range []struct {
+		exact        string
+		cost, charge gw.Money
+	}{
+		{"149/10000000000", 1, 2},
+		// 0.00000046 USD = 46 uc exactly: 50.14 -> 50 either way.
+		{"23/50000000", 46, 50},
+		// No exact figure kept: the rounded cost, x1.09 once.
+		{"", 1, 1},
+	} {
+		q, err := b.Price(OpenRouter, "meta-llama/llama-3.3-70b-instruct", gw.Usage{Reported: true, ReportedCost: c.cost, HasReportedCost: true, ReportedCostUSD: c.exact})
+		if err != nil || q.Cost != c.cost || q.Charge != c.charge {
+			t.Errorf("%q: cost %d charge %d (%v), want %d, %d", c.exact, q.Cost, q.Charge, err, c.cost, c.charge)
+		}
+	}
+}

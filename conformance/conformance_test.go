@@ -2,9 +2,17 @@
 // the gateway and its in-project fake vendors: Claude Code
 // (non-interactively, "claude -p") and the Node SDKs' helpers
 // (openai: chat.completions.stream() and runTools; @anthropic-ai/sdk:
-// messages.stream() and beta.messages.toolRunner) on every route. The
-// clients are pinned in package-lock.json and installed with "npm ci" in
-// this directory; run.mjs holds the checks and prints the matrix.
+// messages.stream() and beta.messages.toolRunner) on the C and M routes;
+// on the Responses route (R) Codex CLI ("codex exec" with a plain prompt,
+// an exec_command round trip and an apply_patch file edit in its
+// workspace-write sandbox), openai-node's responses.create,
+// responses.stream and a function-tool loop (previous_response_id, then
+// store false with encrypted reasoning), the OpenAI Agents SDK running an
+// agent with a function tool, and the Vercel AI SDK's generateText and
+// streamText with a tool; all on every vendor prefix. The clients are
+// pinned in package-lock.json and installed with "npm ci" in this
+// directory; run.mjs holds the checks, runs them concurrently and prints
+// the matrix.
 //
 // The Go test builds the gateway, starts "gateway serve --fake-vendors" on
 // a free loopback port with a fresh SQLite file, and runs run.mjs against
@@ -51,7 +59,7 @@ func TestClients(t *testing.T) {
 	if err != nil {
 		missing(t, "node is not installed")
 	}
-	for _, m := range []string{"openai", "@anthropic-ai/sdk", "@anthropic-ai/claude-code"} {
+	for _, m := range []string{"openai", "@anthropic-ai/sdk", "@anthropic-ai/claude-code", "@openai/codex", "@openai/agents", "ai", "@ai-sdk/openai", "zod"} {
 		if _, err := os.Stat(filepath.Join("node_modules", m, "package.json")); err != nil {
 			missing(t, "node_modules/%s is not installed", m)
 		}
@@ -118,7 +126,7 @@ func gatewayEnv() []string {
 
 // readAnnouncement reads the gateway's start-up lines up to its address,
 // returning the address and the demo key it created.
-func readAnnouncement(t *testing.T, r io.Reader) (url, key string) {
+func readAnnouncement(t testing.TB, r io.Reader) (url, key string) {
 	t.Helper()
 	sc := bufio.NewScanner(r)
 	var seen strings.Builder

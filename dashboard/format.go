@@ -140,6 +140,8 @@ func endpointPath(s gw.Shape) string {
 		return "/v1/messages"
 	case gw.ShapeC:
 		return "/v1/chat/completions"
+	case gw.ShapeR:
+		return "/v1/responses"
 	case "":
 		return "—"
 	}

@@ -9,6 +9,8 @@
 // # Routes and auth
 //
 //	openai      POST /openai/v1/chat/completions           Authorization: Bearer fake-openai-key
+//	            POST /openai/v1/responses (and GET, DELETE /openai/v1/responses/{id},
+//	            GET .../{id}/input_items, POST /openai/v1/responses/input_tokens)
 //	together    POST /together/v1/chat/completions         Bearer
 //	fireworks   POST /fireworks/inference/v1/chat/completions  Bearer
 //	groq        POST /groq/openai/v1/chat/completions      Bearer
@@ -76,6 +78,91 @@
 // id, {"type": "continue", "previous_message_id": id} expands it before
 // the new messages (system and tools there are a 400), and an unknown id
 // is 404 with error.details.error_code "thread_not_found".
+//
+// # OpenAI Responses API
+//
+// The openai fake also speaks the Responses API (responses.go). POST
+// /v1/responses takes input as a string (one user message) or a list of
+// items; directives come from the last user message with text (string
+// content or input_text parts) of the conversation, previous turns
+// included, and the function_call_output / custom_tool_call_output items
+// that end the new input are the tool results ("Tool said: ..."). Tools:
+// "function" and "custom" tools can be called by the tool and call
+// directives; the function tools of a {"type":"namespace","name":N,
+// "tools":[...]} group are called by their own names and the call item
+// carries "namespace": N; hosted tools (web_search, file_search, ...) are
+// accepted and never called. A custom tool's input is the "input" member
+// of the call directive's arguments ([fake:call=apply_patch:{"input":
+// "*** Begin Patch..."}]), else the arguments as written ("x" for schema-
+// made ones).
+//
+// The answer is a response object (id resp_ + 48 hex, object "response",
+// the request's settings echoed: instructions, tools, tool_choice,
+// reasoning, text, store, previous_response_id, prompt_cache_key, ...)
+// whose output holds, in order, a reasoning item (with [fake:reasoning]:
+// id rs_..., summary [{"type":"summary_text","text":ReasoningText}] when
+// the request's reasoning.summary is set, else [], and encrypted_content
+// when include has "reasoning.encrypted_content"), a message item
+// (msg_..., one output_text part with annotations [] and logprobs []),
+// and the calls (function_call fc_... with call_id call_..., or
+// custom_tool_call ctc_... with input). Usage: input_tokens = P,
+// input_tokens_details.cached_tokens = cache read,
+// output_tokens = O, output_tokens_details.reasoning_tokens = R,
+// total_tokens = P + O. stop=length answers status "incomplete" with
+// incomplete_details {"reason":"max_output_tokens"} (content_filter:
+// "content_filter"); the message item is then "incomplete".
+//
+// A stream ("stream": true) is named SSE events, each data carrying its
+// type and a sequence_number from 0, and no [DONE]: response.created and
+// response.in_progress (status in_progress, output [], usage null); per
+// reasoning item output_item.added, reasoning_summary_part.added,
+// reasoning_summary_text.delta (one word each), reasoning_summary_text.done,
+// reasoning_summary_part.done (the summary events only when a summary
+// was asked), output_item.done; per message output_item.added,
+// content_part.added, output_text.delta (one word each),
+// output_text.done, content_part.done, output_item.done; per function
+// call output_item.added (arguments ""), 3 function_call_arguments.delta,
+// function_call_arguments.done, output_item.done (custom tools:
+// custom_tool_call_input.delta/done); then response.completed, or
+// response.incomplete. Delta events carry an "obfuscation" string unless
+// stream_options.include_obfuscation is false. error-after=N sends an
+// "error" event (code server_error) and a response.failed (status
+// failed, error {code, message}) and ends. Content chunks are the delta
+// events and a call's output_item.added.
+//
+// State, as OpenAI keeps it: a response created with store true (the
+// default) is kept with its input and output items; previous_response_id
+// expands the kept conversation before the new input (an unknown or
+// store:false id is 400 code previous_response_not_found, param
+// previous_response_id); GET /v1/responses/{id} returns the kept object,
+// DELETE removes it ({"object":"response.deleted"}), GET
+// .../input_items lists the request's input items newest first (order=asc
+// reverses), and an unknown id is 404 "Response with id '...' not found.".
+// An item given by reference (item_reference, or a reasoning item with an
+// id and no encrypted_content) must be a kept item, else 404 "Item with
+// id '...' not found." (with store false: "... Items are not persisted
+// when `store` is set to false. ..."). A reasoning item's
+// encrypted_content must be one the fake made (it seals the reasoning
+// text with a check value): anything else is 400 code
+// invalid_encrypted_content. So store:false plus encrypted reasoning
+// round-trips through the caller alone. POST /v1/responses/input_tokens
+// answers {"object":"response.input_tokens","input_tokens":P}.
+//
+// Request rules, with OpenAI's error body (error{message,type,param,
+// code}): an unknown top-level member is 400 code unknown_parameter
+// ("Unknown parameter: 'x'."), and so is a stream_options member other
+// than include_obfuscation (OpenAI's Responses API has no include_usage);
+// client_metadata, which Codex sends, is accepted. model is required, and
+// input unless previous_response_id is given (missing_required_parameter);
+// max_output_tokens below 16 is integer_below_min_value; a
+// function_call_output (custom_tool_call_output) with no earlier call of
+// its call_id is "No tool call found for function call output with
+// call_id X.", a call with no later output "No tool output found for
+// function call X." (both 400, param input). A request with an Upgrade
+// header (a WebSocket attempt; the real API serves a WebSocket mode) is
+// refused with 426 Upgrade Required, on which Codex falls back to HTTP at
+// once. status, fail-first,
+// slow, hang, delay, break and malformed apply as on chat completions.
 //
 // # Default reply
 //

@@ -42,6 +42,10 @@ func (ex *exchange) serve() {
 	fam := familyOf(ex.vendor)
 	switch fam {
 	case famChat:
+		if ex.vendor == "openai" && responsesPath(ex.path) {
+			ex.serveResponses()
+			return
+		}
 		if ex.path != chatPath(ex.vendor) && !(ex.vendor == "deepseek" && ex.path == "/v1/chat/completions") {
 			ex.writePlain(http.StatusNotFound, "fake vendor: unknown path")
 			return

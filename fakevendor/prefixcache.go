@@ -247,6 +247,19 @@ func segmentsOf(fam family, raw map[string]json.RawMessage) ([]segment, [][32]by
 		for _, m := range list("messages") {
 			add(m, "")
 		}
+		// OpenAI Responses: instructions, then the input items (a string
+		// input is one user message).
+		var instr string
+		if json.Unmarshal(raw["instructions"], &instr) == nil && instr != "" {
+			add(instr, "")
+		}
+		var in string
+		if json.Unmarshal(raw["input"], &in) == nil {
+			add(map[string]any{"role": "user", "content": in}, "")
+		}
+		for _, it := range list("input") {
+			add(it, "")
+		}
 	}
 	return segs, hashes
 }

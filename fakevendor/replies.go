@@ -74,6 +74,12 @@ func jsonFormat(c *call) (json.RawMessage, bool) {
 				Schema json.RawMessage `json:"schema"`
 			} `json:"format"`
 		} `json:"output_config"`
+		Text *struct {
+			Format *struct {
+				Type   string          `json:"type"`
+				Schema json.RawMessage `json:"schema"`
+			} `json:"format"`
+		} `json:"text"`
 		GenerationConfig *struct {
 			ResponseMimeType   string          `json:"responseMimeType"`
 			ResponseSchema     json.RawMessage `json:"responseSchema"`
@@ -89,6 +95,8 @@ func jsonFormat(c *call) (json.RawMessage, bool) {
 			return req.ResponseFormat.JSONSchema.Schema, true
 		}
 		return nil, true
+	case req.Text != nil && req.Text.Format != nil && (req.Text.Format.Type == "json_schema" || req.Text.Format.Type == "json_object"):
+		return req.Text.Format.Schema, true
 	case req.OutputConfig != nil && req.OutputConfig.Format != nil:
 		return req.OutputConfig.Format.Schema, true
 	case req.GenerationConfig != nil && req.GenerationConfig.ResponseMimeType == "application/json":

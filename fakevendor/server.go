@@ -95,7 +95,8 @@ type Server struct {
 
 	done chan struct{} // closed by Close; wakes waiting handlers
 
-	threads threads // Anthropic message threads (threads.go)
+	threads   threads   // Anthropic message threads (threads.go)
+	responses respStore // OpenAI Responses kept with store (responses.go)
 
 	// mu protects everything below.
 	mu        sync.Mutex

@@ -23,25 +23,30 @@
 //
 // A segment is scored in windows of 8 KB overlapping by 512 bytes, the
 // score being the highest window's, so padding a short attack with
-// benign text does not dilute it. Up to 24 windows (about 180 KB) are
-// scored per segment; beyond that the head and tail windows, the windows
-// holding attack cue words, and evenly spaced windows are scored. A whole
-// request is bounded too: past 64 windows it is scored on a sample (the
-// latest turns, the system-adjacent text, tool results, cue windows, and
-// windows spread from a random offset; see segments.go), so the guard's
-// cost is bounded by design and its time-out means a broken guard. The
-// cue-word search covers up to about 4 MB of text; past that, a passage
-// in the middle of the padding is read with a probability.
+// benign text does not dilute it. Every window of every scored segment
+// is read, whatever the request's size: there is no sample and no cap
+// for padding to exhaust, and the cost is linear in the text (a constant
+// per byte; see Cost). When a request has several scored segments, runs
+// of consecutive short ones (up to 2 KB each) are also scored joined, in
+// packs of up to 8 KB that overlap by 2 KB (segments.go): an attack
+// split over turns, or assembled from them by the caller's own
+// instructions (a='...', b='...', "execute a+b"), is read whole there.
 //
 // # Normalisation
 //
-// Before features are taken, text is lowercased and folded: fullwidth and
-// mathematical alphanumerics, circled, squared and regional-indicator
-// letters, Latin letters with diacritics, Cyrillic and Greek look-alikes
-// map to ASCII; zero-width, bidi and variation characters are dropped;
-// Unicode tag characters (invisible ASCII) are decoded. Runs of base64
-// or hex that decode to readable text are decoded and appended, as is the
-// rot13 or reversed form of text that contains attack words spelled that
+// Before features are taken, text is lowercased and folded: each code
+// point that imitates an ASCII letter or digit maps to it (foldtable.go,
+// generated from Unicode's confusables, UTS #39, and compatibility
+// decompositions by internal/foldgen: Latin letters with diacritics,
+// fullwidth, mathematical, enclosed, small-capital, superscript and
+// subscript forms, and Greek, Cyrillic, Armenian and Cherokee
+// look-alikes); combining diacritical marks are dropped; zero-width,
+// bidi and variation characters are dropped; Unicode tag characters
+// (invisible ASCII) are decoded. Decoded views are appended: runs of
+// base64, base32 or hex that decode to readable text, text with
+// %-escapes or HTML character references, a string the text assembles
+// from its own quoted pieces ("a='...' b='...' a+b"), and the rot13 or
+// reversed form of text that contains attack words spelled that
 // way. Words are runs of letters, digits and combining marks (the vowel
 // signs of Hindi, Bengali or Thai are marks, so their words stay whole).
 // The tokenizer undoes leetspeak inside words ("1gn0r3",

@@ -70,6 +70,8 @@ type scratch struct {
 	rotCues, revCues int         // rot13 and reversed attack words seen (tokenize)
 	prefix           []prefixSum // local model (localLogit)
 	ldense           []int32     // one token's concept features (local model)
+	idx, pack        []int       // scored segments, and a pack's (CheckPolicy)
+	join             []byte      // a pack's joined text
 }
 
 // noToken stands for "no such token" in token indices: far enough below
@@ -120,6 +122,10 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	n0 := len(sc.norm)
 	var decoded bool
 	sc.norm, decoded = appendDecoded(sc.norm, text, stretch)
+	var unescaped, assembled bool
+	sc.norm, unescaped = appendUnescaped(sc.norm, text)
+	sc.norm, assembled = appendAssembled(sc.norm, text)
+	decoded = decoded || unescaped || assembled
 	spaced, leet := tokenize(sc, lex, 0)
 	transformed := sc.rotCues >= 2 || sc.revCues >= 2
 	if transformed {

@@ -48,6 +48,11 @@ type Segment = gw.Text
 // index in the checked segments of the segment that set Score (the
 // flagged one when Flagged, else the highest grey one when Grey), -1 when
 // none was scored.
+//
+// Text is set when the text that set Score spans several segments (a
+// run of consecutive turns read together): their texts joined by
+// newlines, for review and for a second stage. Otherwise the text is
+// the segment's.
 type Verdict struct {
 	Flagged bool
 	Grey    bool
@@ -55,6 +60,7 @@ type Verdict struct {
 	Score   float64
 	Reason  string // short, human readable
 	Segment int
+	Text    string
 }
 
 // Scope says which segments a policy scores. System segments are never
@@ -137,16 +143,11 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Scanning bounds. A segment is scored in windows of windowSize bytes
-// overlapping by windowOverlap, the verdict being the highest window. Up
-// to maxWindows windows are scored per segment; a longer segment is
-// scored on its head, its tail, the windows holding attack cue words, and
-// evenly spaced windows in between.
+// Scanning. A segment is scored in windows of windowSize bytes
+// overlapping by windowOverlap, the verdict being the highest window.
 const (
 	windowSize    = 8192
 	windowOverlap = 512
-	maxWindows    = 24
-	headTail      = 3
 )
 
 // Guard detects prompt-extraction, jailbreak and injection attempts. It
@@ -236,60 +237,74 @@ func (g *Guard) Check(segs []Segment) Verdict {
 }
 
 // CheckPolicy scores the segments the policy's scope takes, each against
-// its role's threshold, and returns the request's verdict. Its cost is
-// bounded whatever the request's size: past maxRequestWindows windows it
-// scores a sample (see segments.go).
+// its role's threshold, and returns the request's verdict. Every byte of
+// every scored segment is read (see segments.go): each segment in all
+// its windows, and, when there are several, the consecutive short
+// segments together (a payload split over turns is seen whole), so the
+// cost is linear in the text's size with no cap that padding exhausts.
 func (g *Guard) CheckPolicy(segs []Segment, p Policy) Verdict {
 	sc := g.pool.Get().(*scratch)
 	defer g.pool.Put(sc)
 	best := Verdict{Segment: -1}
 	var bestRes result
 	var bestSrc Source
-	greyAt, greyScore := -1, 0.0
-	consider := func(i int, r result) {
+	greyAt, greyScore, greyText := -1, 0.0, ""
+	// consider weighs the result r of segment i's text (or of a pack of
+	// segments ending with i, whose joined text is joined when grey or
+	// flagged; thr then is the pack's threshold).
+	consider := func(i int, r result, thr float64, joined func() string) {
 		src := segs[i].Source
-		thr := g.thresholdFor(&p, src)
+		if thr == 0 {
+			thr = g.thresholdFor(&p, src)
+		}
 		flagged := r.score >= thr
 		if !flagged && g.grey > 0 && r.score >= min(g.grey, thr) && r.score > greyScore {
-			greyAt, greyScore = i, r.score
+			greyAt, greyScore, greyText = i, r.score, ""
+			if joined != nil {
+				greyText = joined()
+			}
 		}
 		if flagged && !best.Flagged || flagged == best.Flagged && r.score > best.Score {
 			best.Flagged, best.Score, best.Segment = flagged, r.score, i
 			bestRes, bestSrc = r, src
+			best.Text = ""
+			if joined != nil && r.score >= min(g.grey, thr) {
+				best.Text = joined()
+			}
 		}
 	}
-	var idx []int
+	idx := sc.idx[:0]
 	for _, i := range scanned(segs) {
 		if p.scores(segs[i].Source) {
 			idx = append(idx, i)
 		}
 	}
-	if ws := sample(segs, idx, randN); ws != nil {
-		for _, w := range ws {
-			text := segs[w.seg].Text
-			start, end := alignWindow(text, w.start, min(w.start+windowSize, len(text)))
-			consider(w.seg, g.scoreWindow(sc, text[start:end]))
-		}
-	} else {
-		for _, i := range idx {
-			consider(i, g.scoreText(sc, segs[i].Text))
-		}
+	sc.idx = idx
+	for _, i := range idx {
+		consider(i, g.scoreText(sc, segs[i].Text), 0, nil)
+	}
+	if len(idx) > 1 {
+		g.scorePacks(sc, segs, idx, &p, consider)
 	}
 	if best.Score == 0 {
 		return best
 	}
 	if !best.Flagged && greyAt >= 0 {
-		best.Grey, best.Segment = true, greyAt
+		best.Grey, best.Segment, best.Text = true, greyAt, greyText
 	}
 	best.Kind = bestRes.kind
 	if bestSrc == SourceTool {
 		best.Kind = KindInjection // an instruction smuggled into a document
 	}
 	if best.Flagged {
+		where := bestSrc.String()
+		if best.Text != "" {
+			where = "consecutive turns ending in " + where
+		}
 		if bestRes.rule != "" {
-			best.Reason = fmt.Sprintf("%s in %s text: %s", best.Kind, bestSrc, bestRes.rule)
+			best.Reason = fmt.Sprintf("%s in %s text: %s", best.Kind, where, bestRes.rule)
 		} else {
-			best.Reason = fmt.Sprintf("%s in %s text (score %.2f", best.Kind, bestSrc, best.Score)
+			best.Reason = fmt.Sprintf("%s in %s text (score %.2f", best.Kind, where, best.Score)
 			if bestRes.cue != "" {
 				best.Reason += ", cue " + bestRes.cue
 			}
@@ -307,70 +322,22 @@ type result struct {
 	cue   string
 }
 
-// scoreText scores one segment through its windows.
+// scoreText scores one segment through all its windows, the score
+// being the highest window's.
 func (g *Guard) scoreText(sc *scratch, text string) result {
 	if len(text) <= windowSize {
 		return g.scoreWindow(sc, text)
 	}
 	var best result
-	consider := func(start int) {
-		end := start + windowSize
-		if end > len(text) {
-			end = len(text)
-		}
-		start, end = alignWindow(text, start, end)
-		if r := g.scoreWindow(sc, text[start:end]); r.score > best.score {
+	step := windowSize - windowOverlap
+	for start := 0; start < len(text); start += step {
+		s, e := alignWindow(text, start, min(start+windowSize, len(text)))
+		if r := g.scoreWindow(sc, text[s:e]); r.score > best.score {
 			best = r
 		}
-	}
-	step := windowSize - windowOverlap
-	n := (len(text) - windowOverlap + step - 1) / step
-	if n <= maxWindows {
-		for i := 0; i < n; i++ {
-			consider(i * step)
-		}
-		return best
-	}
-	// Too long to scan whole: head and tail, windows with cue words,
-	// then evenly spaced ones, up to maxWindows.
-	var chosen [maxWindows]int
-	k := 0
-	pick := func(i int) {
-		if k >= maxWindows || i < 0 || i >= n {
-			return
-		}
-		for _, c := range chosen[:k] {
-			if c == i {
-				return
-			}
-		}
-		chosen[k] = i
-		k++
-	}
-	for i := 0; i < headTail; i++ {
-		pick(i)
-		pick(n - 1 - i)
-	}
-	for _, i := range cueScan(n, randN) {
-		if k >= maxWindows-4 {
+		if start+windowSize >= len(text) {
 			break
 		}
-		end := i*step + windowSize
-		if end > len(text) {
-			end = len(text)
-		}
-		if hasCue(text[i*step : end]) {
-			pick(i)
-		}
-	}
-	for s := 1; k < maxWindows; s++ {
-		pick(s * n / (maxWindows - k + 1))
-		if s > maxWindows*2 {
-			break
-		}
-	}
-	for _, i := range chosen[:k] {
-		consider(i * step)
 	}
 	return best
 }
@@ -395,48 +362,6 @@ func alignWindow(s string, start, end int) (int, int) {
 		}
 	}
 	return start, end
-}
-
-// cueWords are the attack words hasCue looks for (lower case), and
-// cueStart maps each position's first two letters (case folded) to the
-// word starting with them, plus one.
-var (
-	cueWords = [...]string{"gnor", "nstruct", "rompt", "asswor", "ecret", "ailbr", "eveal", "isregard", "retend", "ystem"}
-	cueStart = func() *[1 << 16]uint8 {
-		var t [1 << 16]uint8
-		for i, w := range cueWords {
-			t[uint16(w[0])<<8|uint16(w[1])] = uint8(i + 1)
-		}
-		return &t
-	}()
-)
-
-// hasCue is a cheap, case-insensitive look for attack words, used to
-// choose which windows of a very long text to score: one pass over the
-// text, a table look-up per position.
-func hasCue(s string) bool {
-	t := cueStart
-	for i := 0; i+4 <= len(s); i++ {
-		k := t[uint16(s[i]|0x20)<<8|uint16(s[i+1]|0x20)]
-		if k == 0 {
-			continue
-		}
-		if w := cueWords[k-1]; len(s)-i >= len(w) && foldPrefix(s[i+2:], w[2:]) {
-			return true
-		}
-	}
-	return false
-}
-
-// foldPrefix reports whether s starts with the lower-case ASCII word w,
-// ignoring ASCII case.
-func foldPrefix(s, w string) bool {
-	for j := 0; j < len(w); j++ {
-		if s[j]|0x20 != w[j] {
-			return false
-		}
-	}
-	return true
 }
 
 // scoreWindow extracts features of text and scores them.

@@ -1,8 +1,10 @@
 package guard
 
 import (
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
+	"html"
 	"math/bits"
 	"slices"
 	"strings"
@@ -27,8 +29,17 @@ const latin1Fold = "" +
 	"uuuuwwyyyzzzzzzs" //   170..17F
 
 // foldRune maps a rune to the ASCII letter or digit it imitates, or
-// returns it lowercased. It returns -1 for runes that carry nothing
-// (zero-width and formatting characters, variation selectors).
+// returns it lowercased. It returns -1 for runes that carry nothing and
+// hide text (zero-width and formatting characters, variation selectors,
+// tag characters outside ASCII), and -2 for the combining diacritical
+// marks, dropped without notice ("i\u0301gnore" is "ignore"; the vowel
+// signs of Indic scripts and Thai are not in those blocks and stay).
+//
+// The look-alikes (foldtable.go, generated from Unicode's confusables
+// and compatibility decompositions) cover Latin letters with
+// diacritics, fullwidth, mathematical, enclosed, small-capital,
+// superscript and subscript forms, and the Greek, Cyrillic, Armenian and
+// Cherokee letters that imitate Latin ones.
 func foldRune(r rune) rune {
 	if r < 0x80 {
 		if r >= 'A' && r <= 'Z' {
@@ -45,28 +56,13 @@ func foldRune(r rune) rune {
 		r == 0xFEFF,
 		r >= 0xE0100 && r <= 0xE01EF:
 		return -1
+	case r >= 0x300 && r <= 0x36F, r >= 0x1AB0 && r <= 0x1AFF, r >= 0x1DC0 && r <= 0x1DFF,
+		r >= 0x20D0 && r <= 0x20FF, r >= 0xFE20 && r <= 0xFE2F:
+		return -2
 	case r >= 0xE0020 && r <= 0xE007E: // tag characters smuggle ASCII
 		return foldRune(r - 0xE0000)
 	case r >= 0xE0000 && r <= 0xE007F:
 		return -1
-	case r >= 0xC0 && r <= 0x17F:
-		if c := latin1Fold[r-0xC0]; c != '.' {
-			return rune(c)
-		}
-	case r >= 0xFF01 && r <= 0xFF5E: // fullwidth ASCII
-		return foldRune(r - 0xFEE0)
-	case r >= 0x1D400 && r <= 0x1D6A3: // mathematical alphanumeric letters
-		k := (r - 0x1D400) % 52
-		if k < 26 {
-			return 'a' + k
-		}
-		return 'a' + k - 26
-	case r >= 0x1D7CE && r <= 0x1D7FF: // mathematical digits
-		return '0' + (r-0x1D7CE)%10
-	case r >= 0x24B6 && r <= 0x24CF: // circled capitals
-		return 'a' + r - 0x24B6
-	case r >= 0x24D0 && r <= 0x24E9:
-		return 'a' + r - 0x24D0
 	case r >= 0x249C && r <= 0x24B5: // parenthesized
 		return 'a' + r - 0x249C
 	case r >= 0x1F130 && r <= 0x1F149: // squared
@@ -84,55 +80,19 @@ func foldRune(r rune) rune {
 	case r == 0x3000 || r == 0xA0 || r >= 0x2000 && r <= 0x200A || r == 0x202F || r == 0x205F:
 		return ' '
 	}
-	if c, ok := confusable(r); ok {
-		return c
+	if r < 0x20000 {
+		if p := foldIndex[r>>8]; p != 0 {
+			if c := foldPages[int(p-1)<<8|int(r&0xFF)]; c != 0 {
+				return rune(c)
+			}
+		}
+	}
+	if r >= 0xC0 && r <= 0x17F {
+		if c := latin1Fold[r-0xC0]; c != '.' {
+			return rune(c)
+		}
 	}
 	return unicode.ToLower(r)
-}
-
-// confusable maps Cyrillic and Greek letters that look like Latin ones.
-func confusable(r rune) (rune, bool) {
-	switch r {
-	case 'а', 'А', 'α', 'Α':
-		return 'a', true
-	case 'в', 'В', 'β', 'Β':
-		return 'b', true
-	case 'с', 'С', 'ϲ':
-		return 'c', true
-	case 'ԁ':
-		return 'd', true
-	case 'е', 'Е', 'ε', 'Ε', 'ё', 'Ё':
-		return 'e', true
-	case 'һ', 'Н', 'н', 'Η':
-		return 'h', true
-	case 'і', 'І', 'ι', 'Ι', 'ї', 'ӏ':
-		return 'i', true
-	case 'ј', 'Ј':
-		return 'j', true
-	case 'к', 'К', 'κ', 'Κ':
-		return 'k', true
-	case 'м', 'М', 'Μ':
-		return 'm', true
-	case 'ν', 'Ν':
-		return 'n', true
-	case 'о', 'О', 'ο', 'Ο', 'σ':
-		return 'o', true
-	case 'р', 'Р', 'ρ', 'Ρ':
-		return 'p', true
-	case 'ѕ', 'Ѕ':
-		return 's', true
-	case 'т', 'Т', 'τ', 'Τ':
-		return 't', true
-	case 'υ', 'Υ':
-		return 'u', true
-	case 'х', 'Х', 'χ', 'Χ':
-		return 'x', true
-	case 'у', 'У', 'γ':
-		return 'y', true
-	case 'ζ', 'Ζ':
-		return 'z', true
-	}
-	return 0, false
 }
 
 // normalize appends the folded form of s to dst: lowercase, confusables
@@ -228,7 +188,7 @@ func normalizeSlow(d []byte, s string, i int, st normState) ([]byte, int, normSt
 		if c >= utf8.RuneSelf {
 			r = foldRune(r)
 			if r < 0 {
-				st.invisible = true
+				st.invisible = st.invisible || r == -1
 				continue
 			}
 		}
@@ -289,10 +249,11 @@ func spaceBytes(x uint64) uint64 {
 	return ^((e&^hiBits + 0x7f*loBits) | e) & hiBits
 }
 
-// maxDecoded bounds how much decoded text one scan adds; minB64Run is
-// the shortest base64 or hex run worth decoding.
+// maxDecoded bounds how much decoded text one scan adds (decoded text is
+// shorter than its encoding, so a window's worth is all of it); minB64Run
+// is the shortest base64, base32 or hex run worth decoding.
 const (
-	maxDecoded = 4096
+	maxDecoded = windowSize
 	minB64Run  = 16
 )
 
@@ -382,7 +343,14 @@ func decodeRuns(dst []byte, raw string, i int, found bool, added int) ([]byte, b
 			continue
 		}
 		var dec []byte
-		if isHexRun(run) {
+		if isBase32Run(run) {
+			trim := strings.TrimRight(run, "=")
+			if d, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(trim[:len(trim)/8*8+b32Tail(len(trim)%8)]); err == nil && readable(d) {
+				dec = d
+			}
+		}
+		if dec != nil {
+		} else if isHexRun(run) {
 			if len(run)%2 == 1 {
 				run = run[:len(run)-1]
 			}
@@ -422,6 +390,28 @@ func isB64(c byte) bool {
 	const lo = 0x3FF<<48 | 1<<'+' | 1<<'/' | 1<<'=' | 1<<'-'
 	const hi = 0x3FFFFFF<<1 | 0x3FFFFFF<<33 | 1<<('_'-64)
 	return inBitmap(lo, hi, c)
+}
+
+// isBase32Run reports whether s is made of base32's alphabet (upper-case
+// letters and 2-7, then padding).
+func isBase32Run(s string) bool {
+	s = strings.TrimRight(s, "=")
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'A' && c <= 'Z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return len(s) >= minB64Run
+}
+
+// b32Tail is how many of a base32 run's last n (mod 8) characters form
+// whole bytes: 2, 4, 5 and 7 do; the others lose their last one.
+func b32Tail(n int) int {
+	switch n {
+	case 1, 3, 6:
+		return n - 1
+	}
+	return n
 }
 
 func isHexRun(s string) bool {
@@ -487,4 +477,138 @@ func appendTransformed(dst []byte, norm []byte, rot bool) []byte {
 		dst = append(dst, c)
 	}
 	return dst
+}
+
+// appendUnescaped appends, after a newline, the text of raw with its
+// %-escapes ("%49%67...") or HTML character references ("&#73;&#x67;",
+// "&lt;") decoded, when raw holds at least minEscapes of them, and
+// reports whether it did. A count of '%' and '&' bytes (a fast scan)
+// decides whether to look at all.
+func appendUnescaped(dst []byte, raw string) ([]byte, bool) {
+	found := false
+	if strings.Count(raw, "%") >= minEscapes {
+		var b []byte
+		n := 0
+		for i := 0; i < len(raw); i++ {
+			if raw[i] == '%' && i+2 < len(raw) && isHex(raw[i+1]) && isHex(raw[i+2]) {
+				b = append(b, unhex(raw[i+1])<<4|unhex(raw[i+2]))
+				i += 2
+				n++
+				continue
+			}
+			b = append(b, raw[i])
+		}
+		if n >= minEscapes && utf8.Valid(b) {
+			dst = append(dst, '\n')
+			dst = normalize(dst, string(b))
+			found = true
+		}
+	}
+	if amp := strings.Count(raw, "&"); amp >= minEscapes && strings.Count(raw, ";") >= minEscapes {
+		if u := html.UnescapeString(raw); len(u) < len(raw) {
+			dst = append(dst, '\n')
+			dst = normalize(dst, u)
+			found = true
+		}
+	}
+	return dst, found
+}
+
+// minEscapes is how many escapes make a text worth decoding.
+const minEscapes = 4
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f' }
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c | 0x20 - 'a' + 10
+}
+
+// appendAssembled appends, after a newline, the string a text builds from
+// its own pieces: string literals assigned to names ("a='Ignore all'",
+// b = "previous") and an expression joining the names with '+'
+// ("execute a+b+c"), in the expression's order. It reports whether it
+// did. Texts without both a quote after '=' and a '+' are not looked at.
+func appendAssembled(dst []byte, raw string) ([]byte, bool) {
+	if !strings.Contains(raw, "+") || !strings.Contains(raw, "=") {
+		return dst, false
+	}
+	// name -> literal, for up to 32 names
+	var names, vals [32]string
+	nv := 0
+	for i := 0; i < len(raw) && nv < len(names); i++ {
+		if raw[i] != '=' {
+			continue
+		}
+		// the name before '=' (spaces allowed)
+		e := i
+		for e > 0 && raw[e-1] == ' ' {
+			e--
+		}
+		st := e
+		for st > 0 && isIdent(raw[st-1]) {
+			st--
+		}
+		// the quoted literal after it
+		q := i + 1
+		for q < len(raw) && raw[q] == ' ' {
+			q++
+		}
+		if st == e || q >= len(raw) || (raw[q] != '\'' && raw[q] != '"' && raw[q] != '`') {
+			continue
+		}
+		end := strings.IndexByte(raw[q+1:], raw[q])
+		if end < 0 {
+			continue
+		}
+		names[nv], vals[nv] = raw[st:e], raw[q+1:q+1+end]
+		nv++
+		i = q + 1 + end
+	}
+	if nv < 2 {
+		return dst, false
+	}
+	lookup := func(n string) (string, bool) {
+		for k := nv - 1; k >= 0; k-- {
+			if names[k] == n {
+				return vals[k], true
+			}
+		}
+		return "", false
+	}
+	found := false
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '+' {
+			continue
+		}
+		// the expression around this '+': name (+ name)*
+		st := i
+		for st > 0 && (isIdent(raw[st-1]) || raw[st-1] == ' ') {
+			st--
+		}
+		en := i
+		for en < len(raw) && (isIdent(raw[en]) || raw[en] == ' ' || raw[en] == '+') {
+			en++
+		}
+		parts := strings.Split(raw[st:en], "+")
+		var out []string
+		for _, p := range parts {
+			if v, ok := lookup(strings.TrimSpace(p)); ok {
+				out = append(out, v)
+			}
+		}
+		if len(out) >= 2 {
+			dst = append(dst, '\n')
+			dst = normalize(dst, strings.Join(out, " "))
+			found = true
+		}
+		i = en
+	}
+	return dst, found
+}
+
+func isIdent(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }

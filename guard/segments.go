@@ -1,62 +1,29 @@
 package guard
 
 import (
-	"math/rand/v2"
 	"strings"
+	"unsafe"
 )
 
-// Request bounds. A request's text is read by the gateway (see the
-// reqbody package) and handed over as segments; the guard scores them in
-// windows (scoreText). Its cost is bounded by design, not by a timer: at
-// most maxRequestWindows windows of windowSize bytes are scored per
-// request, so a verdict always arrives in a few milliseconds and a
-// time-out means a broken guard, not a big prompt.
+// Reading a request. The gateway reads a request's text (see the reqbody
+// package) and hands it over as segments; the guard reads every byte of
+// every segment its policy scores, whatever the request's size: there is
+// no sample and no cap, so padding cannot push an attack out of view,
+// and the cost is linear in the text (a constant per byte, measured in
+// bench_test.go).
 //
-// A request within the bound is scored whole (each segment as
-// scoreText would). A bigger one (padding, hundreds of turns, a huge
-// document) is scored on a sample, chosen in this order until the bound
-// is reached:
-//
-//  1. the latest turns: the head and tail windows of the last
-//     latestSegments segments, where an attack on the next answer sits;
-//  2. the system-adjacent text: the head and tail of the first
-//     segments after the system prompt;
-//  3. tool results and documents (the indirect-injection carriers):
-//     their head windows, spread evenly if there are many;
-//  4. windows holding attack cue words, spread evenly (the search itself
-//     covers at most cueScanWindows windows, spread from a random offset);
-//  5. windows spread evenly over everything, from a random offset, so
-//     that no part of the padding is reliably unread.
+//   - Each segment is scored alone, in all its windows (scoreText).
+//   - Consecutive short segments (at most packMax bytes each) are also
+//     scored together, joined by newlines in packs of up to windowSize
+//     bytes, each pack starting with the last packCarry bytes' worth of
+//     segments of the one before. A payload split over several turns
+//     ("a='Ignore all previous'", "b='instructions'", "execute a+b") or
+//     spread over thousands of short turns is read whole there; the
+//     pack's threshold is the most lenient of its members' roles.
 const (
-	maxRequestWindows = 64
-	latestSegments    = 6
-	adjacentSegments  = 2
-	toolQuota         = 12
-	cueQuota          = 12
-	// cueScanWindows bounds the windows searched for cue words (about
-	// 4 MB of text, 5 ms) in a request or a segment; past it, the middle
-	// of the text is read with a probability, not for certain.
-	cueScanWindows = 512
+	packMax   = 2048
+	packCarry = 2048
 )
-
-// window is one window of a segment: the segment's index and the byte
-// offset of the window's start.
-type window struct {
-	seg, start int
-}
-
-// windowsOf lists the windows of a text of length n.
-func windowsOf(seg, n int, out []window) []window {
-	if n <= windowSize {
-		return append(out, window{seg, 0})
-	}
-	step := windowSize - windowOverlap
-	k := (n - windowOverlap + step - 1) / step
-	for i := 0; i < k; i++ {
-		out = append(out, window{seg, i * step})
-	}
-	return out
-}
 
 // scanned returns the segments worth scoring (not system, not blank).
 func scanned(segs []Segment) []int {
@@ -69,113 +36,54 @@ func scanned(segs []Segment) []int {
 	return idx
 }
 
-// windowCost is how many windows scoreText would score for a text.
-func windowCost(n int) int {
-	if n <= windowSize {
-		return 1
+// scorePacks scores the packs of consecutive short segments among idx
+// (the scored segments, in order), calling consider with each pack's
+// result, its last segment, its threshold and a function returning its
+// joined text (valid only during the call).
+func (g *Guard) scorePacks(sc *scratch, segs []Segment, idx []int, p *Policy, consider func(int, result, float64, func() string)) {
+	members := sc.pack[:0]
+	bytes, fresh := 0, 0
+	joined := func() string { return string(sc.join) }
+	flush := func() {
+		if len(members) >= 2 && fresh > 0 {
+			join := sc.join[:0]
+			thr := 0.0
+			for k, i := range members {
+				if k > 0 {
+					join = append(join, '\n')
+				}
+				join = append(join, segs[i].Text...)
+				thr = max(thr, g.thresholdFor(p, segs[i].Source))
+			}
+			sc.join = join
+			// The text is only read during the call; sc.join is not
+			// written again before it returns.
+			r := g.scoreWindow(sc, unsafe.String(unsafe.SliceData(join), len(join)))
+			consider(members[len(members)-1], r, thr, joined)
+		}
+		// Carry the last segments into the next pack.
+		keep, kb := len(members), 0
+		for keep > 0 && kb+len(segs[members[keep-1]].Text)+1 <= packCarry {
+			keep--
+			kb += len(segs[members[keep]].Text) + 1
+		}
+		members = append(members[:0], members[keep:]...)
+		bytes, fresh = kb, 0
 	}
-	step := windowSize - windowOverlap
-	return min((n-windowOverlap+step-1)/step, maxWindows)
-}
-
-// sample chooses at most maxRequestWindows windows over the scanned
-// segments, or returns nil when scoring every segment whole stays within
-// the bound.
-func sample(segs []Segment, idx []int, rnd func(n int) int) []window {
-	cost := 0
 	for _, i := range idx {
-		cost += windowCost(len(segs[i].Text))
-	}
-	if cost <= maxRequestWindows {
-		return nil
-	}
-	// Per segment, its windows; all windows in request order.
-	var all []window
-	first := make([]int, len(idx)+1) // first[j]: index in all of idx[j]'s first window
-	for j, i := range idx {
-		first[j] = len(all)
-		all = windowsOf(i, len(segs[i].Text), all)
-	}
-	first[len(idx)] = len(all)
-	chosen := make(map[int]bool, maxRequestWindows)
-	var out []window
-	pick := func(w int) {
-		if len(out) < maxRequestWindows && w >= 0 && w < len(all) && !chosen[w] {
-			chosen[w] = true
-			out = append(out, all[w])
+		n := len(segs[i].Text) + 1
+		if n > packMax+1 {
+			flush()
+			members, bytes = members[:0], 0
+			continue
 		}
-	}
-	headTail := func(j int) {
-		pick(first[j])
-		pick(first[j+1] - 1)
-	}
-	for j := len(idx) - 1; j >= 0 && j >= len(idx)-latestSegments; j-- {
-		headTail(j)
-	}
-	for j := 0; j < len(idx) && j < adjacentSegments; j++ {
-		headTail(j)
-	}
-	var tools []int
-	for j, i := range idx {
-		if segs[i].Source == SourceTool {
-			tools = append(tools, first[j])
+		if bytes+n > windowSize {
+			flush()
 		}
+		members = append(members, i)
+		bytes += n
+		fresh++
 	}
-	spread(tools, toolQuota, pick)
-	var cues []int
-	for _, w := range cueScan(len(all), rnd) {
-		if win := all[w]; hasCue(windowText(segs[win.seg].Text, win.start)) {
-			cues = append(cues, w)
-		}
-	}
-	spread(cues, cueQuota, pick)
-	if left := maxRequestWindows - len(out); left > 0 {
-		step := float64(len(all)) / float64(left)
-		off := float64(rnd(1<<20)) / float64(1<<20) * step
-		for k := 0; k < left; k++ {
-			pick(int(off + float64(k)*step))
-		}
-	}
-	return out
+	flush()
+	sc.pack = members
 }
-
-// cueScan lists the windows (of n) that are searched for cue words: all
-// of them up to cueScanWindows, else that many spread evenly from a
-// random offset, so that the search is bounded too.
-func cueScan(n int, rnd func(int) int) []int {
-	out := make([]int, 0, min(n, cueScanWindows))
-	if n <= cueScanWindows {
-		for i := range n {
-			out = append(out, i)
-		}
-		return out
-	}
-	step := float64(n) / cueScanWindows
-	off := float64(rnd(1<<20)) / float64(1<<20) * step
-	for k := range cueScanWindows {
-		out = append(out, int(off+float64(k)*step))
-	}
-	return out
-}
-
-// spread picks up to quota of ws, evenly spaced.
-func spread(ws []int, quota int, pick func(int)) {
-	if len(ws) <= quota {
-		for _, w := range ws {
-			pick(w)
-		}
-		return
-	}
-	for k := 0; k < quota; k++ {
-		pick(ws[k*len(ws)/quota])
-	}
-}
-
-// windowText is the text of the window starting at start.
-func windowText(text string, start int) string {
-	end := min(start+windowSize, len(text))
-	return text[start:end]
-}
-
-// randN is the sampler's source of offsets.
-func randN(n int) int { return rand.IntN(n) }

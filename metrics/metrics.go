@@ -59,7 +59,7 @@ func New() (*Metrics, error) {
 			Name: "gateway_guard_verdicts_total", Help: "Guard verdicts: pass, flagged:<kind>, monitor:<kind> (recorded, not blocked), grey (let through), grey:pass (passed by the second stage), allowed (a reviewed false positive), error or off.",
 		}, []string{"verdict"}),
 		clamped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_usage_clamped_total", Help: "Requests whose vendor-reported usage was beyond what the request allowed (clamped) or whose charge was capped at the hold.",
+			Name: "gateway_usage_clamped_total", Help: "Requests whose vendor-reported usage was beyond what the request allowed (clamped).",
 		}, []string{"vendor"}),
 	}
 	for _, c := range []prometheus.Collector{

@@ -52,6 +52,8 @@ func Apply(shape gw.Shape, body []byte) ([]byte, error) {
 		out, err = applyC(body)
 	case gw.ShapeG:
 		out, err = applyG(body)
+	case gw.ShapeR:
+		out, err = applyR(body)
 	default:
 		return nil, fmt.Errorf("optimize: unknown shape %q", shape)
 	}
@@ -205,4 +207,39 @@ func roleOf(msg []byte) string {
 	var r string
 	_ = json.Unmarshal(msg[m.ValStart:m.ValEnd], &r)
 	return r
+}
+
+// applyR adds the directive to a Responses body's instructions: set when
+// the caller gave none, else after the caller's own text (a blank line
+// between). Instructions, unlike input items, are not carried over to the
+// next turn by previous_response_id, so the directive is never repeated
+// in a kept conversation.
+func applyR(body []byte) ([]byte, error) {
+	ms, err := rawjson.Members(body)
+	if err != nil {
+		return nil, fmt.Errorf("request body is not a JSON object")
+	}
+	m, ok := last(ms, "instructions")
+	if !ok {
+		return rawjson.Set(body, "instructions", textJSON)
+	}
+	v := body[m.ValStart:m.ValEnd]
+	switch v[0] {
+	case 'n':
+		return rawjson.Splice(body, rawjson.Edit{Start: m.ValStart, End: m.ValEnd, Text: textJSON}), nil
+	case '"':
+		var caller string
+		if err := json.Unmarshal(v, &caller); err != nil {
+			return nil, fmt.Errorf("instructions must be a string")
+		}
+		if caller == "" {
+			return rawjson.Splice(body, rawjson.Edit{Start: m.ValStart, End: m.ValEnd, Text: textJSON}), nil
+		}
+		joined, err := json.Marshal(caller + "\n\n" + Text)
+		if err != nil {
+			return nil, err
+		}
+		return rawjson.Splice(body, rawjson.Edit{Start: m.ValStart, End: m.ValEnd, Text: joined}), nil
+	}
+	return nil, fmt.Errorf("instructions must be a string")
 }

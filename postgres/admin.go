@@ -155,3 +155,14 @@ func (db *DB) SetKeyModels(ctx context.Context, id string, models []string) erro
 	}
 	return nil
 }
+
+// KeyGeneration is a counter that every change to a key or a guard
+// policy bumps (migration 0011's triggers): a cache of keys polls it to
+// learn that it is stale.
+func (db *DB) KeyGeneration(ctx context.Context) (int64, error) {
+	var gen int64
+	if err := db.pool.QueryRow(ctx, `SELECT gen FROM key_generation WHERE id = 1`).Scan(&gen); err != nil {
+		return 0, fmt.Errorf("key generation: %w", err)
+	}
+	return gen, nil
+}

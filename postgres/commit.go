@@ -41,20 +41,30 @@ const placeHold = `WITH acct AS (SELECT balance, held - (SELECT coalesce(sum(amo
 	SELECT acct.balance, acct.live, dup.e, EXISTS (SELECT 1 FROM add) FROM acct, dup`
 
 // finishHold deletes the hold, takes it off the account's held total,
-// debits the charge ($21) with its ledger
-// entry, and writes the record when $28 is true: $1 to $26 are the
-// record's columns, $27 the hold id, $28 whether to write the record, $29
-// the ledger time. It returns the hold's account, or no row when the hold
-// does not exist (and then writes nothing).
-const finishHold = `WITH h AS (DELETE FROM holds WHERE id = $27 RETURNING account_id, key_id, amount),
+// debits the charge ($21) with its ledger entry, and writes the record
+// when $30 is true: $1 to $28 are the record's columns, $29 the hold id,
+// $30 whether to write the record, $31 now. The debit is never more than
+// the hold plus what the balance covers at this moment (the balance less
+// the account's other live holds; the sub-statements see the holds as
+// they were before the delete, so the hold itself is left out by id);
+// the rest is added to the record's loss ($27) and noted. It returns the
+// hold's account and the debit, or no row when the hold does not exist
+// (and then writes nothing).
+const finishHold = `WITH h AS (DELETE FROM holds WHERE id = $29 RETURNING account_id, key_id, amount),
+	a AS (
+		SELECT least($21::bigint, greatest(0::bigint, accounts.balance - (accounts.held - h.amount -
+			(SELECT coalesce(sum(amount), 0)::bigint FROM holds
+			 WHERE account_id = h.account_id AND expires_at <= $31::timestamptz AND id <> $29)))) AS debit
+		FROM accounts, h WHERE accounts.id = h.account_id
+	),
 	debit AS (
-		UPDATE accounts SET held = held - h.amount, charged = charged + $21, balance = balance - $21
-		FROM h WHERE accounts.id = h.account_id
+		UPDATE accounts SET held = held - h.amount, charged = charged + a.debit, balance = balance - a.debit
+		FROM h, a WHERE accounts.id = h.account_id
 		RETURNING 1
 	),
 	entry AS (
 		INSERT INTO ledger (account_id, amount, request_id, note, created_at)
-		SELECT h.account_id, -$21::bigint, $1::text, 'charge', $29::timestamptz FROM h WHERE $21::bigint > 0
+		SELECT h.account_id, -a.debit, $1::text, 'charge', $31::timestamptz FROM h, a WHERE a.debit > 0
 		RETURNING 1
 	),
 	rec AS (
@@ -62,15 +72,21 @@ const finishHold = `WITH h AS (DELETE FROM holds WHERE id = $27 RETURNING accoun
 		SELECT $1, coalesce(nullif($2::text, ''), h.account_id), coalesce(nullif($3::text, ''), h.key_id),
 			$4::text, $5::text, $6::text, $7::boolean, $8::integer, $9::text,
 			$10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::bigint, $15::bigint, $16::bigint,
-			$17::boolean, $18::bigint, $19::boolean, $20::bigint, $21::bigint, $22::bigint, $23::bigint,
-			$24::text, $25::text, $26::timestamptz
-		FROM h WHERE $28::boolean
+			$17::boolean, $18::bigint, $19::boolean, $20::bigint, a.debit, $22::bigint, $23::bigint,
+			$24::text, ` + lossNote + `, $26::timestamptz, $27::bigint + $21::bigint - a.debit, $28::bigint
+		FROM h, a WHERE $30::boolean
 		RETURNING 1
 	)
-	SELECT account_id FROM h`
+	SELECT h.account_id, a.debit FROM h, a`
+
+// lossNote is the record's note ($25) with the operator's loss appended
+// when the debit (a.debit) is below the charge ($21).
+const lossNote = `CASE WHEN a.debit < $21::bigint THEN concat_ws('; ', nullif($25::text, ''),
+	'` + gw.NoteOperatorLoss + `: the charge exceeded the hold and the available balance by ' || ($21::bigint - a.debit)::text)
+	ELSE $25::text END`
 
 const insertRecord = `INSERT INTO records (` + recordColumns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`
 
 // apply runs ops in one transaction, as one pipelined batch, storing each
 // call's own outcome in results. A call's clean failure (ErrNotFound,
@@ -180,11 +196,18 @@ func read(br pgx.BatchResults, o *groupcommit.Op) error {
 		return nil
 	case groupcommit.Settle, groupcommit.Release:
 		var account string
-		if err := br.QueryRow().Scan(&account); err != nil {
+		var debit int64
+		if err := br.QueryRow().Scan(&account, &debit); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("hold %q: %w", o.ID, gw.ErrNotFound)
 			}
 			return err
+		}
+		if o.Kind == groupcommit.Settle && o.Rec != nil && gw.Money(debit) < o.Rec.Charge {
+			short := o.Rec.Charge - gw.Money(debit)
+			o.Rec.Loss += short
+			o.Rec.Charge = gw.Money(debit)
+			o.Rec.Note = gw.JoinNote(o.Rec.Note, fmt.Sprintf("%s: the charge exceeded the hold and the available balance by %d", gw.NoteOperatorLoss, short))
 		}
 		return nil
 	}

@@ -46,12 +46,11 @@
 // Amounts are bigint micro-cents. The accounts table keeps top_ups,
 // charged and balance columns (balance = top_ups - charged), updated in the
 // same transaction as the ledger row that explains the change; VerifyLedger
-// recomputes them from the ledger. A settled charge larger than the
-// account's remaining balance is still recorded in full (the money was
-// spent upstream), which can leave the balance below zero; hold sizing
-// makes that rare, and the next PlaceHold then fails until a top-up. The
-// same goes for a hold that expired while its request ran: its money may
-// have been held again by another request before the late Settle.
+// recomputes them from the ledger. A settle never takes the balance below
+// zero: it debits at most its hold plus the account's available balance
+// at that moment (the balance less the other live holds), and records the
+// rest as the operator's loss (Record.Loss, noted "operator_loss"). A
+// hold whose request is still running is kept alive by RenewHold.
 //
 // # Failures
 //
@@ -389,6 +388,9 @@ func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, erro
 	if subtle.ConstantTimeCompare(stored, hash[:]) != 1 || revoked != nil && !revoked.After(db.now()) {
 		return nil, fmt.Errorf("key by hash: %w", gw.ErrNotFound)
 	}
+	if revoked != nil {
+		p.EndsAt = *revoked
+	}
 	return &p, nil
 }
 
@@ -464,8 +466,10 @@ func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
 	return db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Hold, Hold: h}, "place hold")
 }
 
-// Settle finishes the hold: it deletes it, debits r.Charge, writes the
-// ledger entry and the record, in one durable transaction. An unknown or
+// Settle finishes the hold: it deletes it, debits r.Charge (at most the
+// hold plus the available balance; the rest is r.Loss), writes the
+// ledger entry and the record, in one durable transaction, and sets
+// r.Charge, r.Loss and r.Note to what it wrote. An unknown or
 // already finished hold is ErrNotFound and changes nothing. A hold past
 // its expiry that was not swept yet still settles. r.RequestID defaults to
 // the hold id and r.AccountID, r.KeyID to the hold's.
@@ -476,7 +480,26 @@ func (db *DB) Settle(ctx context.Context, holdID string, r *gw.Record) error {
 	if r.Charge < 0 {
 		return fmt.Errorf("settle: negative charge %d", r.Charge)
 	}
-	return db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Settle, ID: holdID, Rec: db.prepare(r, holdID)}, "settle")
+	c := db.prepare(r, holdID)
+	if err := db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Settle, ID: holdID, Rec: c}, "settle"); err != nil {
+		return err
+	}
+	r.Charge, r.Loss, r.Note = c.Charge, c.Loss, c.Note
+	return nil
+}
+
+// RenewHold moves a live hold's expiry to expiresAt (never earlier). A
+// hold past its expiry, swept or finished is ErrNotFound.
+func (db *DB) RenewHold(ctx context.Context, holdID string, expiresAt time.Time) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE holds SET expires_at = greatest(expires_at, $1) WHERE id = $2 AND expires_at > $3`,
+		expiresAt, holdID, db.now())
+	if err != nil {
+		return fmt.Errorf("renew hold: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("renew hold %q: %w", holdID, gw.ErrNotFound)
+	}
+	return nil
 }
 
 // Release deletes the hold without charging and, when r is not nil, writes
@@ -546,7 +569,7 @@ func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
 const recordColumns = `request_id, account_id, key_id, endpoint, vendor, model, stream, status, error_code,
 	input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens,
 	reasoning_tokens, optimizer_tokens, usage_reported, reported_cost, has_reported_cost,
-	cost, charge, latency_us, ttfb_us, guard, note, created_at`
+	cost, charge, latency_us, ttfb_us, guard, note, created_at, loss, directive_share`
 
 // recordArgs returns r's columns as arguments $1 to $26, in recordColumns
 // order; $21 is the charge.
@@ -555,7 +578,7 @@ func recordArgs(r *gw.Record) []any {
 	return []any{r.RequestID, r.AccountID, r.KeyID, string(r.Endpoint), r.Vendor, r.Model, r.Stream, r.Status, string(r.ErrorCode),
 		u.InputTokens, u.CacheReadTokens, u.CacheWrite5mTokens, u.CacheWrite1hTokens, u.OutputTokens,
 		u.ReasoningTokens, u.OptimizerTokens, u.Reported, int64(u.ReportedCost), u.HasReportedCost,
-		int64(r.Cost), int64(r.Charge), r.Latency.Microseconds(), r.TTFB.Microseconds(), r.Guard, r.Note, r.CreatedAt}
+		int64(r.Cost), int64(r.Charge), r.Latency.Microseconds(), r.TTFB.Microseconds(), r.Guard, r.Note, r.CreatedAt, int64(r.Loss), int64(r.DirectiveShare)}
 }
 
 func scanRecord(row pgx.Row) (*gw.Record, error) {
@@ -566,7 +589,7 @@ func scanRecord(row pgx.Row) (*gw.Record, error) {
 	if err := row.Scan(&r.RequestID, &r.AccountID, &r.KeyID, &endpoint, &r.Vendor, &r.Model, &r.Stream, &r.Status, &code,
 		&u.InputTokens, &u.CacheReadTokens, &u.CacheWrite5mTokens, &u.CacheWrite1hTokens, &u.OutputTokens,
 		&u.ReasoningTokens, &u.OptimizerTokens, &u.Reported, &u.ReportedCost, &u.HasReportedCost,
-		&r.Cost, &r.Charge, &latency, &ttfb, &r.Guard, &r.Note, &r.CreatedAt); err != nil {
+		&r.Cost, &r.Charge, &latency, &ttfb, &r.Guard, &r.Note, &r.CreatedAt, &r.Loss, &r.DirectiveShare); err != nil {
 		return nil, err
 	}
 	r.Endpoint, r.ErrorCode = gw.Shape(endpoint), gw.Code(code)
@@ -722,4 +745,7 @@ func newID(prefix string) string {
 }
 
 // Interface guard.
-var _ gw.Store = (*DB)(nil)
+var (
+	_ gw.Store       = (*DB)(nil)
+	_ gw.HoldRenewer = (*DB)(nil)
+)

@@ -75,11 +75,27 @@ type TextGuard interface {
 	CheckText(ctx context.Context, p *gw.Principal, text []gw.Text) (Verdict, error)
 }
 
+// StagedGuard is a TextGuard whose check has two stages. The first
+// (CheckFirst: microseconds to milliseconds, linear in the text) runs
+// before the vendor is sent anything, so a request it blocks never
+// reaches the vendor; when it leaves the request to a second stage (a
+// grey score, judged by a slower classifier), it returns that stage as
+// second, which the proxy runs concurrently with the vendor call, still
+// releasing nothing of the answer before its verdict. second is nil when
+// the first verdict is final.
+type StagedGuard interface {
+	CheckFirst(ctx context.Context, p *gw.Principal, text []gw.Text) (v Verdict, second func(context.Context) (Verdict, error), err error)
+}
+
 // Quote is a priced request.
 type Quote struct {
-	Cost   gw.Money
-	Charge gw.Money
-	Note   string
+	// Cost is the vendor's cost of every billed token, the directive's
+	// included; Charge is what the caller pays; DirectiveShare is
+	// Charge(Cost) - Charge, the directive's part the caller does not pay.
+	Cost           gw.Money
+	Charge         gw.Money
+	DirectiveShare gw.Money
+	Note           string
 }
 
 // Biller prices requests. Known reports whether a model can be billed;
@@ -115,6 +131,12 @@ type HoldPlan struct {
 	Amount                 gw.Money
 	MaxOutput, OutputBound int64
 	Imposed                bool
+}
+
+// Priceable is implemented by Billers that explain why a model cannot be
+// priced: the error (invalid_request) is the caller's answer.
+type Priceable interface {
+	Priceable(vendor, model string) error
 }
 
 // OutputCap is implemented by Billers that know a model's maximum
@@ -296,6 +318,10 @@ type Exchange struct {
 	ImposedMaxOutput int64
 	cancel           context.CancelFunc
 	finished         bool
+	// renewAt is when KeepAlive next renews the hold; holdLost says a
+	// renewal found it already expired (its money may be spent).
+	renewAt  time.Time
+	holdLost bool
 }
 
 // OptimizeHeader is the x-gateway-optimize response value: "applied;
@@ -314,6 +340,16 @@ func (x *Exchange) Native() bool { return x.native }
 
 // Provider returns the vendor adapter.
 func (x *Exchange) Provider() gw.Provider { return x.provider }
+
+// BodyShape is the shape of the vendor body: the endpoint's on a native
+// route (OpenAI's Responses API beside its Chat Completions), else the
+// vendor's own.
+func (x *Exchange) BodyShape() gw.Shape {
+	if x.native {
+		return x.in.Endpoint
+	}
+	return x.provider.Shape()
+}
 
 // Inbound returns the request.
 func (x *Exchange) Inbound() *Inbound { return &x.in }
@@ -351,14 +387,23 @@ func (x *Exchange) begin(ctx context.Context) error {
 			return err
 		}
 	}
-	if g.cfg.Biller != nil && !g.cfg.Biller.Known(in.Vendor, in.Model) {
+	if pr, ok := g.cfg.Biller.(Priceable); ok {
+		if err := pr.Priceable(in.Vendor, in.Model); err != nil {
+			return err
+		}
+	} else if g.cfg.Biller != nil && !g.cfg.Biller.Known(in.Vendor, in.Model) {
 		return gw.Errorf(gw.CodeInvalidRequest, "model %q has no price on the rate card; GET /v1/models lists the priced models", in.Vendor+"/"+in.Model)
 	}
-	x.native = p.Shape() == in.Endpoint
+	x.native = gw.SpeaksNatively(p, in.Endpoint)
 	var err error
-	if x.native {
+	switch {
+	case x.native && in.Endpoint != p.Shape():
+		// The vendor serves this endpoint's shape beside its own (OpenAI
+		// Responses): the caller's bytes, model rewritten.
+		x.Body, err = p.(gw.ResponsesNative).PassThroughResponses(in.Body, in.Model)
+	case x.native:
 		x.Body, x.HideUsage, err = p.PassThrough(in.Body, in.Model, in.Stream)
-	} else {
+	default:
 		codec, ok := p.(gw.Codec)
 		if !ok || in.Canonical == nil {
 			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: fmt.Errorf("vendor %s cannot map from %s", in.Vendor, in.Endpoint)}
@@ -370,16 +415,8 @@ func (x *Exchange) begin(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if ck, ok := p.(CacheKeyer); ok && in.Principal != nil {
-		if x.Body, err = ck.SetCacheKey(x.Body, CacheKey(in.Principal.AccountID)); err != nil {
-			return err
-		}
-	}
-	if g.cfg.Optimizer != nil {
-		keyOff := in.Principal != nil && in.Principal.OptimizeOff
-		if x.Body, x.Optimized, err = g.cfg.Optimizer.Prepare(p.Shape(), x.Body, keyOff, in.Header); err != nil {
-			return err
-		}
+	if err := x.decorate(); err != nil {
+		return err
 	}
 
 	if oc, ok := g.cfg.Biller.(OutputCap); ok && in.MaxOutput > 0 {
@@ -426,7 +463,7 @@ func (x *Exchange) begin(ctx context.Context) error {
 // many output tokens the balance covers.
 func (x *Exchange) placeHold(ctx context.Context) error {
 	g, in := x.g, &x.in
-	lim, err := outlimit.Read(x.provider.Shape(), x.Body)
+	lim, err := outlimit.Read(x.BodyShape(), x.Body)
 	if err != nil {
 		return err
 	}
@@ -483,14 +520,69 @@ func (x *Exchange) tryHold(ctx context.Context, plan HoldPlan) error {
 		return &gw.Error{Code: gw.CodeInternal, Message: "could not reserve the request's cost", Err: err}
 	}
 	x.holdPlaced, x.hold, x.outputBound = true, plan.Amount, plan.OutputBound
+	x.renewAt = g.cfg.Now().Add(g.cfg.HoldTTL / 3)
 	return nil
 }
 
-// impose sets the vendor request's output limit to n tokens.
+// KeepAlive keeps the request's hold alive while it runs: the streaming
+// paths call it for every event. It costs a clock read; once a third of
+// HoldTTL has passed since the hold was placed or last renewed, it moves
+// the hold's expiry to a whole HoldTTL from now (one store write). A hold
+// that already expired (its request outlived a stalled renewal) is not
+// revived: the settle is bounded by what the balance covers then, and the
+// record says so.
+func (x *Exchange) KeepAlive(ctx context.Context) {
+	if !x.holdPlaced || x.finished || x.holdLost {
+		return
+	}
+	g := x.g
+	now := g.cfg.Now()
+	if now.Before(x.renewAt) {
+		return
+	}
+	r, ok := g.cfg.Store.(gw.HoldRenewer)
+	if !ok {
+		return
+	}
+	x.renewAt = now.Add(g.cfg.HoldTTL / 3)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	switch err := r.RenewHold(wctx, x.in.RequestID, now.Add(g.cfg.HoldTTL)); {
+	case errors.Is(err, gw.ErrNotFound):
+		x.holdLost = true
+	case err != nil:
+		// Tried again at the next event past a short back-off.
+		x.renewAt = now.Add(time.Second)
+		g.cfg.Logger.Warn("renew hold", "request_id", x.in.RequestID, "err", err)
+	}
+}
+
+// decorate adds to a freshly encoded vendor body the account's prompt-cache
+// key (where the vendor takes one) and the optimizer's directive (unless
+// it is off for this request).
+func (x *Exchange) decorate() error {
+	g, in, p := x.g, &x.in, x.provider
+	var err error
+	if ck, ok := p.(CacheKeyer); ok && in.Principal != nil {
+		if x.Body, err = ck.SetCacheKey(x.Body, CacheKey(in.Principal.AccountID)); err != nil {
+			return err
+		}
+	}
+	if g.cfg.Optimizer != nil {
+		keyOff := in.Principal != nil && in.Principal.OptimizeOff
+		if x.Body, x.Optimized, err = g.cfg.Optimizer.Prepare(x.BodyShape(), x.Body, keyOff, in.Header); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// impose sets the vendor request's output limit to n tokens. A mapped
+// body is encoded again, so it gets its cache key and directive again.
 func (x *Exchange) impose(n int64) error {
 	in := &x.in
 	if x.native {
-		b, err := outlimit.Set(x.provider.Shape(), in.Vendor, x.Body, n)
+		b, err := outlimit.Set(x.BodyShape(), in.Vendor, x.Body, n)
 		if err != nil {
 			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: err}
 		}
@@ -504,19 +596,28 @@ func (x *Exchange) impose(n int64) error {
 			return err
 		}
 		x.Body = b
+		if err := x.decorate(); err != nil {
+			return err
+		}
 	}
 	x.ImposedMaxOutput = n
 	return nil
 }
 
-// Call sends the request to the vendor while the guard checks it, and
-// returns only when both are done: the vendor's answer is never released
-// before the verdict. A flagged request cancels the vendor call and
-// returns request_blocked with an incident id (the incident is stored);
-// Finish must still be called. The returned body belongs to the caller,
-// and ctx's cancellation (the caller going away) aborts a stream; a
-// non-streaming call runs to its end so that it can be billed.
+// Call sends the request to the vendor once the guard's first stage has
+// judged it, and returns only when the vendor and any second stage are
+// done: the vendor's answer is never released before the verdict. A
+// request the first stage blocks is never sent; one the second stage
+// blocks has its vendor call cancelled. A block returns request_blocked
+// with an incident id (the incident is stored); Finish must still be
+// called. The returned body belongs to the caller, and ctx's
+// cancellation (the caller going away) aborts a stream; a non-streaming
+// call runs to its end so that it can be billed.
 func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
+	v, second, err := x.firstStage(ctx)
+	if v, blocked := x.judge(ctx, v, err); blocked {
+		return nil, x.block(ctx, v)
+	}
 	parent := ctx
 	if !x.in.Stream {
 		// A non-streaming answer is paid for upstream once the vendor
@@ -528,6 +629,9 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 	vctx, cancel := context.WithCancel(parent)
 	x.cancel = cancel
 	call := &gw.Call{RequestID: x.in.RequestID, Model: x.in.Model, Stream: x.in.Stream, Body: x.Body, Header: x.in.Header}
+	if bs := x.BodyShape(); bs != x.provider.Shape() {
+		call.Endpoint = bs
+	}
 
 	type sent struct {
 		up  *gw.Upstream
@@ -549,71 +653,83 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 		defer func() { <-counted }()
 	}
 
-	if v, blocked := x.verdict(ctx); blocked {
-		cancel()
-		if r := <-done; r.up != nil {
-			_ = r.up.Body.Close()
+	if second != nil {
+		if v, blocked := x.secondStage(ctx, second); blocked {
+			cancel()
+			if r := <-done; r.up != nil {
+				_ = r.up.Body.Close()
+			}
+			return nil, x.block(ctx, v)
 		}
-		return nil, x.block(ctx, v)
 	}
 	r := <-done
 	return r.up, r.err
 }
 
-// verdict waits for the guard. blocked is true when the request must not
-// go on.
-func (x *Exchange) verdict(ctx context.Context) (Verdict, bool) {
+// Screen runs the guard on a request that has no vendor call of its own
+// to guard beside (count_tokens): both stages, then the verdict. It
+// returns request_blocked (the incident stored) when the request must
+// not go on, and records nothing else: the caller's handler answers.
+// in.Text is the text the route read; in.Principal the caller.
+func (g *Gateway) Screen(ctx context.Context, in Inbound) error {
+	x := &Exchange{g: g, in: in, Guard: "off"}
+	v, second, err := x.firstStage(ctx)
+	v, blocked := x.judge(ctx, v, err)
+	if !blocked && second != nil {
+		v, blocked = x.secondStage(ctx, second)
+	}
+	if blocked {
+		return x.block(ctx, v)
+	}
+	return nil
+}
+
+// firstStage runs the guard's first stage, or the whole check of a guard
+// that has no stages, before anything is sent. second is the second
+// stage left to run, nil when the verdict is final.
+func (x *Exchange) firstStage(ctx context.Context) (Verdict, func(context.Context) (Verdict, error), error) {
 	g := x.g
 	if g.cfg.Guard == nil {
-		return Verdict{}, false
+		return Verdict{}, nil, nil
 	}
+	if x.in.Text != nil {
+		if sg, ok := g.cfg.Guard.(StagedGuard); ok {
+			return sg.CheckFirst(ctx, x.in.Principal, x.in.Text)
+		}
+		if tg, ok := g.cfg.Guard.(TextGuard); ok {
+			v, err := tg.CheckText(ctx, x.in.Principal, x.in.Text)
+			return v, nil, err
+		}
+	}
+	if pg, ok := g.cfg.Guard.(PrincipalGuard); ok {
+		v, err := pg.CheckFor(ctx, x.in.Principal, x.in.Endpoint, x.in.Body)
+		return v, nil, err
+	}
+	v, err := g.cfg.Guard.Check(ctx, x.in.Endpoint, x.in.Body)
+	return v, nil, err
+}
+
+// secondStage waits for the second stage, within GuardTimeout. blocked
+// is true when the request must not go on.
+func (x *Exchange) secondStage(ctx context.Context, second func(context.Context) (Verdict, error)) (Verdict, bool) {
+	gctx, cancel := context.WithTimeout(ctx, x.g.cfg.GuardTimeout)
+	defer cancel()
 	type res struct {
 		v   Verdict
 		err error
 	}
-	var r res
-	if tg, ok := g.cfg.Guard.(TextGuard); ok && x.in.Text != nil && textBytes(x.in.Text) <= inlineGuardBytes {
-		// A small prompt is scored right here, beside the vendor call
-		// already under way: no goroutine, no timer (its cost is a few
-		// windows, bounded by the guard itself).
-		r.v, r.err = tg.CheckText(ctx, x.in.Principal, x.in.Text)
-		return x.judge(ctx, r.v, r.err)
-	}
-	gctx, cancel := context.WithTimeout(ctx, g.cfg.GuardTimeout)
-	defer cancel()
 	ch := make(chan res, 1)
 	go func() {
-		var r res
-		switch tg, isText := g.cfg.Guard.(TextGuard); {
-		case isText && x.in.Text != nil:
-			r.v, r.err = tg.CheckText(gctx, x.in.Principal, x.in.Text)
-		default:
-			if pg, ok := g.cfg.Guard.(PrincipalGuard); ok {
-				r.v, r.err = pg.CheckFor(gctx, x.in.Principal, x.in.Endpoint, x.in.Body)
-			} else {
-				r.v, r.err = g.cfg.Guard.Check(gctx, x.in.Endpoint, x.in.Body)
-			}
-		}
-		ch <- r
+		v, err := second(gctx)
+		ch <- res{v, err}
 	}()
+	var r res
 	select {
 	case r = <-ch:
 	case <-gctx.Done():
 		r.err = gctx.Err()
 	}
 	return x.judge(ctx, r.v, r.err)
-}
-
-// inlineGuardBytes is the text size up to which the guard runs in the
-// request's goroutine.
-const inlineGuardBytes = 32 << 10
-
-func textBytes(t []gw.Text) int {
-	n := 0
-	for _, s := range t {
-		n += len(s.Text)
-	}
-	return n
 }
 
 // judge turns the guard's answer into the request's fate.
@@ -701,9 +817,12 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 }
 
 // withOptimizer returns u with OptimizerTokens set to the directive's
-// tokens when it was sent (never more than the prompt).
+// tokens when it was sent (never more than the prompt), and only to
+// vendor-reported usage: the gateway's own estimate of a prompt (no usage
+// reported) is read from the caller's body, which never held the
+// directive.
 func (x *Exchange) withOptimizer(u gw.Usage) gw.Usage {
-	if x.Optimized {
+	if x.Optimized && u.Reported {
 		u.OptimizerTokens = min(x.optTokens, u.PromptTokens())
 	}
 	return u
@@ -750,19 +869,14 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 			q.Note = "cost_missing"
 		}
 	}
-	if x.holdPlaced && q.Charge > x.hold {
-		// Whatever slipped past the bounds is capped at what was held:
-		// never an overdraft.
-		g.cfg.Logger.Warn("charge capped at the hold", "request_id", in.RequestID, "vendor", in.Vendor, "model", in.Model, "charge", q.Charge, "hold", x.hold)
-		q.Charge = x.hold
-		if !clamped {
-			r.UsageClamped = true
-			r.Note = joinNote(r.Note, NoteUsageClamped)
-		}
-		q.Note = joinNote(q.Note, "charge capped at the hold")
-	}
-	r.Cost, r.Charge = q.Cost, q.Charge
+	// A charge above the hold is settled in full when the balance covers
+	// it: the store debits at most the hold plus the available balance
+	// and records the rest as the operator's loss (never an overdraft).
+	r.Cost, r.Charge, r.DirectiveShare = q.Cost, q.Charge, q.DirectiveShare
 	r.Note = joinNote(r.Note, q.Note)
+	if x.holdLost {
+		r.Note = joinNote(r.Note, NoteHoldExpired)
+	}
 	if g.cfg.Limiter != nil {
 		if delta := o.Usage.TotalTokens() - x.estTokens; delta != 0 && o.Usage.Reported {
 			if err := g.cfg.Limiter.Adjust(wctx, in.Principal.KeyID, g.limitFor(in.Principal), delta); err != nil {
@@ -776,7 +890,12 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	err = g.cfg.Store.Settle(wctx, in.RequestID, r)
 	if errors.Is(err, gw.ErrNotFound) {
 		// The hold outlived HoldTTL and was swept; the request still
-		// happened, so charge it through a fresh zero hold.
+		// happened, so charge it through a fresh zero hold: the store
+		// debits at most what the balance covers now, the rest is the
+		// operator's loss.
+		if !x.holdLost {
+			r.Note = joinNote(r.Note, NoteHoldExpired)
+		}
 		if err = g.cfg.Store.PlaceHold(wctx, gw.Hold{ID: in.RequestID, AccountID: in.Principal.AccountID, KeyID: in.Principal.KeyID, ExpiresAt: g.cfg.Now().Add(time.Minute)}); err == nil {
 			err = g.cfg.Store.Settle(wctx, in.RequestID, r)
 		}
@@ -788,9 +907,13 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 }
 
 // NoteUsageClamped marks a record whose vendor-reported usage was beyond
-// what the request allowed (output above its limit, a charge above its
-// hold): the usage was clamped and the charge capped. Metrics count it.
+// what the request allowed (output above its limit, cache reads above
+// the prompt): the usage was clamped. Metrics count it.
 const NoteUsageClamped = "usage_clamped"
+
+// NoteHoldExpired marks a record whose hold expired before its settle
+// (the request outlived it without renewals: a stalled process).
+const NoteHoldExpired = "hold_expired"
 
 // ClampUsage bounds vendor-reported usage by what the request allowed:
 // output (reasoning included) at most outputBound when it is positive,

@@ -105,11 +105,13 @@ func okUpstream() *gw.Upstream {
 	return &gw.Upstream{Status: 200, Body: io.NopCloser(strings.NewReader("{}"))}
 }
 
-func TestBlockedRequestCancelsVendorAndChargesNothing(t *testing.T) {
-	var cancelled atomic.Bool
+// TestBlockedRequestNeverSentAndChargesNothing: the first stage judges
+// before the vendor gets the body, so a blocked request never reaches it.
+func TestBlockedRequestNeverSentAndChargesNothing(t *testing.T) {
+	var sent atomic.Int32
 	p := &provider{send: func(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
+		sent.Add(1)
 		<-ctx.Done() // a vendor still thinking
-		cancelled.Store(true)
 		return nil, ctx.Err()
 	}}
 	g := guardFunc(func(ctx context.Context, shape gw.Shape, body []byte) (proxy.Verdict, error) {
@@ -129,8 +131,8 @@ func TestBlockedRequestCancelsVendorAndChargesNothing(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != gw.CodeRequestBlocked || !strings.HasPrefix(e.IncidentID, "inc_") {
 		t.Fatalf("Call = %v, want request_blocked with an incident id", err)
 	}
-	if !cancelled.Load() {
-		t.Fatal("the vendor call was not cancelled")
+	if n := sent.Load(); n != 0 {
+		t.Fatalf("the vendor was sent a blocked request %d times", n)
 	}
 	if _, err := x.Finish(ctx, proxy.Outcome{Status: 403, Err: err}); err != nil {
 		t.Fatal(err)
@@ -279,4 +281,65 @@ func TestUnavailableVendorHoldsNothing(t *testing.T) {
 	if b := f.balance(t); b.Held != 0 {
 		t.Fatalf("money held for a call that cannot be made: %+v", b)
 	}
+}
+
+// stagedGuard is a StagedGuard whose first stage returns first and
+// whose second stage, when set, runs beside the vendor call.
+type stagedGuard struct {
+	first  proxy.Verdict
+	second func(context.Context) (proxy.Verdict, error)
+}
+
+func (s *stagedGuard) Check(ctx context.Context, shape gw.Shape, body []byte) (proxy.Verdict, error) {
+	return s.first, nil
+}
+
+func (s *stagedGuard) CheckText(ctx context.Context, p *gw.Principal, text []gw.Text) (proxy.Verdict, error) {
+	return s.first, nil
+}
+
+func (s *stagedGuard) CheckFirst(ctx context.Context, p *gw.Principal, text []gw.Text) (proxy.Verdict, func(context.Context) (proxy.Verdict, error), error) {
+	return s.first, s.second, nil
+}
+
+// TestSecondStageRunsBesideTheVendor: a grey first verdict sends the
+// body while the second stage judges; its block cancels the vendor call.
+// A first-stage block never sends.
+func TestSecondStageRunsBesideTheVendor(t *testing.T) {
+	var sent atomic.Int32
+	started := make(chan struct{}, 1)
+	p := &provider{send: func(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
+		sent.Add(1)
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	sg := &stagedGuard{first: proxy.Verdict{Kind: "injection", Score: 0.8, Note: "grey"}}
+	sg.second = func(ctx context.Context) (proxy.Verdict, error) {
+		<-started // the vendor already has the body
+		return proxy.Verdict{Flagged: true, Kind: "injection", Score: 0.8, Reason: "second stage", Excerpt: "x"}, nil
+	}
+	f := newFixture(t, p, sg, nil, gw.USD)
+	ctx := context.Background()
+	in := f.inbound("req_grey")
+	in.Text = []gw.Text{{Source: gw.TextUser, Text: "grey text"}}
+	x, err := f.gw.Begin(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Call(ctx); gw.ErrorCode(err) != gw.CodeRequestBlocked || sent.Load() != 1 {
+		t.Fatalf("Call = %v after %d sends; want request_blocked after one", err, sent.Load())
+	}
+	x.Finish(ctx, proxy.Outcome{Status: 403, Err: err})
+
+	sg.first, sg.second = proxy.Verdict{Flagged: true, Kind: "extraction", Score: 0.99, Excerpt: "x"}, nil
+	in = f.inbound("req_first")
+	in.Text = []gw.Text{{Source: gw.TextUser, Text: "attack"}}
+	if x, err = f.gw.Begin(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Call(ctx); gw.ErrorCode(err) != gw.CodeRequestBlocked || sent.Load() != 1 {
+		t.Fatalf("Call = %v, %d sends in all; want request_blocked with no second send", err, sent.Load())
+	}
+	x.Finish(ctx, proxy.Outcome{Status: 403, Err: err})
 }

@@ -11,8 +11,12 @@ import (
 
 // errorObject is error in the envelope.
 type errorObject struct {
-	Type       gw.Code       `json:"type"`
-	Message    string        `json:"message"`
+	Type    gw.Code `json:"type"`
+	Message string  `json:"message"`
+	// Code and Param are the Responses shape's (OpenAI's error.code,
+	// error.param): the finer reason when there is one, else the type.
+	Code       *string       `json:"code,omitempty"`
+	Param      *string       `json:"param,omitempty"`
 	RequestID  string        `json:"request_id"`
 	IncidentID string        `json:"incident_id,omitempty"`
 	Details    *errorDetails `json:"details,omitempty"`
@@ -40,6 +44,13 @@ func errorBody(shape gw.Shape, rid string, e *gw.Error) []byte {
 	obj := errorObject{Type: e.Code, Message: e.Message, RequestID: rid, IncidentID: e.IncidentID}
 	if e.ErrorCode != "" {
 		obj.Details = &errorDetails{ErrorCode: e.ErrorCode}
+	}
+	if shape == gw.ShapeR {
+		code := string(e.Code)
+		if e.ErrorCode != "" {
+			code = e.ErrorCode
+		}
+		obj.Code = &code
 	}
 	var v any = envelopeC{Error: obj}
 	if shape == gw.ShapeM {

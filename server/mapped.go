@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 
@@ -10,13 +11,17 @@ import (
 	"github.com/gwlabs/gateway/proxy"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
 	openaishape "github.com/gwlabs/gateway/shape/openai"
+	"github.com/gwlabs/gateway/shape/responses"
 )
 
 // encoder writes canonical stream events in the endpoint's shape.
 type encoder interface{ Encode(ev gw.Event) error }
 
-func (s *Server) newEncoder(w io.Writer, in *proxy.Inbound) encoder {
+func (s *Server) newEncoder(w io.Writer, in *proxy.Inbound, rt *rturn) encoder {
 	created := in.Received.Unix()
+	if in.Endpoint == gw.ShapeR {
+		return responses.NewStreamEncoder(w, rt.meta(in))
+	}
 	if in.Endpoint == gw.ShapeM {
 		return anthropicshape.NewStreamEncoder(w, anthropicshape.ResponseMeta{ID: in.RequestID, Model: in.Model, Created: created})
 	}
@@ -24,8 +29,11 @@ func (s *Server) newEncoder(w io.Writer, in *proxy.Inbound) encoder {
 	return openaishape.NewStreamEncoder(w, openaishape.ResponseMeta{ID: "chatcmpl_" + id.Random(in.RequestID), Model: in.Model, Created: created}, include)
 }
 
-func encodeResponse(in *proxy.Inbound, resp *gw.Response) ([]byte, error) {
+func encodeResponse(in *proxy.Inbound, resp *gw.Response, rt *rturn) ([]byte, error) {
 	created := in.Received.Unix()
+	if in.Endpoint == gw.ShapeR {
+		return responses.EncodeResponse(resp, rt.meta(in))
+	}
 	if in.Endpoint == gw.ShapeM {
 		return anthropicshape.EncodeResponse(resp, anthropicshape.ResponseMeta{ID: in.RequestID, Model: in.Model, Created: created})
 	}
@@ -35,11 +43,11 @@ func encodeResponse(in *proxy.Inbound, resp *gw.Response) ([]byte, error) {
 // mapped answers in the endpoint's shape from a vendor that speaks
 // another: the vendor's answer is decoded to the canonical form and
 // encoded again.
-func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream, turn *convstate.Turn) {
+func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream, turn *convstate.Turn, rt *rturn) {
 	codec, _ := x.Provider().(gw.Codec)
 	in := x.Inbound()
 	if in.Stream {
-		s.mappedStream(w, r, x, codec.DecodeStream(&lineLimit{ReadCloser: up.Body, vendor: in.Vendor, max: s.cfg.MaxEventBytes}), turn)
+		s.mappedStream(w, r, x, codec.DecodeStream(&lineLimit{ReadCloser: up.Body, vendor: in.Vendor, max: s.cfg.MaxEventBytes}), turn, rt)
 		return
 	}
 	defer up.Body.Close()
@@ -60,7 +68,15 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 		c.Content = convstate.DropCarriers(resp.Content)
 		shown = &c
 	}
-	out, err := encodeResponse(in, shown)
+	var robj *responses.Object
+	var out []byte
+	if rt != nil {
+		if robj, err = responses.Build(shown, rt.meta(in)); err == nil {
+			out, err = json.Marshal(robj)
+		}
+	} else {
+		out, err = encodeResponse(in, shown, rt)
+	}
 	if err != nil {
 		s.upstreamBroke(w, r.Context(), x, err)
 		return
@@ -82,6 +98,9 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 	if s.wantsAnswer(in, turn) {
 		s.keepAnswer(r.Context(), in, turn, resp.Content)
 	}
+	if robj != nil {
+		s.keepResponse(r.Context(), in, rt, resp.Content, robj)
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set(HeaderCharge, charge.CentsString())
@@ -91,13 +110,13 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 
 // mappedStream decodes the vendor's stream into canonical events and
 // encodes each one in the endpoint's shape as it arrives.
-func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, es gw.EventStream, turn *convstate.Turn) {
+func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, es gw.EventStream, turn *convstate.Turn, rt *rturn) {
 	defer es.Close()
 	in := x.Inbound()
 	ctx := r.Context()
 	fw := s.startStream(w, nil)
 	ttfb := s.cfg.Now().Sub(in.Received)
-	enc := s.newEncoder(fw, in)
+	enc := s.newEncoder(fw, in, rt)
 	if s.dropsCarriers(in) {
 		enc = convstate.NewCarrierFilter(enc)
 	}
@@ -110,14 +129,20 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 		clientGone bool
 		answer     *assembler
 	)
-	if s.wantsAnswer(in, turn) {
+	if s.wantsAnswer(in, turn) || rt != nil {
 		answer = &assembler{}
+	}
+	if re, ok := enc.(*responses.StreamEncoder); ok {
+		// The response is kept before the caller sees its end, so that
+		// a next turn sent at once finds it.
+		re.OnFinal = func(o *responses.Object) { s.keepResponse(ctx, in, rt, answer.content, o) }
 	}
 	for {
 		ev, err := es.Recv()
 		if err == io.EOF {
 			break
 		}
+		x.KeepAlive(ctx)
 		if cutByShutdown(ctx) {
 			// The decoder reports the cut as a vendor error; it is not.
 			break
@@ -152,7 +177,7 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 		case gw.EventFinish:
 			finished = true
 			mergeEventUsage(&usage, ev)
-			if answer != nil {
+			if answer != nil && s.wantsAnswer(in, turn) {
 				// Kept before the client sees the end of the
 				// answer, so that its next turn finds it.
 				s.keepAnswer(ctx, in, turn, answer.content)

@@ -12,6 +12,7 @@ import (
 	"github.com/gwlabs/gateway/proxy"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
 	openaishape "github.com/gwlabs/gateway/shape/openai"
+	"github.com/gwlabs/gateway/shape/responses"
 	"github.com/gwlabs/gateway/sse"
 )
 
@@ -31,9 +32,16 @@ type cMeter struct{ *openaishape.Meter }
 
 func (m cMeter) observe(ev *sse.Event) bool { return m.Observe(ev) }
 
+type rMeter struct{ *responses.Meter }
+
+func (m rMeter) observe(ev *sse.Event) bool { m.Observe(ev); return false }
+
 func newMeter(shape gw.Shape, vendor string, hideUsage bool) meter {
 	if shape == gw.ShapeM {
 		return mMeter{anthropicshape.NewMeter()}
+	}
+	if shape == gw.ShapeR {
+		return rMeter{responses.NewMeter(vendor)}
 	}
 	m := openaishape.NewMeter(hideUsage)
 	m.SetVendor(vendor)
@@ -81,9 +89,12 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		body = n.NormalizeBody(body)
 	}
 	var u gw.Usage
-	if in.Endpoint == gw.ShapeM {
+	switch in.Endpoint {
+	case gw.ShapeM:
 		u, err = anthropicshape.UsageFromBody(body)
-	} else {
+	case gw.ShapeR:
+		u, err = responses.UsageFromBody(body)
+	default:
 		u, err = openaishape.UsageFromBody(body)
 	}
 	if err != nil {
@@ -109,6 +120,9 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 	if c := s.relayCollector(in); c != nil {
 		c.Body(body)
 		s.keepRelayed(r.Context(), in, c)
+	}
+	if in.Endpoint == gw.ShapeR {
+		s.markOwner(r.Context(), in, responses.IDFromBody(body))
 	}
 	h := w.Header()
 	h.Set("Content-Type", contentType(up, "application/json"))
@@ -169,9 +183,12 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		fix = n.NormalizeStream()
 	}
 	var events, text int64
-	clientGone := false
+	clientGone, ownerMarked := false, false
 	collect := s.relayCollector(in)
 	for rd.Next() {
+		// The hold lives as long as the stream (a clock read per event,
+		// a store write per third of the hold's life).
+		x.KeepAlive(ctx)
 		ev := rd.Event()
 		if collect != nil && ev.Data != nil {
 			if string(ev.Data) == "[DONE]" {
@@ -185,6 +202,12 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		}
 		if m.observe(&ev) {
 			continue
+		}
+		if rm, ok := m.(rMeter); ok && !ownerMarked && (rm.Done() || rm.Err() != nil) {
+			// Marked before the caller sees the end, so that a next
+			// turn sent at once finds it.
+			ownerMarked = true
+			s.markOwner(ctx, in, rm.ID())
 		}
 		raw := ev.Raw
 		if ev.Data != nil {
@@ -308,6 +331,10 @@ func streamBreak(vendor string, err error) *gw.Error {
 // writeStreamError sends the shape's own in-stream error: an error event
 // on M, an error chunk then [DONE] on C.
 func writeStreamError(w io.Writer, shape gw.Shape, rid string, e *gw.Error) {
+	if shape == gw.ShapeR {
+		_, _ = w.Write(responses.ErrorEvent(-1, e, rid))
+		return
+	}
 	if shape == gw.ShapeM {
 		_, _ = w.Write(anthropicshape.ErrorEvent(rid, e))
 		return

@@ -43,6 +43,7 @@ import (
 	"github.com/gwlabs/gateway/route"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
 	openaishape "github.com/gwlabs/gateway/shape/openai"
+	"github.com/gwlabs/gateway/shape/responses"
 )
 
 // Header names the gateway sets.
@@ -115,6 +116,10 @@ type Server struct {
 	// loaded on first use.
 	o200kOnce  sync.Once
 	o200kCodec *codec.Codec
+	// seal seals reasoning state into Responses encrypted_content,
+	// made on first use (sealer).
+	sealMu sync.Mutex
+	seal   *responses.Sealer
 }
 
 // ErrShutdown is the cause with which a request's context is cancelled
@@ -185,6 +190,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.chat(w, r, gw.ShapeM)
 	case p == "/v1/chat/completions":
 		s.chat(w, r, gw.ShapeC)
+	case p == "/v1/responses" && websocketUpgrade(r):
+		s.refuseUpgrade(w)
+	case p == "/v1/responses":
+		s.chat(w, r, gw.ShapeR)
+	case p == "/v1/responses/input_tokens":
+		if allow(w, r, s.cfg.Now(), http.MethodPost) {
+			s.countResponseTokens(w, r)
+		}
+	case strings.HasPrefix(p, "/v1/responses/"):
+		s.responseByID(w, r)
 	case (p == "/v1/models" || strings.HasPrefix(p, "/v1/models/")) && s.cfg.Catalog != nil:
 		if allow(w, r, s.cfg.Now(), http.MethodGet) {
 			s.models(w, r)
@@ -214,6 +229,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(HeaderRequestID, rid)
 		writeError(w, gw.ShapeC, rid, gw.Errorf(gw.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	}
+}
+
+// websocketUpgrade reports whether r asks to switch to WebSocket.
+func websocketUpgrade(r *http.Request) bool {
+	for _, v := range r.Header.Values("Upgrade") {
+		for _, p := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(p), "websocket") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refuseUpgrade answers a WebSocket upgrade on /v1/responses (Codex's
+// Responses WebSocket transport, which the gateway does not serve) with
+// 426 Upgrade Required in R's error shape: on 426 Codex falls back to
+// HTTP at once, where a 405 costs it a second attempt and a 400 fails
+// the turn.
+func (s *Server) refuseUpgrade(w http.ResponseWriter) {
+	rid := id.New("req_", s.cfg.Now())
+	h := w.Header()
+	h.Set(HeaderRequestID, rid)
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUpgradeRequired)
+	_, _ = w.Write(errorBody(gw.ShapeR, rid, gw.Errorf(gw.CodeMethodNotAllowed, "WebSocket mode is not served on /v1/responses; POST with \"stream\": true instead")))
 }
 
 // allow answers 405 for other methods.
@@ -262,12 +303,22 @@ type parsed struct {
 	stream    bool
 	maxOutput int64
 	text      []gw.Text
+	// r is the parsed Responses request (shape R).
+	r *responses.Request
 }
 
 // parseEnvelope validates the body and reads it, once, for routing, hold
 // sizing and the guard (see the reqbody package: keys are read as the
-// vendors read them, and what the guard cannot read is refused here).
+// vendors read them, and what the guard cannot read is refused here; a
+// Responses body is read by its shape package, as strictly).
 func parseEnvelope(shape gw.Shape, body []byte) (parsed, error) {
+	if shape == gw.ShapeR {
+		r, err := responses.Parse(body)
+		if err != nil {
+			return parsed{}, err
+		}
+		return parsed{model: r.Model, stream: r.Stream, maxOutput: r.MaxOutput, text: r.Text, r: r}, nil
+	}
 	b, err := reqbody.Parse(shape, body)
 	if err != nil {
 		return parsed{}, err
@@ -405,7 +456,17 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		fail(err)
 		return
 	}
-	if p.Shape() != shape {
+	var rt *rturn
+	switch {
+	case shape == gw.ShapeR:
+		// Mapped: the kept conversation and the input become
+		// in.Canonical; native: the caller's bytes go to OpenAI.
+		if rt, err = s.openResponses(ctx, &in, env.r, p); err != nil {
+			gwy.Refuse(ctx, in, err)
+			fail(err)
+			return
+		}
+	case p.Shape() != shape:
 		in.Canonical, err = decodeRequest(shape, body)
 		if err != nil {
 			gwy.Refuse(ctx, in, err)
@@ -436,6 +497,9 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	if in.Canonical != nil && len(in.Canonical.Dropped) > 0 {
 		h.Set(HeaderDropped, strings.Join(in.Canonical.Dropped, ","))
 	}
+	if rt != nil && !rt.native && len(rt.req.HostedTools) > 0 {
+		h.Set(HeaderDroppedTools, strings.Join(rt.req.HostedTools, ","))
+	}
 	up, err := x.Call(ctx)
 	if err != nil {
 		e := gw.AsError(err)
@@ -451,7 +515,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	if x.Native() {
 		s.relay(w, r, x, up)
 	} else {
-		s.mapped(w, r, x, up, turn)
+		s.mapped(w, r, x, up, turn, rt)
 	}
 }
 

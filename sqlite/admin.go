@@ -100,6 +100,7 @@ func (db *DB) TopUpRef(ctx context.Context, accountID string, amount gw.Money, r
 	if err := tx.Commit(); err != nil {
 		return e, false, fmt.Errorf("top up: %w", err)
 	}
+	db.toppedUp(accountID)
 	return gw.LedgerEntry{ID: id, AccountID: accountID, Amount: amount, Reference: reference, Note: note, CreatedAt: now}, false, nil
 }
 
@@ -170,4 +171,15 @@ func (db *DB) SetKeyModels(ctx context.Context, id string, models []string) erro
 		return fmt.Errorf("set key models %q: %w", id, gw.ErrNotFound)
 	}
 	return nil
+}
+
+// KeyGeneration is a counter that every change to a key or a guard
+// policy bumps (migration 0011's triggers): a cache of keys polls it to
+// learn that it is stale.
+func (db *DB) KeyGeneration(ctx context.Context) (int64, error) {
+	var gen int64
+	if err := db.r.QueryRowContext(ctx, `SELECT gen FROM key_generation WHERE id = 1`).Scan(&gen); err != nil {
+		return 0, fmt.Errorf("key generation: %w", err)
+	}
+	return gen, nil
 }

@@ -22,8 +22,24 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
+	// Balances load before the batch writes anything, so that what they
+	// read is what the book's earlier batches already applied.
 	for i, o := range ops {
-		err := db.applyOne(ctx, tx, o)
+		if o.Kind == groupcommit.Load {
+			results[i] = db.loadBalance(ctx, tx, o.ID)
+		}
+	}
+	// The live holds finished earlier in this batch, per account: their
+	// charges are in the transaction, their holds still in the book.
+	var done map[string]int64
+	if db.book != nil {
+		done = map[string]int64{}
+	}
+	for i, o := range ops {
+		if o.Kind == groupcommit.Load {
+			continue
+		}
+		err := db.applyOne(ctx, tx, o, done)
 		if err != nil && !groupcommit.Clean(err) {
 			return err
 		}
@@ -32,10 +48,24 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	if db.book != nil {
+		for i, o := range ops {
+			if results[i] == nil && (o.Kind == groupcommit.Settle || o.Kind == groupcommit.Release) {
+				var charge int64
+				if o.Kind == groupcommit.Settle && o.Rec != nil {
+					charge = int64(o.Rec.Charge)
+				}
+				db.book.finish(o.ID, charge)
+			}
+		}
+	}
 	return nil
 }
 
-func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op) error {
+func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, done map[string]int64) error {
+	if db.book != nil && (o.Kind == groupcommit.Settle || o.Kind == groupcommit.Release) {
+		return db.finishMem(ctx, tx, o, done)
+	}
 	switch o.Kind {
 	case groupcommit.Hold:
 		return db.placeHold(ctx, tx, o.Hold)
@@ -51,33 +81,85 @@ func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op) error
 		}
 		var charge int64
 		if o.Kind == groupcommit.Settle && o.Rec != nil {
-			charge = int64(o.Rec.Charge)
+			// Never more than the hold plus what the balance covers now
+			// (its balance less the account's other live holds): the
+			// rest is the operator's loss.
+			var covers int64
+			if err := tx.StmtContext(ctx, db.ps.settleCovers).QueryRowContext(ctx, amount, account, micros(db.now())).Scan(&covers); err != nil {
+				return err
+			}
+			bounded := settleBound(o.Rec, covers)
+			charge = int64(bounded)
 		}
 		// One update frees the hold from the running total and debits
 		// the charge.
 		if _, err := tx.StmtContext(ctx, db.ps.finish).ExecContext(ctx, amount, charge, account); err != nil {
 			return err
 		}
-		if o.Rec == nil {
-			return nil
-		}
-		if o.Rec.AccountID == "" {
-			o.Rec.AccountID = account
-		}
-		if o.Rec.KeyID == "" {
-			o.Rec.KeyID = key
-		}
-		if charge > 0 {
-			if _, err := tx.StmtContext(ctx, db.ps.ledgerCharge).ExecContext(ctx,
-				account, -int64(o.Rec.Charge), o.Rec.RequestID, "charge", micros(db.now())); err != nil {
-				return err
-			}
-		}
-		return db.insertRecord(ctx, tx, o.Rec)
+		return db.writeCharge(ctx, tx, o, account, key, charge)
 	case groupcommit.Log:
 		return db.insertRecord(ctx, tx, o.Rec)
 	}
 	return fmt.Errorf("unknown op %d", o.Kind)
+}
+
+// finishMem settles or releases a hold kept in memory (the book removes
+// it once the transaction committed): the charge, its ledger entry and
+// the record, and nothing for the hold itself.
+func (db *DB) finishMem(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, done map[string]int64) error {
+	var charge int64
+	acct := o.Hold.AccountID
+	now := db.now()
+	others, own := db.book.liveOthers(acct, o.ID, now)
+	if o.Kind == groupcommit.Settle && o.Rec != nil {
+		// Never more than the hold plus what the balance covers now (its
+		// committed balance, this batch's earlier charges included, less
+		// the account's other live holds): the rest is the operator's
+		// loss.
+		var bal int64
+		if err := tx.StmtContext(ctx, db.ps.balanceOf).QueryRowContext(ctx, acct).Scan(&bal); err != nil {
+			return err
+		}
+		charge = int64(settleBound(o.Rec, bal-(others-done[acct])))
+	}
+	done[acct] += own
+	if charge > 0 {
+		if _, err := tx.StmtContext(ctx, db.ps.charge).ExecContext(ctx, charge, o.Hold.AccountID); err != nil {
+			return err
+		}
+	}
+	return db.writeCharge(ctx, tx, o, o.Hold.AccountID, o.Hold.KeyID, charge)
+}
+
+// writeCharge writes a finished hold's ledger entry (for a charge) and
+// record (when there is one).
+func (db *DB) writeCharge(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, account, key string, charge int64) error {
+	if o.Rec == nil {
+		return nil
+	}
+	if o.Rec.AccountID == "" {
+		o.Rec.AccountID = account
+	}
+	if o.Rec.KeyID == "" {
+		o.Rec.KeyID = key
+	}
+	if charge > 0 {
+		if _, err := tx.StmtContext(ctx, db.ps.ledgerCharge).ExecContext(ctx,
+			account, -charge, o.Rec.RequestID, "charge", micros(db.now())); err != nil {
+			return err
+		}
+	}
+	return db.insertRecord(ctx, tx, o.Rec)
+}
+
+// loadBalance reads the account's committed balance into the book.
+func (db *DB) loadBalance(ctx context.Context, tx *sql.Tx, id string) error {
+	var bal int64
+	if err := tx.StmtContext(ctx, db.ps.balanceOf).QueryRowContext(ctx, id).Scan(&bal); err != nil {
+		return fmt.Errorf("account %q: %w", id, notFound(err))
+	}
+	db.book.loaded(id, bal)
+	return nil
 }
 
 // placeHold checks the account's available balance and inserts the hold.
@@ -110,6 +192,21 @@ func (db *DB) placeHold(ctx context.Context, tx *sql.Tx, h gw.Hold) error {
 	return err
 }
 
+// settleBound caps r.Charge at covers (the hold plus the available
+// balance, never below zero), moves the rest to r.Loss with its note, and
+// returns the charge to debit.
+func settleBound(r *gw.Record, covers int64) gw.Money {
+	covers = max(covers, 0)
+	if int64(r.Charge) <= covers {
+		return r.Charge
+	}
+	short := r.Charge - gw.Money(covers)
+	r.Loss += short
+	r.Charge = gw.Money(covers)
+	r.Note = gw.JoinNote(r.Note, fmt.Sprintf("%s: the charge exceeded the hold and the available balance by %d", gw.NoteOperatorLoss, short))
+	return r.Charge
+}
+
 // insufficient is the caller-facing refusal of a hold.
 func insufficient(need, avail gw.Money) *gw.Error {
 	return &gw.Error{
@@ -132,6 +229,7 @@ func (db *DB) insertRecord(ctx context.Context, tx *sql.Tx, r *gw.Record) error 
 // holds that connection, so none can be prepared during one).
 type prepared struct {
 	deleteHold, finish, ledgerCharge, holdCheck, insertHold, addHeld, insertRecord *sql.Stmt // on w
+	charge, balanceOf, settleCovers                                                *sql.Stmt // on w
 	keyByHash                                                                      *sql.Stmt // on r
 	all                                                                            []*sql.Stmt
 }
@@ -144,7 +242,11 @@ func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
 		q   string
 	}{
 		{w, &ps.deleteHold, `DELETE FROM holds WHERE id = ? RETURNING account_id, key_id, amount`},
+		{w, &ps.settleCovers, `SELECT balance - (held - ?1 - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = ?2 AND expires_at <= ?3))
+		FROM accounts WHERE id = ?2`},
 		{w, &ps.finish, `UPDATE accounts SET held = held - ?1, charged = charged + ?2, balance = balance - ?2 WHERE id = ?3`},
+		{w, &ps.charge, `UPDATE accounts SET charged = charged + ?1, balance = balance - ?1 WHERE id = ?2`},
+		{w, &ps.balanceOf, `SELECT balance FROM accounts WHERE id = ?`},
 		{w, &ps.ledgerCharge, `INSERT INTO ledger (account_id, amount, request_id, note, created_at) VALUES (?, ?, ?, ?, ?)`},
 		{w, &ps.holdCheck, `SELECT a.balance,
 		a.held - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id AND expires_at <= ?),
@@ -153,7 +255,7 @@ func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
 		{w, &ps.insertHold, `INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
 		{w, &ps.addHeld, `UPDATE accounts SET held = held + ?1 WHERE id = ?2`},
 		{w, &ps.insertRecord, `INSERT INTO records (` + recordColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{r, &ps.keyByHash, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at, k.optimize_off, k.models
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`},
 	} {

@@ -148,3 +148,69 @@ func mustKeys(t *testing.T, s gw.Store) []gw.Key {
 	}
 	return keys
 }
+
+// generationStore is a store that counts changes to keys and guard
+// policies, for the key caches of running instances.
+type generationStore interface {
+	AdminStore
+	gw.GuardStore
+	KeyGeneration(ctx context.Context) (int64, error)
+}
+
+// testKeyGeneration: every change to a key (revocation, end, allow list,
+// optimization switch) or to a guard policy moves the generation;
+// reading does not; a key with an end reports it in its principal.
+func testKeyGeneration(t *testing.T, s gw.Store) {
+	gs, ok := s.(generationStore)
+	if !ok {
+		t.Fatalf("%T does not count key changes", s)
+	}
+	ctx := t.Context()
+	a := account(t, s, "gen", 0)
+	k := &gw.Key{ID: "key_gen", AccountID: a.ID, Hint: "gwk_Gen…", CreatedAt: time.Now().UTC()}
+	if err := s.CreateKey(ctx, k, hash("gen-secret")); err != nil {
+		t.Fatal(err)
+	}
+	gen := func() int64 {
+		t.Helper()
+		g, err := gs.KeyGeneration(ctx)
+		if err != nil {
+			t.Fatalf("KeyGeneration: %v", err)
+		}
+		return g
+	}
+	last := gen()
+	if _, err := s.KeyByHash(ctx, hash("gen-secret")); err != nil {
+		t.Fatal(err)
+	}
+	if g := gen(); g != last {
+		t.Fatalf("a read moved the generation: %d -> %d", last, g)
+	}
+	end := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	for _, c := range []struct {
+		name   string
+		change func() error
+	}{
+		{"SetKeyModels", func() error { return gs.SetKeyModels(ctx, k.ID, []string{"openai/*"}) }},
+		{"SetKeyOptimize", func() error { return gs.SetKeyOptimize(ctx, k.ID, true) }},
+		{"SetGuardPolicy(key)", func() error { return gs.SetGuardPolicy(ctx, "key", k.ID, gw.GuardPolicy{Mode: gw.GuardMonitor}) }},
+		{"SetGuardPolicy(account)", func() error { return gs.SetGuardPolicy(ctx, "account", a.ID, gw.GuardPolicy{Mode: gw.GuardOff}) }},
+		{"EndKeyAt", func() error { return gs.EndKeyAt(ctx, k.ID, end) }},
+		{"RevokeKey", func() error { return s.RevokeKey(ctx, k.ID) }},
+	} {
+		if err := c.change(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		g := gen()
+		if g == last {
+			t.Errorf("%s did not move the generation", c.name)
+		}
+		last = g
+		if c.name == "EndKeyAt" {
+			p, err := s.KeyByHash(ctx, hash("gen-secret"))
+			if err != nil || !p.EndsAt.Equal(end) {
+				t.Errorf("a key ending at %v: principal %+v, %v", end, p, err)
+			}
+		}
+	}
+}

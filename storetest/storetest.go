@@ -45,6 +45,9 @@ func Run(t *testing.T, open func(t *testing.T) gw.Store) {
 		{"SettleChargesExactlyOnce", testSettle},
 		{"ReleaseFreesExactlyOnce", testRelease},
 		{"SettleAboveHoldRecordsRealCharge", testSettleAboveHold},
+		{"SettleBoundedByAvailable", testSettleBoundedByAvailable},
+		{"RenewHoldKeepsItAlive", testRenewHold},
+		{"NeverBelowZero", testNeverBelowZero},
 		{"ExpiredHoldsDoNotCountAndAreSwept", testExpiredHolds},
 		{"HeldIsOpenUnexpiredHolds", testHeldIsOpenUnexpiredHolds},
 		{"ConcurrentHoldsNeverOvercommit", testConcurrentHolds},
@@ -54,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) gw.Store) {
 		{"IncidentsNewestFirst", testIncidents},
 		{"SpendSumsChargesSince", testSpend},
 		{"AdminAccountsLedgerAndKeyEnds", testAdmin},
+		{"KeyGenerationMovesOnEveryKeyChange", testKeyGeneration},
 		{"ClosedStoreRefusesCalls", testClosed},
 	}
 	for _, tt := range tests {
@@ -836,7 +840,7 @@ func BenchmarkSettle(b *testing.B, s gw.Store) {
 	var seq atomic.Int64
 	at := time.Now()
 	b.SetParallelism(16)
-	b.ResetTimer()
+	cpu := startCPU(b)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			id := fmt.Sprintf("req_%012d", seq.Add(1))
@@ -850,7 +854,7 @@ func BenchmarkSettle(b *testing.B, s gw.Store) {
 			}
 		}
 	})
-	b.StopTimer()
+	cpu.report()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "settles/s")
 }
 

@@ -29,7 +29,7 @@ func withStore(rc *runCtx, f func(gw.Store) error) error {
 
 // withStoreCfg opens cfg's store for f.
 func withStoreCfg(ctx context.Context, cfg Config, f func(gw.Store) error) error {
-	st, err := openStore(ctx, cfg.DatabaseURL)
+	st, err := openStore(ctx, cfg.DatabaseURL, false)
 	if err != nil {
 		return err
 	}
@@ -121,20 +121,21 @@ func withService(rc *runCtx, f func(admin.Service) error) error {
 type keysCmd struct {
 	Create keysCreateCmd `cmd:"" help:"Issue a key (the secret is shown once)."`
 	List   keysListCmd   `cmd:"" help:"List keys, newest first, with their use and spend."`
+	Show   keysShowCmd   `cmd:"" help:"Show one key with its use, spend and guard policy."`
 	Rotate keysRotateCmd `cmd:"" help:"Issue a new secret for a key; the old one keeps working for a grace period."`
 	Update keysUpdateCmd `cmd:"" help:"Change a key's settings."`
 	Revoke keysRevokeCmd `cmd:"" help:"Revoke a key at once."`
 }
 
 type keysCreateCmd struct {
-	Account    string        `default:"default" help:"Account name or id; created when new (and said so)."`
-	Name       string        `help:"A label for the key."`
-	BalanceUSD usd           `name:"balance-usd" default:"0" help:"Top the account up by this many US dollars first."`
-	RPM        int64         `name:"rpm" help:"This key's requests per minute (0: the configured default)."`
-	TPM        int64         `name:"tpm" help:"This key's tokens per minute (0: the configured default)."`
-	ExpiresIn  time.Duration `name:"expires-in" help:"End the key after this long (e.g. 720h; 0: never)."`
-	Optimize   string        `enum:"on,off" default:"on" help:"The optimization layer for this key's requests: on or off."`
-	Models     []string      `sep:"," placeholder:"LIST" help:"The only models the key may call, comma-separated: prefixed ids (openai/gpt-6-sol) or patterns ending in * (openai/*); default every model."`
+	Account    string   `required:"" help:"Account name or id; created when new (and said so)."`
+	Name       string   `help:"A label for the key."`
+	BalanceUSD usd      `name:"balance-usd" default:"0" help:"Top the account up by this many US dollars first."`
+	RPM        int64    `name:"rpm" help:"This key's requests per minute (0: the configured default)."`
+	TPM        int64    `name:"tpm" help:"This key's tokens per minute (0: the configured default)."`
+	ExpiresIn  duration `name:"expires-in" placeholder:"D" help:"End the key after this long (e.g. 30d, 2w, 12h; 0: never)."`
+	Optimize   string   `enum:"on,off" default:"on" help:"The optimization layer for this key's requests: on or off."`
+	Models     []string `sep:"," placeholder:"LIST" help:"The only models the key may call, comma-separated: prefixed ids (openai/gpt-6-sol) or patterns ending in * (openai/*); default every model."`
 	guardFlags
 	JSON bool `name:"json" help:"Print JSON."`
 }
@@ -147,22 +148,16 @@ type createdKeyJSON struct {
 }
 
 func (c *keysCreateCmd) Run(rc *runCtx) error {
-	if c.guardFlags.set() && rc.server != "" {
-		return errors.New("guard policy flags work on the store; run keys create without --server, or set the policy later with keys update")
+	if c.ExpiresIn < 0 {
+		return usagef("--expires-in must not be negative")
+	}
+	if strings.TrimSpace(c.Account) == "" {
+		return usagef("--account names the key's account")
 	}
 	return withService(rc, func(svc admin.Service) error {
 		out, err := createKeyVia(rc.ctx, svc, c)
 		if err != nil {
 			return err
-		}
-		if c.guardFlags.set() {
-			cfg, err := rc.config()
-			if err != nil {
-				return err
-			}
-			if err := keysUpdate(rc.ctx, cfg, append([]string{out.ID}, c.guardFlags.args()...), io.Discard); err != nil {
-				return fmt.Errorf("key %s created, but its guard policy was not set: %w", out.ID, err)
-			}
 		}
 		if c.JSON {
 			return printJSON(rc.stdout, out)
@@ -176,9 +171,6 @@ func (c *keysCreateCmd) Run(rc *runCtx) error {
 }
 
 func createKeyVia(ctx context.Context, svc admin.Service, c *keysCreateCmd) (*createdKeyJSON, error) {
-	if c.ExpiresIn < 0 {
-		return nil, errors.New("--expires-in must not be negative")
-	}
 	out := &createdKeyJSON{}
 	acct, err := svc.Account(ctx, c.Account)
 	if gw.ErrorCode(err) == gw.CodeNotFound {
@@ -193,9 +185,9 @@ func createKeyVia(ctx context.Context, svc admin.Service, c *keysCreateCmd) (*cr
 			return nil, err
 		}
 	}
-	req := admin.KeyRequest{Account: acct.ID, Name: c.Name, RPM: c.RPM, TPM: c.TPM, Optimize: c.Optimize, Models: c.Models}
+	req := admin.KeyRequest{Account: acct.ID, Name: c.Name, RPM: c.RPM, TPM: c.TPM, Optimize: c.Optimize, Models: c.Models, Guard: c.guardFlags.policy()}
 	if c.ExpiresIn > 0 {
-		at := time.Now().Add(c.ExpiresIn)
+		at := time.Now().Add(time.Duration(c.ExpiresIn))
 		req.ExpiresAt = &at
 	}
 	k, err := svc.CreateKey(ctx, req)
@@ -217,7 +209,7 @@ func (c *keysListCmd) Run(rc *runCtx) error {
 			return err
 		}
 		if c.JSON {
-			return printJSON(rc.stdout, nonNil(keys))
+			return printList(rc.stdout, keys)
 		}
 		tw := tabwriter.NewWriter(rc.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "KEY ID\tNAME\tACCOUNT\tKEY\tRPM\tTPM\tOPTIMIZE\tSTATUS\tLAST USED\tREQUESTS\tSPEND")
@@ -230,11 +222,87 @@ func (c *keysListCmd) Run(rc *runCtx) error {
 			if k.LastUsedAt != nil {
 				last = k.LastUsedAt.UTC().Format(time.RFC3339)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t$%s\n", k.ID, dash(k.Name), k.Account, k.Hint,
-				limitText(k.RPM), limitText(k.TPM), k.Optimize, status, last, k.Requests, k.SpendUSD)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", k.ID, dash(k.Name), k.Account, k.Hint,
+				limitText(k.RPM), limitText(k.TPM), k.Optimize, status, last, k.Requests, dollars(k.SpendUSD))
 		}
 		return tw.Flush()
 	})
+}
+
+type keysShowCmd struct {
+	KeyID string `arg:"" name:"key-id" help:"The key's id (key_...)."`
+	JSON  bool   `name:"json" help:"Print JSON."`
+}
+
+func (c *keysShowCmd) Run(rc *runCtx) error {
+	return withService(rc, func(svc admin.Service) error {
+		k, err := svc.Key(rc.ctx, c.KeyID)
+		if err != nil {
+			return err
+		}
+		if c.JSON {
+			return printJSON(rc.stdout, k)
+		}
+		return printKey(rc.stdout, k)
+	})
+}
+
+// printKey writes one key as text.
+func printKey(w io.Writer, k *admin.Key) error {
+	status := k.Status
+	if k.EndsAt != nil {
+		status += " (ends " + k.EndsAt.UTC().Format(time.RFC3339) + ")"
+	}
+	last := "never"
+	if k.LastUsedAt != nil {
+		last = k.LastUsedAt.UTC().Format(time.RFC3339)
+	}
+	models := "every model"
+	if len(k.Models) > 0 {
+		models = strings.Join(k.Models, ", ")
+	}
+	guard := "-"
+	if k.Guard != nil {
+		guard = describeGuard(k.Guard)
+	}
+	_, err := fmt.Fprintf(w, "key       %s\nname      %s\naccount   %s (%s)\nhint      %s\nstatus    %s\ncreated   %s\nlast used %s\nrequests  %d\nspend     %s\nrpm       %s\ntpm       %s\noptimize  %s\nmodels    %s\nguard     %s\n",
+		k.ID, dash(k.Name), k.Account, k.AccountID, k.Hint, status, k.CreatedAt.UTC().Format(time.RFC3339), last, k.Requests, dollars(k.SpendUSD),
+		limitText(k.RPM), limitText(k.TPM), k.Optimize, models, guard)
+	return err
+}
+
+// describeGuard is a guard policy in one line.
+func describeGuard(p *admin.GuardPolicy) string {
+	thr := func(name string, x float64) string {
+		if x == 0 {
+			return ""
+		}
+		return fmt.Sprintf(", %s threshold %.2f", name, x)
+	}
+	mode, scope := p.Mode, p.Scope
+	if mode == "" {
+		mode = "default mode"
+	}
+	if scope == "" {
+		scope = "default"
+	}
+	return fmt.Sprintf("%s, scope %s%s%s%s", mode, scope, thr("user", p.UserThreshold), thr("tool", p.ToolThreshold), thr("assistant", p.AssistantThreshold))
+}
+
+// dollars writes a decimal amount of US dollars with its sign before the
+// dollar sign: $1.50000000, -$0.00000035.
+func dollars(amount string) string {
+	if rest, neg := strings.CutPrefix(amount, "-"); neg {
+		return "-$" + rest
+	}
+	return "$" + amount
+}
+
+// printList writes a list as the admin API answers it: {"data": [...]}.
+func printList[T any](w io.Writer, list []T) error {
+	return printJSON(w, struct {
+		Data []T `json:"data"`
+	}{nonNil(list)})
 }
 
 func dash(s string) string {
@@ -260,14 +328,14 @@ func limitText(n int64) string {
 }
 
 type keysRotateCmd struct {
-	KeyID string        `arg:"" name:"key-id" help:"The key's id (key_...)."`
-	Grace time.Duration `default:"1h" help:"How long the old secret keeps working."`
-	JSON  bool          `name:"json" help:"Print JSON."`
+	KeyID string   `arg:"" name:"key-id" help:"The key's id (key_...)."`
+	Grace duration `default:"1h" placeholder:"D" help:"How long the old secret keeps working (e.g. 1h, 2d)."`
+	JSON  bool     `name:"json" help:"Print JSON."`
 }
 
 func (c *keysRotateCmd) Run(rc *runCtx) error {
 	return withService(rc, func(svc admin.Service) error {
-		k, err := svc.RotateKey(rc.ctx, c.KeyID, c.Grace)
+		k, err := svc.RotateKey(rc.ctx, c.KeyID, time.Duration(c.Grace))
 		if err != nil {
 			return err
 		}
@@ -292,41 +360,29 @@ type keysUpdateCmd struct {
 
 func (c *keysUpdateCmd) Run(rc *runCtx) error {
 	keySettings := c.Optimize != "" || len(c.Models) > 0 || c.AnyModel
-	if !keySettings && !c.guardFlags.set() {
-		return errors.New("nothing to change: give --optimize on|off, --models LIST, --any-model or guard policy flags")
-	}
-	if len(c.Models) > 0 && c.AnyModel {
-		return errors.New("--models and --any-model contradict each other")
-	}
-	if (c.KeyID == "") == (c.Account == "") {
-		return errors.New("name one key (KEY_ID) or --account NAME")
-	}
-	if c.Account != "" && keySettings {
-		return errors.New("--optimize, --models and --any-model are a key's settings; name the key")
-	}
-	if c.guardFlags.set() {
-		if rc.server != "" {
-			return errors.New("guard policy flags work on the store; run keys update without --server")
-		}
-		cfg, err := rc.config()
-		if err != nil {
-			return err
-		}
-		args := c.guardFlags.args()
-		if c.Account != "" {
-			args = append(args, "--account", c.Account)
-		} else {
-			args = append([]string{c.KeyID}, args...)
-		}
-		if err := keysUpdate(rc.ctx, cfg, args, rc.stdout); err != nil {
-			return err
-		}
-		if !keySettings {
-			return nil
-		}
+	switch {
+	case !keySettings && !c.guardFlags.set():
+		return usagef("nothing to change: give --optimize on|off, --models LIST, --any-model or guard policy flags")
+	case len(c.Models) > 0 && c.AnyModel:
+		return usagef("--models and --any-model contradict each other")
+	case (c.KeyID == "") == (c.Account == ""):
+		return usagef("name one key (KEY_ID) or --account NAME")
+	case c.Account != "" && keySettings:
+		return usagef("--optimize, --models and --any-model are a key's settings; name the key")
 	}
 	return withService(rc, func(svc admin.Service) error {
-		u := admin.KeyUpdate{Optimize: c.Optimize}
+		if c.Account != "" {
+			a, err := svc.UpdateAccount(rc.ctx, c.Account, admin.AccountUpdate{Guard: c.guardFlags.policy()})
+			if err != nil {
+				return err
+			}
+			if c.JSON {
+				return printJSON(rc.stdout, a)
+			}
+			fmt.Fprintf(rc.stdout, "account %s: guard policy %s\n", a.Name, describeGuard(a.Guard))
+			return nil
+		}
+		u := admin.KeyUpdate{Optimize: c.Optimize, Guard: c.guardFlags.policy()}
 		switch {
 		case c.AnyModel:
 			u.Models = &[]string{}
@@ -344,7 +400,11 @@ func (c *keysUpdateCmd) Run(rc *runCtx) error {
 		if len(k.Models) > 0 {
 			models = strings.Join(k.Models, ", ")
 		}
-		fmt.Fprintf(rc.stdout, "key %s: optimize %s; models: %s\n", k.ID, k.Optimize, models)
+		guard := "-"
+		if k.Guard != nil {
+			guard = describeGuard(k.Guard)
+		}
+		fmt.Fprintf(rc.stdout, "key %s: optimize %s; models: %s; guard %s\n", k.ID, k.Optimize, models, guard)
 		return nil
 	})
 }
@@ -400,13 +460,13 @@ func (c *accountsListCmd) Run(rc *runCtx) error {
 			return err
 		}
 		if c.JSON {
-			return printJSON(rc.stdout, nonNil(list))
+			return printList(rc.stdout, list)
 		}
 		tw := tabwriter.NewWriter(rc.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ACCOUNT ID\tNAME\tBALANCE\tHELD\tAVAILABLE\tCHARGED\tCREATED")
 		for _, a := range list {
 			b := a.Balance
-			fmt.Fprintf(tw, "%s\t%s\t$%s\t$%s\t$%s\t$%s\t%s\n", a.ID, a.Name, b.Balance, b.Held, b.Available, b.Charged, a.CreatedAt.UTC().Format(time.RFC3339))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Name, dollars(b.Balance), dollars(b.Held), dollars(b.Available), dollars(b.Charged), a.CreatedAt.UTC().Format(time.RFC3339))
 		}
 		return tw.Flush()
 	})
@@ -432,8 +492,8 @@ func printAccount(w io.Writer, a *admin.Account, asJSON bool) error {
 		return printJSON(w, a)
 	}
 	b := a.Balance
-	fmt.Fprintf(w, "account %s (%s)\nbalance   $%s\nheld      $%s\navailable $%s\ncharged   $%s\ntop-ups   $%s\n",
-		a.Name, a.ID, b.Balance, b.Held, b.Available, b.Charged, b.TopUps)
+	fmt.Fprintf(w, "account %s (%s)\nbalance   %s\nheld      %s\navailable %s\ncharged   %s\ntop-ups   %s\n",
+		a.Name, a.ID, dollars(b.Balance), dollars(b.Held), dollars(b.Available), dollars(b.Charged), dollars(b.TopUps))
 	return nil
 }
 
@@ -454,12 +514,12 @@ type balanceAddCmd struct {
 
 func (c *balanceAddCmd) Run(rc *runCtx) error {
 	if c.USD <= 0 {
-		return errors.New("--usd must be more than 0")
+		return usagef("--usd must be more than 0")
 	}
 	return withService(rc, func(svc admin.Service) error {
 		if _, err := svc.Account(rc.ctx, c.Account); gw.ErrorCode(err) == gw.CodeNotFound {
 			if !c.Create {
-				return fmt.Errorf("no account %q (check the name, or add --create to make it)", c.Account)
+				return gw.Errorf(gw.CodeNotFound, "no account %q (check the name, or add --create to make it)", c.Account)
 			}
 			if _, err := svc.CreateAccount(rc.ctx, c.Account); err != nil {
 				return err
@@ -481,7 +541,7 @@ func (c *balanceAddCmd) Run(rc *runCtx) error {
 		if res.Duplicate {
 			fmt.Fprintf(rc.stdout, "reference %s was already credited (entry %d); nothing added\n", c.Reference, res.Entry.ID)
 		} else {
-			fmt.Fprintf(rc.stdout, "added $%s to %s\n", res.Entry.AmountUSD, res.Account.Name)
+			fmt.Fprintf(rc.stdout, "added %s to %s\n", dollars(res.Entry.AmountUSD), res.Account.Name)
 		}
 		return printAccount(rc.stdout, &res.Account, false)
 	})
@@ -521,13 +581,13 @@ func (c *balanceHistoryCmd) Run(rc *runCtx) error {
 		tw := tabwriter.NewWriter(rc.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ENTRY\tTIME\tAMOUNT\tREQUEST\tREFERENCE\tNOTE")
 		for _, e := range page.Data {
-			fmt.Fprintf(tw, "%d\t%s\t$%s\t%s\t%s\t%s\n", e.ID, e.CreatedAt.UTC().Format(time.RFC3339), e.AmountUSD, dash(e.RequestID), dash(e.Reference), dash(e.Note))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.CreatedAt.UTC().Format(time.RFC3339), dollars(e.AmountUSD), dash(e.RequestID), dash(e.Reference), dash(e.Note))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 		if page.NextBefore != 0 {
-			fmt.Fprintf(rc.stdout, "older entries: --before %d\n", page.NextBefore)
+			fmt.Fprintf(rc.stderr, "older entries: --before %d\n", page.NextBefore)
 		}
 		return nil
 	})
@@ -566,7 +626,7 @@ type incidentsListCmd struct {
 
 func (c *incidentsListCmd) Run(rc *runCtx) error {
 	if c.Limit < 1 {
-		return errors.New("--limit must be at least 1")
+		return usagef("--limit must be at least 1")
 	}
 	return withService(rc, func(svc admin.Service) error {
 		list, err := svc.Incidents(rc.ctx, c.Limit)
@@ -574,7 +634,7 @@ func (c *incidentsListCmd) Run(rc *runCtx) error {
 			return err
 		}
 		if c.JSON {
-			return printJSON(rc.stdout, nonNil(list))
+			return printList(rc.stdout, list)
 		}
 		tw := tabwriter.NewWriter(rc.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "INCIDENT\tREQUEST\tKIND\tSCORE\tTIME\tREASON")
@@ -599,10 +659,21 @@ func (c *incidentsShowCmd) Run(rc *runCtx) error {
 		if c.JSON {
 			return printJSON(rc.stdout, in)
 		}
-		fmt.Fprintf(rc.stdout, "incident  %s\nrequest   %s\naccount   %s\nkey       %s\nkind      %s\nscore     %.4f\nreason    %s\ntime      %s\nexcerpt:\n%s\n",
-			in.ID, in.RequestID, in.AccountID, in.KeyID, in.Kind, in.Score, in.Reason, in.CreatedAt.UTC().Format(time.RFC3339), indent(in.Excerpt))
-		return nil
+		return printIncident(rc.stdout, in)
 	})
+}
+
+func printIncident(w io.Writer, in *admin.Incident) error {
+	review := "not reviewed"
+	if r := in.Review; r != nil {
+		review = r.Verdict + " at " + r.ReviewedAt.UTC().Format(time.RFC3339)
+		if r.Note != "" {
+			review += ": " + r.Note
+		}
+	}
+	_, err := fmt.Fprintf(w, "incident  %s\nrequest   %s\naccount   %s\nkey       %s\nkind      %s\nscore     %.4f\nreason    %s\ntime      %s\nreview    %s\nexcerpt:\n%s\n",
+		in.ID, in.RequestID, in.AccountID, in.KeyID, in.Kind, in.Score, in.Reason, in.CreatedAt.UTC().Format(time.RFC3339), review, indent(in.Excerpt))
+	return err
 }
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }

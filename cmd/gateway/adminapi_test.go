@@ -25,7 +25,7 @@ func TestAdminAPI(t *testing.T) {
 	if err != nil || acct.Name != "globex" || acct.Balance.Balance != "0.00000000" {
 		t.Fatalf("create account: %+v, %v", acct, err)
 	}
-	if _, err := c.CreateAccount(ctx, "globex"); gw.ErrorCode(err) != gw.CodeInvalidRequest {
+	if _, err := c.CreateAccount(ctx, "globex"); gw.ErrorCode(err) != gw.CodeConflict {
 		t.Fatalf("a second account of the same name: %v", err)
 	}
 	list, err := c.Accounts(ctx)
@@ -106,7 +106,7 @@ func TestAdminAPI(t *testing.T) {
 	if s := chat(key.Secret); s != http.StatusUnauthorized {
 		t.Errorf("the revoked key: %d", s)
 	}
-	if _, err := c.RotateKey(ctx, key.Key.ID, time.Hour); gw.ErrorCode(err) != gw.CodeInvalidRequest {
+	if _, err := c.RotateKey(ctx, key.Key.ID, time.Hour); gw.ErrorCode(err) != gw.CodeConflict {
 		t.Errorf("rotating a revoked key: %v", err)
 	}
 	if _, err := c.RevokeKey(ctx, "key_nope"); gw.ErrorCode(err) != gw.CodeNotFound {

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/big"
 	"os"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -85,13 +89,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			}
 		}
 	}()
-	kctx, err := parser.Parse(args)
+	kctx, err := parser.Parse(joinNegative(args))
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) && pe.Context != nil {
 			fmt.Fprintln(stderr, "gateway:", err)
+			parser.Stdout = stderr // usage on an error goes with the error
 			_ = pe.Context.PrintUsage(true)
-			return errUsage
+			return usageError{err.Error()}
 		}
 		return err
 	}
@@ -105,7 +110,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		}
 		return cfg, nil
 	}}
-	return kctx.Run(rc)
+	err = kctx.Run(rc)
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "gateway:", ue.msg)
+		parser.Stdout = stderr
+		_ = kctx.PrintUsage(true)
+	}
+	return err
 }
 
 // errUsage and errHelpShown end the process with status 2 after the
@@ -115,13 +127,42 @@ var (
 	errHelpShown = errors.New("help")
 )
 
-// usd is a non-negative dollar amount flag ("12.5").
+// usageError is a command line that cannot run as given: run prints it
+// with the command's usage on stderr, and the process exits with status
+// 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string        { return e.msg }
+func (e usageError) Is(target error) bool { return target == errUsage }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// joinNegative writes "--flag -5" as "--flag=-5", so that a negative
+// number reaches the flag's own check ("negative amounts are not
+// allowed") instead of being taken for a short flag.
+func joinNegative(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "--") && !strings.Contains(a, "=") && i+1 < len(args) && len(args[i+1]) > 1 &&
+			args[i+1][0] == '-' && (args[i+1][1] >= '0' && args[i+1][1] <= '9' || args[i+1][1] == '.') {
+			out = append(out, a+"="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// usd is a non-negative dollar amount flag ("12.5"), exact to the
+// gateway's unit (1e-8 US dollars).
 type usd gw.Money
 
 func (u *usd) UnmarshalText(b []byte) error {
-	m, err := gw.ParseUSD(string(b))
-	if err != nil || m < 0 {
-		return fmt.Errorf("%q is not a non-negative amount of US dollars", string(b))
+	m, err := parseUSDFlag(string(b))
+	if err != nil {
+		return err
 	}
 	*u = usd(m)
 	return nil
@@ -129,13 +170,91 @@ func (u *usd) UnmarshalText(b []byte) error {
 
 func (u usd) String() string { return gw.Money(u).USDString() }
 
+// parseUSDFlag reads a dollar amount and says what is wrong with a bad
+// one: not a number, negative, or finer than 8 decimals.
+func parseUSDFlag(s string) (gw.Money, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "-") {
+		return 0, fmt.Errorf("negative amounts are not allowed (%s)", s)
+	}
+	if _, ok := new(big.Rat).SetString(s); !ok || strings.ContainsAny(s, "/eE") {
+		return 0, fmt.Errorf("%q is not an amount of US dollars (write it like 12.50)", s)
+	}
+	if _, frac, ok := strings.Cut(s, "."); ok && len(frac) > usdDecimals {
+		return 0, fmt.Errorf("%s has %d decimals; amounts have at most %d (the gateway counts in 1e-8 US dollars)", s, len(frac), usdDecimals)
+	}
+	m, err := gw.ParseUSD(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s is too large an amount", s)
+	}
+	return m, nil
+}
+
+// usdDecimals is the precision of amounts: gw.Money is 1e-8 US dollars.
+const usdDecimals = 8
+
+// duration is a duration flag that also takes days ("30d") and weeks
+// ("2w"), alone or before smaller units ("1d12h").
+type duration time.Duration
+
+func (d *duration) UnmarshalText(b []byte) error {
+	v, err := parseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = duration(v)
+	return nil
+}
+
+func (d duration) String() string { return time.Duration(d).String() }
+
+func parseDuration(s string) (time.Duration, error) {
+	bad := fmt.Errorf("%q is not a duration: write a number and a unit, s, m, h, d (days) or w (weeks), e.g. 90m, 30d or 2w", s)
+	in := strings.TrimSpace(s)
+	var total time.Duration
+	// Leading day and week terms; the rest is Go's syntax.
+	for in != "" {
+		i := 0
+		for i < len(in) && (in[i] >= '0' && in[i] <= '9' || in[i] == '.') {
+			i++
+		}
+		if i == 0 || i == len(in) || in[i] != 'd' && in[i] != 'w' {
+			break
+		}
+		n, err := strconv.ParseFloat(in[:i], 64)
+		if err != nil {
+			return 0, bad
+		}
+		unit := 24 * time.Hour
+		if in[i] == 'w' {
+			unit *= 7
+		}
+		if n*float64(unit) > float64(math.MaxInt64/2) {
+			return 0, fmt.Errorf("%q is too long", s)
+		}
+		total += time.Duration(n * float64(unit))
+		in = in[i+1:]
+	}
+	if in == "" {
+		if s == "" {
+			return 0, bad
+		}
+		return total, nil
+	}
+	d, err := time.ParseDuration(in)
+	if err != nil {
+		return 0, bad
+	}
+	return total + d, nil
+}
+
 type versionCmd struct {
-	JSON bool `name:"json" help:"Print JSON."`
+	JSON bool `name:"json" help:"Print JSON: version, revision, modified, commit_time, build_time, go_version."`
 }
 
 func (v *versionCmd) Run(rc *runCtx) error {
 	if v.JSON {
-		return printJSON(rc.stdout, map[string]string{"version": versionString()})
+		return printJSON(rc.stdout, currentBuild())
 	}
 	fmt.Fprintln(rc.stdout, versionString())
 	return nil

@@ -70,16 +70,16 @@ func TestCLIFlagsAnywhereAndJSON(t *testing.T) {
 		args []string
 		into any
 	}{
-		{[]string{"keys", "list", "--json"}, &[]admin.Key{}},
+		{[]string{"keys", "list", "--json"}, &listJSON[admin.Key]{}},
 		{[]string{"balance", "show", "--json", "--account", "acme"}, &admin.Account{}},
 		{[]string{"balance", "add", "--json", "--account", "acme", "--usd", "1", "--reference", "r1"}, &admin.TopUpResult{}},
 		{[]string{"balance", "history", "--json", "--account", "acme"}, &admin.LedgerPage{}},
-		{[]string{"accounts", "list", "--json"}, &[]admin.Account{}},
+		{[]string{"accounts", "list", "--json"}, &listJSON[admin.Account]{}},
 		{[]string{"accounts", "show", "acme", "--json"}, &admin.Account{}},
 		{[]string{"keys", "rotate", k.ID, "--grace", "1m", "--json"}, &admin.CreatedKey{}},
-		{[]string{"incidents", "list", "--json"}, &[]admin.Incident{}},
+		{[]string{"incidents", "list", "--json"}, &listJSON[admin.Incident]{}},
 		{[]string{"models", "--json"}, &map[string]any{}},
-		{[]string{"version", "--json"}, &map[string]string{}},
+		{[]string{"version", "--json"}, &buildInfo{}},
 		{[]string{"config", "check", "--json"}, &map[string]any{}},
 		{[]string{"keys", "revoke", k.ID, "--json"}, &map[string]any{}},
 	}
@@ -99,6 +99,11 @@ func TestCLIFlagsAnywhereAndJSON(t *testing.T) {
 	if b.Balance.TopUps != "3.50000000" {
 		t.Errorf("top-ups %q, want 3.50000000", b.Balance.TopUps)
 	}
+}
+
+// listJSON is the {"data": [...]} shape of the list commands' --json.
+type listJSON[T any] struct {
+	Data []T `json:"data"`
 }
 
 func TestCLIAccountTypos(t *testing.T) {

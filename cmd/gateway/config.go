@@ -46,6 +46,10 @@ type Config struct {
 	// and OpenAI-Project headers to OpenAI (default off: dropped).
 	OpenAIForwardOrg bool
 	Instances        int64
+	// GATEWAY_SQLITE_SHARED=on keeps a SQLite store's holds in its table,
+	// so several gateway processes can serve one file; off (default), the
+	// serving process keeps them in memory and has the file to itself.
+	SQLiteShared bool
 
 	Guard           bool    // GATEWAY_GUARD: on (default) or off
 	GuardThreshold  float64 // GATEWAY_GUARD_THRESHOLD: 0 = the model's
@@ -72,6 +76,11 @@ type Config struct {
 	ThreadRetention    time.Duration // GATEWAY_THREAD_RETENTION: how long a message thread is kept (default 1h; 0: threads off)
 	ThreadMaxBytes     int64         // GATEWAY_THREAD_MAX_BYTES: largest thread kept (default 8 MiB)
 	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning (per tool call) and Gemini text signatures are kept (default 15m; 0: off)
+
+	// keyCacheTTL is how long a live key is cached (0:
+	// auth.DefaultCacheTTL); tests set it long to show that changes on
+	// the store reach a running instance without waiting for it.
+	keyCacheTTL time.Duration
 }
 
 // VendorConfig is one vendor's endpoint and key.
@@ -167,6 +176,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 	}
 	num("GATEWAY_INSTANCES", &c.Instances)
 	onOff("GATEWAY_OPENAI_FORWARD_ORG", "on", "off", &c.OpenAIForwardOrg)
+	onOff("GATEWAY_SQLITE_SHARED", "on", "off", &c.SQLiteShared)
 	onOff("GATEWAY_GUARD", "on", "off", &c.Guard)
 	onOff("GATEWAY_OPTIMIZE", "on", "off", &c.Optimize)
 	var failOpen = true
@@ -249,6 +259,102 @@ type setting struct {
 	Name   string `json:"name"`
 	Value  string `json:"value"`  // "" when the default applies; secrets redacted by the caller
 	Source string `json:"source"` // "environment", "file" or "default"
+	// Effective is the value in force: Value, or the default.
+	Effective string `json:"effective"`
+	Default   string `json:"default"` // the default, as the README's table gives it
+}
+
+// settingDefault is each setting's default as text (a new setting needs
+// its line in settingDefaults: TestConfigCheckShowsDefaults says so) ("" in the map: no
+// value, shown as "(none)"); vendor settings are looked up by suffix.
+func settingDefault(name string) string {
+	if d, ok := settingDefaults[name]; ok {
+		if d == "" {
+			return "(none)"
+		}
+		return d
+	}
+	switch {
+	case strings.HasSuffix(name, "_BASE_URL"):
+		return "(the vendor's public API)"
+	case strings.HasSuffix(name, "_API_KEY"):
+		return "(none)"
+	}
+	return "?"
+}
+
+var settingDefaults = map[string]string{
+	"GATEWAY_ADDR":                   "127.0.0.1:8080",
+	"GATEWAY_DATABASE_URL":           "./gateway.db",
+	"GATEWAY_REDIS_URL":              "(none: limits in memory)",
+	"GATEWAY_MAX_BODY_BYTES":         "33554432",
+	"GATEWAY_SHUTDOWN_GRACE":         "30s",
+	"GATEWAY_MAX_INFLIGHT_BYTES":     "268435456",
+	"GATEWAY_BODY_READ_TIMEOUT":      "60s",
+	"GATEWAY_MAX_RESPONSE_BYTES":     "16777216",
+	"GATEWAY_MAX_EVENT_BYTES":        "8388608",
+	"GATEWAY_CONNECT_TIMEOUT":        "10s",
+	"GATEWAY_FIRST_BYTE_TIMEOUT":     "5m",
+	"GATEWAY_STREAM_IDLE_TIMEOUT":    "2m",
+	"GATEWAY_MAX_RETRIES":            "2",
+	"GATEWAY_RPM":                    "600",
+	"GATEWAY_TPM":                    "2000000",
+	"GATEWAY_REDIS_FAIL":             "local",
+	"GATEWAY_INSTANCES":              "1",
+	"GATEWAY_SQLITE_SHARED":          "off",
+	"GATEWAY_OPENAI_FORWARD_ORG":     "off",
+	"GATEWAY_GUARD":                  "on",
+	"GATEWAY_OPTIMIZE":               "on",
+	"GATEWAY_GUARD_FAIL":             "open",
+	"GATEWAY_GUARD_THRESHOLD":        "(the model's)",
+	"GATEWAY_GUARD_SECOND":           "(none: no second stage)",
+	"GATEWAY_GUARD_SECOND_TOKEN":     "",
+	"GATEWAY_GUARD_SECOND_PROMPT":    "(built in)",
+	"GATEWAY_GUARD_SECOND_THRESHOLD": "0.5",
+	"GATEWAY_GUARD_SECOND_TIMEOUT":   "1s",
+	"GATEWAY_RATECARD_FILE":          "(none: the embedded card)",
+	"GATEWAY_ADMIN_TOKEN":            "(none: no admin sign-in or API)",
+	"GATEWAY_TRUSTED_PROXIES":        "",
+	"GATEWAY_METRICS_ADDR":           "(none: off)",
+	"GATEWAY_LOG_LEVEL":              "info",
+	"GATEWAY_LOG_FORMAT":             "text",
+	"GATEWAY_THREAD_RETENTION":       "1h",
+	"GATEWAY_THREAD_MAX_BYTES":       "8388608",
+	"GATEWAY_REASONING_RETENTION":    "15m",
+	"GATEWAY_PPROF_ADDR":             "(none: off)",
+}
+
+// suggest is the known name closest to s, for "did you mean"; "" when
+// none is close (an edit distance of at most a third of s, and 3).
+func suggest(s string, known []string) string {
+	best, bestD := "", min(3, max(1, len(s)/3))+1
+	for _, k := range known {
+		if d := editDistance(s, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // readSettings resolves every setting from getenv, then the TOML file at
@@ -262,14 +368,20 @@ func readSettings(path string, getenv func(string) string) ([]setting, error) {
 			return nil, fmt.Errorf("configuration file %s: %w", path, err)
 		}
 		known := map[string]string{}
+		var keys []string
 		for _, name := range settingNames() {
 			known[fileKey(name)] = name
+			keys = append(keys, fileKey(name))
 		}
 		var errs []string
 		for k, v := range raw {
 			name, ok := known[k]
 			if !ok {
-				errs = append(errs, fmt.Sprintf("unknown setting %q", k))
+				msg := fmt.Sprintf("unknown setting %q", k)
+				if sug := suggest(strings.ToLower(k), keys); sug != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", sug)
+				}
+				errs = append(errs, msg)
 				continue
 			}
 			switch v := v.(type) {
@@ -288,14 +400,18 @@ func readSettings(path string, getenv func(string) string) ([]setting, error) {
 	}
 	var out []setting
 	for _, name := range settingNames() {
+		s := setting{Name: name, Source: "default", Default: settingDefault(name)}
 		switch {
 		case getenv(name) != "":
-			out = append(out, setting{name, getenv(name), "environment"})
+			s.Value, s.Source = getenv(name), "environment"
 		case file[name] != "":
-			out = append(out, setting{name, file[name], "file"})
-		default:
-			out = append(out, setting{name, "", "default"})
+			s.Value, s.Source = file[name], "file"
 		}
+		s.Effective = s.Value
+		if s.Value == "" {
+			s.Effective = s.Default
+		}
+		out = append(out, s)
 	}
 	return out, nil
 }
@@ -345,18 +461,17 @@ func (c *configCheckCmd) Run(rc *runCtx) error {
 				settings[i].Value = u.String()
 			}
 		}
+		if settings[i].Value != "" {
+			settings[i].Effective = settings[i].Value
+		}
 	}
 	if c.JSON {
 		return printJSON(rc.stdout, map[string]any{"valid": true, "settings": settings})
 	}
 	tw := tabwriter.NewWriter(rc.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SETTING\tVALUE\tFROM")
+	fmt.Fprintln(tw, "SETTING\tVALUE\tFROM\tDEFAULT")
 	for _, s := range settings {
-		v := s.Value
-		if v == "" {
-			v = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, v, s.Source)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Effective, s.Source, s.Default)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -119,3 +119,40 @@ func assertVendorCallAborted(t *testing.T, e *env) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestBlockedRequestNeverReachesVendor: the first stage judges before the
+// vendor is sent the body, so the vendor's request log holds no blocked
+// request, whatever its size (the guard once ran beside the call and a
+// blocked body reached the vendor 1 time in 5 at 100 bytes and always at
+// 1 MB). A benign request after them is the log's only entry.
+func TestBlockedRequestNeverReachesVendor(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.TPM = 0 })
+	model := "openai/" + nativeModels["openai"]
+	e.fake.Reset()
+	for _, size := range []int{100, 40 << 10, 1 << 20} {
+		pad := strings.Repeat("The quarterly report shows revenue growth across all regions. ", size/62+1)[:max(size-len(attack), 0)]
+		for try := range 5 {
+			for _, path := range []string{"/v1/chat/completions", "/v1/messages"} {
+				body := chatBody(model, pad+attack, try%2 == 1, "")
+				if path == "/v1/messages" {
+					body = messagesBody(model, pad+attack, try%2 == 1, "")
+				}
+				resp := e.post(path, e.key, body, "Anthropic-Version", "2023-06-01")
+				got := readAll(t, resp.Body)
+				if resp.StatusCode != http.StatusForbidden {
+					t.Fatalf("%d bytes on %s: status %d: %.200s", size, path, resp.StatusCode, got)
+				}
+				if n := len(e.fake.Requests()); n != 0 {
+					t.Fatalf("%d bytes on %s: a blocked request reached the vendor (%d in its log)", size, path, n)
+				}
+			}
+		}
+	}
+	resp := e.post("/v1/chat/completions", e.key, chatBody(model, "What is the capital of France?", false, ""))
+	if got := readAll(t, resp.Body); resp.StatusCode != 200 {
+		t.Fatalf("benign request: %d %s", resp.StatusCode, got)
+	}
+	if n := len(e.fake.Requests()); n != 1 {
+		t.Fatalf("vendor log holds %d requests, want the benign one only", n)
+	}
+}

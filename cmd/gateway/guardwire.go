@@ -71,38 +71,67 @@ func (a *policyGuard) CheckFor(ctx context.Context, p *gw.Principal, shape gw.Sh
 }
 
 // CheckText implements proxy.TextGuard: the text the server read from the
-// body, under the caller's policy.
+// body, under the caller's policy, both stages.
 func (a *policyGuard) CheckText(ctx context.Context, p *gw.Principal, segs []gw.Text) (proxy.Verdict, error) {
+	v, second, err := a.CheckFirst(ctx, p, segs)
+	if err != nil || second == nil {
+		return v, err
+	}
+	return second(ctx)
+}
+
+// CheckFirst implements proxy.StagedGuard: the first stage's verdict, and
+// for a grey score with a second stage configured, that stage to run
+// (concurrently with the vendor call).
+func (a *policyGuard) CheckFirst(ctx context.Context, p *gw.Principal, segs []gw.Text) (proxy.Verdict, func(context.Context) (proxy.Verdict, error), error) {
 	pol, err := a.policy(ctx, p)
 	if err != nil {
-		return proxy.Verdict{}, err
+		return proxy.Verdict{}, nil, err
 	}
 	if pol.Mode == gw.GuardOff {
-		return proxy.Verdict{Note: "off"}, nil
+		return proxy.Verdict{Note: "off"}, nil, nil
 	}
 	scope, _ := guard.ParseScope(pol.Scope)
 	v := a.g.CheckPolicy(segs, guard.Policy{Scope: scope, UserThreshold: pol.UserThreshold, ToolThreshold: pol.ToolThreshold, AssistantThreshold: pol.AssistantThreshold})
 	out := proxy.Verdict{Flagged: v.Flagged, Kind: string(v.Kind), Score: v.Score, Reason: v.Reason}
+	text, src := v.Text, ""
+	if v.Segment >= 0 {
+		src = segs[v.Segment].Source.String()
+		if text == "" {
+			text = segs[v.Segment].Text
+		}
+	}
 	if v.Grey {
 		if a.second == nil {
 			out.Note = "grey"
-			return out, nil
+			return out, nil, nil
 		}
-		score, err := a.judge(ctx, segs[v.Segment].Text)
-		if err != nil {
-			return proxy.Verdict{}, err
+		second := func(ctx context.Context) (proxy.Verdict, error) {
+			score, err := a.judge(ctx, text)
+			if err != nil {
+				return proxy.Verdict{}, err
+			}
+			if score < a.second.threshold {
+				out.Note = "grey:pass"
+				return out, nil
+			}
+			out.Flagged = true
+			out.Reason = fmt.Sprintf("%s in %s text (first stage %.2f, second stage %.2f)", v.Kind, src, v.Score, score)
+			return a.flagged(ctx, p, pol, out, text)
 		}
-		if score < a.second.threshold {
-			out.Note = "grey:pass"
-			return out, nil
-		}
-		out.Flagged = true
-		out.Reason = fmt.Sprintf("%s in %s text (first stage %.2f, second stage %.2f)", v.Kind, segs[v.Segment].Source, v.Score, score)
+		return out, second, nil
 	}
 	if !out.Flagged {
-		return out, nil
+		return out, nil, nil
 	}
-	text := segs[v.Segment].Text
+	out, err = a.flagged(ctx, p, pol, out, text)
+	return out, nil, err
+}
+
+// flagged completes a flagged verdict on text: the account's allow list
+// of reviewed false positives, the text kept for review, the policy's
+// mode.
+func (a *policyGuard) flagged(ctx context.Context, p *gw.Principal, pol gw.GuardPolicy, out proxy.Verdict, text string) (proxy.Verdict, error) {
 	out.TextHash = guard.TextHash(text)
 	if a.store != nil && p != nil {
 		ok, err := a.store.GuardAllowed(ctx, p.AccountID, out.TextHash)
@@ -114,7 +143,7 @@ func (a *policyGuard) CheckText(ctx context.Context, p *gw.Principal, segs []gw.
 		}
 	}
 	out.Text = clipBytes(text, incidentTextBytes)
-	out.Excerpt = excerpt(segs[v.Segment : v.Segment+1]) // the flagged text's start
+	out.Excerpt = excerpt([]guard.Segment{{Source: guard.SourceUser, Text: text}}) // the flagged text's start
 	out.Monitor = pol.Mode == gw.GuardMonitor
 	return out, nil
 }
@@ -170,6 +199,13 @@ func (a *policyGuard) policy(ctx context.Context, p *gw.Principal) (gw.GuardPoli
 	a.cache[p.KeyID] = cachedPolicy{eff, now.Add(a.ttl)}
 	a.mu.Unlock()
 	return eff, nil
+}
+
+// forgetAll drops every cached policy (a policy changed in the store).
+func (a *policyGuard) forgetAll() {
+	a.mu.Lock()
+	clear(a.cache)
+	a.mu.Unlock()
 }
 
 // mergePolicy lays the set fields of over on base.

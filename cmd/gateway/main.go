@@ -1,21 +1,30 @@
 // Command gateway runs the model gateway and administers its store.
 //
 //	gateway serve [--addr A] [--fake-vendors]
-//	gateway keys create [--account NAME] [--balance-usd N] [--rpm N] [--tpm N] [--json]
-//	gateway keys list [--json]
-//	gateway keys revoke KEY_ID [--json]
-//	gateway balance add --account NAME --usd N [--create] [--json]
-//	gateway balance show --account NAME [--json]
+//	gateway accounts create NAME | list | show NAME [--json]
+//	gateway keys create --account NAME [--name N] [--balance-usd N] [--rpm N] [--tpm N] [--expires-in D] [--optimize on|off] [--models LIST] [GUARD POLICY] [--json]
+//	gateway keys list | show KEY_ID | rotate KEY_ID [--grace D] | revoke KEY_ID [--json]
+//	gateway keys update KEY_ID|--account NAME [--optimize on|off] [--models LIST | --any-model] [GUARD POLICY] [--json]
+//	gateway balance add --account NAME --usd N [--reference R] [--note T] [--create] [--json]
+//	gateway balance show | history --account NAME [--json]
 //	gateway models [--json]
-//	gateway incidents list [--limit N] [--json]
-//	gateway incidents show ID [--json]
+//	gateway ratecard check FILE [--json]
+//	gateway incidents list [--limit N] | show ID | review ID --verdict V [--note T] [--json]
+//	gateway incidents export --reviewed
 //	gateway guard eval [--json] [--threshold X] FILE.jsonl
+//	gateway optimize eval --model PREFIX/MODEL [--n N] [--json]
 //	gateway config check [--json]
 //	gateway version [--json]
 //
-// Every command takes --db (env GATEWAY_DATABASE_URL) and --config FILE
-// (env GATEWAY_CONFIG), has --help, and takes its flags in any position;
-// the grammar is in cli.go. The store is created and migrated when it does
+// Every command takes --db (env GATEWAY_DATABASE_URL), --config FILE
+// (env GATEWAY_CONFIG) and --server URL (env GATEWAY_ADMIN_URL: the admin
+// API instead of the store), has --help, and takes its flags in any
+// position; the grammar is in cli.go. With --json a command prints one
+// JSON document on stdout (lists as {"data": [...]}, the admin API's
+// shapes) and nothing else; messages and usage go to stderr. The exit
+// status says what went wrong: 1 a failure of the store or server, 2 a
+// usage error, 3 not found, 4 refused (a conflict, the admin token, the
+// balance). The store is created and migrated when it does
 // not exist yet. Configuration comes from flags, then GATEWAY_* variables,
 // then the configuration file, then the defaults; see the README.
 package main
@@ -28,7 +37,10 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	gw "github.com/gwlabs/gateway"
 )
 
 func main() {
@@ -36,10 +48,53 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, errUsage) && !errors.Is(err, errHelpShown) {
-			fmt.Fprintln(os.Stderr, "gateway:", err)
+			fmt.Fprintln(os.Stderr, "gateway:", errorText(err))
 		}
-		os.Exit(2)
+		os.Exit(exitStatus(err))
 	}
+}
+
+// Exit statuses by kind of failure, for scripts.
+const (
+	exitFailure  = 1 // the store, the server or the gateway failed
+	exitUsage    = 2 // the command line or its input is wrong
+	exitNotFound = 3 // no such account, key or incident
+	exitRefused  = 4 // refused: a conflict, the admin token, the balance, a limit
+)
+
+// errorText is an error as the operator reads it: a service error's
+// message without its code (the exit status carries the kind).
+func errorText(err error) string {
+	var e *gw.Error
+	if errors.As(err, &e) && e.Err == nil {
+		if s, ok := strings.CutSuffix(err.Error(), e.Error()); ok {
+			return s + e.Message
+		}
+	}
+	return err.Error()
+}
+
+// exitStatus is the process's exit status for a command's error.
+func exitStatus(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errUsage), errors.Is(err, errHelpShown):
+		return exitUsage
+	}
+	var e *gw.Error
+	if !errors.As(err, &e) {
+		return exitFailure
+	}
+	switch e.Code {
+	case gw.CodeInvalidRequest, gw.CodeRequestTooLarge, gw.CodeMethodNotAllowed:
+		return exitUsage
+	case gw.CodeNotFound:
+		return exitNotFound
+	case gw.CodeConflict, gw.CodeAuthentication, gw.CodeInsufficientBalance, gw.CodeRequestBlocked, gw.CodeRateLimited:
+		return exitRefused
+	}
+	return exitFailure
 }
 
 // newLogger writes level and up as text or JSON lines (the level and

@@ -300,12 +300,12 @@ func TestKeysCreateOptimizeFlag(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rows []admin.Key
+		var rows listJSON[admin.Key]
 		if err := json.Unmarshal([]byte(out), &rows); err != nil {
 			t.Fatal(err)
 		}
 		got := map[string]admin.Key{}
-		for _, r := range rows {
+		for _, r := range rows.Data {
 			got[r.Account] = r
 		}
 		return got

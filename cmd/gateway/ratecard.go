@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/ratecard"
 )
 
@@ -17,6 +18,26 @@ type ratecardCmd struct {
 // price list before loading it.
 type ratecardCheckCmd struct {
 	File string `arg:"" help:"A rate-card file." type:"existingfile"`
+	JSON bool   `name:"json" help:"Print JSON: the file's version and model count, the embedded card's version, and the changes."`
+}
+
+// ratecardCheckJSON is ratecard check --json.
+type ratecardCheckJSON struct {
+	File            string           `json:"file"`
+	Valid           bool             `json:"valid"`
+	Version         string           `json:"version"`
+	Models          int              `json:"models"`
+	EmbeddedVersion string           `json:"embedded_version"`
+	Changes         []ratecardChange `json:"changes"`
+}
+
+// ratecardChange is one difference from the embedded card.
+type ratecardChange struct {
+	Model string `json:"model"`
+	Kind  string `json:"kind"` // added, removed or changed
+	Field string `json:"field"`
+	Old   string `json:"old,omitempty"`
+	New   string `json:"new,omitempty"`
 }
 
 func (c *ratecardCheckCmd) Run(rc *runCtx) error {
@@ -27,11 +48,18 @@ func (c *ratecardCheckCmd) Run(rc *runCtx) error {
 	defer f.Close()
 	file, err := ratecard.Load(f)
 	if err != nil {
-		return fmt.Errorf("%s: %w", c.File, err)
+		return gw.Errorf(gw.CodeInvalidRequest, "%s: %v", c.File, err)
 	}
 	card, err := ratecard.Default()
 	if err != nil {
 		return err
+	}
+	if c.JSON {
+		out := ratecardCheckJSON{File: c.File, Valid: true, Version: file.Version, Models: len(file.Models()), EmbeddedVersion: card.Version, Changes: []ratecardChange{}}
+		for _, ch := range ratecard.Diff(card, file) {
+			out.Changes = append(out.Changes, ratecardChange{ch.Model, ch.Kind, ch.Field, ch.Old, ch.New})
+		}
+		return printJSON(rc.stdout, out)
 	}
 	fmt.Fprintf(rc.stdout, "%s: valid, %d models (version %s); against the embedded card %s:\n", c.File, len(file.Models()), file.Version, card.Version)
 	return ratecard.WriteDiff(rc.stdout, ratecard.Diff(card, file))

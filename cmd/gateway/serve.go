@@ -41,17 +41,21 @@ type Main struct {
 	// the baseline of the billing benchmark.
 	noBilling bool
 
-	store   gw.Store
-	state   *convstate.Keeper
-	fake    *fakevendor.Server
-	closers []func() error
-	server  *server.Server
-	http    *http.Server
-	ln      net.Listener
-	metrics *http.Server // nil unless GATEWAY_METRICS_ADDR is set
-	mln     net.Listener
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	store gw.Store
+	keys  *auth.Cache
+	// keyWatch is how often the key cache polls the store for changes
+	// (0: auth.DefaultWatchInterval).
+	keyWatch time.Duration
+	state    *convstate.Keeper
+	fake     *fakevendor.Server
+	closers  []func() error
+	server   *server.Server
+	http     *http.Server
+	ln       net.Listener
+	metrics  *http.Server // nil unless GATEWAY_METRICS_ADDR is set
+	mln      net.Listener
+	stop     chan struct{}
+	wg       sync.WaitGroup
 	// base is every request's parent context; hardStop cancels it with
 	// server.ErrShutdown when the shutdown grace runs out.
 	base     context.Context
@@ -112,7 +116,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			}
 		}
 	}
-	m.store, err = openStore(ctx, c.DatabaseURL)
+	m.store, err = openStore(ctx, c.DatabaseURL, !c.SQLiteShared)
 	if err != nil {
 		return err
 	}
@@ -204,8 +208,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		m.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	}
 	// Keys are looked up through a short cache; keys revoked or rotated
-	// here are forgotten at once (other instances within its TTL).
-	keys := auth.NewCache(m.store, auth.DefaultCacheTTL)
+	// here are forgotten at once, and changes made elsewhere (another
+	// instance, the CLI on the store) within the watch interval.
+	keys := auth.NewCache(m.store, c.keyCacheTTL)
+	m.keys = keys
 	gwy, err := proxy.New(proxy.Config{
 		Observe:         observe,
 		Store:           m.store,
@@ -278,9 +284,27 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
 	}
 	m.stop = make(chan struct{})
-	m.wg.Add(1)
+	m.wg.Add(2)
 	go m.sweep()
+	go m.watchKeys(g)
 	return nil
+}
+
+// watchKeys empties the key cache (and the guard's policy cache) when
+// the store's key generation moves, until Close.
+func (m *Main) watchKeys(g proxy.Guard) {
+	defer m.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-m.stop
+		cancel()
+	}()
+	var onChange func()
+	if pg, ok := g.(*policyGuard); ok {
+		onChange = pg.forgetAll
+	}
+	m.keys.Watch(ctx, 0, onChange)
+	cancel()
 }
 
 // ready is /readyz's check: the store answers, and requests are not all

@@ -1,9 +1,53 @@
 package main
 
 import (
+	"runtime"
 	"runtime/debug"
 	"strings"
 )
+
+// buildTime is when the binary was built, stamped by a release build
+// (-ldflags "-X main.buildTime=2026-11-26T10:00:00Z"); empty otherwise.
+var buildTime string
+
+// buildInfo is version --json: what the binary is and was built from.
+type buildInfo struct {
+	Version    string `json:"version"`               // the module version, "(devel)" from a checkout
+	Revision   string `json:"revision,omitempty"`    // the VCS revision
+	Modified   bool   `json:"modified"`              // the work tree had changes
+	CommitTime string `json:"commit_time,omitempty"` // the revision's commit time
+	BuildTime  string `json:"build_time,omitempty"`  // when built, if stamped
+	GoVersion  string `json:"go_version"`
+}
+
+// currentBuild is this binary's buildInfo.
+func currentBuild() buildInfo {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return buildInfo{Version: "(unknown)", GoVersion: runtime.Version(), BuildTime: buildTime}
+	}
+	out := readBuild(bi)
+	out.BuildTime = buildTime
+	return out
+}
+
+func readBuild(bi *debug.BuildInfo) buildInfo {
+	out := buildInfo{Version: bi.Main.Version, GoVersion: bi.GoVersion}
+	if out.Version == "" {
+		out.Version = "(devel)"
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			out.Revision = s.Value
+		case "vcs.time":
+			out.CommitTime = s.Value
+		case "vcs.modified":
+			out.Modified = s.Value == "true"
+		}
+	}
+	return out
+}
 
 // versionString describes the binary: the module version ("(devel)" for a
 // build from a checkout), the VCS revision and time it was built from, a

@@ -27,8 +27,10 @@ import (
 
 // openStore opens the store a URL names: postgres:// or postgresql://
 // for PostgreSQL, anything else (optionally "sqlite:"-prefixed) is a
-// SQLite file, created and migrated if new.
-func openStore(ctx context.Context, url string) (gw.Store, error) {
+// SQLite file, created and migrated if new. exclusive (the serving
+// process, unless GATEWAY_SQLITE_SHARED=on) keeps a SQLite store's holds
+// in memory.
+func openStore(ctx context.Context, url string, exclusive bool) (gw.Store, error) {
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		db, err := postgres.Open(ctx, url)
@@ -38,7 +40,7 @@ func openStore(ctx context.Context, url string) (gw.Store, error) {
 		return db, nil
 	default:
 		path := strings.TrimPrefix(url, "sqlite:")
-		db, err := sqlite.Open(ctx, path)
+		db, err := sqlite.OpenWith(ctx, path, sqlite.Options{Exclusive: exclusive})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err) // "open sqlite: ..." comes from sqlite.Open
 		}
@@ -155,6 +157,8 @@ func (a billerAdapter) MaxOutputTokens(vendor, model string) int64 {
 
 func (a billerAdapter) Known(vendor, model string) bool { return a.b.Known(vendor, model) }
 
+func (a billerAdapter) Priceable(vendor, model string) error { return a.b.Priceable(vendor, model) }
+
 func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	p, err := a.b.Hold(billing.HoldRequest{
 		Vendor: r.Vendor, Model: r.Model, BodyBytes: r.BodyBytes, MaxOutput: r.MaxOutput, Choices: r.Choices,
@@ -165,7 +169,7 @@ func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 
 func (a billerAdapter) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
 	q, err := a.b.PriceAt(vendor, model, u, start)
-	return proxy.Quote{Cost: q.Cost, Charge: q.Charge, Note: q.Note}, err
+	return proxy.Quote{Cost: q.Cost, Charge: q.Charge, DirectiveShare: q.DirectiveShare, Note: q.Note}, err
 }
 
 // excerptRunes bounds the text kept with an incident as its excerpt.

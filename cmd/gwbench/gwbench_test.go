@@ -37,7 +37,7 @@ func TestHarnessEndToEnd(t *testing.T) {
 		Latencies: []time.Duration{0}, Vendors: []string{"openai", "anthropic", "google"},
 		Streams: 4, Chunks: 3, Spacing: time.Millisecond,
 		MaxRate: true, Step: 200 * time.Millisecond, MaxStart: 100, Ceiling: 100, P99Limit: time.Second,
-		Warmup: 100 * time.Millisecond,
+		Searches: 2, Warmup: 100 * time.Millisecond, MaxOther: 64, Redo: 1,
 	}
 	var log bytes.Buffer
 	rep, err := Run(t.Context(), cfg, &log)
@@ -78,13 +78,20 @@ func TestHarnessEndToEnd(t *testing.T) {
 				if sc.Kind == "maxrate" && rep.MaxRates[i][j][rnd] != 100 {
 					t.Errorf("%s on %s: max rate %v, want the only probe, 100", sc.Name, name, rep.MaxRates[i][j][rnd])
 				}
+				if sc.Kind == "maxrate" && len(rep.Searches[i][j][rnd]) != 2 {
+					t.Errorf("%s on %s: searches %v, want 2", sc.Name, name, rep.Searches[i][j][rnd])
+				}
+				if r.Other < 0 || r.Busy || r.Redone != 0 {
+					t.Errorf("%s on %s: other CPU %v busy %v redone %d with a limit of 64 cores", sc.Name, name, r.Other, r.Busy, r.Redone)
+				}
 			}
 		}
 	}
 	md := rep.Markdown()
 	for _, want := range []string{"| scenario | figure | floor #1 | gateway #1 | floor #2 | gateway #2 | gateway vs floor |",
 		"| 20 req/s, mock 0s, openai JSON | CPU per request |", "| 20 req/s, mock 0s, google SSE | p99 |",
-		"| 4 streams x 3 chunks, 1ms apart | TTFB p50 |", "| max rate, p99 < 1s | req/s |", "load average"} {
+		"| 4 streams x 3 chunks, 1ms apart | TTFB p50 |", "| max rate, p99 < 1s | req/s |", "| max rate, p99 < 1s | searches | 100 / 100 |",
+		"| 20 req/s, mock 0s, openai JSON | other CPU |", "load average", "the run took"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("table lacks %q:\n%s", want, md)
 		}
@@ -173,7 +180,7 @@ func TestPercentile(t *testing.T) {
 
 func TestProcSampling(t *testing.T) {
 	// Burn some CPU in this process and see it counted.
-	sample := startSampling(os.Getpid())
+	sample := startSampling([]int{os.Getpid()})
 	deadline := time.Now().Add(100 * time.Millisecond)
 	x := 0
 	for time.Now().Before(deadline) {
@@ -182,5 +189,57 @@ func TestProcSampling(t *testing.T) {
 	cpu, rss := sample()
 	if cpu <= 0 || rss <= 0 {
 		t.Errorf("cpu %v rss %d after busy work (%d)", cpu, rss, x)
+	}
+}
+
+// TestOtherCPU: the CPU of the harness's own processes is left out of
+// the other processes' share, on the machine and on pinned CPUs.
+func TestOtherCPU(t *testing.T) {
+	per, total, err := procStat()
+	if err != nil || len(per) == 0 || total <= 0 {
+		t.Fatalf("procStat = %v, %v, %v", per, total, err)
+	}
+	at := time.Unix(1000, 0)
+	ours := []ourProc{{pid: 1, cpu: 0}, {pid: 2, cpu: 1}, {pid: 3, cpu: 1}}
+	s0 := cpuStat{at: at, busy: []time.Duration{10 * time.Second, 20 * time.Second}, total: 30 * time.Second,
+		ours: []time.Duration{time.Second, 2 * time.Second, 0}}
+	// Two seconds later: CPU 0 was busy 1.5 s (0.5 s of it ours), CPU 1
+	// 2 s (1.2 s ours, in two processes).
+	s1 := cpuStat{at: at.Add(2 * time.Second), busy: []time.Duration{11500 * time.Millisecond, 22 * time.Second}, total: 33500 * time.Millisecond,
+		ours: []time.Duration{1500 * time.Millisecond, 2800 * time.Millisecond, 400 * time.Millisecond}}
+	for _, c := range []struct {
+		cpus []int
+		want float64
+	}{{nil, (3.5 - 1.7) / 2}, {[]int{1}, (2 - 1.2) / 2}, {[]int{0}, (1.5 - 0.5) / 2}, {[]int{0, 1}, (3.5 - 1.7) / 2}} {
+		if got := otherCores(s0, s1, ours, c.cpus); got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Errorf("otherCores on %v = %v, want %v", c.cpus, got, c.want)
+		}
+	}
+	// Our own use above the CPU's busy time (ticks counted apart) is no
+	// negative share.
+	s1.ours[1] = 10 * time.Second
+	if got := otherCores(s0, s1, ours, []int{1}); got != 0 {
+		t.Errorf("otherCores with more of ours than busy = %v, want 0", got)
+	}
+}
+
+// TestMaxRateRedoesDisturbedProbes: a probe the trial marks busy is
+// reported so, and the trial function runs every probe.
+func TestMaxRateRedoesDisturbedProbes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	tg := Target{Name: "t", URLs: []string{srv.URL}, Request: func(bool) (string, http.Header, []byte) { return "/", http.Header{}, nil }}
+	calls := 0
+	trial := func(f func() Result) Result {
+		calls++
+		r := f()
+		r.Busy, r.Redone = calls == 1, 1
+		return r
+	}
+	c := newClient(16)
+	defer c.CloseIdleConnections()
+	best, r := MaxRate(t.Context(), c, tg, 50, 100, 100*time.Millisecond, 0, time.Second, trial)
+	if best != 100 || calls != 2 || !r.Busy || r.Redone != 2 {
+		t.Errorf("best %v after %d trials, busy %v redone %d; want 100 after 2 (50, 100), busy, 2 redone", best, calls, r.Busy, r.Redone)
 	}
 }

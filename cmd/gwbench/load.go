@@ -22,8 +22,15 @@ import (
 // to measure.
 type Target struct {
 	Name string
-	URL  string // base, e.g. http://127.0.0.1:9000
-	Pid  int    // measured process; 0: not measured
+	// URLs are the bases (e.g. http://127.0.0.1:9000) of the target's
+	// instances; requests go to them in turn.
+	URLs []string
+	// Pids are the measured processes (their CPU times add up; the
+	// resident size is the largest one's); none: not measured.
+	Pids []int
+	// CPUs are the CPUs the target's processes are pinned to (nil: not
+	// pinned), where the CPU of other processes is measured.
+	CPUs []int
 	// Request returns the path, headers and body of one request.
 	Request func(stream bool) (path string, hdr http.Header, body []byte)
 }
@@ -37,6 +44,13 @@ type Result struct {
 	CPU              time.Duration // the target's user+system time during the run
 	RSSPeak          int64         // bytes, sampled every 50 ms
 	FirstErr         string
+	// Other is the CPU the machine's other processes used during the
+	// run, in cores: on the target's CPUs when it is pinned, else on the
+	// whole machine. Redone counts the runs thrown away because it was
+	// above the limit; Busy says it still was on the last one.
+	Other  float64
+	Redone int
+	Busy   bool
 }
 
 // CPUPerReq is the target's CPU time per successful request.
@@ -85,7 +99,7 @@ func Rate(ctx context.Context, c *http.Client, t Target, rate float64, d, drain 
 		s := err.Error()
 		firstErr.CompareAndSwap(nil, &s)
 	}
-	sample := startSampling(t.Pid)
+	sample := startSampling(t.Pids)
 	var wg sync.WaitGroup
 	start := time.Now()
 	interval := time.Duration(float64(time.Second) / rate)
@@ -112,7 +126,7 @@ func Rate(ctx context.Context, c *http.Client, t Target, rate float64, d, drain 
 			defer wg.Done()
 			defer inFlight.Add(-1)
 			path, hdr, body := t.Request(false)
-			if err := do(ctx, c, t.URL+path, hdr, body, nil); err != nil {
+			if err := do(ctx, c, t.URLs[i%len(t.URLs)]+path, hdr, body, nil); err != nil {
 				fail(err)
 				return
 			}
@@ -144,14 +158,14 @@ func Streams(ctx context.Context, c *http.Client, t Target, n int) Result {
 	ttfb := make([]time.Duration, n)
 	ok := make([]bool, n)
 	var firstErr atomic.Pointer[string]
-	sample := startSampling(t.Pid)
+	sample := startSampling(t.Pids)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range n {
 		wg.Go(func() {
 			path, hdr, body := t.Request(true)
 			t0 := time.Now()
-			err := do(ctx, c, t.URL+path, hdr, body, func() { ttfb[i] = time.Since(t0) })
+			err := do(ctx, c, t.URLs[i%len(t.URLs)]+path, hdr, body, func() { ttfb[i] = time.Since(t0) })
 			if err != nil {
 				s := err.Error()
 				firstErr.CompareAndSwap(nil, &s)
@@ -184,18 +198,27 @@ func Streams(ctx context.Context, c *http.Client, t Target, n int) Result {
 // under limit and no errors: it doubles from start while runs pass, then
 // bisects between the last pass and the first failure for steps more
 // runs. A failing probe is run once more before it counts as a failure,
-// so that one stall of a shared machine does not end the search. It
-// returns the best passing rate (0 if none) and its run.
-func MaxRate(ctx context.Context, c *http.Client, t Target, start, ceiling float64, step time.Duration, steps int, limit time.Duration) (float64, Result) {
+// so that one stall of a shared machine does not end the search. Each
+// probe runs through trial (which redoes a run the machine's other work
+// disturbed; nil: run once). It returns the best passing rate (0 if
+// none) and its run, marked Busy when any probe that decided the search
+// was.
+func MaxRate(ctx context.Context, c *http.Client, t Target, start, ceiling float64, step time.Duration, steps int, limit time.Duration, trial func(func() Result) Result) (float64, Result) {
+	if trial == nil {
+		trial = func(f func() Result) Result { return f() }
+	}
 	ok := func(r Result) bool { return r.Errors == 0 && r.OK > 0 && r.P99 < limit }
 	// A probe that passes answers within limit; past a second the run
 	// has failed anyway.
 	drain := max(time.Second, limit)
+	busy, redone := false, 0
 	probe := func(rate float64) (Result, bool) {
-		r := Rate(ctx, c, t, rate, step, drain)
+		run := func() Result { return Rate(ctx, c, t, rate, step, drain) }
+		r := trial(run)
 		if !ok(r) && ctx.Err() == nil {
-			r = Rate(ctx, c, t, rate, step, drain)
+			r = trial(run)
 		}
+		busy, redone = busy || r.Busy, redone+r.Redone
 		return r, ok(r)
 	}
 	var best float64
@@ -209,13 +232,11 @@ func MaxRate(ctx context.Context, c *http.Client, t Target, start, ceiling float
 		}
 		lo, best, bestRun = rate, rate, r
 	}
-	if hi == 0 {
-		return best, bestRun
-	}
-	for range steps {
-		if ctx.Err() != nil || hi-lo < max(lo*0.05, 1) {
+	for hi != 0 {
+		if ctx.Err() != nil || steps == 0 || hi-lo < max(lo*0.05, 1) {
 			break
 		}
+		steps--
 		mid := (lo + hi) / 2
 		r, pass := probe(mid)
 		if pass {
@@ -224,6 +245,7 @@ func MaxRate(ctx context.Context, c *http.Client, t Target, start, ceiling float
 			hi = mid
 		}
 	}
+	bestRun.Busy, bestRun.Redone = busy, redone
 	return best, bestRun
 }
 
@@ -268,14 +290,23 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	return s[min(max(i, 0), len(s)-1)]
 }
 
-// startSampling starts sampling pid's resident memory every 50 ms; the
-// returned function stops it and returns the CPU time the process used
-// meanwhile and the highest resident size seen. pid 0 measures nothing.
-func startSampling(pid int) func() (time.Duration, int64) {
-	if pid == 0 {
+// startSampling starts sampling the resident memory of pids every 50 ms;
+// the returned function stops it and returns the CPU time the processes
+// used meanwhile (summed) and the highest resident size one of them had.
+// No pids measures nothing.
+func startSampling(pids []int) func() (time.Duration, int64) {
+	if len(pids) == 0 {
 		return func() (time.Duration, int64) { return 0, 0 }
 	}
-	cpu0, _ := procCPU(pid)
+	cpu := func() time.Duration {
+		var sum time.Duration
+		for _, pid := range pids {
+			c, _ := procCPU(pid)
+			sum += c
+		}
+		return sum
+	}
+	cpu0 := cpu()
 	var peak atomic.Int64
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -284,8 +315,10 @@ func startSampling(pid int) func() (time.Duration, int64) {
 		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if rss, err := procRSS(pid); err == nil && rss > peak.Load() {
-				peak.Store(rss)
+			for _, pid := range pids {
+				if rss, err := procRSS(pid); err == nil && rss > peak.Load() {
+					peak.Store(rss)
+				}
 			}
 			select {
 			case <-stop:
@@ -297,8 +330,7 @@ func startSampling(pid int) func() (time.Duration, int64) {
 	return func() (time.Duration, int64) {
 		close(stop)
 		<-done
-		cpu1, _ := procCPU(pid)
-		return cpu1 - cpu0, peak.Load()
+		return cpu() - cpu0, peak.Load()
 	}
 }
 

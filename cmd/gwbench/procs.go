@@ -156,6 +156,9 @@ type gatewayOpts struct {
 	Database string // SQLite file or postgres:// URL
 	Redis    string // redis:// URL, or empty
 	Pprof    string // GATEWAY_PPROF_ADDR, or empty
+	Key      string // a key already in the store (another instance's); empty: create one
+	Env      []string
+	Name     string // of the log file; empty: "gateway"
 }
 
 // startGateway provisions an account and key through the binary's admin
@@ -174,6 +177,20 @@ func startGateway(ctx context.Context, dir string, pin []string, o gatewayOpts, 
 	if o.Pprof != "" {
 		env = append(env, "GATEWAY_PPROF_ADDR="+o.Pprof)
 	}
+	env = append(env, o.Env...)
+	name := o.Name
+	if name == "" {
+		name = "gateway"
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	argv := append(append([]string{}, pin...), o.Binary, "serve", "--addr", addr)
+	if o.Key != "" {
+		p, err := start(ctx, dir, name, argv, env, "http://"+addr, "/readyz")
+		return p, o.Key, err
+	}
 	// A key whose limits the load cannot reach: the limiter still runs.
 	var out bytes.Buffer
 	admin := exec.CommandContext(ctx, o.Binary, "keys", "create", "--account", "gwbench-"+strconv.FormatInt(time.Now().UnixNano(), 36),
@@ -190,12 +207,7 @@ func startGateway(ctx context.Context, dir string, pin []string, o gatewayOpts, 
 	if err := json.Unmarshal(out.Bytes(), &k); err != nil || k.Key == "" {
 		return nil, "", fmt.Errorf("keys create: unexpected output %q", out.Bytes())
 	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, "", err
-	}
-	argv := append(append([]string{}, pin...), o.Binary, "serve", "--addr", addr)
-	p, err := start(ctx, dir, "gateway", argv, env, "http://"+addr, "/readyz")
+	p, err := start(ctx, dir, name, argv, env, "http://"+addr, "/readyz")
 	return p, k.Key, err
 }
 

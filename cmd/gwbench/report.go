@@ -17,8 +17,10 @@ func (r *Report) Markdown() string {
 	if r.Pinned {
 		pin = "targets pinned to CPU 1, load generator and mock vendor to CPU 0 (taskset)"
 	}
-	fmt.Fprintf(&b, "gwbench %s, %d CPUs, %s; load average %s at the start, %s at the end; %d rounds alternating; rate runs %v each, open loop.\n\n",
-		r.Started.UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), pin, r.LoadStart, r.LoadEnd, c.Repeats, c.Duration)
+	fmt.Fprintf(&b, "gwbench %s, %d CPUs, %s; load average %s at the start, %s at the end; %d rounds alternating; rate runs %v each, open loop; the run took %v.\n\n",
+		r.Started.UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), pin, r.LoadStart, r.LoadEnd, c.Repeats, c.Duration, r.Took.Round(time.Second))
+	fmt.Fprintf(&b, "\"other CPU\" is what processes not started by the harness took during the run, in cores (of the target's CPUs when pinned, else of the machine); a run above %.2f was redone up to %d times, and a figure marked * is from a run still above it. Max rate: the median of %d searches (each failing probe tried twice).\n\n",
+		c.MaxOther, c.Redo, max(c.Searches, 1))
 	b.WriteString("| scenario | figure |")
 	for rnd := range c.Repeats {
 		for _, t := range r.Targets {
@@ -45,6 +47,7 @@ func (r *Report) Markdown() string {
 		cmp  string // "ratio" or "added"
 	}
 	res := func(i, j, rnd int) Result { return r.Results[i][j][rnd] }
+	other := fig{"other CPU", func(i, j, rnd int) float64 { return res(i, j, rnd).Other }, func(v float64) string { return fmt.Sprintf("%.2f", v) }, ""}
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	showMS := func(v float64) string { return fmt.Sprintf("%.2f ms", v) }
 	okRate := fig{"ok / errors", func(i, j, rnd int) float64 { return float64(res(i, j, rnd).OK) }, nil, ""}
@@ -55,6 +58,7 @@ func (r *Report) Markdown() string {
 			{"p99", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).P99) }, showMS, "added"},
 			{"CPU per request", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).CPUPerReq()) }, showMS, "ratio"},
 			{"RSS peak", func(i, j, rnd int) float64 { return float64(res(i, j, rnd).RSSPeak >> 20) }, func(v float64) string { return fmt.Sprintf("%.0f MB", v) }, "ratio"},
+			other,
 		},
 		"streams": {
 			okRate,
@@ -63,10 +67,13 @@ func (r *Report) Markdown() string {
 			{"stream p50", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).P50) }, showMS, "added"},
 			{"CPU per stream", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).CPUPerReq()) }, showMS, "ratio"},
 			{"RSS peak", func(i, j, rnd int) float64 { return float64(res(i, j, rnd).RSSPeak >> 20) }, func(v float64) string { return fmt.Sprintf("%.0f MB", v) }, "ratio"},
+			other,
 		},
 		"maxrate": {
 			{"req/s", func(i, j, rnd int) float64 { return r.MaxRates[i][j][rnd] }, func(v float64) string { return fmt.Sprintf("%.0f", v) }, "ratio"},
 			{"CPU per request there", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).CPUPerReq()) }, showMS, "ratio"},
+			{"searches", nil, nil, "searches"},
+			other,
 		},
 	}
 	for i, sc := range r.Scenarios {
@@ -74,17 +81,32 @@ func (r *Report) Markdown() string {
 			fmt.Fprintf(&b, "| %s | %s |", sc.Name, f.name)
 			for rnd := range c.Repeats {
 				for j := range r.Targets {
-					if f.show == nil {
-						x := res(i, j, rnd)
-						fmt.Fprintf(&b, " %d / %d |", x.OK, x.Errors)
+					if f.cmp == "searches" {
+						var all []string
+						for _, v := range r.Searches[i][j][rnd] {
+							all = append(all, fmt.Sprintf("%.0f", v))
+						}
+						fmt.Fprintf(&b, " %s |", strings.Join(all, " / "))
 						continue
 					}
-					fmt.Fprintf(&b, " %s |", f.show(f.val(i, j, rnd)))
+					if f.show == nil {
+						x := res(i, j, rnd)
+						fmt.Fprintf(&b, " %d / %d%s |", x.OK, x.Errors, busyMark(x))
+						continue
+					}
+					mark := busyMark(res(i, j, rnd))
+					if f.name == "other CPU" && res(i, j, rnd).Redone > 0 {
+						mark += fmt.Sprintf(" (redone %d)", res(i, j, rnd).Redone)
+					}
+					fmt.Fprintf(&b, " %s%s |", f.show(f.val(i, j, rnd)), mark)
 				}
 			}
 			for g := range gws {
 				var parts []string
 				for rnd := range c.Repeats {
+					if f.val == nil {
+						break
+					}
 					fl, gv := f.val(i, 0, rnd), f.val(i, g+1, rnd)
 					switch f.cmp {
 					case "ratio":
@@ -103,4 +125,12 @@ func (r *Report) Markdown() string {
 		}
 	}
 	return b.String()
+}
+
+// busyMark is "*" for a run whose machine stayed busy through its redos.
+func busyMark(r Result) string {
+	if r.Busy {
+		return "*"
+	}
+	return ""
 }

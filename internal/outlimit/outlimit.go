@@ -42,6 +42,7 @@ var fields = map[gw.Shape]struct {
 }{
 	gw.ShapeC: {limits: []string{"max_tokens", "max_completion_tokens"}, count: "n"},
 	gw.ShapeM: {limits: []string{"max_tokens"}},
+	gw.ShapeR: {limits: []string{"max_output_tokens"}},
 	gw.ShapeG: {limits: []string{"maxOutputTokens", "max_output_tokens"}, count: "candidateCount", nested: "generationConfig"},
 }
 
@@ -142,6 +143,8 @@ func Set(shape gw.Shape, vendor string, body []byte, n int64) ([]byte, error) {
 	switch shape {
 	case gw.ShapeM:
 		return rawjson.Set(body, "max_tokens", v)
+	case gw.ShapeR:
+		return rawjson.Set(body, "max_output_tokens", v)
 	case gw.ShapeC:
 		field := "max_tokens"
 		if vendor == "openai" {

@@ -56,6 +56,11 @@ type Config struct {
 	// x-session-affinity header; without the caller's, the request's
 	// prompt_cache_key is sent as its value.
 	SessionAffinity bool
+	// Responses says the vendor serves the OpenAI Responses API at
+	// BaseURL + "/responses" with OpenAI's semantics (state kept by the
+	// vendor): requests to the gateway's /v1/responses pass through.
+	// Only OpenAI: the other vendors are mapped through Chat Completions.
+	Responses bool
 	// Dialect is the vendor's mapping dialect; nil: shape/openai's
 	// dialect for Vendor.
 	Dialect *shape.Dialect
@@ -67,6 +72,7 @@ type Config struct {
 type Provider struct {
 	cfg     Config
 	url     string
+	rurl    string // the Responses API, when Config.Responses
 	client  *upstream.Client
 	dialect *shape.Dialect
 }
@@ -89,6 +95,7 @@ func New(cfg Config) (*Provider, error) {
 	return &Provider{
 		cfg:     cfg,
 		url:     strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
+		rurl:    strings.TrimRight(cfg.BaseURL, "/") + "/responses",
 		client:  upstream.New(cfg.Vendor, cfg.HTTP),
 		dialect: d,
 	}, nil
@@ -142,7 +149,14 @@ func (p *Provider) Send(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
 		}
 	}
 	p.setAffinity(h, c.Body)
-	resp, err := p.client.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: p.url, Header: h, Body: c.Body})
+	url := p.url
+	if c.Endpoint == gw.ShapeR {
+		if !p.cfg.Responses {
+			return nil, &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: fmt.Errorf("%s does not serve the Responses API", p.cfg.Vendor)}
+		}
+		url = p.rurl
+	}
+	resp, err := p.client.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: url, Header: h, Body: c.Body})
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +171,25 @@ func (p *Provider) keySetting() string {
 		return p.cfg.KeySetting
 	}
 	return "GATEWAY_" + strings.ToUpper(p.cfg.Vendor) + "_API_KEY"
+}
+
+// SpeaksResponses reports whether the vendor serves the Responses API
+// itself (Config.Responses).
+func (p *Provider) SpeaksResponses() bool { return p.cfg.Responses }
+
+// PassThroughResponses rewrites "model" in a caller's Responses body.
+// Responses streams always end with the usage (response.completed), so
+// nothing else is asked for.
+func (p *Provider) PassThroughResponses(body []byte, model string) ([]byte, error) {
+	mq, err := json.Marshal(model)
+	if err != nil {
+		return nil, err
+	}
+	out, err := rawjson.Set(body, "model", mq)
+	if err != nil {
+		return nil, &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body is not a JSON object", Err: err}
+	}
+	return out, nil
 }
 
 // PassThrough rewrites "model" in a caller's C body and, on a stream
@@ -199,4 +232,6 @@ func (p *Provider) PassThrough(body []byte, model string, stream bool) ([]byte, 
 var (
 	_ gw.Provider = (*Provider)(nil)
 	_ gw.Codec    = (*Provider)(nil)
+
+	_ gw.ResponsesNative = (*Provider)(nil)
 )

@@ -11,6 +11,7 @@ func Defaults(vendor string) (Config, bool) {
 	case "openai":
 		c.BaseURL = "https://api.openai.com/v1"
 		c.PromptCacheKey = true
+		c.Responses = true
 		// The caller's OpenAI-Organization and OpenAI-Project would bill
 		// the gateway's key to an organization the caller names; they
 		// are forwarded only when configured (OrgHeaders).

@@ -81,7 +81,7 @@ data: [DONE]
 				"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\n" +
 				"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":2,\"cost\":0.0000421}}\n\n" +
 				"data: [DONE]\n\n",
-			wantUsage: gw.Usage{InputTokens: 10, OutputTokens: 2, Reported: true, ReportedCost: 4210, HasReportedCost: true},
+			wantUsage: gw.Usage{InputTokens: 10, OutputTokens: 2, Reported: true, ReportedCost: 4210, HasReportedCost: true, ReportedCostUSD: "421/10000000"},
 			wantDone:  true,
 		},
 		{

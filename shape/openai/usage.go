@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 )
 
 // wireUsage is a C usage object with every vendor variant the gateway
@@ -82,11 +84,11 @@ func (w *wireUsage) normalise() (gw.Usage, error) {
 		u.ReasoningTokens = clamp(val(d.ReasoningTokens))
 	}
 	if len(w.Cost) > 0 && !bytes.Equal(w.Cost, []byte("null")) {
-		m, err := parseCost(w.Cost)
+		m, exact, err := parseCost(w.Cost)
 		if err != nil {
 			return u, err
 		}
-		u.ReportedCost, u.HasReportedCost = m, true
+		u.ReportedCost, u.HasReportedCost, u.ReportedCostUSD = m, true, exact
 	}
 	return u, nil
 }
@@ -99,23 +101,28 @@ func clamp(n int64) int64 {
 }
 
 // parseCost parses a USD amount given as a JSON number or numeric string
-// exactly (no float64 on the way) and rounds it once to gw.Money.
-func parseCost(raw json.RawMessage) (gw.Money, error) {
+// exactly (no float64 on the way) and rounds it once to gw.Money; exact
+// is the amount as an exact decimal (big.Rat's form), for a charge rounded
+// once from it.
+func parseCost(raw json.RawMessage) (m gw.Money, exact string, err error) {
 	s := string(raw)
 	if len(raw) > 0 && raw[0] == '"' {
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return 0, fmt.Errorf("decode cost: %w", err)
+			return 0, "", fmt.Errorf("decode cost: %w", err)
 		}
+	}
+	if len(s) > 64 {
+		return 0, "", fmt.Errorf("decode cost: %d characters, not an amount", len(s))
 	}
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
-		return 0, fmt.Errorf("decode cost %q: not a decimal number", s)
+		return 0, "", fmt.Errorf("decode cost %q: not a decimal number", s)
 	}
 	// Guard against absurd values (and huge exponents) before converting.
 	if r.Cmp(big.NewRat(1_000_000_000, 1)) > 0 || r.Cmp(big.NewRat(-1_000_000_000, 1)) < 0 {
-		return 0, fmt.Errorf("decode cost %q: out of range", s)
+		return 0, "", fmt.Errorf("decode cost %q: out of range", s)
 	}
-	return gw.RatToMoney(r), nil
+	return gw.RatToMoney(r), r.RatString(), nil
 }
 
 // DecodeUsage normalises one C `usage` object, in any vendor's variant,
@@ -158,13 +165,46 @@ func (b *usageBody) pick() *wireUsage {
 	return nil
 }
 
+// unmarshalUsageBody is json.Unmarshal(body, b) without decoding the
+// rest of the answer: the body is validated whole, as Unmarshal does,
+// and only the members that usageBody keeps (matched as Unmarshal
+// matches them: the last one whose name folds to the field's) are
+// decoded. Decoding the whole answer was most of the cost of metering a
+// relayed non-streaming answer.
+func unmarshalUsageBody(body []byte, b *usageBody) error {
+	if !json.Valid(body) {
+		return json.Unmarshal(body, b) // the same error
+	}
+	ms, err := rawjson.Members(body)
+	if err != nil {
+		return json.Unmarshal(body, b) // valid JSON but no object: Unmarshal's answer
+	}
+	// In order, into the same fields: a repeated member merges into the
+	// earlier one's object exactly as Unmarshal does.
+	for _, m := range ms {
+		var dst any
+		switch {
+		case strings.EqualFold(m.Key, "usage"):
+			dst = &b.Usage
+		case strings.EqualFold(m.Key, "x_groq"):
+			dst = &b.XGroq
+		default:
+			continue
+		}
+		if err := json.Unmarshal(body[m.ValStart:m.ValEnd], dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // UsageFromBody returns the usage of a non-streaming C response body: its
 // top-level `usage`, or Groq's `x_groq.usage` when that is the only one.
 // A body without usage yields a zero Usage with Reported false; a body
 // that is not a JSON object is an *gw.Error with CodeUpstream.
 func UsageFromBody(body []byte) (gw.Usage, error) {
 	var b usageBody
-	if err := json.Unmarshal(body, &b); err != nil {
+	if err := unmarshalUsageBody(body, &b); err != nil {
 		return gw.Usage{}, upstreamErr("malformed response body", fmt.Errorf("decode usage body: %w", err))
 	}
 	w := b.pick()

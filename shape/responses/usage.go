@@ -1,0 +1,174 @@
+package responses
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/sse"
+)
+
+// wireUsage is a vendor's Responses usage object.
+type wireUsage struct {
+	InputTokens        int64 `json:"input_tokens"`
+	InputTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	OutputTokens        int64 `json:"output_tokens"`
+	OutputTokensDetails *struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+// normalize maps a Responses usage object to the disjoint buckets:
+// input_tokens includes cached_tokens (cache reads); output_tokens
+// includes reasoning_tokens. Contradicting counts are bounded (Clamped).
+func (w *wireUsage) normalize() gw.Usage {
+	u := gw.Usage{Reported: true, OutputTokens: max(w.OutputTokens, 0)}
+	in := max(w.InputTokens, 0)
+	if d := w.InputTokensDetails; d != nil && d.CachedTokens > 0 {
+		u.CacheReadTokens = d.CachedTokens
+		if u.CacheReadTokens > in {
+			u.CacheReadTokens, u.Clamped = in, true
+		}
+	}
+	u.InputTokens = in - u.CacheReadTokens
+	if d := w.OutputTokensDetails; d != nil && d.ReasoningTokens > 0 {
+		u.ReasoningTokens = d.ReasoningTokens
+		if u.ReasoningTokens > u.OutputTokens {
+			u.ReasoningTokens, u.Clamped = u.OutputTokens, true
+		}
+	}
+	return u
+}
+
+// UsageFromBody reads the usage of a vendor's Responses answer (a
+// response object). Reported is false when it has none.
+func UsageFromBody(body []byte) (gw.Usage, error) {
+	var v struct {
+		Usage *wireUsage `json:"usage"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return gw.Usage{}, fmt.Errorf("responses: usage: %w", err)
+	}
+	if v.Usage == nil {
+		return gw.Usage{}, nil
+	}
+	return v.Usage.normalize(), nil
+}
+
+// Meter reads the usage of a Responses stream relayed unchanged: the
+// usage of response.completed, response.incomplete or response.failed
+// (the terminal events), the end of the stream (completed or incomplete),
+// and a failure (response.failed or an error event). It decodes only
+// events whose type says they may carry one of these.
+type Meter struct {
+	id     string
+	vendor string
+	usage  gw.Usage
+	done   bool
+	err    *gw.Error
+}
+
+// NewMeter returns a Meter for one stream of vendor.
+func NewMeter(vendor string) *Meter { return &Meter{vendor: vendor} }
+
+var (
+	keyCreated    = []byte(`"response.created"`)
+	keyCompleted  = []byte(`"response.completed"`)
+	keyIncomplete = []byte(`"response.incomplete"`)
+	keyFailed     = []byte(`"response.failed"`)
+	keyError      = []byte(`"error"`)
+)
+
+// Observe looks at one relayed event.
+func (m *Meter) Observe(ev *sse.Event) {
+	d := ev.Data
+	if len(d) == 0 {
+		return
+	}
+	if m.id == "" && (ev.Type == "response.created" || bytes.Contains(d, keyCreated)) {
+		var v struct {
+			Response *struct {
+				ID string `json:"id"`
+			} `json:"response"`
+		}
+		if json.Unmarshal(d, &v) == nil && v.Response != nil {
+			m.id = v.Response.ID
+		}
+		return
+	}
+	terminal := ev.Type == "response.completed" || ev.Type == "response.incomplete" || ev.Type == "response.failed" ||
+		bytes.Contains(d, keyCompleted) || bytes.Contains(d, keyIncomplete) || bytes.Contains(d, keyFailed)
+	isErr := ev.Type == "error" || bytes.Contains(d, keyError)
+	if !terminal && !isErr {
+		return
+	}
+	var v struct {
+		Type     string `json:"type"`
+		Code     any    `json:"code"`
+		Message  string `json:"message"`
+		Response *struct {
+			ID    string     `json:"id"`
+			Usage *wireUsage `json:"usage"`
+			Error *struct {
+				Code    any    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(d, &v) != nil {
+		return
+	}
+	if v.Response != nil && m.id == "" {
+		m.id = v.Response.ID
+	}
+	if v.Response != nil && v.Response.Usage != nil {
+		m.usage.Merge(v.Response.Usage.normalize())
+	}
+	switch v.Type {
+	case "response.completed", "response.incomplete":
+		m.done = true
+	case "response.failed":
+		msg := "the response failed"
+		if v.Response != nil && v.Response.Error != nil && v.Response.Error.Message != "" {
+			msg = v.Response.Error.Message
+		}
+		m.err = &gw.Error{Code: gw.CodeUpstream, Message: m.vendor + ": " + msg}
+	case "error":
+		msg := v.Message
+		if msg == "" {
+			msg = "the vendor's stream failed"
+		}
+		m.err = &gw.Error{Code: gw.CodeUpstream, Message: m.vendor + ": " + msg}
+	}
+}
+
+// ID returns the response id the stream announced ("" before).
+func (m *Meter) ID() string { return m.id }
+
+// IDFromBody reads a response object's id ("" when it has none).
+func IDFromBody(body []byte) string {
+	var v struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(body, &v)
+	return v.ID
+}
+
+// Usage returns the usage seen so far.
+func (m *Meter) Usage() gw.Usage { return m.usage }
+
+// Done reports whether the stream reached its terminal event.
+func (m *Meter) Done() bool { return m.done }
+
+// Err returns the in-stream failure, if any.
+func (m *Meter) Err() *gw.Error { return m.err }
+
+// ErrorEvent is the in-stream error the gateway sends on a Responses
+// stream it must end itself: an error event (sequence_number seq).
+func ErrorEvent(seq int64, e *gw.Error, requestID string) []byte {
+	data, _ := json.Marshal(map[string]any{"type": "error", "code": string(e.Code), "message": e.Message, "param": nil, "sequence_number": seq, "request_id": requestID})
+	return sse.AppendEvent(nil, "error", data)
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package storetest
+
+func processCPU() int64 { return -1 }
