@@ -306,6 +306,7 @@ var settingDefaults = map[string]string{
 	"GATEWAY_GUARD":                  "on",
 	"GATEWAY_OPTIMIZE":               "on",
 	"GATEWAY_GUARD_FAIL":             "open",
+	"GATEWAY_GUARD_TIMEOUT":          "2s",
 	"GATEWAY_GUARD_THRESHOLD":        "(the model's)",
 	"GATEWAY_GUARD_SECOND":           "(none: no second stage)",
 	"GATEWAY_GUARD_SECOND_TOKEN":     "",
