@@ -98,6 +98,8 @@ func (s *Server) openResponses(ctx context.Context, in *proxy.Inbound, req *resp
 		}
 		rt.prior = st.Messages
 		in.ExtraInputBytes = size
+		// The guard reads the kept conversation with the new input.
+		in.Text = append(gw.MessagesText(rt.prior), in.Text...)
 	}
 	if rt.input, err = req.Messages(open, s.itemRefs(ctx, account)); err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/dashboard"
 	"github.com/gwlabs/gateway/internal/upstream"
+	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
 )
 
@@ -58,6 +59,10 @@ type Config struct {
 	// (0: the proxy's default, 2s); past it GATEWAY_GUARD_FAIL applies.
 	GuardTimeout time.Duration
 	GuardSecond  GuardSecondConfig
+	// GATEWAY_GUARD_COOLDOWN_INCIDENTS blocked requests of a key or an
+	// account within GATEWAY_GUARD_COOLDOWN_WINDOW refuse it for
+	// GATEWAY_GUARD_COOLDOWN (429 with Retry-After); 0 incidents: off.
+	GuardCooldown proxy.Cooldown
 
 	Optimize bool // GATEWAY_OPTIMIZE: the concise-output directive, on (default) or off
 
@@ -76,6 +81,11 @@ type Config struct {
 	ThreadRetention    time.Duration // GATEWAY_THREAD_RETENTION: how long a message thread is kept (default 1h; 0: threads off)
 	ThreadMaxBytes     int64         // GATEWAY_THREAD_MAX_BYTES: largest thread kept (default 8 MiB)
 	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning (per tool call) and Gemini text signatures are kept (default 15m; 0: off)
+
+	// OTelEnv reads the OpenTelemetry variables (OTEL_*; nil: the
+	// process environment): traces are exported over OTLP/HTTP when they
+	// name an endpoint (package tracing).
+	OTelEnv func(string) string
 
 	// keyCacheTTL is how long a live key is cached (0:
 	// auth.DefaultCacheTTL); tests set it long to show that changes on
@@ -99,6 +109,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 		RPM:           600,
 		TPM:           2_000_000,
 		Guard:         true,
+		GuardCooldown: proxy.Cooldown{Incidents: 5, Window: 10 * time.Minute, Period: 15 * time.Minute},
 		Optimize:      true,
 		LogLevel:      "info",
 		LogFormat:     "text",
@@ -191,6 +202,14 @@ func envConfig(getenv func(string) string) (Config, error) {
 		c.GuardThreshold = f
 	}
 	errs = append(errs, c.GuardSecond.read(getenv)...)
+	var coolN = int64(c.GuardCooldown.Incidents)
+	num("GATEWAY_GUARD_COOLDOWN_INCIDENTS", &coolN)
+	c.GuardCooldown.Incidents = int(min(coolN, 1<<20))
+	dur("GATEWAY_GUARD_COOLDOWN_WINDOW", &c.GuardCooldown.Window)
+	dur("GATEWAY_GUARD_COOLDOWN", &c.GuardCooldown.Period)
+	if c.GuardCooldown.Incidents > 0 && (c.GuardCooldown.Window <= 0 || c.GuardCooldown.Period <= 0) {
+		errs = append(errs, "GATEWAY_GUARD_COOLDOWN_WINDOW and GATEWAY_GUARD_COOLDOWN must be positive durations while GATEWAY_GUARD_COOLDOWN_INCIDENTS is above 0")
+	}
 	str("GATEWAY_RATECARD_FILE", &c.RateCardFile)
 	str("GATEWAY_ADMIN_TOKEN", &c.AdminToken)
 	if n := len(c.AdminToken); n > 0 && n < dashboard.MinAdminTokenLen {
@@ -284,45 +303,48 @@ func settingDefault(name string) string {
 }
 
 var settingDefaults = map[string]string{
-	"GATEWAY_ADDR":                   "127.0.0.1:8080",
-	"GATEWAY_DATABASE_URL":           "./gateway.db",
-	"GATEWAY_REDIS_URL":              "(none: limits in memory)",
-	"GATEWAY_MAX_BODY_BYTES":         "33554432",
-	"GATEWAY_SHUTDOWN_GRACE":         "30s",
-	"GATEWAY_MAX_INFLIGHT_BYTES":     "268435456",
-	"GATEWAY_BODY_READ_TIMEOUT":      "60s",
-	"GATEWAY_MAX_RESPONSE_BYTES":     "16777216",
-	"GATEWAY_MAX_EVENT_BYTES":        "8388608",
-	"GATEWAY_CONNECT_TIMEOUT":        "10s",
-	"GATEWAY_FIRST_BYTE_TIMEOUT":     "5m",
-	"GATEWAY_STREAM_IDLE_TIMEOUT":    "2m",
-	"GATEWAY_MAX_RETRIES":            "2",
-	"GATEWAY_RPM":                    "600",
-	"GATEWAY_TPM":                    "2000000",
-	"GATEWAY_REDIS_FAIL":             "local",
-	"GATEWAY_INSTANCES":              "1",
-	"GATEWAY_SQLITE_SHARED":          "off",
-	"GATEWAY_OPENAI_FORWARD_ORG":     "off",
-	"GATEWAY_GUARD":                  "on",
-	"GATEWAY_OPTIMIZE":               "on",
-	"GATEWAY_GUARD_FAIL":             "open",
-	"GATEWAY_GUARD_TIMEOUT":          "2s",
-	"GATEWAY_GUARD_THRESHOLD":        "(the model's)",
-	"GATEWAY_GUARD_SECOND":           "(none: no second stage)",
-	"GATEWAY_GUARD_SECOND_TOKEN":     "",
-	"GATEWAY_GUARD_SECOND_PROMPT":    "(built in)",
-	"GATEWAY_GUARD_SECOND_THRESHOLD": "0.5",
-	"GATEWAY_GUARD_SECOND_TIMEOUT":   "1s",
-	"GATEWAY_RATECARD_FILE":          "(none: the embedded card)",
-	"GATEWAY_ADMIN_TOKEN":            "(none: no admin sign-in or API)",
-	"GATEWAY_TRUSTED_PROXIES":        "",
-	"GATEWAY_METRICS_ADDR":           "(none: off)",
-	"GATEWAY_LOG_LEVEL":              "info",
-	"GATEWAY_LOG_FORMAT":             "text",
-	"GATEWAY_THREAD_RETENTION":       "1h",
-	"GATEWAY_THREAD_MAX_BYTES":       "8388608",
-	"GATEWAY_REASONING_RETENTION":    "15m",
-	"GATEWAY_PPROF_ADDR":             "(none: off)",
+	"GATEWAY_ADDR":                     "127.0.0.1:8080",
+	"GATEWAY_DATABASE_URL":             "./gateway.db",
+	"GATEWAY_REDIS_URL":                "(none: limits in memory)",
+	"GATEWAY_MAX_BODY_BYTES":           "33554432",
+	"GATEWAY_SHUTDOWN_GRACE":           "30s",
+	"GATEWAY_MAX_INFLIGHT_BYTES":       "268435456",
+	"GATEWAY_BODY_READ_TIMEOUT":        "60s",
+	"GATEWAY_MAX_RESPONSE_BYTES":       "16777216",
+	"GATEWAY_MAX_EVENT_BYTES":          "8388608",
+	"GATEWAY_CONNECT_TIMEOUT":          "10s",
+	"GATEWAY_FIRST_BYTE_TIMEOUT":       "5m",
+	"GATEWAY_STREAM_IDLE_TIMEOUT":      "2m",
+	"GATEWAY_MAX_RETRIES":              "2",
+	"GATEWAY_RPM":                      "600",
+	"GATEWAY_TPM":                      "2000000",
+	"GATEWAY_REDIS_FAIL":               "local",
+	"GATEWAY_INSTANCES":                "1",
+	"GATEWAY_SQLITE_SHARED":            "off",
+	"GATEWAY_OPENAI_FORWARD_ORG":       "off",
+	"GATEWAY_GUARD":                    "on",
+	"GATEWAY_OPTIMIZE":                 "on",
+	"GATEWAY_GUARD_FAIL":               "open",
+	"GATEWAY_GUARD_TIMEOUT":            "2s",
+	"GATEWAY_GUARD_THRESHOLD":          "(the model's)",
+	"GATEWAY_GUARD_SECOND":             "(none: no second stage)",
+	"GATEWAY_GUARD_SECOND_TOKEN":       "",
+	"GATEWAY_GUARD_SECOND_PROMPT":      "(built in)",
+	"GATEWAY_GUARD_SECOND_THRESHOLD":   "0.5",
+	"GATEWAY_GUARD_SECOND_TIMEOUT":     "1s",
+	"GATEWAY_GUARD_COOLDOWN_INCIDENTS": "5",
+	"GATEWAY_GUARD_COOLDOWN_WINDOW":    "10m",
+	"GATEWAY_GUARD_COOLDOWN":           "15m",
+	"GATEWAY_RATECARD_FILE":            "(none: the embedded card)",
+	"GATEWAY_ADMIN_TOKEN":              "(none: no admin sign-in or API)",
+	"GATEWAY_TRUSTED_PROXIES":          "",
+	"GATEWAY_METRICS_ADDR":             "(none: off)",
+	"GATEWAY_LOG_LEVEL":                "info",
+	"GATEWAY_LOG_FORMAT":               "text",
+	"GATEWAY_THREAD_RETENTION":         "1h",
+	"GATEWAY_THREAD_MAX_BYTES":         "8388608",
+	"GATEWAY_REASONING_RETENTION":      "15m",
+	"GATEWAY_PPROF_ADDR":               "(none: off)",
 }
 
 // suggest is the known name closest to s, for "did you mean"; "" when
