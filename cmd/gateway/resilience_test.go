@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -344,6 +345,24 @@ func TestRouteFallbackDropsForeignThinking(t *testing.T) {
 		}
 		if !bytes.Contains(rec.Body, []byte("toolu_01abc")) {
 			t.Fatalf("stream=%v: the tool call is missing from the fallback's body: %s", stream, rec.Body)
+		}
+	}
+}
+
+// Issue 27: a stream the vendor cut after producing tokens is not
+// charged, and what the vendor may bill for it is recorded as the
+// operator's cost.
+func TestBrokenStreamIsOperatorCost(t *testing.T) {
+	e := newEnv(t, withFaultTimings)
+	for _, rt := range faultRoutes {
+		resp := e.post(rt.path, e.key, rt.body(faultPrimary, "hello there friend [fake:break=3]", true, ""))
+		readAll(t, resp.Body)
+		rec := waitRecord(t, e.m.Store(), resp.Header.Get("X-Gateway-Request-Id"))
+		if rec.ErrorCode == "" || rec.Charge != 0 || rec.Cost <= 0 || !strings.Contains(rec.Note, "operator_cost") {
+			t.Fatalf("%s: record error %q charge %v cost %v note %q", rt.path, rec.ErrorCode, rec.Charge, rec.Cost, rec.Note)
+		}
+		if bal, err := e.m.Store().Balance(context.Background(), e.acct); err != nil || bal.Charged != 0 || bal.Held != 0 {
+			t.Fatalf("balance %+v %v", bal, err)
 		}
 	}
 }
