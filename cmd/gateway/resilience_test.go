@@ -366,3 +366,22 @@ func TestBrokenStreamIsOperatorCost(t *testing.T) {
 		}
 	}
 }
+
+// Issue 27: the models list works on /v1/responses too.
+func TestResponsesFallback(t *testing.T) {
+	e := newEnv(t, withFaultTimings)
+	for _, stream := range []bool{false, true} {
+		body := fmt.Sprintf(`{"model":"anthropic/claude-sonnet-5-5","models":["google/gemini-3-flash"],"stream":%t,"max_output_tokens":256,"input":"hello [fake:status=529][fake:on=anthropic]"}`, stream)
+		resp := e.post("/v1/responses", e.key, []byte(body))
+		b := readAll(t, resp.Body)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Gateway-Model") != "google/gemini-3-flash" || resp.Header.Get("X-Gateway-Attempts") != "2" {
+			t.Fatalf("stream=%v: status %d model %q attempts %q: %.300s", stream, resp.StatusCode, resp.Header.Get("X-Gateway-Model"), resp.Header.Get("X-Gateway-Attempts"), b)
+		}
+		if !bytes.Contains(b, []byte("Hello from google")) {
+			t.Fatalf("stream=%v: not the fallback's answer: %.300s", stream, b)
+		}
+		if rec := e.lastRequest(); bytes.Contains(rec.Body, []byte(`"models"`)) {
+			t.Fatalf("the vendor was sent the models list: %s", rec.Body)
+		}
+	}
+}
