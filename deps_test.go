@@ -16,16 +16,17 @@ var allowed = map[string]struct {
 	why     string
 	imports []string
 }{
-	".":          {"the root package is the vocabulary: standard library only", nil},
-	"sse":        {"the SSE codec depends on nothing of ours", nil},
-	"proxy":      {"proxy runs the policies over gw interfaces: no HTTP server, vendor, wire format or database", []string{module, module + "/internal/id", module + "/internal/outlimit"}},
-	"route":      {"routing is pure computation over the vocabulary", []string{module}},
-	"auth":       {"keys are checked through a lookup interface", []string{module}},
-	"ratecard":   {"the rate card is data", nil},
-	"billing":    {"pricing is computation over the vocabulary and the card", []string{module, module + "/ratecard"}},
-	"guard":      {"the guard is pure computation", []string{module}},
-	"convstate":  {"client state is kept through a small store interface: no HTTP, vendor or database", []string{module, module + "/internal/rawjson"}},
-	"fakevendor": {"the fakes impersonate vendors independently of the gateway", []string{module}},
+	".":                 {"the root package is the vocabulary: standard library only", nil},
+	"sse":               {"the SSE codec depends on nothing of ours", nil},
+	"proxy":             {"proxy runs the policies over gw interfaces: no HTTP server, vendor, wire format or database", []string{module, module + "/internal/id", module + "/internal/outlimit", module + "/internal/billable"}},
+	"internal/billable": {"finding billable features is reading JSON", []string{module, module + "/internal/rawjson"}},
+	"route":             {"routing is pure computation over the vocabulary", []string{module}},
+	"auth":              {"keys are checked through a lookup interface", []string{module}},
+	"ratecard":          {"the rate card is data", nil},
+	"billing":           {"pricing is computation over the vocabulary and the card", []string{module, module + "/ratecard"}},
+	"guard":             {"the guard is pure computation", []string{module}},
+	"convstate":         {"client state is kept through a small store interface: no HTTP, vendor or database", []string{module, module + "/internal/rawjson"}},
+	"fakevendor":        {"the fakes impersonate vendors independently of the gateway", []string{module}},
 	"optimize": {"the directive is text, byte patching and a token count (the embedded o200k tables); proxy reaches it through an interface",
 		[]string{module, module + "/internal/rawjson", "github.com/tiktoken-go/tokenizer/codec", "golang.org/x/sync/singleflight"}},
 }

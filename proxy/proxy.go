@@ -30,6 +30,7 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/billable"
 	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/internal/outlimit"
 )
@@ -205,6 +206,11 @@ type Config struct {
 	// request through (the record notes "guard:error"), true blocks it.
 	GuardTimeout    time.Duration
 	GuardFailClosed bool
+	// AllowUnpriced names the billable units beyond tokens (package
+	// internal/billable: service_tier_priority, web_search, ...) that pass
+	// through although the rate card cannot price them: the operator
+	// pays for them. Any other is refused with 400 naming the field.
+	AllowUnpriced map[string]bool
 	// HoldTTL bounds a hold's life if its request never finishes (a
 	// crash); default 30m.
 	HoldTTL time.Duration
@@ -417,6 +423,13 @@ func (x *Exchange) begin(ctx context.Context) error {
 	}
 	if err := x.decorate(); err != nil {
 		return err
+	}
+	if g.cfg.Biller != nil {
+		// Features billed beyond tokens, read from the exact vendor body:
+		// refused unless the operator allows them.
+		if err := billable.Refusal(billable.Find(x.BodyShape(), x.Body), g.cfg.AllowUnpriced, in.Vendor, in.Model); err != nil {
+			return err
+		}
 	}
 
 	if oc, ok := g.cfg.Biller.(OutputCap); ok && in.MaxOutput > 0 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/dashboard"
+	"github.com/gwlabs/gateway/internal/billable"
 	"github.com/gwlabs/gateway/internal/upstream"
 	"github.com/gwlabs/gateway/route"
 )
@@ -59,7 +60,11 @@ type Config struct {
 	Optimize bool // GATEWAY_OPTIMIZE: the concise-output directive, on (default) or off
 
 	RateCardFile string // GATEWAY_RATECARD_FILE: override file merged over the embedded card
-	AdminToken   string // GATEWAY_ADMIN_TOKEN: dashboard sign-in for all accounts and the admin API (at least 32 characters)
+	// GATEWAY_ALLOW_UNPRICED: comma-separated billable units beyond
+	// tokens (web_search, service_tier_priority, ...) let through although
+	// the rate card cannot price them (the operator pays); default none.
+	AllowUnpriced []string
+	AdminToken    string // GATEWAY_ADMIN_TOKEN: dashboard sign-in for all accounts and the admin API (at least 32 characters)
 	// GATEWAY_TRUSTED_PROXIES: comma-separated addresses or CIDR prefixes
 	// of reverse proxies whose X-Forwarded-For/-Proto are believed.
 	TrustedProxies []netip.Prefix
@@ -188,6 +193,16 @@ func envConfig(getenv func(string) string) (Config, error) {
 	}
 	errs = append(errs, c.GuardSecond.read(getenv)...)
 	str("GATEWAY_RATECARD_FILE", &c.RateCardFile)
+	for _, v := range strings.Split(getenv("GATEWAY_ALLOW_UNPRICED"), ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		if !slices.Contains(billable.Units, v) {
+			errs = append(errs, fmt.Sprintf("GATEWAY_ALLOW_UNPRICED: %q is not a billable unit (%s)", v, strings.Join(billable.Units, ", ")))
+			continue
+		}
+		c.AllowUnpriced = append(c.AllowUnpriced, v)
+	}
 	str("GATEWAY_ADMIN_TOKEN", &c.AdminToken)
 	if n := len(c.AdminToken); n > 0 && n < dashboard.MinAdminTokenLen {
 		errs = append(errs, fmt.Sprintf("GATEWAY_ADMIN_TOKEN is %d characters; it must have at least %d (e.g. openssl rand -hex 24)", n, dashboard.MinAdminTokenLen))
@@ -298,6 +313,7 @@ var settingDefaults = map[string]string{
 	"GATEWAY_REDIS_FAIL":             "local",
 	"GATEWAY_INSTANCES":              "1",
 	"GATEWAY_SQLITE_SHARED":          "off",
+	"GATEWAY_ALLOW_UNPRICED":         "",
 	"GATEWAY_OPENAI_FORWARD_ORG":     "off",
 	"GATEWAY_GUARD":                  "on",
 	"GATEWAY_OPTIMIZE":               "on",

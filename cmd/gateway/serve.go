@@ -222,6 +222,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Biller:          pb,
 		Guard:           g,
 		GuardFailClosed: c.GuardFailClosed,
+		AllowUnpriced:   allowSet(c.AllowUnpriced),
 		Optimizer:       newOptimizer(*c, providers, m.Logger),
 		Logger:          m.Logger,
 	})
@@ -465,4 +466,13 @@ func newOptimizer(c Config, providers map[string]gw.Provider, logger *slog.Logge
 		}
 	}
 	return optimize.New(optimize.Config{Off: !c.Optimize, Counters: counters, Logger: logger})
+}
+
+// allowSet is a list as a set.
+func allowSet(units []string) map[string]bool {
+	m := map[string]bool{}
+	for _, u := range units {
+		m[u] = true
+	}
+	return m
 }

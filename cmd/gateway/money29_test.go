@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// Issue 29 item 4 (before -> after): features a vendor bills beyond
+// tokens passed through and were paid by the operator alone (charged
+// only for the tokens). Now each is refused with 400 naming the field,
+// before any hold or vendor call; the operator can let a unit through
+// (GATEWAY_ALLOW_UNPRICED), at its own cost.
+func TestUnpricedFeaturesRefused(t *testing.T) {
+	e, s := moneyEnv(t, "")
+	ctx := context.Background()
+	st := e.m.Store()
+	const groq = "groq/llama-3.3-70b-versatile"
+	s.answer("tier", `{"prompt_tokens":20,"completion_tokens":5,"total_tokens":25}`)
+	secret, k, err := createKey(ctx, st, uniqueAccount("unpriced"), gw.USD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, path string
+		body       []byte
+		field      string
+	}{
+		{"priority tier", "/v1/chat/completions", chatBody(groq, "hi [case:tier]", false, `,"service_tier":"priority"`), `service_tier "priority"`},
+		{"flex tier", "/v1/chat/completions", chatBody(groq, "hi [case:tier]", false, `,"service_tier":"flex"`), `service_tier "flex"`},
+		{"fast mode", "/v1/messages", messagesBody("anthropic/claude-opus-5", "hi", false, `,"speed":"fast"`), `speed "fast"`},
+		{"web search max_uses 50", "/v1/messages", messagesBody("anthropic/claude-opus-5", "hi", false, `,"tools":[{"type":"web_search_20250305","name":"web_search","max_uses":50}]`), `tools[0].type "web_search_20250305"`},
+		{"code execution", "/v1/messages", messagesBody("anthropic/claude-opus-5", "hi", false, `,"tools":[{"type":"code_execution_20250825","name":"code_execution"}]`), "code_execution"},
+		{"mcp servers", "/v1/messages", messagesBody("anthropic/claude-opus-5", "hi", false, `,"mcp_servers":[{"type":"url","url":"https://example.com/mcp","name":"x"}]`), "mcp_servers"},
+		{"web_search_options", "/v1/chat/completions", chatBody("openai/gpt-6-sol", "hi", false, `,"web_search_options":{}`), "web_search_options"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := e.post(c.path, secret, c.body)
+			b := readAll(t, resp.Body)
+			if resp.StatusCode != 400 || !strings.Contains(string(b), "invalid_request") || !strings.Contains(string(b), jsonEscaped(c.field)) {
+				t.Errorf("status %d %s; want 400 naming %s", resp.StatusCode, b, c.field)
+			}
+		})
+	}
+	if s.got("tier") != nil {
+		t.Error("a refused request reached the vendor")
+	}
+	bal, err := st.Balance(ctx, k.AccountID)
+	if err != nil || bal.Charged != 0 || bal.Held != 0 {
+		t.Errorf("balance %+v (%v): a refusal moved money", bal, err)
+	}
+
+	// Allowed by the operator: through, billed for its tokens (20 x 59
+	// + 5 x 79 = 1,575; x1.09 = 1,716.75 -> 1,717).
+	e2, s2 := moneyEnv(t, "", func(c *Config) { c.AllowUnpriced = []string{"service_tier_flex"} })
+	s2.answer("tier", `{"prompt_tokens":20,"completion_tokens":5,"total_tokens":25}`)
+	secret2, _, err := createKey(ctx, e2.m.Store(), uniqueAccount("allowed"), gw.USD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := e2.post("/v1/chat/completions", secret2, chatBody(groq, "hi [case:tier]", false, `,"service_tier":"flex"`))
+	readAll(t, resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("allowed flex: status %d", resp.StatusCode)
+	}
+	if rec := waitRecord(t, e2.m.Store(), resp.Header.Get("X-Gateway-Request-Id")); rec.Charge != 1_717 {
+		t.Errorf("allowed flex charged %d, want 1,717", rec.Charge)
+	}
+	resp = e2.post("/v1/chat/completions", secret2, chatBody(groq, "hi [case:tier]", false, `,"service_tier":"priority"`))
+	if b := readAll(t, resp.Body); resp.StatusCode != 400 {
+		t.Errorf("priority with only flex allowed: %d %s", resp.StatusCode, b)
+	}
+}
+
+// jsonEscaped is s as it appears inside a JSON string.
+func jsonEscaped(s string) string { q := quote(s); return q[1 : len(q)-1] }
