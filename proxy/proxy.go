@@ -140,6 +140,12 @@ type Priceable interface {
 	Priceable(vendor, model string) error
 }
 
+// ContextWindow is implemented by Billers that know a model's context
+// window in tokens (0: unknown): no prompt the vendor bills can be larger.
+type ContextWindow interface {
+	ContextWindow(vendor, model string) int64
+}
+
 // OutputCap is implemented by Billers that know a model's maximum
 // output per answer (0: unknown).
 type OutputCap interface {
@@ -867,6 +873,11 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	}
 	var clamped bool
 	o.Usage, clamped = ClampUsage(o.Usage, x.outputBound)
+	if cw, ok := g.cfg.Biller.(ContextWindow); ok {
+		var pc bool
+		o.Usage, pc = ClampPrompt(o.Usage, cw.ContextWindow(in.Vendor, in.Model))
+		clamped = clamped || pc
+	}
 	if clamped || o.Usage.Clamped {
 		clamped = true
 		r.Usage, r.UsageClamped = o.Usage, true
@@ -938,6 +949,33 @@ func ClampUsage(u gw.Usage, outputBound int64) (gw.Usage, bool) {
 	}
 	if u.ReasoningTokens > u.OutputTokens {
 		u.ReasoningTokens, changed = u.OutputTokens, true
+	}
+	return u, changed
+}
+
+// ClampPrompt bounds the prompt buckets by the model's context window
+// (bound, 0: unknown): no bucket above it, and their sum at most it, the
+// excess taken off the dearest buckets first (1-hour writes, 5-minute
+// writes, plain input, cache reads). It reports whether anything changed.
+func ClampPrompt(u gw.Usage, bound int64) (gw.Usage, bool) {
+	if bound <= 0 {
+		return u, false
+	}
+	changed := false
+	bs := []*int64{&u.CacheWrite1hTokens, &u.CacheWrite5mTokens, &u.InputTokens, &u.CacheReadTokens}
+	for _, b := range bs {
+		if *b > bound {
+			*b, changed = bound, true
+		}
+	}
+	for _, b := range bs {
+		excess := u.PromptTokens() - bound
+		if excess <= 0 {
+			break
+		}
+		take := min(excess, *b)
+		*b -= take
+		changed = true
 	}
 	return u, changed
 }

@@ -76,8 +76,8 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 		return
 	}
 	u, note := resp.Usage, ""
-	if !u.Reported {
-		u, note = estimateUsage(in, responseTextBytes(resp)), "usage_missing"
+	if !usable(u) {
+		u, note = estimateUsage(in, responseTextBytes(resp)), unusableNote(u)
 	}
 	if r.Context().Err() != nil {
 		// The caller left while the vendor answered: billed for what

@@ -98,12 +98,13 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		u, err = openaishape.UsageFromBody(body)
 	}
 	if err != nil {
-		s.upstreamBroke(w, r.Context(), x, &gw.Error{Code: gw.CodeUpstream, Message: in.Vendor + ": the vendor sent a malformed answer", Err: err})
-		return
+		// An answer whose usage cannot be read is delivered and billed
+		// from the gateway's own count, like malformed counts.
+		u = gw.Usage{Malformed: true}
 	}
 	note := ""
-	if !u.Reported {
-		u, note = estimateUsage(in, relayedTextBytes(body)), "usage_missing"
+	if !usable(u) {
+		u, note = estimateUsage(in, relayedTextBytes(body)), unusableNote(u)
 	}
 	// The vendor answered: the request is billed even if the caller has
 	// gone, since the answer was paid for upstream.
@@ -282,8 +283,8 @@ func streamOutcome(in *proxy.Inbound, end streamEnd) (o proxy.Outcome, broke *gw
 	switch {
 	case !end.done && end.vendorErr == nil && end.callerLeft:
 		o.Success, o.Usage, o.Note = true, abandonedUsage(in, end.usage, end.events, end.textBytes), "abandoned"
-		if !end.usage.Reported {
-			o.Note = "abandoned; usage_missing"
+		if !usable(end.usage) {
+			o.Note = "abandoned; " + unusableNote(end.usage)
 		}
 	case end.vendorErr != nil:
 		o.Err = end.vendorErr
@@ -292,8 +293,8 @@ func streamOutcome(in *proxy.Inbound, end streamEnd) (o proxy.Outcome, broke *gw
 		o.Err = broke
 	default:
 		o.Success, o.Usage = true, end.usage
-		if !end.usage.Reported {
-			o.Usage, o.Note = estimateUsage(in, end.textBytes), "usage_missing"
+		if !usable(end.usage) {
+			o.Usage, o.Note = estimateUsage(in, end.textBytes), unusableNote(end.usage)
 		}
 	}
 	return o, broke
@@ -350,7 +351,7 @@ func writeStreamError(w io.Writer, shape gw.Shape, rid string, e *gw.Error) {
 // Anthropic's message_start), the output is the estimate from the text
 // relayed (see estimateUsage) when that is larger.
 func abandonedUsage(in *proxy.Inbound, u gw.Usage, events, textBytes int64) gw.Usage {
-	if !u.Reported {
+	if !usable(u) {
 		return estimateUsage(in, textBytes)
 	}
 	if u.OutputTokens < events {

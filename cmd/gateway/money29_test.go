@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -77,3 +79,76 @@ func TestUnpricedFeaturesRefused(t *testing.T) {
 
 // jsonEscaped is s as it appears inside a JSON string.
 func jsonEscaped(s string) string { q := quote(s); return q[1 : len(q)-1] }
+
+// Issue 29 item 5 (before -> after): malformed usage was handled three
+// ways (a non-streaming answer withheld with 502 and no charge, a stream
+// delivered and billed from the estimate, "usage":{} or a negative count
+// charged 0); now every case is delivered and billed from the gateway's
+// own count of what it relayed, noted usage_malformed: the prompt at one
+// token per four bytes of the body (P), the 12 bytes of "Hello there."
+// as 12 output tokens: (P x 59 + 12 x 79) x 1.09, rounded once. And a
+// prompt count above the model's context window (1e12) is bounded by it
+// (131,072): 131,072 x 59 + 5 x 79 = 7,733,643; x1.09 = 8,429,670.87 ->
+// 8,429,671 (before: recorded as sent, charge capped at the hold).
+func TestMalformedUsageBilledOneWay(t *testing.T) {
+	e, s := moneyEnv(t, "")
+	ctx := context.Background()
+	st := e.m.Store()
+	const groq = "groq/llama-3.3-70b-versatile"
+	send := func(t *testing.T, body []byte) (*http.Response, []byte) {
+		t.Helper()
+		secret, _, err := createKey(ctx, st, uniqueAccount("malformed"), gw.USD)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := e.post("/v1/chat/completions", secret, body)
+		return resp, readAll(t, resp.Body)
+	}
+	estimate := func(body []byte, stream bool) gw.Money {
+		n := int64(len(body))
+		if stream {
+			n -= int64(len(`,"stream":true`))
+		}
+		p := (n + 3) / 4
+		return gw.Money(((p*59+12*79)*109 + 50) / 100)
+	}
+	for i, usage := range []string{
+		`{"prompt_tokens":1.5,"completion_tokens":3}`,
+		`{"prompt_tokens":"12","completion_tokens":3}`,
+		`{"prompt_tokens":1e3,"completion_tokens":3}`,
+		`{"prompt_tokens":99999999999999999999,"completion_tokens":3}`,
+		`{"prompt_tokens":-4,"completion_tokens":3}`,
+		`{}`,
+	} {
+		for _, stream := range []bool{false, true} {
+			name := fmt.Sprintf("m%d", i)
+			if stream {
+				name += "s"
+				u := usage
+				s.script(name, func(w http.ResponseWriter) {
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hello there.\"},\"finish_reason\":null}]}\n\n")
+					fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":%s}\n\ndata: [DONE]\n\n", u)
+				})
+			} else {
+				s.answer(name, usage)
+			}
+			body := chatBody(groq, "hi [case:"+name+"]", stream, `,"max_tokens":100`)
+			resp, b := send(t, body)
+			if resp.StatusCode != 200 || !strings.Contains(string(b), "Hello there.") {
+				t.Errorf("%s stream=%v: status %d %s; want the answer delivered", usage, stream, resp.StatusCode, b)
+				continue
+			}
+			rec := waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
+			if want := estimate(body, stream); rec.Charge != want || !strings.Contains(rec.Note, "usage_malformed") {
+				t.Errorf("%s stream=%v: charge %d note %q, want %d (the gateway's count) and usage_malformed", usage, stream, rec.Charge, rec.Note, want)
+			}
+		}
+	}
+	s.answer("huge-prompt", `{"prompt_tokens":1000000000000,"completion_tokens":5}`)
+	resp, _ := send(t, chatBody(groq, "hi [case:huge-prompt]", false, `,"max_tokens":100`))
+	rec := waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
+	if rec.Charge != 8_429_671 || rec.Usage.PromptTokens() != 131_072 || !strings.Contains(rec.Note, "usage_clamped") {
+		t.Errorf("1e12 prompt: charge %d prompt %d note %q; want 8,429,671 on 131,072, usage_clamped", rec.Charge, rec.Usage.PromptTokens(), rec.Note)
+	}
+}

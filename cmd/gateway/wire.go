@@ -159,6 +159,10 @@ func (a billerAdapter) Known(vendor, model string) bool { return a.b.Known(vendo
 
 func (a billerAdapter) Priceable(vendor, model string) error { return a.b.Priceable(vendor, model) }
 
+func (a billerAdapter) ContextWindow(vendor, model string) int64 {
+	return a.b.ContextWindow(vendor, model)
+}
+
 func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	p, err := a.b.Hold(billing.HoldRequest{
 		Vendor: r.Vendor, Model: r.Model, BodyBytes: r.BodyBytes, MaxOutput: r.MaxOutput, Choices: r.Choices,

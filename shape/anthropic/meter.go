@@ -54,9 +54,19 @@ func (m *Meter) Observe(ev *sse.Event) {
 	case "message_delta":
 		var d struct {
 			Usage *wireUsage `json:"usage"`
+			Delta struct {
+				StopReason string `json:"stop_reason"`
+			} `json:"delta"`
 		}
-		if json.Unmarshal(ev.Data, &d) == nil && d.Usage != nil {
-			applyUsage(&m.usage, d.Usage)
+		if json.Unmarshal(ev.Data, &d) == nil {
+			if d.Usage != nil {
+				applyUsage(&m.usage, d.Usage)
+			}
+			if d.Delta.StopReason != "" {
+				// The answer is whole: a break before message_stop
+				// loses nothing of it, and it is billed.
+				m.done = true
+			}
 		}
 	case "message_stop":
 		m.done = true
@@ -68,8 +78,9 @@ func (m *Meter) Observe(ev *sse.Event) {
 // Usage returns the usage seen so far; after message_stop it is final.
 func (m *Meter) Usage() gw.Usage { return m.usage }
 
-// Done reports whether message_stop was seen. A stream that ended
-// without it was cut short.
+// Done reports whether the answer is whole: message_stop, or a
+// message_delta with a stop_reason, was seen. A stream that ended
+// without either was cut short.
 func (m *Meter) Done() bool { return m.done }
 
 // Err returns the in-stream error event's error, or nil: CodeOverloaded
