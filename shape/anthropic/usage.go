@@ -11,11 +11,11 @@ import (
 // stream's message_delta, which may carry only some counts, replaces
 // exactly the counts it carries.
 type wireUsage struct {
-	InputTokens              *gw.Count               `json:"input_tokens"`
-	CacheCreationInputTokens *gw.Count               `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     *gw.Count               `json:"cache_read_input_tokens"`
+	InputTokens              *gw.Count            `json:"input_tokens"`
+	CacheCreationInputTokens *gw.Count            `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *gw.Count            `json:"cache_read_input_tokens"`
 	CacheCreation            *wireCacheCreation   `json:"cache_creation"`
-	OutputTokens             *gw.Count               `json:"output_tokens"`
+	OutputTokens             *gw.Count            `json:"output_tokens"`
 	OutputTokensDetails      *wireOutputTokensDet `json:"output_tokens_details"`
 }
 

@@ -14,13 +14,13 @@ import (
 // cache_write_tokens), DeepSeek's prompt_cache_hit/miss_tokens and
 // OpenRouter's cost. Counts are pointers so that "absent" and "0" differ.
 type wireUsage struct {
-	PromptTokens            *gw.Count             `json:"prompt_tokens,omitempty"`
-	CompletionTokens        *gw.Count             `json:"completion_tokens,omitempty"`
-	TotalTokens             *gw.Count             `json:"total_tokens,omitempty"`
+	PromptTokens            *gw.Count          `json:"prompt_tokens,omitempty"`
+	CompletionTokens        *gw.Count          `json:"completion_tokens,omitempty"`
+	TotalTokens             *gw.Count          `json:"total_tokens,omitempty"`
 	PromptTokensDetails     *wirePromptDetails `json:"prompt_tokens_details,omitempty"`
 	CompletionTokensDetails *wireOutputDetails `json:"completion_tokens_details,omitempty"`
-	PromptCacheHitTokens    *gw.Count             `json:"prompt_cache_hit_tokens,omitempty"`
-	PromptCacheMissTokens   *gw.Count             `json:"prompt_cache_miss_tokens,omitempty"`
+	PromptCacheHitTokens    *gw.Count          `json:"prompt_cache_hit_tokens,omitempty"`
+	PromptCacheMissTokens   *gw.Count          `json:"prompt_cache_miss_tokens,omitempty"`
 	// CachedTokens is Together's cache-hit count, a top-level member of
 	// usage instead of prompt_tokens_details.cached_tokens.
 	CachedTokens *gw.Count `json:"cached_tokens,omitempty"`
