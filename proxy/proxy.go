@@ -217,6 +217,10 @@ type Config struct {
 	// through although the rate card cannot price them: the operator
 	// pays for them. Any other is refused with 400 naming the field.
 	AllowUnpriced map[string]bool
+	// CountTokensRPM is the requests per minute a key may send to the
+	// token-count endpoint, counted in a bucket of its own beside its chat
+	// requests; 0: the key's own RPM.
+	CountTokensRPM int64
 	// HoldTTL bounds a hold's life if its request never finishes (a
 	// crash); default 30m.
 	HoldTTL time.Duration
@@ -266,6 +270,34 @@ func (g *Gateway) Provider(vendor string) (gw.Provider, bool) {
 // Authenticate returns the caller of an Authorization header value.
 func (g *Gateway) Authenticate(ctx context.Context, header string) (*gw.Principal, error) {
 	return g.cfg.Auth.Authenticate(ctx, header)
+}
+
+// AllowCount admits one token-count request of p (POST
+// /v1/messages/count_tokens): the key's model allow list, then its own
+// rate-limit bucket (Config.CountTokensRPM, else the key's RPM), beside
+// the key's chat requests. It returns the limiter's decision for the
+// rate-limit headers, and invalid_request or rate_limited.
+func (g *Gateway) AllowCount(ctx context.Context, p *gw.Principal, vendor, model string) (gw.LimitDecision, error) {
+	if !gw.ModelAllowed(p.Models, vendor, model) {
+		e := gw.Errorf(gw.CodeInvalidRequest, "model %q is not allowed for this API key (its models: %s)", vendor+"/"+model, strings.Join(p.Models, ", "))
+		e.NoRetry = true
+		return gw.LimitDecision{}, e
+	}
+	if g.cfg.Limiter == nil {
+		return gw.LimitDecision{Allowed: true}, nil
+	}
+	lim := gw.Limit{RPM: g.limitFor(p).RPM}
+	if g.cfg.CountTokensRPM > 0 {
+		lim.RPM = g.cfg.CountTokensRPM
+	}
+	d, err := g.cfg.Limiter.Allow(ctx, p.KeyID+":count_tokens", lim, 0)
+	if err != nil && !d.Allowed {
+		return d, &gw.Error{Code: gw.CodeOverloaded, Message: "rate limits cannot be checked right now; retry", RetryAfter: time.Second, Err: err}
+	}
+	if !d.Allowed {
+		return d, &gw.Error{Code: gw.CodeRateLimited, Message: "rate limit reached for this API key's token counts; retry after the time in Retry-After", RetryAfter: max(d.RetryAfter, time.Second)}
+	}
+	return d, nil
 }
 
 // Inbound is a parsed, authenticated request.

@@ -98,9 +98,11 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		u, err = openaishape.UsageFromBody(body)
 	}
 	if err != nil {
-		// An answer whose usage cannot be read is delivered and billed
-		// from the gateway's own count, like malformed counts.
-		u = gw.Usage{Malformed: true}
+		// Not a JSON answer at all (malformed counts are not an error:
+		// they mark the usage Malformed, billed below from the gateway's
+		// own count).
+		s.upstreamBroke(w, r.Context(), x, &gw.Error{Code: gw.CodeUpstream, Message: in.Vendor + ": the vendor sent a malformed answer", Err: err})
+		return
 	}
 	note := ""
 	if !usable(u) {
@@ -162,6 +164,13 @@ func (s *Server) startStream(w http.ResponseWriter, up *gw.Upstream) flushWriter
 	h.Set("Trailer", HeaderCharge)
 	w.WriteHeader(http.StatusOK)
 	fw := flushWriter{w: w, rc: http.NewResponseController(w), timeout: s.cfg.StreamWriteTimeout}
+	// A stream is bounded per event, not as a whole: the deadline set
+	// with the header (timedWriter) gives way to the per-event one.
+	if fw.timeout > 0 {
+		_ = fw.rc.SetWriteDeadline(time.Now().Add(fw.timeout))
+	} else {
+		_ = fw.rc.SetWriteDeadline(time.Time{})
+	}
 	_ = fw.rc.Flush()
 	return fw
 }

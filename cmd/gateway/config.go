@@ -36,9 +36,11 @@ type Config struct {
 	MaxEventBytes    int64         // GATEWAY_MAX_EVENT_BYTES: one line or event of a vendor stream, default 8 MiB
 	ShutdownGrace    time.Duration // GATEWAY_SHUTDOWN_GRACE, default 30s
 	HTTP             upstream.Config
-	RPM              int64 // GATEWAY_RPM: default requests per minute per key (0: unlimited)
-	TPM              int64 // GATEWAY_TPM: default tokens per minute per key (0: unlimited)
-	RedisFailOpen    bool  // GATEWAY_REDIS_FAIL "open": admit while Redis is down
+	RPM              int64         // GATEWAY_RPM: default requests per minute per key (0: unlimited)
+	CountTokensRPM   int64         // GATEWAY_COUNT_TOKENS_RPM: token counts per minute per key, a bucket of their own (0: the key's RPM)
+	WriteTimeout     time.Duration // GATEWAY_WRITE_TIMEOUT: writing one non-streaming answer, default 60s
+	TPM              int64         // GATEWAY_TPM: default tokens per minute per key (0: unlimited)
+	RedisFailOpen    bool          // GATEWAY_REDIS_FAIL "open": admit while Redis is down
 	// GATEWAY_REDIS_FAIL "local" (default): while Redis is down, limit in
 	// memory with each limit divided by Instances (GATEWAY_INSTANCES,
 	// default 1); "closed": answer 503.
@@ -168,6 +170,8 @@ func envConfig(getenv func(string) string) (Config, error) {
 	}
 	num("GATEWAY_RPM", &c.RPM)
 	num("GATEWAY_TPM", &c.TPM)
+	num("GATEWAY_COUNT_TOKENS_RPM", &c.CountTokensRPM)
+	dur("GATEWAY_WRITE_TIMEOUT", &c.WriteTimeout)
 	switch v := strings.ToLower(getenv("GATEWAY_REDIS_FAIL")); v {
 	case "", "local":
 		c.RedisFailLocal, c.RedisFailOpen = true, false
@@ -313,6 +317,8 @@ var settingDefaults = map[string]string{
 	"GATEWAY_REDIS_FAIL":             "local",
 	"GATEWAY_INSTANCES":              "1",
 	"GATEWAY_SQLITE_SHARED":          "off",
+	"GATEWAY_COUNT_TOKENS_RPM":       "0",
+	"GATEWAY_WRITE_TIMEOUT":          "60s",
 	"GATEWAY_ALLOW_UNPRICED":         "",
 	"GATEWAY_OPENAI_FORWARD_ORG":     "off",
 	"GATEWAY_GUARD":                  "on",

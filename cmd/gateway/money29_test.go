@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/auth"
 )
 
 // Issue 29 item 4 (before -> after): features a vendor bills beyond
@@ -150,5 +151,74 @@ func TestMalformedUsageBilledOneWay(t *testing.T) {
 	rec := waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
 	if rec.Charge != 8_429_671 || rec.Usage.PromptTokens() != 131_072 || !strings.Contains(rec.Note, "usage_clamped") {
 		t.Errorf("1e12 prompt: charge %d prompt %d note %q; want 8,429,671 on 131,072, usage_clamped", rec.Charge, rec.Usage.PromptTokens(), rec.Note)
+	}
+}
+
+// Issue 29 item 7 (before -> after): POST /v1/messages/count_tokens was
+// ungoverned: 60 calls on an rpm=3 key all 200; a key allowed only
+// openai/gpt-6-sol counted on anthropic; a long model name came back
+// twice in the error. Now: 3 of 10 calls pass on an rpm=3 key (a bucket
+// of its own: the key's chat requests still pass), the allow list
+// refuses, and a 1 MB model name is refused without being echoed.
+func TestCountTokensGoverned(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.RPM = 0 })
+	ctx := context.Background()
+	st := e.m.Store()
+	secret, _, err := createKeyWithLimits(ctx, st, uniqueAccount("count"), gw.USD, gw.Limit{RPM: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := messagesBody("anthropic/"+nativeModels["anthropic"], "count me", false, "")
+	ok, limited := 0, 0
+	for range 10 {
+		resp := e.post("/v1/messages/count_tokens", secret, body)
+		readAll(t, resp.Body)
+		switch resp.StatusCode {
+		case 200:
+			ok++
+		case 429:
+			limited++
+			if resp.Header.Get("Retry-After") == "" {
+				t.Error("429 without Retry-After")
+			}
+		default:
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	if ok != 3 || limited != 7 {
+		t.Errorf("rpm=3 key: %d counted, %d limited; want 3 and 7", ok, limited)
+	}
+	// The counts' bucket is not the chat requests'.
+	resp := e.post("/v1/messages", secret, body)
+	readAll(t, resp.Body)
+	if resp.StatusCode != 200 {
+		t.Errorf("a chat request after the counts: %d, want 200 (its own bucket)", resp.StatusCode)
+	}
+
+	// The key's allow list applies.
+	acct, _ := st.EnsureAccount(ctx, uniqueAccount("count-allow"))
+	secret2, id, hash, err := auth.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateKey(ctx, &gw.Key{ID: id, AccountID: acct.ID, Hint: "x", Models: []string{"openai/gpt-6-sol"}}, hash); err != nil {
+		t.Fatal(err)
+	}
+	resp = e.post("/v1/messages/count_tokens", secret2, body)
+	b := readAll(t, resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "not allowed for this API key") {
+		t.Errorf("allow list: %d %s, want 400", resp.StatusCode, b)
+	}
+
+	// A 1 MB model name: refused, never echoed.
+	long := "anthropic/" + strings.Repeat("m", 1<<20)
+	resp = e.post("/v1/messages/count_tokens", e.key, messagesBody(long, "x", false, ""))
+	b = readAll(t, resp.Body)
+	if resp.StatusCode != 400 || len(b) > 1024 || !strings.Contains(string(b), "a model name has at most 256") {
+		t.Errorf("long model name: %d, %d bytes: %.200s", resp.StatusCode, len(b), b)
+	}
+	resp = e.post("/v1/messages", e.key, messagesBody(long, "x", false, ""))
+	if b = readAll(t, resp.Body); resp.StatusCode != 400 || len(b) > 1024 {
+		t.Errorf("long model name on /v1/messages: %d, %d bytes", resp.StatusCode, len(b))
 	}
 }

@@ -223,6 +223,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Guard:           g,
 		GuardFailClosed: c.GuardFailClosed,
 		AllowUnpriced:   allowSet(c.AllowUnpriced),
+		CountTokensRPM:  c.CountTokensRPM,
 		Optimizer:       newOptimizer(*c, providers, m.Logger),
 		Logger:          m.Logger,
 	})
@@ -261,6 +262,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		// A caller gets as long to take a stream event as the vendor
 		// gets to send one.
 		StreamWriteTimeout: c.HTTP.IdleTimeout,
+		WriteTimeout:       c.WriteTimeout,
 		Catalog: catalog.New(card, func(vendor string) bool {
 			a, ok := providers[vendor].(proxy.Availability)
 			return providers[vendor] != nil && (!ok || a.Unavailable() == nil)
