@@ -317,6 +317,11 @@ type Inbound struct {
 	// ExtraInputBytes is input the vendor gets beyond Body (a kept
 	// thread's earlier turns), counted in the hold and the token estimate.
 	ExtraInputBytes int
+	// KeptDirective says the vendor keeps the optimizer's directive from
+	// an earlier request (the system prompt of a native thread created
+	// with it) and bills it in this request's prompt: its tokens are taken
+	// off the charge as if it had been sent now.
+	KeptDirective bool
 	// Text is the body's text by source, as validation read it (the
 	// guard scores it); nil: the guard reads Body itself.
 	Text []gw.Text
@@ -693,7 +698,7 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 		up, err := x.provider.Send(vctx, call)
 		done <- sent{up, err}
 	}()
-	if x.Optimized {
+	if x.Optimized || x.in.KeptDirective && x.g.cfg.Optimizer != nil {
 		// The directive's count (cached after a model's first request)
 		// runs beside the vendor call and is joined before returning.
 		counted := make(chan struct{})
@@ -873,7 +878,7 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 // reported) is read from the caller's body, which never held the
 // directive.
 func (x *Exchange) withOptimizer(u gw.Usage) gw.Usage {
-	if x.Optimized && u.Reported {
+	if (x.Optimized || x.in.KeptDirective) && u.Reported {
 		u.OptimizerTokens = min(x.optTokens, u.PromptTokens())
 	}
 	return u
@@ -966,6 +971,11 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 // what the request allowed (output above its limit, cache reads above
 // the prompt): the usage was clamped. Metrics count it.
 const NoteUsageClamped = "usage_clamped"
+
+// NoteDirectiveInThread marks a thread continue whose vendor-kept system
+// prompt holds the directive (added at the thread's create): billed by
+// the vendor, not charged.
+const NoteDirectiveInThread = "directive_in_thread"
 
 // NoteHoldExpired marks a record whose hold expired before its settle
 // (the request outlived it without renewals: a stalled process).
@@ -1073,6 +1083,8 @@ func (x *Exchange) record(o Outcome) *gw.Record {
 		// (Usage.OptimizerTokens).
 		_, note := x.g.cfg.Optimizer.Describe(true)
 		r.Note = joinNote(r.Note, note)
+	} else if x.in.KeptDirective {
+		r.Note = joinNote(r.Note, NoteDirectiveInThread)
 	}
 	if in.Principal != nil {
 		r.AccountID, r.KeyID = in.Principal.AccountID, in.Principal.KeyID

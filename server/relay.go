@@ -3,12 +3,14 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/proxy"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
 	openaishape "github.com/gwlabs/gateway/shape/openai"
@@ -105,6 +107,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		return
 	}
 	note := ""
+	vendorUsage := u
 	if !usable(u) {
 		u, note = estimateUsage(in, relayedTextBytes(body)), unusableNote(u)
 	}
@@ -123,6 +126,11 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 	if c := s.relayCollector(in); c != nil {
 		c.Body(body)
 		s.keepRelayed(r.Context(), in, c)
+	}
+	if in.Endpoint == gw.ShapeM {
+		var msgID string
+		_ = json.Unmarshal(rawjson.Get(body, "id"), &msgID)
+		s.rememberNative(r.Context(), x, msgID, vendorUsage)
 	}
 	if in.Endpoint == gw.ShapeR {
 		s.markOwner(r.Context(), in, responses.IDFromBody(body))
@@ -262,6 +270,9 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())
+	if mm, ok := m.(mMeter); ok && o.Success {
+		s.rememberNative(ctx, x, mm.ID(), m.Usage())
+	}
 }
 
 // sameBytes reports whether a and b are the same slice (not just equal).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -220,5 +221,58 @@ func TestCountTokensGoverned(t *testing.T) {
 	resp = e.post("/v1/messages", e.key, messagesBody(long, "x", false, ""))
 	if b = readAll(t, resp.Body); resp.StatusCode != 400 || len(b) > 1024 {
 		t.Errorf("long model name on /v1/messages: %d, %d bytes", resp.StatusCode, len(b))
+	}
+}
+
+// Issue 29 item 3 (before -> after): on a native Anthropic thread the
+// directive, added to the system prompt at the thread's create, is kept
+// by the vendor and billed in every continue's prompt; the continue sent
+// no directive, so its tokens were charged to the caller (473,496 on
+// create vs 491,154 on continue for the same usage). Now the continue
+// takes the directive's tokens off the charge (directive_in_thread), and
+// each record carries the vendor's whole cost with the directive's share:
+// claude-sonnet-5-5 at 200 uc per input token, 1,000 per output token,
+// the charge is ((input - directive) x 200 + output x 1,000) x 1.09,
+// rounded once, and the exact cost x 1.09 less the share is the charge.
+func TestNativeThreadContinueDirective(t *testing.T) {
+	e := newEnv(t, withOptimizer)
+	model := "anthropic/" + nativeModels["anthropic"]
+	post := func(body string) (*http.Response, []byte) {
+		resp := e.post("/v1/messages", e.key, []byte(body), "anthropic-beta", threadBeta, "anthropic-version", "2023-06-01")
+		return resp, readAll(t, resp.Body)
+	}
+	resp, raw := post(`{"model":"` + model + `","max_tokens":64,"system":"Be brief.","thread":{"type":"create"},"messages":[{"role":"user","content":"hello there"}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("create: %d %s", resp.StatusCode, raw)
+	}
+	var m struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil || m.ID == "" {
+		t.Fatalf("create answer: %v %s", err, raw)
+	}
+	create := waitRecord(t, e.m.Store(), resp.Header.Get("X-Gateway-Request-Id"))
+	resp, raw = post(`{"model":"` + model + `","max_tokens":64,"thread":{"type":"continue","previous_message_id":"` + m.ID + `"},"messages":[{"role":"user","content":"and again"}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("continue: %d %s", resp.StatusCode, raw)
+	}
+	cont := waitRecord(t, e.m.Store(), resp.Header.Get("X-Gateway-Request-Id"))
+	for name, r := range map[string]*gw.Record{"create": create, "continue": cont} {
+		u := r.Usage
+		if u.OptimizerTokens <= 0 || u.CacheReadTokens+u.CacheWrite5mTokens+u.CacheWrite1hTokens != 0 {
+			t.Fatalf("%s: usage %+v: want the directive's tokens counted, no cache buckets (the fake's prefix cache is off)", name, u)
+		}
+		want := gw.Money((((u.InputTokens-u.OptimizerTokens)*200+u.OutputTokens*1000)*109 + 50) / 100)
+		cost := gw.Money(u.InputTokens*200 + u.OutputTokens*1000)
+		full := gw.Money(((u.InputTokens*200+u.OutputTokens*1000)*109 + 50) / 100)
+		if r.Charge != want || r.Cost != cost || r.DirectiveShare != full-want {
+			t.Errorf("%s: charge %d cost %d share %d; want %d, %d, %d (usage %+v)", name, r.Charge, r.Cost, r.DirectiveShare, want, cost, full-want, u)
+		}
+	}
+	if !strings.Contains(cont.Note, "directive_in_thread") {
+		t.Errorf("continue note %q, want directive_in_thread", cont.Note)
+	}
+	if create.Usage.OptimizerTokens != cont.Usage.OptimizerTokens {
+		t.Errorf("directive tokens %d on create, %d on continue; want the same", create.Usage.OptimizerTokens, cont.Usage.OptimizerTokens)
 	}
 }

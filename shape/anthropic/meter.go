@@ -17,6 +17,7 @@ type Meter struct {
 	usage gw.Usage
 	done  bool
 	err   *gw.Error
+	id    string
 }
 
 // NewMeter returns a Meter for one stream.
@@ -45,11 +46,15 @@ func (m *Meter) Observe(ev *sse.Event) {
 	case "message_start":
 		var s struct {
 			Message struct {
+				ID    string     `json:"id"`
 				Usage *wireUsage `json:"usage"`
 			} `json:"message"`
 		}
-		if json.Unmarshal(ev.Data, &s) == nil && s.Message.Usage != nil {
-			applyUsage(&m.usage, s.Message.Usage)
+		if json.Unmarshal(ev.Data, &s) == nil {
+			m.id = s.Message.ID
+			if s.Message.Usage != nil {
+				applyUsage(&m.usage, s.Message.Usage)
+			}
 		}
 	case "message_delta":
 		var d struct {
@@ -74,6 +79,9 @@ func (m *Meter) Observe(ev *sse.Event) {
 		m.err = decodeErrorEvent(ev.Data)
 	}
 }
+
+// ID returns the answer's message id (message_start's), "" before it.
+func (m *Meter) ID() string { return m.id }
 
 // Usage returns the usage seen so far; after message_stop it is final.
 func (m *Meter) Usage() gw.Usage { return m.usage }
