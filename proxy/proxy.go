@@ -217,6 +217,14 @@ type Config struct {
 	// through although the rate card cannot price them: the operator
 	// pays for them. Any other is refused with 400 naming the field.
 	AllowUnpriced map[string]bool
+	// RefusedPerMinute is how many refused requests of one key a minute
+	// get a record each (default DefaultRefusedPerMinute; negative: all);
+	// the rest of the minute's refusals become one aggregate record.
+	RefusedPerMinute int
+	// IncidentsPerMinute is how many incidents of one account a minute
+	// keep their flagged text (default DefaultIncidentsPerMinute); the
+	// text kept is at most MaxIncidentText bytes.
+	IncidentsPerMinute int
 	// CountTokensRPM is the requests per minute a key may send to the
 	// token-count endpoint, counted in a bucket of its own beside its chat
 	// requests; 0: the key's own RPM.
@@ -236,6 +244,8 @@ type Config struct {
 // use.
 type Gateway struct {
 	cfg Config
+
+	refusals, incidents meter
 }
 
 // New returns a Gateway.
@@ -248,6 +258,14 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.HoldTTL == 0 {
 		cfg.HoldTTL = 30 * time.Minute
+	}
+	if cfg.RefusedPerMinute == 0 {
+		cfg.RefusedPerMinute = DefaultRefusedPerMinute
+	} else if cfg.RefusedPerMinute < 0 {
+		cfg.RefusedPerMinute = 1<<31 - 1
+	}
+	if cfg.IncidentsPerMinute <= 0 {
+		cfg.IncidentsPerMinute = DefaultIncidentsPerMinute
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -830,8 +848,12 @@ func (x *Exchange) recordIncident(ctx context.Context, v Verdict) string {
 		x.g.cfg.Logger.Error("store incident", "request_id", in.RequestID, "err", err)
 		return inc.ID
 	}
-	if gs, ok := x.g.cfg.Store.(gw.GuardStore); ok && v.Text != "" {
-		t := gw.IncidentText{IncidentID: inc.ID, AccountID: in.Principal.AccountID, Hash: v.TextHash, Text: v.Text}
+	if gs, ok := x.g.cfg.Store.(gw.GuardStore); ok && v.Text != "" && x.g.incidentText(in.Principal.AccountID, x.g.cfg.Now()) {
+		text := v.Text
+		if len(text) > MaxIncidentText {
+			text = truncateUTF8(text, MaxIncidentText)
+		}
+		t := gw.IncidentText{IncidentID: inc.ID, AccountID: in.Principal.AccountID, Hash: v.TextHash, Text: text}
 		if err := gs.SetIncidentText(wctx, t); err != nil {
 			x.g.cfg.Logger.Error("store incident text", "request_id", in.RequestID, "err", err)
 		}
@@ -1044,6 +1066,20 @@ func (x *Exchange) finishErr(ctx context.Context, err error) {
 		}
 	}
 	e := gw.AsError(err)
+	if p := x.in.Principal; p != nil && !x.holdPlaced {
+		own, flush := x.g.refused(p.KeyID, p.AccountID, e.Code, e.Code.Status(), x.g.cfg.Now())
+		x.g.writeAggregates(context.WithoutCancel(ctx), flush)
+		if !own {
+			// Past the key's refusals a minute: counted into the
+			// minute's aggregate record, no row of its own (metrics
+			// still see it).
+			x.finished = true
+			if o := x.g.cfg.Observe; o != nil {
+				o(x.record(Outcome{Status: e.Code.Status(), Err: e}))
+			}
+			return
+		}
+	}
 	_, ferr := x.Finish(ctx, Outcome{Status: e.Code.Status(), Err: e})
 	if ferr != nil {
 		x.g.cfg.Logger.Error("record refused request", "request_id", x.in.RequestID, "err", ferr)
@@ -1113,4 +1149,15 @@ func joinNote(a, b string) string {
 func (g *Gateway) Refuse(ctx context.Context, in Inbound, err error) {
 	x := &Exchange{g: g, in: in, Guard: "off"}
 	x.finishErr(ctx, err)
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
 }

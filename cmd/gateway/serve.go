@@ -41,8 +41,9 @@ type Main struct {
 	// the baseline of the billing benchmark.
 	noBilling bool
 
-	store gw.Store
-	keys  *auth.Cache
+	store   gw.Store
+	gateway *proxy.Gateway
+	keys    *auth.Cache
 	// keyWatch is how often the key cache polls the store for changes
 	// (0: auth.DefaultWatchInterval).
 	keyWatch time.Duration
@@ -213,23 +214,26 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	keys := auth.NewCache(m.store, c.keyCacheTTL)
 	m.keys = keys
 	gwy, err := proxy.New(proxy.Config{
-		Observe:         observe,
-		Store:           m.store,
-		Auth:            &auth.Authenticator{Keys: keys},
-		Providers:       providers,
-		Limiter:         limiter,
-		DefaultLimit:    gw.Limit{RPM: c.RPM, TPM: c.TPM},
-		Biller:          pb,
-		Guard:           g,
-		GuardFailClosed: c.GuardFailClosed,
-		AllowUnpriced:   allowSet(c.AllowUnpriced),
-		CountTokensRPM:  c.CountTokensRPM,
-		Optimizer:       newOptimizer(*c, providers, m.Logger),
-		Logger:          m.Logger,
+		Observe:            observe,
+		Store:              m.store,
+		Auth:               &auth.Authenticator{Keys: keys},
+		Providers:          providers,
+		Limiter:            limiter,
+		DefaultLimit:       gw.Limit{RPM: c.RPM, TPM: c.TPM},
+		Biller:             pb,
+		Guard:              g,
+		GuardFailClosed:    c.GuardFailClosed,
+		AllowUnpriced:      allowSet(c.AllowUnpriced),
+		CountTokensRPM:     c.CountTokensRPM,
+		RefusedPerMinute:   c.RefusedPerMinute,
+		IncidentsPerMinute: c.IncidentTextsPerMinute,
+		Optimizer:          newOptimizer(*c, providers, m.Logger),
+		Logger:             m.Logger,
 	})
 	if err != nil {
 		return err
 	}
+	m.gateway = gwy
 	var adminAPI http.Handler
 	var adminSvc admin.Service
 	if c.AdminToken != "" {
@@ -385,6 +389,10 @@ func (m *Main) Serve() error {
 func (m *Main) Shutdown(ctx context.Context) error {
 	m.server.SetDraining(true)
 	err := m.http.Shutdown(ctx)
+	// The minute's aggregate records of refused requests.
+	if m.gateway != nil {
+		defer m.gateway.FlushRefusals(context.WithoutCancel(ctx))
+	}
 	if m.metrics != nil {
 		_ = m.metrics.Shutdown(ctx)
 	}
