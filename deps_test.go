@@ -26,7 +26,11 @@ var allowed = map[string]struct {
 	"billing":           {"pricing is computation over the vocabulary and the card", []string{module, module + "/ratecard"}},
 	"guard":             {"the guard is pure computation", []string{module}},
 	"convstate":         {"client state is kept through a small store interface: no HTTP, vendor or database", []string{module, module + "/internal/rawjson"}},
-	"fakevendor":        {"the fakes impersonate vendors independently of the gateway", []string{module}},
+	"tracing": {"OpenTelemetry stays at the edge: proxy and server see only proxy.Tracer",
+		[]string{module, module + "/proxy", "go.opentelemetry.io/otel/attribute", "go.opentelemetry.io/otel/codes",
+			"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp", "go.opentelemetry.io/otel/propagation",
+			"go.opentelemetry.io/otel/sdk/resource", "go.opentelemetry.io/otel/sdk/trace", "go.opentelemetry.io/otel/trace"}},
+	"fakevendor": {"the fakes impersonate vendors independently of the gateway", []string{module}},
 	"optimize": {"the directive is text, byte patching and a token count (the embedded o200k tables); proxy reaches it through an interface",
 		[]string{module, module + "/internal/rawjson", "github.com/tiktoken-go/tokenizer/codec", "golang.org/x/sync/singleflight"}},
 }

@@ -2,9 +2,20 @@
 // the gateway and its in-project fake vendors: Claude Code
 // (non-interactively, "claude -p") and the Node SDKs' helpers
 // (openai: chat.completions.stream() and runTools; @anthropic-ai/sdk:
-// messages.stream() and beta.messages.toolRunner) on every route. The
-// clients are pinned in package-lock.json and installed with "npm ci" in
-// this directory; run.mjs holds the checks and prints the matrix.
+// messages.stream() and beta.messages.toolRunner) on the C and M routes;
+// on the Responses route (R) Codex CLI ("codex exec" with a plain prompt,
+// an exec_command round trip and an apply_patch file edit in its
+// workspace-write sandbox), openai-node's responses.create,
+// responses.stream and a function-tool loop (previous_response_id, then
+// store false with encrypted reasoning), the OpenAI Agents SDK running an
+// agent with a function tool, and the Vercel AI SDK's generateText and
+// streamText with a tool; all on every vendor prefix. The clients are
+// pinned in package-lock.json and installed with "npm ci" in this
+// directory; run.mjs holds the checks, runs them concurrently and prints
+// the matrix. TestCodexRequest checks what Codex sends on /v1/responses
+// and that the native openai/ route passes it on unchanged;
+// BenchmarkCodexTTFT measures Codex's time to first token, direct and
+// through the gateway.
 //
 // The Go test builds the gateway, starts "gateway serve --fake-vendors" on
 // a free loopback port with a fresh SQLite file, and runs run.mjs against
@@ -23,6 +34,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -51,45 +63,15 @@ func TestClients(t *testing.T) {
 	if err != nil {
 		missing(t, "node is not installed")
 	}
-	for _, m := range []string{"openai", "@anthropic-ai/sdk", "@anthropic-ai/claude-code"} {
+	for _, m := range []string{"openai", "@anthropic-ai/sdk", "@anthropic-ai/claude-code", "@openai/codex", "@openai/agents", "ai", "@ai-sdk/openai", "zod"} {
 		if _, err := os.Stat(filepath.Join("node_modules", m, "package.json")); err != nil {
 			missing(t, "node_modules/%s is not installed", m)
 		}
 	}
 
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "gateway")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/gateway")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the gateway: %v\n%s", err, out)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	srv := exec.CommandContext(ctx, bin, "serve", "--fake-vendors", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "gateway.db"))
-	srv.Env = gatewayEnv()
-	stdout, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs strings.Builder
-	srv.Stderr = &logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = srv.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = srv.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = srv.Process.Kill()
-			<-done
-		}
-	}()
-	url, key := readAnnouncement(t, stdout)
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	url, key, logs := startGateway(t, ctx)
 
 	run := exec.CommandContext(ctx, node, "run.mjs")
 	run.Env = append(os.Environ(), "GATEWAY_URL="+url, "GATEWAY_KEY="+key)
@@ -102,6 +84,63 @@ func TestClients(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the suite failed (%s passed, %s failed; cells not in expected-failures.txt failed, or listed ones passed): %v", m[1], m[2], err)
 	}
+}
+
+// startGateway builds the gateway and runs "gateway serve
+// --fake-vendors" on a free loopback port with a fresh SQLite file (and
+// env added to its environment) until the test ends. It returns the
+// gateway's URL, the demo key it created and its log.
+func startGateway(tb testing.TB, ctx context.Context, env ...string) (url, key string, logs *lockedBuffer) {
+	tb.Helper()
+	dir := tb.TempDir()
+	bin := filepath.Join(dir, "gateway")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/gateway")
+	if out, err := build.CombinedOutput(); err != nil {
+		tb.Fatalf("build the gateway: %v\n%s", err, out)
+	}
+	srv := exec.CommandContext(ctx, bin, "serve", "--fake-vendors", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "gateway.db"))
+	srv.Env = append(gatewayEnv(), env...)
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	logs = &lockedBuffer{}
+	srv.Stderr = logs
+	if err := srv.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = srv.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = srv.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = srv.Process.Kill()
+			<-done
+		}
+	})
+	url, key = readAnnouncement(tb, stdout)
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	return url, key, logs
+}
+
+// lockedBuffer is a log buffer safe to read while the process writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // gatewayEnv is the environment without any GATEWAY_* setting of the
@@ -118,7 +157,7 @@ func gatewayEnv() []string {
 
 // readAnnouncement reads the gateway's start-up lines up to its address,
 // returning the address and the demo key it created.
-func readAnnouncement(t *testing.T, r io.Reader) (url, key string) {
+func readAnnouncement(t testing.TB, r io.Reader) (url, key string) {
 	t.Helper()
 	sc := bufio.NewScanner(r)
 	var seen strings.Builder

@@ -10,8 +10,13 @@
 // reported as "xfail" (with the reason from that file) and do not fail the
 // run; a listed cell that passes is reported as "xpass" and does. The exit
 // status is 0 only when every other cell passed.
+//
+// Cells run concurrently (CONFORMANCE_JOBS at a time, default 4); the
+// Claude Code cells, which share a home directory, run one at a time.
+// CONFORMANCE_VENDORS and CONFORMANCE_CLIENTS (comma-separated) select a
+// subset of columns and rows.
 
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +26,10 @@ import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
+import { Agent, OpenAIResponsesModel, run as runAgent, setTracingDisabled, tool as agentTool } from '@openai/agents';
+import { generateText, stepCountIs, streamText, tool as aiTool } from 'ai';
+import { createOpenAI } from '@ai-sdk/openai';
+import { z } from 'zod';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -47,6 +56,8 @@ const models = {
 };
 const only = (process.env.CONFORMANCE_VENDORS || '').split(',').filter(Boolean);
 const vendors = Object.keys(models).filter((v) => only.length === 0 || only.includes(v));
+const onlyClients = (process.env.CONFORMANCE_CLIENTS || '').split(',').filter(Boolean);
+const jobs = Math.max(1, Number(process.env.CONFORMANCE_JOBS) || 4);
 
 // expected-failures.txt: "client vendor reason..." per line, # comments.
 const expected = new Map();
@@ -177,7 +188,28 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-'));
 const dataFile = path.join(work, 'notes.txt');
 fs.writeFileSync(dataFile, 'first line\nread-marker-5150\n');
 
-function runClaude(model, prompt, allowed) {
+// runProcess runs a client binary to its end (or the timeout) without
+// blocking the other cells.
+function runProcess(cmd, args, { cwd, env, timeout = 90_000 }) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeout);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stdout, stderr });
+    });
+  });
+}
+
+async function runClaude(model, prompt, allowed) {
   if (!claude) throw new Error('Claude Code native binary not found under node_modules (run npm ci)');
   const env = {
     PATH: process.env.PATH,
@@ -196,8 +228,7 @@ function runClaude(model, prompt, allowed) {
   };
   const args = ['-p', prompt, '--output-format', 'json'];
   if (allowed) args.push('--allowedTools', allowed);
-  const r = spawnSync(claude, args, { cwd: work, env, encoding: 'utf8', timeout: 60_000 });
-  if (r.error) throw r.error;
+  const r = await runProcess(claude, args, { cwd: work, env, timeout: 60_000 });
   let out;
   try {
     out = JSON.parse(r.stdout);
@@ -210,54 +241,296 @@ function runClaude(model, prompt, allowed) {
 
 const claudeChecks = {
   'claude -p': async (model) => {
-    const out = runClaude(model, 'Say hi');
+    const out = await runClaude(model, 'Say hi');
     must(/^Hello from /.test(out.result), `result ${JSON.stringify(out.result)}`);
   },
   'claude Read': async (model) => {
     const call = JSON.stringify({ file_path: dataFile });
-    const out = runClaude(model, `Read the notes. [fake:call=Read:${call}]`, 'Read');
+    const out = await runClaude(model, `Read the notes. [fake:call=Read:${call}]`, 'Read');
     must(out.num_turns >= 2, `${out.num_turns} turns, want a tool round trip`);
     must(out.result.includes('read-marker-5150'), `result ${JSON.stringify(out.result.slice(0, 200))}`);
   },
   'claude Bash': async (model) => {
     const call = JSON.stringify({ command: 'echo bash-marker-$((6*7))', description: 'Print a marker' });
-    const out = runClaude(model, `Run it. [fake:call=Bash:${call}]`, 'Bash');
+    const out = await runClaude(model, `Run it. [fake:call=Bash:${call}]`, 'Bash');
     must(out.num_turns >= 2, `${out.num_turns} turns, want a tool round trip`);
     must(out.result.includes('bash-marker-42'), `result ${JSON.stringify(out.result.slice(0, 200))}`);
   },
 };
 
-// The routes: the C endpoint for the OpenAI SDK, M for the others.
+// The Responses endpoint (R). -------------------------------------------
+
+// usageOK checks a Responses usage object's shape and arithmetic.
+function usageOK(u) {
+  must(u && u.input_tokens > 0 && u.output_tokens > 0, `usage ${JSON.stringify(u)}`);
+  must(u.total_tokens === u.input_tokens + u.output_tokens, `usage total ${JSON.stringify(u)}`);
+  must(Number.isInteger(u.input_tokens_details?.cached_tokens), `usage without input_tokens_details.cached_tokens: ${JSON.stringify(u)}`);
+  must(Number.isInteger(u.output_tokens_details?.reasoning_tokens), `usage without output_tokens_details.reasoning_tokens: ${JSON.stringify(u)}`);
+}
+
+const weatherFn = { type: 'function', name: 'get_weather', description: 'Weather in a city', parameters: weatherSchema, strict: false };
+
+// openai-node's Responses resource.
+const responsesChecks = {
+  // responses.create, non-streaming.
+  'responses.create': async (model) => {
+    const r = await openai.responses.create({ model, input: 'Say hi', max_output_tokens: 256 });
+    must(r.object === 'response' && r.status === 'completed', `status ${r.status}`);
+    must(/^Hello from /.test(r.output_text), `output_text ${JSON.stringify(r.output_text)}`);
+    usageOK(r.usage);
+  },
+  // responses.stream: the helper's events and finalResponse().
+  'responses.stream': async (model) => {
+    const s = openai.responses.stream({
+      model,
+      instructions: 'Be brief.',
+      input: [{ role: 'user', content: [{ type: 'input_text', text: 'Think, then say hi. [fake:reasoning]' }] }],
+      reasoning: { summary: 'auto' },
+    });
+    let text = '';
+    const seqs = [];
+    s.on('event', (e) => seqs.push(e.sequence_number));
+    s.on('response.output_text.delta', (e) => (text += e.delta));
+    const r = await s.finalResponse();
+    must(r.status === 'completed', `status ${r.status}`);
+    must(/^Hello from /.test(r.output_text) && text === r.output_text, `deltas ${JSON.stringify(text)}, output_text ${JSON.stringify(r.output_text)}`);
+    must(seqs.every((n, i) => n === i), `sequence numbers ${JSON.stringify(seqs.slice(0, 40))}`);
+    usageOK(r.usage);
+  },
+  // A function-tool loop kept by the server (previous_response_id), then
+  // the stateless form Codex uses: store false, reasoning carried by the
+  // caller as encrypted_content.
+  'responses.tools': async (model) => {
+    const first = await openai.responses.create({ model, input: 'What is the weather? [fake:tool]', tools: [weatherFn] });
+    const call = first.output.find((o) => o.type === 'function_call');
+    must(call && call.name === 'get_weather' && JSON.parse(call.arguments).city === 'x', `first output ${JSON.stringify(first.output)}`);
+    const second = await openai.responses.create({
+      model,
+      previous_response_id: first.id,
+      tools: [weatherFn],
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny-in-x' }],
+    });
+    must(second.output_text === 'Tool said: sunny-in-x', `previous_response_id turn: ${JSON.stringify(second.output_text)}`);
+
+    const input = [{ role: 'user', content: 'Think, then get the weather. [fake:reasoning] [fake:tool]' }];
+    const opts = { model, store: false, include: ['reasoning.encrypted_content'], reasoning: { summary: 'auto' }, tools: [weatherFn] };
+    const a = await openai.responses.create({ ...opts, input });
+    const rs = a.output.find((o) => o.type === 'reasoning');
+    must(rs && typeof rs.encrypted_content === 'string' && rs.encrypted_content.length > 0, `store:false output without encrypted reasoning: ${JSON.stringify(a.output).slice(0, 300)}`);
+    const c2 = a.output.find((o) => o.type === 'function_call');
+    must(c2, `store:false output without a call: ${JSON.stringify(a.output).slice(0, 300)}`);
+    const b = await openai.responses.create({
+      ...opts,
+      input: [...input, ...a.output, { type: 'function_call_output', call_id: c2.call_id, output: 'sunny-in-x' }],
+    });
+    must(b.output_text === 'Tool said: sunny-in-x', `store:false replay: ${JSON.stringify(b.output_text)}`);
+  },
+};
+
+// The OpenAI Agents SDK: an agent with one function tool, on the
+// Responses model (its default) over this gateway.
+setTracingDisabled(true);
+const agentsChecks = {
+  'agents-sdk': async (model) => {
+    const getWeather = agentTool({
+      name: 'get_weather',
+      description: 'Weather in a city',
+      parameters: z.object({ city: z.string() }),
+      execute: async ({ city }) => `sunny-in-${city}`,
+    });
+    const agent = new Agent({
+      name: 'weather',
+      instructions: 'Answer with the tool.',
+      model: new OpenAIResponsesModel(openai, model),
+      tools: [getWeather],
+    });
+    const result = await runAgent(agent, 'What is the weather? [fake:tool]');
+    must(result.finalOutput === 'Tool said: sunny-in-x', `finalOutput ${JSON.stringify(result.finalOutput)}`);
+  },
+};
+
+// The Vercel AI SDK: the OpenAI provider's default model (Responses),
+// generateText and streamText with a tool, several steps.
+const aiOpenAI = createOpenAI({ baseURL: `${baseURL}/v1`, apiKey });
+const aiChecks = {
+  'ai-sdk': async (model) => {
+    const tools = {
+      get_weather: aiTool({
+        description: 'Weather in a city',
+        inputSchema: z.object({ city: z.string() }),
+        execute: async ({ city }) => `sunny-in-${city}`,
+      }),
+    };
+    const g = await generateText({ model: aiOpenAI(model), prompt: 'What is the weather? [fake:tool]', tools, stopWhen: stepCountIs(3), maxRetries: 0 });
+    must(g.text.startsWith('Tool said: ') && g.text.includes('sunny-in-x'), `generateText text ${JSON.stringify(g.text)}`);
+    must(g.steps.length === 2, `generateText ${g.steps.length} steps, want 2`);
+    const st = streamText({ model: aiOpenAI(model), prompt: 'What is the weather? [fake:tool]', tools, stopWhen: stepCountIs(3), maxRetries: 0 });
+    let streamed = '';
+    for await (const part of st.fullStream) {
+      if (part.type === 'text-delta') streamed += part.text ?? part.delta ?? '';
+      if (part.type === 'error') throw part.error instanceof Error ? part.error : new Error(JSON.stringify(part.error));
+    }
+    const text = await st.text;
+    must(text.includes('sunny-in-x') && streamed.endsWith(text), `streamText text ${JSON.stringify(text)}, deltas ${JSON.stringify(streamed)}`);
+  },
+};
+
+// Codex CLI, non-interactively ("codex exec"), with a fresh CODEX_HOME
+// whose config.toml defines a model provider pointing at the gateway
+// (wire_api "responses") and a model catalog entry for the route's model
+// (so Codex offers its freeform apply_patch tool, as for its own models).
+function codexBinary() {
+  const triple = { x64: 'x86_64', arm64: 'aarch64' }[os.arch()];
+  for (const libc of ['musl', 'gnu']) {
+    try {
+      const dir = path.dirname(require.resolve(`@openai/codex-${process.platform}-${os.arch()}/package.json`));
+      const c = path.join(dir, 'vendor', `${triple}-unknown-${process.platform}-${libc}`, 'bin', 'codex');
+      if (fs.statSync(c).size > 1 << 20) return c;
+    } catch {}
+  }
+  return null;
+}
+
+const codex = codexBinary();
+
+function tomlString(s) {
+  return JSON.stringify(s);
+}
+
+async function runCodex(model, prompt, setup, { catalog: withCatalog = true } = {}) {
+  if (!codex) throw new Error('Codex native binary not found under node_modules (run npm ci)');
+  const home = fs.mkdtempSync(path.join(work, 'codex-home-'));
+  const cwd = fs.mkdtempSync(path.join(work, 'codex-work-'));
+  if (setup) setup(cwd);
+  const catalog = {
+    models: [
+      {
+        slug: model, display_name: model, description: 'gateway route', default_reasoning_level: 'low',
+        supported_reasoning_levels: [{ effort: 'low', description: 'Low' }], shell_type: 'unified_exec',
+        visibility: 'list', supported_in_api: true, priority: 1, base_instructions: 'You are a coding agent.',
+        supports_reasoning_summaries: true, default_reasoning_summary: 'auto', support_verbosity: false,
+        default_verbosity: null, apply_patch_tool_type: 'freeform', truncation_policy: { mode: 'tokens', limit: 10000 },
+        supports_parallel_tool_calls: true, context_window: 200000, effective_context_window_percent: 95,
+        experimental_supported_tools: [], input_modalities: ['text'], supports_search_tool: false,
+      },
+    ],
+  };
+  if (withCatalog) fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(catalog));
+  fs.writeFileSync(
+    path.join(home, 'config.toml'),
+    [
+      `model = ${tomlString(model)}`,
+      'model_provider = "gateway"',
+      withCatalog ? `model_catalog_json = ${tomlString(path.join(home, 'models.json'))}` : '',
+      '[model_providers.gateway]',
+      'name = "gateway"',
+      `base_url = ${tomlString(`${baseURL}/v1`)}`,
+      'env_key = "GATEWAY_API_KEY"',
+      'wire_api = "responses"',
+      'request_max_retries = 0',
+      'stream_max_retries = 0',
+      '',
+    ].join('\n'),
+  );
+  const env = { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, GATEWAY_API_KEY: apiKey };
+  const last = path.join(home, 'last-message.txt');
+  const args = ['exec', '--skip-git-repo-check', '--sandbox', 'workspace-write', '--output-last-message', last, prompt];
+  const r = await runProcess(codex, args, { cwd, env, timeout: 90_000 });
+  let message = '';
+  try {
+    message = fs.readFileSync(last, 'utf8');
+  } catch {}
+  must(r.status === 0, `codex exit ${r.status ?? r.signal}: ${(r.stderr + r.stdout).slice(-400)}`);
+  return { message, cwd, output: r.stdout + r.stderr };
+}
+
+const codexChecks = {
+  // As installed: no model catalog, so Codex uses its own metadata for a
+  // model it knows (openai/gpt-6-sol: no tools, reasoning context
+  // all_turns, verbosity low) and its fallback for the others.
+  'codex-exec': async (model) => {
+    const { message } = await runCodex(model, 'Say hi', null, { catalog: false });
+    must(/^Hello from /.test(message), `last message ${JSON.stringify(message.slice(0, 200))}`);
+  },
+  // The command also tries to write outside the workspace (beside this
+  // script, writable without a sandbox): workspace-write must refuse it.
+  'codex-exec_command': async (model) => {
+    const probe = path.join(here, `.sandbox-probe-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    const call = JSON.stringify({ cmd: `echo codex-marker-$((6*7)); echo x > '${probe}' || echo sandbox-denied` });
+    try {
+      const { message } = await runCodex(model, `Run it. [fake:reasoning] [fake:call=exec_command:${call}]`);
+      must(message.startsWith('Tool said: ') && message.includes('codex-marker-42'), `last message ${JSON.stringify(message.slice(0, 300))}`);
+      must(message.includes('sandbox-denied') && !fs.existsSync(probe), `the sandbox let the command write outside the workspace: ${JSON.stringify(message.slice(0, 300))}`);
+    } finally {
+      fs.rmSync(probe, { force: true });
+    }
+  },
+  'codex-apply_patch': async (model) => {
+    const patch = '*** Begin Patch\n*** Update File: notes.txt\n@@\n-old line\n+patched-marker-7\n*** End Patch\n';
+    const call = JSON.stringify({ input: patch });
+    const { message, cwd } = await runCodex(model, `Edit the notes. [fake:call=apply_patch:${call}]`, (dir) =>
+      fs.writeFileSync(path.join(dir, 'notes.txt'), 'old line\n'),
+    );
+    const content = fs.readFileSync(path.join(cwd, 'notes.txt'), 'utf8');
+    must(content === 'patched-marker-7\n', `notes.txt after the edit: ${JSON.stringify(content)}; last message ${JSON.stringify(message.slice(0, 200))}`);
+  },
+};
+
+// The routes: the C endpoint for the OpenAI SDK, M for the Anthropic SDK
+// and Claude Code, R for the Responses clients.
 const plan = [
   ...Object.keys(checks).slice(0, 2).map((c) => ({ client: c, endpoint: 'C', fn: checks[c] })),
   ...Object.keys(checks).slice(2).map((c) => ({ client: c, endpoint: 'M', fn: checks[c] })),
-  ...Object.entries(claudeChecks).map(([c, fn]) => ({ client: c, endpoint: 'M', fn })),
-];
+  ...Object.entries(claudeChecks).map(([c, fn]) => ({ client: c, endpoint: 'M', fn, lane: 'claude' })),
+  ...Object.entries(codexChecks).map(([c, fn]) => ({ client: c, endpoint: 'R', fn })),
+  ...Object.entries(responsesChecks).map(([c, fn]) => ({ client: c, endpoint: 'R', fn })),
+  ...Object.entries(agentsChecks).map(([c, fn]) => ({ client: c, endpoint: 'R', fn })),
+  ...Object.entries(aiChecks).map(([c, fn]) => ({ client: c, endpoint: 'R', fn })),
+].filter((p) => onlyClients.length === 0 || onlyClients.includes(p.client));
 
-const results = []; // {client, endpoint, vendor, status, detail}
-for (const p of plan) {
-  for (const v of vendors) {
-    let ok = true;
-    let detail = '';
-    try {
-      await p.fn(models[v]);
-    } catch (e) {
-      ok = false;
-      detail = (e && e.message) || String(e);
+// Every cell, run concurrently: jobs at a time, one at a time per lane.
+const cells = plan.flatMap((p) => vendors.map((v) => ({ p, v })));
+const results = new Array(cells.length); // {client, endpoint, vendor, status, detail}
+const lanes = new Map();
+async function runCell(i) {
+  const { p, v } = cells[i];
+  let ok = true;
+  let detail = '';
+  const t0 = Date.now();
+  try {
+    await p.fn(models[v]);
+  } catch (e) {
+    ok = false;
+    detail = (e && e.message) || String(e);
+  }
+  const key = `${p.client} ${v}`;
+  let status = ok ? 'pass' : 'FAIL';
+  if (expected.has(key)) {
+    status = ok ? 'XPASS' : 'xfail';
+    if (!ok) detail = `expected: ${expected.get(key)} (${detail})`;
+    else detail = 'listed in expected-failures.txt but passed: remove it';
+  }
+  results[i] = { client: p.client, endpoint: p.endpoint, vendor: v, status, detail, ms: Date.now() - t0 };
+}
+let next = 0;
+async function worker() {
+  while (next < cells.length) {
+    const i = next++;
+    const lane = cells[i].p.lane;
+    if (lane) {
+      const prev = lanes.get(lane) ?? Promise.resolve();
+      const mine = prev.then(() => runCell(i));
+      lanes.set(lane, mine);
+      await mine;
+    } else {
+      await runCell(i);
     }
-    const key = `${p.client} ${v}`;
-    let status = ok ? 'pass' : 'FAIL';
-    if (expected.has(key)) {
-      status = ok ? 'XPASS' : 'xfail';
-      if (!ok) detail = `expected: ${expected.get(key)} (${detail})`;
-      else detail = 'listed in expected-failures.txt but passed: remove it';
-    }
-    results.push({ client: p.client, endpoint: p.endpoint, vendor: v, status, detail });
   }
 }
+await Promise.all(Array.from({ length: jobs }, worker));
 
 // The matrix: one row per client, one column per vendor.
-const w = Math.max(...plan.map((p) => p.client.length)) + 4;
+const w = Math.max(...plan.map((p) => p.client.length)) + 6;
 console.log(''.padEnd(w) + vendors.map((v) => v.padEnd(11)).join(''));
 for (const p of plan) {
   const row = results.filter((r) => r.client === p.client);

@@ -159,7 +159,9 @@
 // its call_id is "No tool call found for function call output with
 // call_id X.", a call with no later output "No tool output found for
 // function call X." (both 400, param input). A request with an Upgrade
-// header (a WebSocket attempt) is refused with 400. status, fail-first,
+// header (a WebSocket attempt; the real API serves a WebSocket mode) is
+// refused with 426 Upgrade Required, on which Codex falls back to HTTP at
+// once. status, fail-first,
 // slow, hang, delay, break and malformed apply as on chat completions.
 //
 // # Default reply

@@ -72,10 +72,10 @@ func responsesPath(path string) bool {
 func (ex *exchange) serveResponses() {
 	rest := strings.TrimPrefix(strings.TrimPrefix(ex.path, "/v1/responses"), "/")
 	if ex.r.Header.Get("Upgrade") != "" {
-		// OpenAI serves the Responses WebSocket mode only on its own
-		// endpoint; the fake refuses the upgrade like a plain HTTP
-		// server, so a client falls back to HTTP at once.
-		ex.writeError(respError(nil, http.StatusBadRequest, "WebSocket upgrades are not served by this fake.", "invalid_request_error", nil, nil))
+		// OpenAI serves a Responses WebSocket mode; the fake does not,
+		// and refuses the upgrade with 426, on which Codex falls back
+		// to HTTP at once.
+		ex.writeError(respError(nil, http.StatusUpgradeRequired, "WebSocket upgrades are not served by this fake.", "invalid_request_error", nil, nil))
 		return
 	}
 	if e := ex.checkAuth(); e != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/proxy"
+	"github.com/gwlabs/gateway/route"
 	"github.com/gwlabs/gateway/shape/responses"
 )
 
@@ -97,8 +98,10 @@ func (s *Server) openResponses(ctx context.Context, in *proxy.Inbound, req *resp
 		}
 		rt.prior = st.Messages
 		in.ExtraInputBytes = size
+		// The guard reads the kept conversation with the new input.
+		in.Text = append(gw.MessagesText(rt.prior), in.Text...)
 	}
-	if rt.input, err = req.Messages(open); err != nil {
+	if rt.input, err = req.Messages(open, s.itemRefs(ctx, account)); err != nil {
 		return nil, err
 	}
 	msgs := append(slices.Clip(rt.prior), rt.input...)
@@ -106,6 +109,42 @@ func (s *Server) openResponses(ctx context.Context, in *proxy.Inbound, req *resp
 		return nil, err
 	}
 	return rt, nil
+}
+
+// itemRefs resolves the output item ids of the account's kept responses
+// (item_reference, or a reasoning item sent back by id): each response
+// is read once per request.
+func (s *Server) itemRefs(ctx context.Context, account string) responses.Refs {
+	if s.cfg.State == nil {
+		return nil
+	}
+	answers := map[string][]gw.Part{}
+	return func(itemID string) ([]gw.Part, bool, error) {
+		respID, n, ok := responses.ParseItemID(itemID)
+		if !ok {
+			return nil, false, nil
+		}
+		content, seen := answers[respID]
+		if !seen {
+			st, _, err := s.cfg.State.LoadResponse(ctx, account, respID)
+			if gw.ErrorCode(err) == gw.CodeNotFound {
+				answers[respID] = nil
+				return nil, false, nil
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			if k := len(st.Messages); k > 0 && st.Messages[k-1].Role == gw.RoleAssistant {
+				content = st.Messages[k-1].Content
+			}
+			answers[respID] = content
+		}
+		p, ok := responses.OutputPart(content, n)
+		if !ok {
+			return nil, false, nil
+		}
+		return []gw.Part{p}, true, nil
+	}
 }
 
 func quoteID(s string) string {
@@ -234,4 +273,94 @@ func itemID(raw json.RawMessage) any {
 		return v.ID
 	}
 	return nil
+}
+
+// countResponseTokens serves POST /v1/responses/input_tokens (openai-go's
+// and openai-node's responses.inputTokens.count) on every prefix, never
+// billed or recorded: the request is mapped as for POST /v1/responses
+// (the kept conversation of previous_response_id included) and counted by
+// the vendor's own free endpoint where it has one (anthropic/, google/),
+// else estimated in OpenAI's o200k encoding as count_tokens does.
+func (s *Server) countResponseTokens(w http.ResponseWriter, r *http.Request) {
+	rid := id.New("req_", s.cfg.Now())
+	w.Header().Set(HeaderRequestID, rid)
+	w.Header().Set("X-Request-Id", rid)
+	fail := func(err error) { writeError(w, gw.ShapeR, rid, gw.AsError(err)) }
+	gwy := s.cfg.Gateway
+	principal, err := gwy.Authenticate(r.Context(), r.Header.Get("Authorization"))
+	if err != nil {
+		fail(err)
+		return
+	}
+	body, held, err := s.readBody(w, r)
+	defer s.bodyBytes.Add(-held)
+	if err != nil {
+		fail(err)
+		return
+	}
+	req, err := responses.Parse(body)
+	if err != nil {
+		fail(err)
+		return
+	}
+	target, err := route.Parse(req.Model)
+	if err != nil {
+		fail(err)
+		return
+	}
+	w.Header().Set(HeaderVendor, target.Vendor)
+	p, ok := gwy.Provider(target.Vendor)
+	if !ok {
+		fail(gw.Errorf(gw.CodeVendorUnavailable, "%s is not configured on this gateway", target.Vendor))
+		return
+	}
+	if !gw.ModelAllowed(principal.Models, target.Vendor, target.Model) {
+		fail(gw.Errorf(gw.CodeInvalidRequest, "model %q is not allowed for this API key", target.Vendor+"/"+target.Model))
+		return
+	}
+	in := &proxy.Inbound{RequestID: rid, Endpoint: gw.ShapeR, Principal: principal, Body: body, Received: s.cfg.Now()}
+	// Counted as a mapped request, whatever the vendor speaks.
+	rt := &rturn{req: req}
+	if req.PreviousResponseID != "" && s.cfg.State != nil {
+		if st, _, err := s.cfg.State.LoadResponse(r.Context(), principal.AccountID, req.PreviousResponseID); err == nil {
+			rt.prior = st.Messages
+		}
+	}
+	sl, err := s.sealer(r.Context())
+	if err != nil {
+		fail(err)
+		return
+	}
+	_, open := sl.For(in.Principal.AccountID)
+	if rt.input, err = req.Messages(open, s.itemRefs(r.Context(), principal.AccountID)); err != nil {
+		fail(err)
+		return
+	}
+	cr, err := req.Canonical(append(slices.Clip(rt.prior), rt.input...))
+	if err != nil {
+		fail(err)
+		return
+	}
+	cr.Model = target.Model
+	var n int64
+	how := "estimate"
+	c, canCount := p.(counter)
+	codec, isCodec := p.(gw.Codec)
+	if canCount && isCodec && p.Shape() != gw.ShapeC {
+		vb, err := codec.EncodeRequest(cr)
+		if err != nil {
+			fail(err)
+			return
+		}
+		if n, err = c.CountTokens(r.Context(), target.Model, vb); err != nil {
+			fail(err)
+			return
+		}
+		how = "vendor"
+	} else if n, err = s.estimateTokens(cr); err != nil {
+		fail(err)
+		return
+	}
+	w.Header().Set(HeaderTokenCount, how)
+	writeJSON(w, http.StatusOK, map[string]any{"object": "response.input_tokens", "input_tokens": n})
 }

@@ -201,8 +201,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.chat(w, r, gw.ShapeM)
 	case p == "/v1/chat/completions":
 		s.chat(w, r, gw.ShapeC)
+	case p == "/v1/responses" && websocketUpgrade(r):
+		s.refuseUpgrade(w)
 	case p == "/v1/responses":
 		s.chat(w, r, gw.ShapeR)
+	case p == "/v1/responses/input_tokens":
+		if allow(w, r, s.cfg.Now(), http.MethodPost) {
+			s.countResponseTokens(w, r)
+		}
 	case strings.HasPrefix(p, "/v1/responses/"):
 		s.responseByID(w, r)
 	case (p == "/v1/models" || strings.HasPrefix(p, "/v1/models/")) && s.cfg.Catalog != nil:
@@ -234,6 +240,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(HeaderRequestID, rid)
 		writeError(w, gw.ShapeC, rid, gw.Errorf(gw.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	}
+}
+
+// websocketUpgrade reports whether r asks to switch to WebSocket.
+func websocketUpgrade(r *http.Request) bool {
+	for _, v := range r.Header.Values("Upgrade") {
+		for _, p := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(p), "websocket") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refuseUpgrade answers a WebSocket upgrade on /v1/responses (Codex's
+// Responses WebSocket transport, which the gateway does not serve) with
+// 426 Upgrade Required in R's error shape: on 426 Codex falls back to
+// HTTP at once, where a 405 costs it a second attempt and a 400 fails
+// the turn.
+func (s *Server) refuseUpgrade(w http.ResponseWriter) {
+	rid := id.New("req_", s.cfg.Now())
+	h := w.Header()
+	h.Set(HeaderRequestID, rid)
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUpgradeRequired)
+	_, _ = w.Write(errorBody(gw.ShapeR, rid, gw.Errorf(gw.CodeMethodNotAllowed, "WebSocket mode is not served on /v1/responses; POST with \"stream\": true instead")))
 }
 
 // allow answers 405 for other methods.
@@ -333,7 +365,10 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // logRequest writes the access log line of a chat request: metadata only,
 // never content or credentials. Server-side failures carry their cause.
-func (s *Server) logRequest(ctx context.Context, sw *statusWriter, rid string, shape gw.Shape, vendor, model string, start time.Time) {
+//
+// rec, when the request reached Begin, adds its tokens (input, output,
+// cache reads and writes, the optimizer's) and its charge.
+func (s *Server) logRequest(ctx context.Context, sw *statusWriter, rid string, shape gw.Shape, vendor, model string, start time.Time, rec *gw.Record) {
 	attrs := []slog.Attr{
 		slog.String("request_id", rid),
 		slog.String("endpoint", string(shape)),
@@ -345,6 +380,18 @@ func (s *Server) logRequest(ctx context.Context, sw *statusWriter, rid string, s
 	}
 	if vendor != "" {
 		attrs = append(attrs, slog.String("vendor", vendor), slog.String("model", model))
+	}
+	if rec != nil {
+		u := rec.Usage
+		attrs = append(attrs,
+			slog.Int64("input_tokens", u.PromptTokens()),
+			slog.Int64("output_tokens", u.OutputTokens),
+			slog.Int64("cache_read_tokens", u.CacheReadTokens),
+			slog.Int64("cache_write_tokens", u.CacheWriteTokens()),
+			slog.Int64("optimizer_tokens", u.OptimizerTokens),
+			slog.String("charge_usd", rec.Charge.USDString()),
+			slog.String("guard", rec.Guard),
+		)
 	}
 	level := slog.LevelInfo
 	if sw.err != nil {
@@ -366,7 +413,8 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	rid := id.New("req_", received)
 	w := &statusWriter{ResponseWriter: rw}
 	var vendor, model string
-	defer func() { s.logRequest(r.Context(), w, rid, shape, vendor, model, received) }()
+	var xch *proxy.Exchange
+	defer func() { s.logRequest(r.Context(), w, rid, shape, vendor, model, received, xch.Record()) }()
 	h := w.Header()
 	h.Set(HeaderRequestID, rid)
 	if shape == gw.ShapeM {
@@ -390,8 +438,9 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 			return
 		}
 	}
-	ctx := r.Context()
 	gwy := s.cfg.Gateway
+	ctx, span := gwy.StartRequest(r.Context(), "POST "+r.URL.Path, r.Header)
+	defer span.End()
 	authz := r.Header.Get("Authorization")
 	if authz == "" && shape == gw.ShapeM {
 		// Anthropic's SDKs and tools send the key as x-api-key.
@@ -399,11 +448,17 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 			authz = "Bearer " + k
 		}
 	}
-	principal, err := gwy.Authenticate(ctx, authz)
+	actx, aspan := gwy.StartSpan(ctx, "auth")
+	principal, err := gwy.Authenticate(actx, authz)
 	if err != nil {
+		aspan.Fail(err)
+		aspan.End()
+		span.SetAttributes(proxy.Attr{Key: proxy.AttrRequestID, Value: rid}, proxy.Attr{Key: proxy.AttrGuard, Value: "not_run"})
+		span.Fail(err)
 		fail(err)
 		return
 	}
+	aspan.End()
 	w.account, w.key = principal.AccountID, principal.KeyID
 	body, held, err := s.readBody(w, r)
 	defer s.bodyBytes.Add(-held)
@@ -411,7 +466,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		fail(err)
 		return
 	}
-	in := proxy.Inbound{RequestID: rid, Endpoint: shape, Principal: principal, Body: body, Header: r.Header, Received: received}
+	in := proxy.Inbound{RequestID: rid, Endpoint: shape, Principal: principal, Body: body, Header: r.Header, Received: received, Span: span}
 	env, err := parseEnvelope(shape, body)
 	if err != nil {
 		gwy.Refuse(ctx, in, err)
@@ -461,6 +516,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	}
 
 	x, err := gwy.Begin(ctx, in)
+	xch = x
 	h.Set(optimize.Header, x.OptimizeHeader())
 	if d := x.Limit; d.RequestsLimit > 0 {
 		h.Set(headerRateLimit, strconv.FormatInt(d.RequestsLimit, 10))

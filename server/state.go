@@ -30,10 +30,16 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 			return in, nil, err
 		}
 		if t != nil {
+			sent := len(in.Canonical.Messages)
 			if turn, err = k.Open(ctx, in.Principal.AccountID, t, in.Canonical); err != nil {
 				return in, nil, err
 			}
 			in.ExtraInputBytes = turn.ExtraBytes()
+			if kept := len(in.Canonical.Messages) - sent; kept > 0 {
+				// The guard reads the kept turns with the new ones: a
+				// payload split over a thread's turns is seen whole.
+				in.Text = append(gw.MessagesText(in.Canonical.Messages[:kept]), in.Text...)
+			}
 		}
 	}
 	if in.Endpoint == gw.ShapeM && in.Canonical == nil {

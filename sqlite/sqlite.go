@@ -111,6 +111,12 @@ const (
 	DefaultMaxBatch    = 256
 	// DefaultSyncInterval bounds how long a commit waits for its fsync.
 	DefaultSyncInterval = 100 * time.Millisecond
+	// DefaultLinger lets a group commit wait up to 1 ms for more calls
+	// from 2,000 calls a second up (BenchmarkSettleAtRate: at 4,000
+	// requests a second, commits carried 2-4 calls without it and 4-8
+	// with it, at +0.2-1 ms a request; at 2 ms the gain reaches 1,000
+	// requests a second, at +1 ms median).
+	DefaultLinger = time.Millisecond
 )
 
 // Options configures a store. The zero value is ready to use.
@@ -137,6 +143,10 @@ type Options struct {
 	// place holds while an exclusive one has the file. Stores that
 	// place no holds (admin commands) can always open the file.
 	Exclusive bool
+	// Linger is the longest a group commit waits for more calls once
+	// they arrive at least two per Linger (see groupcommit.Options).
+	// Zero means DefaultLinger; below zero, never.
+	Linger time.Duration
 
 	// backstop overrides backstopPages (benchmarks counting log frames
 	// keep the log from restarting).
@@ -261,7 +271,11 @@ func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
 		}
 		db.book = newBook()
 	}
-	db.gc = groupcommit.Start(maxBatch, db.apply)
+	linger := opt.Linger
+	if linger == 0 {
+		linger = DefaultLinger
+	}
+	db.gc = groupcommit.StartWith(groupcommit.Options{MaxBatch: maxBatch, Linger: linger}, db.apply)
 	if syncInterval > 0 {
 		ck, err := sql.Open("sqlite", path+params)
 		if err != nil {

@@ -216,6 +216,30 @@ func BenchmarkSettle(b *testing.B) {
 	}
 }
 
+// BenchmarkSettleAtRate is the store path at a steady rate of requests
+// (holds in memory), with the group commit waiting for more calls
+// (linger) or not: the CPU, commits and log frames per request it saves,
+// and the time per request it adds.
+func BenchmarkSettleAtRate(b *testing.B) {
+	for _, rate := range []float64{1000, 2000, 4000} {
+		for _, linger := range []time.Duration{-1, time.Millisecond, 2 * time.Millisecond} {
+			name := fmt.Sprintf("%g/linger=%v", rate, max(linger, 0))
+			b.Run(name, func(b *testing.B) {
+				db, err := OpenWith(b.Context(), filepath.Join(b.TempDir(), "gateway.db"), Options{SyncInterval: time.Hour, Exclusive: true, Linger: linger, backstop: 1 << 30})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer db.Close()
+				wal := walSize(b, db)
+				storetest.BenchmarkSettleAtRate(b, db, rate)
+				st := db.Stats()
+				b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
+				b.ReportMetric(float64(walSize(b, db)-wal)/(4096+24)/float64(b.N), "frames/op")
+			})
+		}
+	}
+}
+
 // walSize returns the size of db's write-ahead log.
 func walSize(b *testing.B, db *DB) int64 {
 	fi, err := os.Stat(db.path + "-wal")

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,4 +58,50 @@ func (m cpuMeter) report() {
 	if end := processCPU(); m.start >= 0 && end >= 0 && m.b.N > 0 {
 		m.b.ReportMetric(float64(end-m.start)/float64(m.b.N), "cpu-us/op")
 	}
+}
+
+// BenchmarkSettleAtRate is requests arriving at rate per second (open
+// loop: each starts on schedule whatever the others do), each placing a
+// hold and settling it, as a gateway's store sees them under steady
+// load. Besides CPU per request it reports the median and 99th
+// percentile time a request spent in the store (hold + settle), which a
+// group commit that waits for more calls trades against its CPU.
+func BenchmarkSettleAtRate(b *testing.B, s gw.Store, rate float64) {
+	ctx := b.Context()
+	a, err := s.EnsureAccount(ctx, "bench")
+	if err != nil {
+		b.Fatalf("EnsureAccount: %v", err)
+	}
+	if err := s.TopUp(ctx, a.ID, 1_000_000*gw.USD, "bench"); err != nil {
+		b.Fatalf("TopUp: %v", err)
+	}
+	at := time.Now()
+	interval := time.Duration(float64(time.Second) / rate)
+	cpu := startCPU(b)
+	var wg sync.WaitGroup
+	lat := make([]time.Duration, b.N)
+	start := time.Now()
+	for i := range b.N {
+		due := start.Add(time.Duration(i) * interval)
+		if w := time.Until(due); w > 0 {
+			time.Sleep(w)
+		}
+		wg.Go(func() {
+			t0 := time.Now()
+			id := fmt.Sprintf("req_%012d", i)
+			if err := s.PlaceHold(ctx, hold(id, a.ID, gw.Cent)); err != nil {
+				b.Errorf("PlaceHold: %v", err)
+				return
+			}
+			if err := s.Settle(ctx, id, record(id, a.ID, gw.Cent/2, at)); err != nil {
+				b.Errorf("Settle: %v", err)
+			}
+			lat[i] = time.Since(t0)
+		})
+	}
+	wg.Wait()
+	cpu.report()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-us")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-us")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gwlabs/gateway/dashboard"
 	"github.com/gwlabs/gateway/internal/billable"
 	"github.com/gwlabs/gateway/internal/upstream"
+	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
 )
 
@@ -64,6 +65,10 @@ type Config struct {
 	GuardThreshold  float64 // GATEWAY_GUARD_THRESHOLD: 0 = the model's
 	GuardFailClosed bool    // GATEWAY_GUARD_FAIL: "open" (default) or "closed"
 	GuardSecond     GuardSecondConfig
+	// GATEWAY_GUARD_COOLDOWN_INCIDENTS blocked requests of a key or an
+	// account within GATEWAY_GUARD_COOLDOWN_WINDOW refuse it for
+	// GATEWAY_GUARD_COOLDOWN (429 with Retry-After); 0 incidents: off.
+	GuardCooldown proxy.Cooldown
 
 	Optimize bool // GATEWAY_OPTIMIZE: the concise-output directive, on (default) or off
 
@@ -87,6 +92,11 @@ type Config struct {
 	ThreadMaxBytes     int64         // GATEWAY_THREAD_MAX_BYTES: largest thread kept (default 8 MiB)
 	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning is kept per tool call (default 15m; 0: off)
 
+	// OTelEnv reads the OpenTelemetry variables (OTEL_*; nil: the
+	// process environment): traces are exported over OTLP/HTTP when they
+	// name an endpoint (package tracing).
+	OTelEnv func(string) string
+
 	// keyCacheTTL is how long a live key is cached (0:
 	// auth.DefaultCacheTTL); tests set it long to show that changes on
 	// the store reach a running instance without waiting for it.
@@ -109,6 +119,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 		RPM:           600,
 		TPM:           2_000_000,
 		Guard:         true,
+		GuardCooldown: proxy.Cooldown{Incidents: 5, Window: 10 * time.Minute, Period: 15 * time.Minute},
 		Optimize:      true,
 		LogLevel:      "info",
 		LogFormat:     "text",
@@ -214,6 +225,14 @@ func envConfig(getenv func(string) string) (Config, error) {
 		c.GuardThreshold = f
 	}
 	errs = append(errs, c.GuardSecond.read(getenv)...)
+	var coolN = int64(c.GuardCooldown.Incidents)
+	num("GATEWAY_GUARD_COOLDOWN_INCIDENTS", &coolN)
+	c.GuardCooldown.Incidents = int(min(coolN, 1<<20))
+	dur("GATEWAY_GUARD_COOLDOWN_WINDOW", &c.GuardCooldown.Window)
+	dur("GATEWAY_GUARD_COOLDOWN", &c.GuardCooldown.Period)
+	if c.GuardCooldown.Incidents > 0 && (c.GuardCooldown.Window <= 0 || c.GuardCooldown.Period <= 0) {
+		errs = append(errs, "GATEWAY_GUARD_COOLDOWN_WINDOW and GATEWAY_GUARD_COOLDOWN must be positive durations while GATEWAY_GUARD_COOLDOWN_INCIDENTS is above 0")
+	}
 	str("GATEWAY_RATECARD_FILE", &c.RateCardFile)
 	for _, v := range strings.Split(getenv("GATEWAY_ALLOW_UNPRICED"), ",") {
 		if v = strings.TrimSpace(v); v == "" {
@@ -350,6 +369,9 @@ var settingDefaults = map[string]string{
 	"GATEWAY_GUARD_SECOND_PROMPT":        "(built in)",
 	"GATEWAY_GUARD_SECOND_THRESHOLD":     "0.5",
 	"GATEWAY_GUARD_SECOND_TIMEOUT":       "1s",
+	"GATEWAY_GUARD_COOLDOWN_INCIDENTS":   "5",
+	"GATEWAY_GUARD_COOLDOWN_WINDOW":      "10m",
+	"GATEWAY_GUARD_COOLDOWN":             "15m",
 	"GATEWAY_RATECARD_FILE":              "(none: the embedded card)",
 	"GATEWAY_ADMIN_TOKEN":                "(none: no admin sign-in or API)",
 	"GATEWAY_TRUSTED_PROXIES":            "",

@@ -84,6 +84,9 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	// so that tests of other behaviours see the caller's bodies; its own
 	// tests turn it on with withOptimizer.
 	cfg.Optimize = false
+	// So is the guard's cool-down, which tests sending many attacks from
+	// one key would reach; its own tests turn it on.
+	cfg.GuardCooldown.Incidents = 0
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -244,3 +244,228 @@ func TestResponsesNative(t *testing.T) {
 		t.Fatalf("other account: %d %s", resp.StatusCode, eb)
 	}
 }
+
+// rPost posts a raw Responses body and decodes the answer.
+func (e *env) rPost(t *testing.T, key, body string) (map[string]any, *http.Response) {
+	t.Helper()
+	resp := e.post("/v1/responses", key, []byte(body))
+	b := readAll(t, resp.Body)
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	return v, resp
+}
+
+// TestResponsesStatelessReasoning is what Codex does: store:false with
+// include reasoning.encrypted_content, the output items replayed as the
+// next request's input. The vendor's reasoning state (Anthropic thinking
+// signatures, DeepSeek reasoning_content, Gemini thought signatures)
+// must reach the vendor again from the sealed blob alone; a blob altered
+// by one byte, or sent by another account, is a 400.
+func TestResponsesStatelessReasoning(t *testing.T) {
+	e := newEnv(t)
+	tools := `[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]`
+	for _, v := range mappedRPrefixes {
+		t.Run(v, func(t *testing.T) {
+			model := v + "/" + nativeModels[v]
+			user := `{"role":"user","content":"[fake:reasoning][fake:tool] weather in Paris?"}`
+			first, _ := e.rPost(t, e.key, `{"model":"`+model+`","store":false,"include":["reasoning.encrypted_content"],"input":[`+user+`],"tools":`+tools+`}`)
+			out, _ := json.Marshal(first["output"])
+			var items []map[string]any
+			_ = json.Unmarshal(out, &items)
+			var callID, blob string
+			for _, it := range items {
+				switch it["type"] {
+				case "function_call":
+					callID, _ = it["call_id"].(string)
+				case "reasoning":
+					if s, ok := it["encrypted_content"].(string); ok {
+						blob = s
+					}
+				}
+			}
+			if callID == "" {
+				t.Fatalf("no call in %s", out)
+			}
+			if blob == "" && v != "openrouter" && v != "together" && v != "groq" && v != "mistral" && v != "fireworks" {
+				t.Fatalf("no reasoning blob in %s", out)
+			}
+			input := user + "," + string(out[1:len(out)-1]) + `,{"type":"function_call_output","call_id":"` + callID + `","output":"sunny"}`
+			e.fake.Reset()
+			second, _ := e.rPost(t, e.key, `{"model":"`+model+`","store":false,"include":["reasoning.encrypted_content"],"input":[`+input+`],"tools":`+tools+`}`)
+			if second["status"] != "completed" {
+				t.Fatalf("second: %v", second)
+			}
+			reqs := e.fake.Requests()
+			sent := string(reqs[len(reqs)-1].Body)
+			switch v {
+			case "anthropic":
+				if !strings.Contains(sent, `"signature":"`) || !strings.Contains(sent, `"type":"thinking"`) {
+					t.Fatalf("thinking not replayed: %s", sent)
+				}
+			case "deepseek":
+				if !strings.Contains(sent, `"reasoning_content":"`) {
+					t.Fatalf("reasoning not replayed: %s", sent)
+				}
+			}
+			if blob == "" {
+				return
+			}
+			// Tampered: one character of the sealed part changed.
+			i := len(blob) - 5
+			c := byte('A')
+			if blob[i] == 'A' {
+				c = 'B'
+			}
+			bad := blob[:i] + string(c) + blob[i+1:]
+			resp := e.post("/v1/responses", e.key, []byte(`{"model":"`+model+`","store":false,"input":[`+strings.Replace(input, blob, bad, 1)+`]}`))
+			b := readAll(t, resp.Body)
+			if resp.StatusCode != 400 || !strings.Contains(string(b), "encrypted_content") {
+				t.Fatalf("tampered blob: %d %s", resp.StatusCode, b)
+			}
+			other, _, err := createKey(context.Background(), e.m.Store(), "other-"+v, 10*gw.USD)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp = e.post("/v1/responses", other, []byte(`{"model":"`+model+`","store":false,"input":[`+input+`],"tools":`+tools+`}`))
+			b = readAll(t, resp.Body)
+			if resp.StatusCode != 400 {
+				t.Fatalf("another account's blob: %d %s", resp.StatusCode, b)
+			}
+		})
+	}
+}
+
+// codexBody is what Codex sends (captured shape): developer messages for
+// its system prompt, function tools, a namespace group, the hosted
+// web_search, a custom apply_patch tool, client_metadata, store false and
+// encrypted reasoning.
+func codexBody(model, prompt string, stream bool) string {
+	s := "false"
+	if stream {
+		s = "true"
+	}
+	return `{"model":"` + model + `","instructions":null,"input":[` +
+		`{"type":"message","role":"developer","content":[{"type":"input_text","text":"You are Codex, a coding agent."}]},` +
+		`{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>cwd=/tmp</environment_context>"}]},` +
+		`{"type":"message","role":"user","content":[{"type":"input_text","text":"` + prompt + `"}]}],` +
+		`"tools":[{"type":"function","name":"exec_command","description":"Run a command","strict":false,"parameters":{"type":"object","properties":{"cmd":{"type":"string"}},"required":["cmd"],"additionalProperties":false}},` +
+		`{"type":"namespace","name":"multi_agent_v1","description":"Agents","tools":[{"type":"function","name":"spawn_agent","description":"Spawn","parameters":{"type":"object","properties":{"task":{"type":"string"}},"required":["task"]}}]},` +
+		`{"type":"custom","name":"apply_patch","description":"Apply a patch","format":{"type":"grammar","syntax":"lark","definition":"start: patch"}},` +
+		`{"type":"web_search","external_web_access":false}],` +
+		`"tool_choice":"auto","parallel_tool_calls":true,"reasoning":{"summary":"auto"},"store":false,"stream":` + s + `,` +
+		`"include":["reasoning.encrypted_content"],"prompt_cache_key":"019a-thread","client_metadata":{"originator":"codex_exec"}}`
+}
+
+// TestResponsesCodexShape sends Codex's request on every mapped prefix:
+// never a 400 (web_search is left out and named in a header), the
+// namespace tool is flattened for the vendor and restored in the answer,
+// the custom tool's call comes back as a custom_tool_call with its raw
+// input, developer messages are system content, and client_metadata
+// never reaches the vendor.
+func TestResponsesCodexShape(t *testing.T) {
+	e := newEnv(t)
+	for _, v := range mappedRPrefixes {
+		t.Run(v, func(t *testing.T) {
+			model := v + "/" + nativeModels[v]
+			e.fake.Reset()
+			got, resp := e.rPost(t, e.key, codexBody(model, `[fake:call=multi_agent_v1__spawn_agent:{\"task\":\"t\"}][fake:call=apply_patch:{\"input\":\"*** Begin Patch\"}]`, false))
+			if h := resp.Header.Get("X-Gateway-Dropped-Tools"); h != "web_search" {
+				t.Fatalf("dropped tools header %q", h)
+			}
+			out, _ := json.Marshal(got["output"])
+			if !strings.Contains(string(out), `"name":"spawn_agent","namespace":"multi_agent_v1"`) ||
+				!strings.Contains(string(out), `"type":"custom_tool_call"`) || !strings.Contains(string(out), `"input":"*** Begin Patch"`) {
+				t.Fatalf("output %s", out)
+			}
+			reqs := e.fake.Requests()
+			sent := string(reqs[len(reqs)-1].Body)
+			if strings.Contains(sent, "client_metadata") || strings.Contains(sent, "web_search") || !strings.Contains(sent, "multi_agent_v1__spawn_agent") {
+				t.Fatalf("vendor got %s", sent)
+			}
+			if !strings.Contains(sent, "You are Codex") {
+				t.Fatalf("developer message lost: %s", sent)
+			}
+			// The same as a stream, through openai-go's event types.
+			sresp := e.post("/v1/responses", e.key, []byte(codexBody(model, `[fake:call=apply_patch:{\"input\":\"*** Begin Patch\"}]`, true)))
+			sb := string(readAll(t, sresp.Body))
+			for _, ev := range []string{"response.created", "response.output_item.added", "response.custom_tool_call_input.delta", "response.custom_tool_call_input.done", "response.output_item.done", "response.completed"} {
+				if !strings.Contains(sb, "event: "+ev+"\n") {
+					t.Fatalf("no %s in\n%s", ev, sb)
+				}
+			}
+		})
+	}
+}
+
+// TestResponsesInputTokens is openai-go's responses.inputTokens.count:
+// the vendor's count on anthropic/ and google/, an estimate elsewhere.
+func TestResponsesInputTokens(t *testing.T) {
+	e := newEnv(t)
+	c := e.rClient()
+	for _, v := range []string{"openai", "anthropic", "google", "groq"} {
+		var hp *http.Response
+		got, err := c.Responses.InputTokens.Count(context.Background(), responses.InputTokenCountParams{
+			Model: openai.String(v + "/" + nativeModels[v]),
+			Input: responses.InputTokenCountParamsInputUnion{OfString: openai.String("How many tokens is this sentence?")},
+		}, option.WithResponseInto(&hp))
+		if err != nil {
+			t.Fatal(v, err)
+		}
+		want := "estimate"
+		if v == "anthropic" || v == "google" {
+			want = "vendor"
+		}
+		if got.InputTokens < 5 || hp.Header.Get("X-Gateway-Token-Count") != want {
+			t.Fatalf("%s: %d tokens, %q", v, got.InputTokens, hp.Header.Get("X-Gateway-Token-Count"))
+		}
+	}
+}
+
+// TestResponsesItemReference is what the AI SDK sends with store on: the
+// earlier output items as item_reference (and reasoning items by id
+// without a blob), no previous_response_id. The gateway resolves them
+// from the kept response, for the account only.
+func TestResponsesItemReference(t *testing.T) {
+	e := newEnv(t)
+	tools := `[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]`
+	for _, v := range []string{"deepseek", "anthropic", "google"} {
+		model := v + "/" + nativeModels[v]
+		user := `{"role":"user","content":"[fake:reasoning][fake:tool] weather in Paris?"}`
+		first, _ := e.rPost(t, e.key, `{"model":"`+model+`","input":[`+user+`],"tools":`+tools+`}`)
+		var refs []string
+		callID := ""
+		for _, it := range first["output"].([]any) {
+			m := it.(map[string]any)
+			if m["type"] == "reasoning" {
+				refs = append(refs, `{"type":"reasoning","id":"`+m["id"].(string)+`","summary":[]}`)
+			} else {
+				refs = append(refs, `{"type":"item_reference","id":"`+m["id"].(string)+`"}`)
+			}
+			if m["type"] == "function_call" {
+				callID = m["call_id"].(string)
+			}
+		}
+		input := user + "," + strings.Join(refs, ",") + `,{"type":"function_call_output","call_id":"` + callID + `","output":"sunny"}`
+		second, _ := e.rPost(t, e.key, `{"model":"`+model+`","input":[`+input+`],"tools":`+tools+`}`)
+		if second["status"] != "completed" {
+			t.Fatalf("%s: %v", v, second)
+		}
+		sent := string(e.lastRequest().Body)
+		if v == "deepseek" && !strings.Contains(sent, `"reasoning_content":"`) || v == "anthropic" && !strings.Contains(sent, `"signature":"`) {
+			t.Fatalf("%s: reasoning not restored: %s", v, sent)
+		}
+		other, _, err := createKey(context.Background(), e.m.Store(), "other-"+v, 10*gw.USD)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := e.post("/v1/responses", other, []byte(`{"model":"`+model+`","input":[`+input+`],"tools":`+tools+`}`))
+		if b := readAll(t, resp.Body); resp.StatusCode != 400 || !strings.Contains(string(b), "item_reference") && !strings.Contains(string(b), "no item") {
+			t.Fatalf("%s: another account's items: %d %s", v, resp.StatusCode, b)
+		}
+	}
+}

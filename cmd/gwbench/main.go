@@ -48,6 +48,7 @@ import (
 // Config is one harness run.
 type Config struct {
 	Gateway   string          // prebuilt gateway binary; empty: go build
+	Compare   string          // another gateway binary run beside it on SQLite (e.g. the last release), empty: none
 	Postgres  string          // also run the gateway on this PostgreSQL URL
 	Redis     string          // with this Redis for its limits
 	Instances int             // with Postgres: also run this many gateway instances on it side by side (0, 1: none)
@@ -112,6 +113,7 @@ func main() {
 	}
 	full := flag.Bool("full", false, "run the whole matrix (rates 200/1000/2000, mock 0 and 20 ms, three vendors, 200 streams x 50 chunks)")
 	gateway := flag.String("gateway", "", "prebuilt gateway binary (default: go build ./cmd/gateway)")
+	compare := flag.String("compare", "", "another gateway binary (e.g. built from the previous commit) run beside the gateway on SQLite, as target gateway-compare: before/after in one run")
 	pg := flag.String("pg", "", "also run the gateway on this PostgreSQL URL")
 	redis := flag.String("redis", "", "Redis URL for the PostgreSQL gateway's limits")
 	instances := flag.Int("instances", 0, "with -pg: also run this many gateway instances on the one PostgreSQL (+ Redis), each pinned to its own CPU, the load shared among them")
@@ -132,7 +134,7 @@ func main() {
 		cfg = Full()
 	}
 	cfg.Gateway, cfg.Postgres, cfg.Redis, cfg.Pprof, cfg.ProfileDir = *gateway, *pg, *redis, *pprofAddr, *profDir
-	cfg.Instances = *instances
+	cfg.Instances, cfg.Compare = *instances, *compare
 	if cfg.Instances > 1 && cfg.Postgres == "" {
 		fmt.Fprintln(os.Stderr, "-instances needs -pg (instances share one PostgreSQL store)")
 		os.Exit(2)
@@ -265,6 +267,16 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 		{Name: "gateway", URLs: []string{gwSQLite.url}, Pids: []int{gwSQLite.pid}, CPUs: targetCPUs, Request: gatewayRequest(key, "openai")},
 	}
 	keys := map[string]string{"gateway": key}
+	if cfg.Compare != "" {
+		gwC, cKey, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: cfg.Compare, Database: dir + "/compare.db", Name: "gateway-compare"}, ms.URL)
+		if err != nil {
+			return nil, err
+		}
+		defer gwC.stop()
+		m.ours = append(m.ours, ourProc{gwC.pid, cpuOf(pin)})
+		targets = append(targets, Target{Name: "gateway-compare", URLs: []string{gwC.url}, Pids: []int{gwC.pid}, CPUs: targetCPUs, Request: gatewayRequest(cKey, "openai")})
+		keys["gateway-compare"] = cKey
+	}
 	if cfg.Postgres != "" {
 		gwPG, pgKey, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: bin, Database: cfg.Postgres, Redis: cfg.Redis}, ms.URL)
 		if err != nil {

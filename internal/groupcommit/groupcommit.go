@@ -11,6 +11,14 @@
 // themselves: calls arriving during a commit wait for the next one. When the transaction fails, each call is
 // retried in a transaction of its own, so one bad call cannot fail the
 // others.
+//
+// Under load a committer can also wait a little for more calls before it
+// commits (Options.Linger): once calls arrive faster than one per linger
+// interval, a batch stays open until about as many calls as that rate
+// brings in the interval joined it, or the interval ended. Each commit
+// costs about the same whatever its size, so this trades at most one
+// interval of latency for fewer commits per call; below that rate it
+// never waits.
 package groupcommit
 
 import (
@@ -20,6 +28,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 )
@@ -107,6 +116,7 @@ type Stats struct {
 type Committer struct {
 	apply    Apply
 	maxBatch int
+	linger   time.Duration
 	ops      chan *Op
 	quit     chan struct{}
 	done     chan struct{}
@@ -115,10 +125,25 @@ type Committer struct {
 	batches, opsDone, retried atomic.Int64
 }
 
+// Options configures a committer.
+type Options struct {
+	MaxBatch int // calls per transaction at most (below 1: 1)
+	// Linger is the longest a batch waits for more calls once they arrive
+	// at least one per Linger (0: never waits).
+	Linger time.Duration
+}
+
 // Start starts a committer applying batches of at most maxBatch calls.
 func Start(maxBatch int, apply Apply) *Committer {
+	return StartWith(Options{MaxBatch: maxBatch}, apply)
+}
+
+// StartWith starts a committer with options.
+func StartWith(opt Options, apply Apply) *Committer {
+	maxBatch := opt.MaxBatch
 	c := &Committer{
 		apply:    apply,
+		linger:   max(opt.Linger, 0),
 		maxBatch: max(maxBatch, 1),
 		ops:      make(chan *Op),
 		quit:     make(chan struct{}),
@@ -162,6 +187,8 @@ func (c *Committer) Stats() Stats {
 func (c *Committer) run() {
 	defer close(c.done)
 	batch := make([]*Op, 0, c.maxBatch)
+	var timer *time.Timer
+	var arr arrivals
 	for {
 		select {
 		case o := <-c.ops:
@@ -169,6 +196,7 @@ func (c *Committer) run() {
 		case <-c.quit:
 			return
 		}
+		now := time.Now()
 		yielded := false
 	fill:
 		for len(batch) < c.maxBatch {
@@ -185,8 +213,76 @@ func (c *Committer) run() {
 				runtime.Gosched()
 			}
 		}
+		if want := arr.expected(now, c.linger); want > len(batch) && len(batch) < c.maxBatch {
+			// Calls come fast enough for more to join within the
+			// linger interval: wait for about as many as the rate
+			// brings, or the interval's end.
+			want = min(want, c.maxBatch)
+			if timer == nil {
+				timer = time.NewTimer(c.linger)
+			} else {
+				timer.Reset(c.linger)
+			}
+		linger:
+			for len(batch) < want {
+				select {
+				case o := <-c.ops:
+					batch = append(batch, o)
+				case <-timer.C:
+					break linger
+				case <-c.quit:
+					break linger // answer what was taken, then stop
+				}
+			}
+			timer.Stop()
+		}
+		arr.add(now, len(batch))
 		c.commit(batch)
 	}
+}
+
+// arrivals estimates the rate at which calls arrive, over windows of
+// about 50 ms.
+type arrivals struct {
+	start time.Time // of the current window
+	last  time.Time // the latest batch
+	n     int       // calls in the current window
+	rate  float64   // calls per second, smoothed over windows
+}
+
+// window is the span over which the arrival rate is measured.
+const window = 50 * time.Millisecond
+
+func (a *arrivals) add(now time.Time, n int) {
+	if a.start.IsZero() || now.Sub(a.last) > window {
+		// The first calls, or after a pause: start afresh.
+		a.start, a.n, a.rate = now, 0, 0
+	}
+	a.last = now
+	a.n += n
+	if d := now.Sub(a.start); d >= window {
+		r := float64(a.n) / d.Seconds()
+		if a.rate == 0 {
+			a.rate = r
+		} else {
+			a.rate = (a.rate + r) / 2
+		}
+		a.start, a.n = now, 0
+	}
+}
+
+// expected returns how many calls the rate brings within linger, at
+// least 2 for a batch to wait; 0 when it should not wait (no linger, or
+// calls slower than one per linger, or a pause since the last batch).
+func (a *arrivals) expected(now time.Time, linger time.Duration) int {
+	if linger <= 0 || a.rate == 0 || now.Sub(a.last) > window {
+		return 0
+	}
+	n := int(a.rate * linger.Seconds())
+	if n < 2 {
+		return 0
+	}
+	return n
 }
 
 func (c *Committer) commit(batch []*Op) {

@@ -3,7 +3,9 @@ package groupcommit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,4 +103,69 @@ func TestNeedsSync(t *testing.T) {
 	if !NeedsSync([]*Op{{Kind: Hold}, {Kind: Settle}}) {
 		t.Error("a batch with a settle skipped the sync")
 	}
+}
+
+// TestArrivalsDecideLinger: a batch waits only once calls arrive at
+// least two per linger interval, and never after a pause.
+func TestArrivalsDecideLinger(t *testing.T) {
+	var a arrivals
+	t0 := time.Unix(1000, 0)
+	if n := a.expected(t0, time.Millisecond); n != 0 {
+		t.Fatalf("no history: expected %d, want 0", n)
+	}
+	// 4,000 calls a second, one per 250 us, for 200 ms.
+	at := t0
+	for range 800 {
+		a.add(at, 1)
+		at = at.Add(250 * time.Microsecond)
+	}
+	if n := a.expected(at, time.Millisecond); n < 3 || n > 5 {
+		t.Errorf("at 4,000/s with a 1 ms linger: expected %d, want about 4", n)
+	}
+	if n := a.expected(at, 0); n != 0 {
+		t.Errorf("no linger: expected %d, want 0", n)
+	}
+	// After a pause the old rate no longer counts.
+	if n := a.expected(at.Add(time.Second), time.Millisecond); n != 0 {
+		t.Errorf("after a pause: expected %d, want 0", n)
+	}
+	// 500 calls a second: fewer than two per millisecond.
+	var slow arrivals
+	at = t0
+	for range 100 {
+		slow.add(at, 1)
+		at = at.Add(2 * time.Millisecond)
+	}
+	if n := slow.expected(at, time.Millisecond); n != 0 {
+		t.Errorf("at 500/s with a 1 ms linger: expected %d, want 0", n)
+	}
+	if n := slow.expected(at, 10*time.Millisecond); n < 4 || n > 6 {
+		t.Errorf("at 500/s with a 10 ms linger: expected %d, want about 5", n)
+	}
+}
+
+// TestLingerBatchesUnderLoad: with a linger, calls arriving steadily
+// share commits, and every call still gets its own answer.
+func TestLingerBatchesUnderLoad(t *testing.T) {
+	var batches, calls atomic.Int64
+	c := StartWith(Options{MaxBatch: 64, Linger: 20 * time.Millisecond}, func(ops []*Op, results []error) error {
+		batches.Add(1)
+		calls.Add(int64(len(ops)))
+		return nil
+	})
+	defer c.Close()
+	var wg sync.WaitGroup
+	for i := range 400 {
+		wg.Go(func() {
+			if err := c.Submit(t.Context(), &Op{Kind: Log, ID: fmt.Sprint(i)}, "log"); err != nil {
+				t.Error(err)
+			}
+		})
+		time.Sleep(100 * time.Microsecond)
+	}
+	wg.Wait()
+	if calls.Load() != 400 || batches.Load() >= 400 {
+		t.Errorf("%d calls in %d batches, want 400 in fewer", calls.Load(), batches.Load())
+	}
+	t.Logf("%d calls in %d batches", calls.Load(), batches.Load())
 }

@@ -21,10 +21,13 @@ package reqbody
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -247,7 +250,7 @@ func (p *parser) content(src gw.TextSource, where, items string, each func(where
 var known = func() map[string]string {
 	m := map[string]string{}
 	for _, n := range []string{"model", "messages", "system", "stream", "max_tokens", "max_completion_tokens",
-		"role", "content", "type", "text", "title", "context", "source", "input", "data",
+		"role", "content", "type", "text", "title", "context", "source", "input", "data", "media_type",
 		"refusal", "tool_calls", "function_call", "function", "arguments",
 		"tools", "tool_choice", "thinking", "stream_options", "response_format", "output_config", "reasoning", "json_schema"} {
 		m[n] = n
@@ -731,7 +734,7 @@ func (p *parser) docSource(where string) error {
 	if _, err := p.dec.ReadToken(); err != nil {
 		return err
 	}
-	var typ, data string
+	var typ, data, media string
 	var content []byte
 	start := len(p.text)
 	typed := false
@@ -744,8 +747,13 @@ func (p *parser) docSource(where string) error {
 			}
 			typed = true
 		case "data":
-			// Binary data (base64) is a string too; only text is kept.
+			// Binary data (base64) is a string too; text is kept, and
+			// a base64 text/plain document is decoded below.
 			if data, err = p.str(where + ".data"); err != nil {
+				return err
+			}
+		case "media_type":
+			if media, err = p.str(where + ".media_type"); err != nil {
 				return err
 			}
 		case "content":
@@ -770,6 +778,13 @@ func (p *parser) docSource(where string) error {
 		return err
 	}); err != nil {
 		return err
+	}
+	if typ == "base64" && data != "" && strings.HasPrefix(media, "text/") {
+		// The vendor reads a base64 text document as its text; so does
+		// the guard (undecodable data is the vendor's to refuse).
+		if dec, err := base64.StdEncoding.DecodeString(data); err == nil && utf8.Valid(dec) {
+			typ, data = "text", string(dec)
+		}
 	}
 	if typ == "text" && data != "" {
 		p.text = append(p.text[:start], append([]gw.Text{{Source: gw.TextTool, Text: data}}, p.text[start:]...)...)

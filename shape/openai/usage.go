@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 )
 
 // wireUsage is a C usage object with every vendor variant the gateway
@@ -191,13 +193,46 @@ func (b *usageBody) pick() *wireUsage {
 	return nil
 }
 
+// unmarshalUsageBody is json.Unmarshal(body, b) without decoding the
+// rest of the answer: the body is validated whole, as Unmarshal does,
+// and only the members that usageBody keeps (matched as Unmarshal
+// matches them: the last one whose name folds to the field's) are
+// decoded. Decoding the whole answer was most of the cost of metering a
+// relayed non-streaming answer.
+func unmarshalUsageBody(body []byte, b *usageBody) error {
+	if !json.Valid(body) {
+		return json.Unmarshal(body, b) // the same error
+	}
+	ms, err := rawjson.Members(body)
+	if err != nil {
+		return json.Unmarshal(body, b) // valid JSON but no object: Unmarshal's answer
+	}
+	// In order, into the same fields: a repeated member merges into the
+	// earlier one's object exactly as Unmarshal does.
+	for _, m := range ms {
+		var dst any
+		switch {
+		case strings.EqualFold(m.Key, "usage"):
+			dst = &b.Usage
+		case strings.EqualFold(m.Key, "x_groq"):
+			dst = &b.XGroq
+		default:
+			continue
+		}
+		if err := json.Unmarshal(body[m.ValStart:m.ValEnd], dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // UsageFromBody returns the usage of a non-streaming C response body: its
 // top-level `usage`, or Groq's `x_groq.usage` when that is the only one.
 // A body without usage yields a zero Usage with Reported false; a body
 // that is not a JSON object is an *gw.Error with CodeUpstream.
 func UsageFromBody(body []byte) (gw.Usage, error) {
 	var b usageBody
-	if err := json.Unmarshal(body, &b); err != nil {
+	if err := unmarshalUsageBody(body, &b); err != nil {
 		return gw.Usage{}, upstreamErr("malformed response body", fmt.Errorf("decode usage body: %w", err))
 	}
 	w := b.pick()

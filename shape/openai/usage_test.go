@@ -1,7 +1,10 @@
 package openai
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gwlabs/gateway"
@@ -171,4 +174,64 @@ func TestEncodeUsageRoundTrip(t *testing.T) {
 	if back.PromptTokens() != u.PromptTokens() || back.CacheWriteTokens() != u.CacheWriteTokens() || back.OutputTokens != u.OutputTokens {
 		t.Errorf("round trip %+v -> %+v", u, back)
 	}
+}
+
+// FuzzUsageBodyMatchesUnmarshal: reading only the usage members gives
+// what decoding the whole body gives, error or not.
+func FuzzUsageBodyMatchesUnmarshal(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"x","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":9,"completion_tokens":3}}`,
+		`{"usage":{"prompt_tokens":5,"completion_tokens":1},"usage":{"prompt_tokens":7}}`,
+		`{"USAGE":{"prompt_tokens":5},"Usage":null,"x_groq":{"usage":{"completion_tokens":2}}}`,
+		`{"usage":"5"}`, `{"usage":{"prompt_tokens":1.5}}`, `[1]`, `null`, `"s"`, `{"a":tru}`, `{"a":1}x`,
+		"\n\n{\"x_groq\":{\"usage\":{\"prompt_tokens\":4}},\"x_groq\":{\"id\":\"r\"}}",
+		`{"us\u0061ge":{"prompt_tokens":3}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var want, got usageBody
+		werr := json.Unmarshal(body, &want)
+		gerr := unmarshalUsageBody(body, &got)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%q: Unmarshal error %v, usage-only error %v", body, werr, gerr)
+		}
+		if werr != nil {
+			return
+		}
+		wj, _ := json.Marshal(want)
+		gj, _ := json.Marshal(got)
+		if !bytes.Equal(wj, gj) {
+			t.Fatalf("%q: Unmarshal %s, usage-only %s", body, wj, gj)
+		}
+	})
+}
+
+// BenchmarkUsageFromBody meters a 2 KB non-streaming answer: reading
+// only its usage members, against decoding the whole body (the way it
+// was read before), in the same run.
+func BenchmarkUsageFromBody(b *testing.B) {
+	body := []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-6-sol","choices":[{"index":0,"message":{"role":"assistant","content":"` +
+		strings.Repeat("A fairly ordinary sentence of an answer. ", 48) +
+		`"},"finish_reason":"stop"}],"usage":{"prompt_tokens":120,"completion_tokens":480,"total_tokens":600,"prompt_tokens_details":{"cached_tokens":64}}}`)
+	b.Run("members", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := UsageFromBody(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("whole", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var u usageBody
+			if err := json.Unmarshal(body, &u); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := u.pick().normalise(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
