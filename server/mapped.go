@@ -53,7 +53,9 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 	defer up.Body.Close()
 	body, err := s.readAnswer(in.Vendor, up.Body)
 	if err != nil {
-		s.upstreamBroke(w, r.Context(), x, err)
+		if !s.billTooLarge(w, r.Context(), x, err) {
+			s.upstreamBroke(w, r.Context(), x, err)
+		}
 		return
 	}
 	ttfb := s.cfg.Now().Sub(in.Received)

@@ -83,7 +83,9 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 	in := x.Inbound()
 	body, err := s.readAnswer(in.Vendor, up.Body)
 	if err != nil {
-		s.upstreamBroke(w, r.Context(), x, err)
+		if !s.billTooLarge(w, r.Context(), x, err) {
+			s.upstreamBroke(w, r.Context(), x, err)
+		}
 		return
 	}
 	ttfb := s.cfg.Now().Sub(in.Received)
