@@ -221,7 +221,7 @@ type Record struct {
 	Loss      Money
 	Latency   time.Duration
 	TTFB      time.Duration
-	Guard     string // guard verdict: "pass", "flagged:<kind>", "monitor:<kind>", "grey", "grey:pass", "allowed", "off", "error"
+	Guard     string // guard verdict: "pass", "flagged:<kind>", "monitor:<kind>", "grey", "grey:pass", "allowed", "off" (no guard, or the policy turned it off), "error"; "" when the request was refused before the guard ran
 	Note      string // e.g. "usage_missing", dropped fields
 	CreatedAt time.Time
 	// UsageClamped: the vendor's usage was beyond what the request

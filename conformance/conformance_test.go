@@ -12,7 +12,10 @@
 // streamText with a tool; all on every vendor prefix. The clients are
 // pinned in package-lock.json and installed with "npm ci" in this
 // directory; run.mjs holds the checks, runs them concurrently and prints
-// the matrix.
+// the matrix. TestCodexRequest checks what Codex sends on /v1/responses
+// and that the native openai/ route passes it on unchanged;
+// BenchmarkCodexTTFT measures Codex's time to first token, direct and
+// through the gateway.
 //
 // The Go test builds the gateway, starts "gateway serve --fake-vendors" on
 // a free loopback port with a fresh SQLite file, and runs run.mjs against
@@ -65,39 +68,9 @@ func TestClients(t *testing.T) {
 		}
 	}
 
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "gateway")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/gateway")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the gateway: %v\n%s", err, out)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	srv := exec.CommandContext(ctx, bin, "serve", "--fake-vendors", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "gateway.db"))
-	srv.Env = gatewayEnv()
-	stdout, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs strings.Builder
-	srv.Stderr = &logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = srv.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = srv.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = srv.Process.Kill()
-			<-done
-		}
-	}()
-	url, key := readAnnouncement(t, stdout)
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	url, key, logs := startGateway(t, ctx)
 
 	run := exec.CommandContext(ctx, node, "run.mjs")
 	run.Env = append(os.Environ(), "GATEWAY_URL="+url, "GATEWAY_KEY="+key)
@@ -110,6 +83,45 @@ func TestClients(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the suite failed (%s passed, %s failed; cells not in expected-failures.txt failed, or listed ones passed): %v", m[1], m[2], err)
 	}
+}
+
+// startGateway builds the gateway and runs "gateway serve
+// --fake-vendors" on a free loopback port with a fresh SQLite file (and
+// env added to its environment) until the test ends. It returns the
+// gateway's URL, the demo key it created and its log.
+func startGateway(tb testing.TB, ctx context.Context, env ...string) (url, key string, logs *strings.Builder) {
+	tb.Helper()
+	dir := tb.TempDir()
+	bin := filepath.Join(dir, "gateway")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/gateway")
+	if out, err := build.CombinedOutput(); err != nil {
+		tb.Fatalf("build the gateway: %v\n%s", err, out)
+	}
+	srv := exec.CommandContext(ctx, bin, "serve", "--fake-vendors", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "gateway.db"))
+	srv.Env = append(gatewayEnv(), env...)
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	logs = &strings.Builder{}
+	srv.Stderr = logs
+	if err := srv.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = srv.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = srv.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = srv.Process.Kill()
+			<-done
+		}
+	})
+	url, key = readAnnouncement(tb, stdout)
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	return url, key, logs
 }
 
 // gatewayEnv is the environment without any GATEWAY_* setting of the

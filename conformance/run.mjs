@@ -397,7 +397,7 @@ function tomlString(s) {
   return JSON.stringify(s);
 }
 
-async function runCodex(model, prompt, setup) {
+async function runCodex(model, prompt, setup, { catalog: withCatalog = true } = {}) {
   if (!codex) throw new Error('Codex native binary not found under node_modules (run npm ci)');
   const home = fs.mkdtempSync(path.join(work, 'codex-home-'));
   const cwd = fs.mkdtempSync(path.join(work, 'codex-work-'));
@@ -415,13 +415,13 @@ async function runCodex(model, prompt, setup) {
       },
     ],
   };
-  fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(catalog));
+  if (withCatalog) fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(catalog));
   fs.writeFileSync(
     path.join(home, 'config.toml'),
     [
       `model = ${tomlString(model)}`,
       'model_provider = "gateway"',
-      `model_catalog_json = ${tomlString(path.join(home, 'models.json'))}`,
+      withCatalog ? `model_catalog_json = ${tomlString(path.join(home, 'models.json'))}` : '',
       '[model_providers.gateway]',
       'name = "gateway"',
       `base_url = ${tomlString(`${baseURL}/v1`)}`,
@@ -445,14 +445,25 @@ async function runCodex(model, prompt, setup) {
 }
 
 const codexChecks = {
+  // As installed: no model catalog, so Codex uses its own metadata for a
+  // model it knows (openai/gpt-6-sol: no tools, reasoning context
+  // all_turns, verbosity low) and its fallback for the others.
   'codex-exec': async (model) => {
-    const { message } = await runCodex(model, 'Say hi');
+    const { message } = await runCodex(model, 'Say hi', null, { catalog: false });
     must(/^Hello from /.test(message), `last message ${JSON.stringify(message.slice(0, 200))}`);
   },
+  // The command also tries to write outside the workspace (beside this
+  // script, writable without a sandbox): workspace-write must refuse it.
   'codex-exec_command': async (model) => {
-    const call = JSON.stringify({ cmd: 'echo codex-marker-$((6*7))' });
-    const { message } = await runCodex(model, `Run it. [fake:reasoning] [fake:call=exec_command:${call}]`);
-    must(message.startsWith('Tool said: ') && message.includes('codex-marker-42'), `last message ${JSON.stringify(message.slice(0, 300))}`);
+    const probe = path.join(here, `.sandbox-probe-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    const call = JSON.stringify({ cmd: `echo codex-marker-$((6*7)); echo x > '${probe}' || echo sandbox-denied` });
+    try {
+      const { message } = await runCodex(model, `Run it. [fake:reasoning] [fake:call=exec_command:${call}]`);
+      must(message.startsWith('Tool said: ') && message.includes('codex-marker-42'), `last message ${JSON.stringify(message.slice(0, 300))}`);
+      must(message.includes('sandbox-denied') && !fs.existsSync(probe), `the sandbox let the command write outside the workspace: ${JSON.stringify(message.slice(0, 300))}`);
+    } finally {
+      fs.rmSync(probe, { force: true });
+    }
   },
   'codex-apply_patch': async (model) => {
     const patch = '*** Begin Patch\n*** Update File: notes.txt\n@@\n-old line\n+patched-marker-7\n*** End Patch\n';

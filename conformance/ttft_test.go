@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -42,27 +41,11 @@ func BenchmarkCodexTTFT(b *testing.B) {
 	}
 	defer fake.Close()
 
-	dir := b.TempDir()
-	bin := filepath.Join(dir, "gateway")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/gateway").CombinedOutput(); err != nil {
-		b.Fatalf("build the gateway: %v\n%s", err, out)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := exec.CommandContext(ctx, bin, "serve", "--fake-vendors", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "gateway.db"))
 	// The openai vendor is the fake started here (a configured key wins
 	// over --fake-vendors), so both arms reach the same fake.
-	srv.Env = append(gatewayEnv(), "GATEWAY_OPENAI_BASE_URL="+fake.BaseURL("openai"), "GATEWAY_OPENAI_API_KEY="+fake.APIKey("openai"))
-	stdout, err := srv.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = srv.Process.Signal(os.Interrupt); _ = srv.Wait() }()
-	gwURL, key := readAnnouncement(b, stdout)
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	gwURL, key, _ := startGateway(b, ctx, "GATEWAY_OPENAI_BASE_URL="+fake.BaseURL("openai"), "GATEWAY_OPENAI_API_KEY="+fake.APIKey("openai"))
 
 	arms := []struct {
 		name, target, base, model, key string

@@ -355,3 +355,43 @@ func FuzzResponsesRequest(f *testing.F) {
 		s.Reset()
 	})
 }
+
+// TestResponsesPrefixCache: with the prefix cache on, a second call that
+// repeats the first one's instructions and input reports the kept prefix
+// as input_tokens_details.cached_tokens (a multiple of 128, as OpenAI).
+func TestResponsesPrefixCache(t *testing.T) {
+	s := start(t)
+	s.EnablePrefixCache(0)
+	long := strings.Repeat("All work and no play makes a dull model. ", 200)
+	body := func(turn string) string {
+		b, _ := json.Marshal(map[string]any{
+			"model": "gpt-x", "instructions": long, "prompt_cache_key": "k1",
+			"input": []any{map[string]any{"role": "user", "content": long}, map[string]any{"role": "user", "content": turn}},
+		})
+		return string(b)
+	}
+	cached := func(b []byte) int {
+		var r struct {
+			Usage struct {
+				InputTokens        int `json:"input_tokens"`
+				InputTokensDetails struct {
+					CachedTokens int `json:"cached_tokens"`
+				} `json:"input_tokens_details"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Usage.InputTokensDetails.CachedTokens > r.Usage.InputTokens {
+			t.Fatalf("cached %d > input %d", r.Usage.InputTokensDetails.CachedTokens, r.Usage.InputTokens)
+		}
+		return r.Usage.InputTokensDetails.CachedTokens
+	}
+	if status, b := postResponses(t, s, body("first")); status != 200 || cached(b) != 0 {
+		t.Fatalf("first call: %d %s", status, b)
+	}
+	status, b := postResponses(t, s, body("second"))
+	if c := cached(b); status != 200 || c == 0 || c%128 != 0 {
+		t.Fatalf("second call: cached %d (%d %s)", c, status, b)
+	}
+}

@@ -214,6 +214,9 @@ type Config struct {
 	// Observe, when set, sees every request's record once it is written
 	// (metrics). It must be fast and must not keep r.
 	Observe func(r *gw.Record)
+	// Tracer records spans for the guard, the vendor call and settle
+	// under the request's own (Inbound.Span); nil: no tracing.
+	Tracer Tracer
 }
 
 // Gateway runs requests through the policies. It is safe for concurrent
@@ -280,6 +283,9 @@ type Inbound struct {
 	Header http.Header
 	// Received is when the request arrived.
 	Received time.Time
+	// Span is the request's own span (Gateway.StartRequest); Finish
+	// gives it the GenAI and gateway attributes. Nil: none.
+	Span Span
 }
 
 // Exchange is one request's trip through the policies.
@@ -296,13 +302,24 @@ type Exchange struct {
 	// Limit is the rate-limit decision (for the x-ratelimit headers);
 	// zero when no limiter ran.
 	Limit gw.LimitDecision
-	// Guard is the verdict's summary for the record.
+	// Guard is the verdict's summary for the record: "off" when the
+	// gateway runs no guard, "" when the request was refused before the
+	// guard ran.
 	Guard string
 	// Optimized says the optimizer's directive is in Body.
 	Optimized bool
 
 	// optTokens is the directive's token count, set by Call.
 	optTokens int64
+	// vendorSpan is the vendor call's span, from Call to Finish;
+	// traceCtx carries the request's span (Begin's context), the parent
+	// of settle's.
+	vendorSpan Span
+	traceCtx   context.Context
+	// rec is the record Finish wrote.
+	rec *gw.Record
+	// attempts counts the vendor calls made for the request.
+	attempts int
 
 	estTokens  int64
 	limited    bool // the request was counted against the key's limits
@@ -360,7 +377,10 @@ func (x *Exchange) Inbound() *Inbound { return &x.in }
 // invalid_request (unpriced model, unmappable field), rate_limited,
 // insufficient_balance or internal_error. A refused request is logged.
 func (g *Gateway) Begin(ctx context.Context, in Inbound) (*Exchange, error) {
-	x := &Exchange{g: g, in: in, Guard: "off"}
+	x := &Exchange{g: g, in: in}
+	if g.cfg.Tracer != nil {
+		x.traceCtx = ctx
+	}
 	if err := x.begin(ctx); err != nil {
 		// Refused: the directive never reaches the vendor.
 		x.Optimized = false
@@ -614,9 +634,16 @@ func (x *Exchange) impose(n int64) error {
 // cancellation (the caller going away) aborts a stream; a non-streaming
 // call runs to its end so that it can be billed.
 func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
-	v, second, err := x.firstStage(ctx)
+	gctx, gspan := x.g.span(ctx, "guard", false)
+	defer func() { gspan.End() }()
+	v, second, err := x.firstStage(gctx)
 	if v, blocked := x.judge(ctx, v, err); blocked {
+		gspan.SetAttributes(Attr{AttrGuard, x.Guard})
 		return nil, x.block(ctx, v)
+	}
+	if second == nil {
+		gspan.SetAttributes(Attr{AttrGuard, x.Guard})
+		gspan.End()
 	}
 	parent := ctx
 	if !x.in.Stream {
@@ -628,6 +655,11 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 	}
 	vctx, cancel := context.WithCancel(parent)
 	x.cancel = cancel
+	vctx, x.vendorSpan = x.g.span(vctx, Operation+" "+x.in.Model, true)
+	if x.g.cfg.Tracer != nil {
+		x.vendorSpan.SetAttributes(x.vendorAttrs()...)
+	}
+	x.attempts++
 	call := &gw.Call{RequestID: x.in.RequestID, Model: x.in.Model, Stream: x.in.Stream, Body: x.Body, Header: x.in.Header}
 	if bs := x.BodyShape(); bs != x.provider.Shape() {
 		call.Endpoint = bs
@@ -654,7 +686,10 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 	}
 
 	if second != nil {
-		if v, blocked := x.secondStage(ctx, second); blocked {
+		v, blocked := x.secondStage(gctx, second)
+		gspan.SetAttributes(Attr{AttrGuard, x.Guard})
+		gspan.End()
+		if blocked {
 			cancel()
 			if r := <-done; r.up != nil {
 				_ = r.up.Body.Close()
@@ -672,7 +707,7 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 // not go on, and records nothing else: the caller's handler answers.
 // in.Text is the text the route read; in.Principal the caller.
 func (g *Gateway) Screen(ctx context.Context, in Inbound) error {
-	x := &Exchange{g: g, in: in, Guard: "off"}
+	x := &Exchange{g: g, in: in}
 	v, second, err := x.firstStage(ctx)
 	v, blocked := x.judge(ctx, v, err)
 	if !blocked && second != nil {
@@ -756,6 +791,9 @@ func (x *Exchange) judge(ctx context.Context, v Verdict, err error) (Verdict, bo
 	x.Guard = "pass"
 	if v.Note != "" {
 		x.Guard = v.Note
+	}
+	if g.cfg.Guard == nil {
+		x.Guard = "off"
 	}
 	return v, false
 }
@@ -846,8 +884,18 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 
 	o.Usage = x.withOptimizer(o.Usage)
 	r := x.record(o)
+	x.rec = r
 	if g.cfg.Observe != nil {
 		defer g.cfg.Observe(r)
+	}
+	if g.cfg.Tracer != nil {
+		defer x.traceFinish(r, o.Err)
+		parent := x.traceCtx
+		if parent == nil {
+			parent = ctx
+		}
+		_, sspan := g.span(parent, "settle", false)
+		defer sspan.End()
 	}
 	if !o.Success {
 		return 0, x.release(wctx, r)
@@ -1003,6 +1051,59 @@ func (x *Exchange) record(o Outcome) *gw.Record {
 	return r
 }
 
+// Record is the request's record once Finish has run (its usage, cost
+// and charge), nil before; the caller must not change it.
+func (x *Exchange) Record() *gw.Record {
+	if x == nil {
+		return nil
+	}
+	return x.rec
+}
+
+// traceFinish ends the vendor call's span and gives the request's span
+// its GenAI and gateway attributes from the record.
+func (x *Exchange) traceFinish(r *gw.Record, err error) {
+	if x.vendorSpan != nil {
+		x.vendorSpan.SetAttributes(usageAttrs(r)...)
+		if err != nil {
+			x.vendorSpan.Fail(err)
+		}
+		x.vendorSpan.End()
+	}
+	root := x.in.Span
+	if root == nil {
+		return
+	}
+	if x.in.Vendor != "" {
+		root.SetName(Operation + " " + x.in.Vendor + "/" + x.in.Model)
+		root.SetAttributes(x.vendorAttrs()...)
+	}
+	root.SetAttributes(usageAttrs(r)...)
+	root.SetAttributes(
+		Attr{AttrCost, r.Cost.USDString()},
+		Attr{AttrCharge, r.Charge.USDString()},
+		Attr{AttrChargeCents, r.Charge.CentsString()},
+		Attr{AttrGuard, guardText(r.Guard)},
+		Attr{AttrAttempts, int64(x.attempts)},
+		Attr{AttrRequestID, r.RequestID},
+		Attr{AttrAccountID, r.AccountID},
+		Attr{AttrKeyID, r.KeyID},
+		Attr{AttrStatus, int64(r.Status)},
+	)
+	if err != nil {
+		root.Fail(err)
+	}
+}
+
+// guardText is a record's guard verdict, "not_run" for a request refused
+// before the guard ran.
+func guardText(g string) string {
+	if g == "" {
+		return "not_run"
+	}
+	return g
+}
+
 func joinNote(a, b string) string {
 	switch {
 	case a == "":
@@ -1016,6 +1117,6 @@ func joinNote(a, b string) string {
 // Refuse records a request refused before Begin could run (a malformed
 // body, a model name without a known prefix).
 func (g *Gateway) Refuse(ctx context.Context, in Inbound, err error) {
-	x := &Exchange{g: g, in: in, Guard: "off"}
+	x := &Exchange{g: g, in: in}
 	x.finishErr(ctx, err)
 }

@@ -99,7 +99,7 @@ func (s *Server) openResponses(ctx context.Context, in *proxy.Inbound, req *resp
 		rt.prior = st.Messages
 		in.ExtraInputBytes = size
 	}
-	if rt.input, err = req.Messages(open); err != nil {
+	if rt.input, err = req.Messages(open, s.itemRefs(ctx, account)); err != nil {
 		return nil, err
 	}
 	msgs := append(slices.Clip(rt.prior), rt.input...)
@@ -107,6 +107,42 @@ func (s *Server) openResponses(ctx context.Context, in *proxy.Inbound, req *resp
 		return nil, err
 	}
 	return rt, nil
+}
+
+// itemRefs resolves the output item ids of the account's kept responses
+// (item_reference, or a reasoning item sent back by id): each response
+// is read once per request.
+func (s *Server) itemRefs(ctx context.Context, account string) responses.Refs {
+	if s.cfg.State == nil {
+		return nil
+	}
+	answers := map[string][]gw.Part{}
+	return func(itemID string) ([]gw.Part, bool, error) {
+		respID, n, ok := responses.ParseItemID(itemID)
+		if !ok {
+			return nil, false, nil
+		}
+		content, seen := answers[respID]
+		if !seen {
+			st, _, err := s.cfg.State.LoadResponse(ctx, account, respID)
+			if gw.ErrorCode(err) == gw.CodeNotFound {
+				answers[respID] = nil
+				return nil, false, nil
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			if k := len(st.Messages); k > 0 && st.Messages[k-1].Role == gw.RoleAssistant {
+				content = st.Messages[k-1].Content
+			}
+			answers[respID] = content
+		}
+		p, ok := responses.OutputPart(content, n)
+		if !ok {
+			return nil, false, nil
+		}
+		return []gw.Part{p}, true, nil
+	}
 }
 
 func quoteID(s string) string {
@@ -294,7 +330,7 @@ func (s *Server) countResponseTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, open := sl.For(in.Principal.AccountID)
-	if rt.input, err = req.Messages(open); err != nil {
+	if rt.input, err = req.Messages(open, s.itemRefs(r.Context(), principal.AccountID)); err != nil {
 		fail(err)
 		return
 	}

@@ -354,7 +354,10 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // logRequest writes the access log line of a chat request: metadata only,
 // never content or credentials. Server-side failures carry their cause.
-func (s *Server) logRequest(ctx context.Context, sw *statusWriter, rid string, shape gw.Shape, vendor, model string, start time.Time) {
+//
+// rec, when the request reached Begin, adds its tokens (input, output,
+// cache reads and writes, the optimizer's) and its charge.
+func (s *Server) logRequest(ctx context.Context, sw *statusWriter, rid string, shape gw.Shape, vendor, model string, start time.Time, rec *gw.Record) {
 	attrs := []slog.Attr{
 		slog.String("request_id", rid),
 		slog.String("endpoint", string(shape)),
@@ -366,6 +369,18 @@ func (s *Server) logRequest(ctx context.Context, sw *statusWriter, rid string, s
 	}
 	if vendor != "" {
 		attrs = append(attrs, slog.String("vendor", vendor), slog.String("model", model))
+	}
+	if rec != nil {
+		u := rec.Usage
+		attrs = append(attrs,
+			slog.Int64("input_tokens", u.PromptTokens()),
+			slog.Int64("output_tokens", u.OutputTokens),
+			slog.Int64("cache_read_tokens", u.CacheReadTokens),
+			slog.Int64("cache_write_tokens", u.CacheWriteTokens()),
+			slog.Int64("optimizer_tokens", u.OptimizerTokens),
+			slog.String("charge_usd", rec.Charge.USDString()),
+			slog.String("guard", rec.Guard),
+		)
 	}
 	level := slog.LevelInfo
 	if sw.err != nil {
@@ -387,7 +402,8 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	rid := id.New("req_", received)
 	w := &statusWriter{ResponseWriter: rw}
 	var vendor, model string
-	defer func() { s.logRequest(r.Context(), w, rid, shape, vendor, model, received) }()
+	var xch *proxy.Exchange
+	defer func() { s.logRequest(r.Context(), w, rid, shape, vendor, model, received, xch.Record()) }()
 	h := w.Header()
 	h.Set(HeaderRequestID, rid)
 	if shape == gw.ShapeM {
@@ -411,8 +427,9 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 			return
 		}
 	}
-	ctx := r.Context()
 	gwy := s.cfg.Gateway
+	ctx, span := gwy.StartRequest(r.Context(), "POST "+r.URL.Path, r.Header)
+	defer span.End()
 	authz := r.Header.Get("Authorization")
 	if authz == "" && shape == gw.ShapeM {
 		// Anthropic's SDKs and tools send the key as x-api-key.
@@ -420,11 +437,17 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 			authz = "Bearer " + k
 		}
 	}
-	principal, err := gwy.Authenticate(ctx, authz)
+	actx, aspan := gwy.StartSpan(ctx, "auth")
+	principal, err := gwy.Authenticate(actx, authz)
 	if err != nil {
+		aspan.Fail(err)
+		aspan.End()
+		span.SetAttributes(proxy.Attr{Key: proxy.AttrRequestID, Value: rid}, proxy.Attr{Key: proxy.AttrGuard, Value: "not_run"})
+		span.Fail(err)
 		fail(err)
 		return
 	}
+	aspan.End()
 	w.account, w.key = principal.AccountID, principal.KeyID
 	body, held, err := s.readBody(w, r)
 	defer s.bodyBytes.Add(-held)
@@ -432,7 +455,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		fail(err)
 		return
 	}
-	in := proxy.Inbound{RequestID: rid, Endpoint: shape, Principal: principal, Body: body, Header: r.Header, Received: received}
+	in := proxy.Inbound{RequestID: rid, Endpoint: shape, Principal: principal, Body: body, Header: r.Header, Received: received, Span: span}
 	env, err := parseEnvelope(shape, body)
 	if err != nil {
 		gwy.Refuse(ctx, in, err)
@@ -482,6 +505,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	}
 
 	x, err := gwy.Begin(ctx, in)
+	xch = x
 	h.Set(optimize.Header, x.OptimizeHeader())
 	if d := x.Limit; d.RequestsLimit > 0 {
 		h.Set(headerRateLimit, strconv.FormatInt(d.RequestsLimit, 10))

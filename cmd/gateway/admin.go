@@ -79,20 +79,22 @@ func createKeyWith(ctx context.Context, st gw.Store, account string, topUp gw.Mo
 
 // demoKey gives a newcomer on --fake-vendors a key to use: when the store
 // has no key yet, it creates account "demo" with $10.
-func demoKey(ctx context.Context, st gw.Store, w io.Writer) error {
+func demoKey(ctx context.Context, st gw.Store, out *console) error {
 	keys, err := st.Keys(ctx)
 	if err != nil {
 		return err
 	}
 	if len(keys) > 0 {
-		fmt.Fprintln(w, "use an existing key (gateway keys list), or create one: gateway keys create --account NAME --balance-usd 10")
+		out.say("use an existing key (gateway keys list), or create one: gateway keys create --account NAME --balance-usd 10\n",
+			"use an existing key (gateway keys list), or create one: gateway keys create --account NAME --balance-usd 10")
 		return nil
 	}
 	secret, _, err := createKey(ctx, st, "demo", 10*gw.USD)
 	if err != nil {
 		return fmt.Errorf("create demo key: %w", err)
 	}
-	fmt.Fprintf(w, "demo account created with $10.00; its API key (shown once):\n\n  export GATEWAY_KEY=%s\n\n", secret)
+	out.say(fmt.Sprintf("demo account created with $10.00; its API key (shown once):\n\n  export GATEWAY_KEY=%s\n\n", secret),
+		"demo key created (shown once)", "account", "demo", "balance_usd", (10 * gw.USD).USDString(), "key", secret)
 	return nil
 }
 

@@ -74,6 +74,11 @@ type Config struct {
 	ThreadMaxBytes     int64         // GATEWAY_THREAD_MAX_BYTES: largest thread kept (default 8 MiB)
 	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning is kept per tool call (default 15m; 0: off)
 
+	// OTelEnv reads the OpenTelemetry variables (OTEL_*; nil: the
+	// process environment): traces are exported over OTLP/HTTP when they
+	// name an endpoint (package tracing).
+	OTelEnv func(string) string
+
 	// keyCacheTTL is how long a live key is cached (0:
 	// auth.DefaultCacheTTL); tests set it long to show that changes on
 	// the store reach a running instance without waiting for it.

@@ -98,15 +98,25 @@ func exitStatus(err error) int {
 }
 
 // newLogger writes level and up as text or JSON lines (the level and
-// format were validated with the configuration).
+// format were validated with the configuration). In JSON, durations are
+// seconds (a float), as log pipelines expect.
 func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
 	opts := &slog.HandlerOptions{Level: l}
 	if format == "json" {
+		opts.ReplaceAttr = secondsAttr
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// secondsAttr writes a duration as seconds.
+func secondsAttr(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.Float64(a.Key, a.Value.Duration().Seconds())
+	}
+	return a
 }
 
 type serveCmd struct {
@@ -133,7 +143,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	}
 	defer m.Close()
 	if cfg.FakeVendors {
-		if err := demoKey(ctx, m.store, stdout); err != nil {
+		if err := demoKey(ctx, m.store, newConsole(stdout, cfg.LogFormat)); err != nil {
 			return err
 		}
 	}

@@ -425,3 +425,47 @@ func TestResponsesInputTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesItemReference is what the AI SDK sends with store on: the
+// earlier output items as item_reference (and reasoning items by id
+// without a blob), no previous_response_id. The gateway resolves them
+// from the kept response, for the account only.
+func TestResponsesItemReference(t *testing.T) {
+	e := newEnv(t)
+	tools := `[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]`
+	for _, v := range []string{"deepseek", "anthropic", "google"} {
+		model := v + "/" + nativeModels[v]
+		user := `{"role":"user","content":"[fake:reasoning][fake:tool] weather in Paris?"}`
+		first, _ := e.rPost(t, e.key, `{"model":"`+model+`","input":[`+user+`],"tools":`+tools+`}`)
+		var refs []string
+		callID := ""
+		for _, it := range first["output"].([]any) {
+			m := it.(map[string]any)
+			if m["type"] == "reasoning" {
+				refs = append(refs, `{"type":"reasoning","id":"`+m["id"].(string)+`","summary":[]}`)
+			} else {
+				refs = append(refs, `{"type":"item_reference","id":"`+m["id"].(string)+`"}`)
+			}
+			if m["type"] == "function_call" {
+				callID = m["call_id"].(string)
+			}
+		}
+		input := user + "," + strings.Join(refs, ",") + `,{"type":"function_call_output","call_id":"` + callID + `","output":"sunny"}`
+		second, _ := e.rPost(t, e.key, `{"model":"`+model+`","input":[`+input+`],"tools":`+tools+`}`)
+		if second["status"] != "completed" {
+			t.Fatalf("%s: %v", v, second)
+		}
+		sent := string(e.lastRequest().Body)
+		if v == "deepseek" && !strings.Contains(sent, `"reasoning_content":"`) || v == "anthropic" && !strings.Contains(sent, `"signature":"`) {
+			t.Fatalf("%s: reasoning not restored: %s", v, sent)
+		}
+		other, _, err := createKey(context.Background(), e.m.Store(), "other-"+v, 10*gw.USD)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := e.post("/v1/responses", other, []byte(`{"model":"`+model+`","input":[`+input+`],"tools":`+tools+`}`))
+		if b := readAll(t, resp.Body); resp.StatusCode != 400 || !strings.Contains(string(b), "item_reference") && !strings.Contains(string(b), "no item") {
+			t.Fatalf("%s: another account's items: %d %s", v, resp.StatusCode, b)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/gwlabs/gateway/redis"
 	"github.com/gwlabs/gateway/route"
 	"github.com/gwlabs/gateway/server"
+	"github.com/gwlabs/gateway/tracing"
 )
 
 // Main is the running gateway: Open builds it from Config and starts
@@ -43,19 +45,18 @@ type Main struct {
 
 	store gw.Store
 	keys  *auth.Cache
-	// keyWatch is how often the key cache polls the store for changes
-	// (0: auth.DefaultWatchInterval).
-	keyWatch time.Duration
-	state    *convstate.Keeper
-	fake     *fakevendor.Server
-	closers  []func() error
-	server   *server.Server
-	http     *http.Server
-	ln       net.Listener
-	metrics  *http.Server // nil unless GATEWAY_METRICS_ADDR is set
-	mln      net.Listener
-	stop     chan struct{}
-	wg       sync.WaitGroup
+	// tracer exports spans; nil: not tracing.
+	tracer  *tracing.Tracer
+	state   *convstate.Keeper
+	fake    *fakevendor.Server
+	closers []func() error
+	server  *server.Server
+	http    *http.Server
+	ln      net.Listener
+	metrics *http.Server // nil unless GATEWAY_METRICS_ADDR is set
+	mln     net.Listener
+	stop    chan struct{}
+	wg      sync.WaitGroup
 	// base is every request's parent context; hardStop cancels it with
 	// server.ErrShutdown when the shutdown grace runs out.
 	base     context.Context
@@ -212,7 +213,24 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	// instance, the CLI on the store) within the watch interval.
 	keys := auth.NewCache(m.store, c.keyCacheTTL)
 	m.keys = keys
+	getenv := c.OTelEnv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var tracer proxy.Tracer
+	if tr, err := tracing.FromEnv(ctx, getenv, currentBuild().Version); err != nil {
+		return err
+	} else if tr != nil {
+		m.tracer, tracer = tr, tr
+		m.closers = append(m.closers, func() error {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return tr.Shutdown(sctx)
+		})
+		m.Logger.Info("tracing: exporting spans over OTLP/HTTP")
+	}
 	gwy, err := proxy.New(proxy.Config{
+		Tracer:          tracer,
 		Observe:         observe,
 		Store:           m.store,
 		Auth:            &auth.Authenticator{Keys: keys},
@@ -439,9 +457,12 @@ func (m *Main) Close() error {
 
 // announce prints how to reach the gateway.
 func (m *Main) announce() {
-	fmt.Fprintf(m.Stdout, "gateway listening on http://%s\n", m.Addr())
+	out := newConsole(m.Stdout, m.Config.LogFormat)
+	url := "http://" + m.Addr()
+	out.say(fmt.Sprintf("gateway listening on %s\n", url), "gateway listening", "url", url)
 	if m.fake != nil {
-		fmt.Fprintf(m.Stdout, "fake vendors serving: %s\n", strings.Join(fakedVendors(m.Config), ", "))
+		vendors := fakedVendors(m.Config)
+		out.say(fmt.Sprintf("fake vendors serving: %s\n", strings.Join(vendors, ", ")), "fake vendors serving", "vendors", vendors)
 	}
 }
 

@@ -20,6 +20,12 @@ import (
 // account's, another key's) is an error.
 type Opener func(blob string) (parts []gw.Part, ours bool, err error)
 
+// Refs resolves an item id of an answer the gateway kept (an
+// item_reference, or a reasoning item sent back without its blob, as the
+// AI SDK does when store is on) to that output item's canonical parts;
+// found false when no kept answer of the account has it.
+type Refs func(itemID string) (parts []gw.Part, found bool, err error)
+
 // Messages maps the request's input items to canonical messages, in
 // order: system and developer messages as RoleSystem messages (hoisted
 // by Canonical when they lead), user messages and tool outputs as user
@@ -29,7 +35,7 @@ type Opener func(blob string) (parts []gw.Part, ours bool, err error)
 // encrypted_content sealed (thinking with signatures, redacted thinking);
 // one without a blob of the gateway's carries nothing a vendor can use and
 // is left out. open may be nil (no blob is then the gateway's).
-func (r *Request) Messages(open Opener) ([]gw.Message, error) {
+func (r *Request) Messages(open Opener, refs Refs) ([]gw.Message, error) {
 	items, err := inputItems(r.wire.Input)
 	if err != nil {
 		return nil, err
@@ -117,6 +123,15 @@ func (r *Request) Messages(open Opener) ([]gw.Message, error) {
 			appendTo(gw.RoleUser, gw.Part{Type: gw.PartToolResult, ToolCallID: it.CallID, Content: content})
 		case "reasoning":
 			if it.EncryptedContent == nil || *it.EncryptedContent == "" || open == nil {
+				if it.ID != "" && refs != nil {
+					parts, found, err := refs(it.ID)
+					if err != nil {
+						return nil, err
+					}
+					if found {
+						appendTo(gw.RoleAssistant, parts...)
+					}
+				}
 				continue
 			}
 			parts, ours, err := open(*it.EncryptedContent)
@@ -127,7 +142,21 @@ func (r *Request) Messages(open Opener) ([]gw.Message, error) {
 				appendTo(gw.RoleAssistant, parts...)
 			}
 		case "item_reference":
-			return nil, invalid("%s: item_reference is not supported on this route; send the item itself (or use previous_response_id)", where)
+			if it.ID == "" {
+				return nil, invalid("%s.id is required", where)
+			}
+			var parts []gw.Part
+			found := false
+			if refs != nil {
+				var err error
+				if parts, found, err = refs(it.ID); err != nil {
+					return nil, err
+				}
+			}
+			if !found {
+				return nil, invalid("%s: no item with id %q is kept for this account (only the output items of kept responses can be referenced); send the item itself", where, it.ID)
+			}
+			appendTo(gw.RoleAssistant, parts...)
 		default:
 			return nil, invalid("%s.type %q is not supported on this route", where, it.Type)
 		}

@@ -102,7 +102,7 @@ func parse(t testing.TB, body []byte) *responses.Request {
 }
 
 func canonical(r *responses.Request) (*gw.Request, error) {
-	msgs, err := r.Messages(fakeOpen)
+	msgs, err := r.Messages(fakeOpen, nil)
 	if err != nil {
 		return nil, err
 	}

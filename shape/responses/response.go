@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -32,6 +33,46 @@ func (m *Meta) itemID(prefix string, n int) string {
 		base = base[i+1:]
 	}
 	return prefix + "_" + base + "_" + strconv.Itoa(n)
+}
+
+// ParseItemID reads an output item id the gateway gave ("msg_", "fc_",
+// "ctc_" or "rs_", the response id's random part, "_" and the item's
+// index): the response id and the index.
+func ParseItemID(itemID string) (responseID string, n int, ok bool) {
+	prefix, rest, found := strings.Cut(itemID, "_")
+	switch prefix {
+	case "msg", "fc", "ctc", "rs":
+	default:
+		return "", 0, false
+	}
+	if !found {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(rest, '_')
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(rest[i+1:])
+	if err != nil || n < 0 || strconv.Itoa(n) != rest[i+1:] {
+		return "", 0, false
+	}
+	return "resp_" + rest[:i], n, true
+}
+
+// OutputPart returns the canonical part of a kept answer's content that
+// became output item n (parts that render no item are not counted).
+func OutputPart(content []gw.Part, n int) (gw.Part, bool) {
+	k := 0
+	for _, p := range content {
+		switch p.Type {
+		case gw.PartText, gw.PartToolCall, gw.PartThinking, gw.PartRedactedThinking:
+			if k == n {
+				return p, true
+			}
+			k++
+		}
+	}
+	return gw.Part{}, false
 }
 
 // Object is a response object: what the create call answers, what
