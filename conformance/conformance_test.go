@@ -34,6 +34,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -89,7 +90,7 @@ func TestClients(t *testing.T) {
 // --fake-vendors" on a free loopback port with a fresh SQLite file (and
 // env added to its environment) until the test ends. It returns the
 // gateway's URL, the demo key it created and its log.
-func startGateway(tb testing.TB, ctx context.Context, env ...string) (url, key string, logs *strings.Builder) {
+func startGateway(tb testing.TB, ctx context.Context, env ...string) (url, key string, logs *lockedBuffer) {
 	tb.Helper()
 	dir := tb.TempDir()
 	bin := filepath.Join(dir, "gateway")
@@ -103,7 +104,7 @@ func startGateway(tb testing.TB, ctx context.Context, env ...string) (url, key s
 	if err != nil {
 		tb.Fatal(err)
 	}
-	logs = &strings.Builder{}
+	logs = &lockedBuffer{}
 	srv.Stderr = logs
 	if err := srv.Start(); err != nil {
 		tb.Fatal(err)
@@ -122,6 +123,24 @@ func startGateway(tb testing.TB, ctx context.Context, env ...string) (url, key s
 	url, key = readAnnouncement(tb, stdout)
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	return url, key, logs
+}
+
+// lockedBuffer is a log buffer safe to read while the process writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // gatewayEnv is the environment without any GATEWAY_* setting of the

@@ -19,8 +19,12 @@ type accountsPage struct {
 	basePage
 	Accounts []accountRow
 	Issued   *issuedKey
+	Vendors  []vendorRow
 	Done     string // what the last form did
 	Problem  string // why the last form was refused
+	// Confirm asks the administrator to confirm a revocation before it
+	// is made: the revoke button only asks; the box's button revokes.
+	Confirm *admin.Key
 }
 
 type accountRow struct {
@@ -68,6 +72,9 @@ func (d *Dashboard) renderAccounts(w http.ResponseWriter, r *http.Request, v *vi
 		byAccount[k.AccountID] = append(byAccount[k.AccountID], row)
 	}
 	p.basePage = base(v, "Accounts", "accounts", "")
+	if d.health != nil {
+		p.Vendors = vendorRows(d.health(), d.now())
+	}
 	for _, a := range list {
 		p.Accounts = append(p.Accounts, accountRow{Account: a, Keys: byAccount[a.ID]})
 	}
@@ -169,7 +176,22 @@ func (d *Dashboard) rotateKey(ctx context.Context, r *http.Request, p *accountsP
 	return nil
 }
 
+// revokeKey revokes a key once confirmed (confirm=yes); without the
+// confirmation it shows the key and asks.
 func (d *Dashboard) revokeKey(ctx context.Context, r *http.Request, p *accountsPage) error {
+	if r.PostFormValue("confirm") != "yes" {
+		keys, err := d.admin.Keys(ctx)
+		if err != nil {
+			return err
+		}
+		for i := range keys {
+			if keys[i].ID == r.PathValue("id") {
+				p.Confirm = &keys[i]
+				return nil
+			}
+		}
+		return gw.Errorf(gw.CodeNotFound, "no key %q", r.PathValue("id"))
+	}
 	k, err := d.admin.RevokeKey(ctx, r.PathValue("id"))
 	if err != nil {
 		return err

@@ -139,8 +139,7 @@ func latencies(b *testing.B, f func(i int)) {
 }
 
 // BenchmarkCheckHuge: the guard's cost on the padding attack (512 turns
-// of about 4 KB, then the attack) and on one 8 MB turn; bounded by
-// maxRequestWindows.
+// of about 4 KB, then the attack) and on one 8 MB turn, every byte read.
 func BenchmarkCheckHuge(b *testing.B) {
 	g := newGuard(b)
 	turns := []Segment{{Source: SourceSystem, Text: "You are a helpful assistant."}}
@@ -160,4 +159,83 @@ func BenchmarkCheckHuge(b *testing.B) {
 			}
 		})
 	}
+}
+
+// conversation builds a conversation of about n bytes of caller text:
+// turns of 200 to 1,400 bytes of prose, alternating user and assistant,
+// with a tool result every fifth turn (every short turn is also read in
+// packs with its neighbours).
+func conversation(n int) []Segment {
+	segs := []Segment{{Source: SourceSystem, Text: "You are a helpful assistant."}}
+	text := benchText(n + 2048)
+	for at, i := 0, 0; at < n; i++ {
+		size := min(200+(i*389)%1200, n-at)
+		src := SourceUser
+		switch {
+		case i%5 == 4:
+			src = SourceTool
+		case i%2 == 1:
+			src = SourceAssistant
+		}
+		segs = append(segs, Segment{Source: src, Text: text[at : at+size]})
+		at += size
+	}
+	return segs
+}
+
+// BenchmarkFirstStage times the first stage (Check: every byte read,
+// rules over the whole text, the model over every window) on 8 KB, 200
+// KB and 4 MB of caller text, as one turn and as a conversation, and
+// reports p50 and p99 per call and ns per byte (the cost is linear: the
+// same ns/B at every size). BenchmarkByteScan, its baseline in the same
+// run, is a plain loop over the same bytes; the ratio of the two is the
+// guard's cost in units of the machine's speed, which a shared machine's
+// load moves less than the absolute times.
+//
+//	go test ./guard -run '^$' -bench 'FirstStage|ByteScan' -benchtime 20x
+func BenchmarkFirstStage(b *testing.B) {
+	g := newGuard(b)
+	for _, n := range []int{8 << 10, 200 << 10, 4 << 20} {
+		for _, shape := range []string{"turn", "conversation"} {
+			segs := []Segment{{Source: SourceUser, Text: benchText(n)}}
+			if shape == "conversation" {
+				segs = conversation(n)
+			}
+			b.Run(fmt.Sprintf("%s/%s", sizeName(n), shape), func(b *testing.B) {
+				g.Check(segs)
+				b.SetBytes(int64(n))
+				b.ReportAllocs()
+				latencies(b, func(int) { g.Check(segs) })
+			})
+		}
+	}
+}
+
+// BenchmarkByteScan is BenchmarkFirstStage's baseline: one multiply-add
+// per byte over the same sizes.
+func BenchmarkByteScan(b *testing.B) {
+	for _, n := range []int{8 << 10, 200 << 10, 4 << 20} {
+		text := []byte(benchText(n))
+		b.Run(sizeName(n), func(b *testing.B) {
+			var sink uint64
+			b.SetBytes(int64(n))
+			latencies(b, func(int) {
+				h := uint64(0)
+				for _, c := range text {
+					h = h*31 + uint64(c)
+				}
+				sink += h
+			})
+			if sink == 1 {
+				b.Log(sink)
+			}
+		})
+	}
+}
+
+func sizeName(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%dMB", n>>20)
+	}
+	return fmt.Sprintf("%dKB", n>>10)
 }

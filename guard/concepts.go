@@ -130,11 +130,12 @@ func conceptWords() [numConcepts]string {
 // reads both and compares, with no branch on whether the word is known.
 type lexicon struct {
 	tab [lexSize]lexEntry
+	cjk cjkTable // multilingual.go
 }
 
 type lexEntry struct{ key, mask uint64 }
 
-const lexSize = 4096 // > 3x the number of words; a power of two
+const lexSize = 8192 // > 3x the number of words; a power of two
 
 func lexSlots(h uint64) (uint64, uint64) {
 	return h & (lexSize - 1), h >> 40 & (lexSize - 1)
@@ -160,6 +161,9 @@ func newLexicon() *lexicon {
 			add(wordHash([]byte(w)), 1<<uint(c))
 		}
 	}
+	for _, w := range multilingualWords() {
+		add(wordHash(normalize(nil, w.word)), uint64(w.cat)<<mlShift)
+	}
 	rot, rev := transformCues()
 	for _, w := range rot {
 		add(wordHash([]byte(w)), cueRot13)
@@ -167,7 +171,7 @@ func newLexicon() *lexicon {
 	for _, w := range rev {
 		add(wordHash([]byte(w)), cueReversed)
 	}
-	lex := new(lexicon)
+	lex := &lexicon{cjk: newCJKTable()}
 	for _, e := range entries {
 		if !lex.insert(e) {
 			panic("guard: lexicon table too full")

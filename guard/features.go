@@ -45,10 +45,11 @@ type token struct {
 	start, end int32  // bytes in scratch.toks
 	hash       uint64 // hash of the token's bytes
 	concepts   uint64
-	neg        bool // a negation occurs within negWindow tokens before
-	sent       bool // the token starts a sentence or line
-	negd       bool // a negation occurs earlier in the token's sentence, at most 8 tokens back (rules)
-	probe      bool // joined, undone from leetspeak or long: look for key stems if unknown
+	neg        bool  // a negation occurs within negWindow tokens before
+	sent       bool  // the token starts a sentence or line
+	negd       bool  // a negation occurs earlier in the token's sentence, at most 8 tokens back (rules)
+	probe      bool  // joined, undone from leetspeak or long: look for key stems if unknown
+	ml         uint8 // multilingual rule categories (multilingual.go)
 }
 
 // scratch holds the per-check buffers, reused through a sync.Pool.
@@ -63,6 +64,7 @@ type scratch struct {
 	dense            [denseWords]uint64
 	hits             []int32 // dense indices set, in first-set order
 	rule             ruleHit
+	mentioned        bool        // a rule's phrasing was passed over as mentioned, not issued (rules.go)
 	sentAt           int         // index of the next token that starts a sentence (tokenize)
 	lastNeg          int         // index of the last token with a negation, or noToken (tokenize)
 	lastSent         int         // index of the last token starting a sentence, or noToken (tokenize)
@@ -72,6 +74,9 @@ type scratch struct {
 	ldense           []int32     // one token's concept features (local model)
 	idx, pack        []int       // scored segments, and a pack's (CheckPolicy)
 	join             []byte      // a pack's joined text
+	mlhits           []mlHit     // multilingual words found (findMultilingual)
+	nonASCII         bool        // the text has non-ASCII characters (normalizeText)
+	scored           int         // bytes of text scored, over the scratch's life (tests read it)
 }
 
 // noToken stands for "no such token" in token indices: far enough below
@@ -87,6 +92,7 @@ func (sc *scratch) reset() {
 	sc.dense = [denseWords]uint64{}
 	sc.hits = sc.hits[:0]
 	sc.rule = ruleHit{}
+	sc.mentioned = false
 	sc.sentAt = 0
 	sc.lastNeg, sc.lastSent = noToken, noToken
 	sc.run, sc.maxRun = 0, 0
@@ -118,7 +124,7 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	sc.reset()
 	var invisible bool
 	var stretch int
-	sc.norm, invisible, stretch = normalizeText(sc.norm, text)
+	sc.norm, invisible, stretch, sc.nonASCII = normalizeText(sc.norm, text)
 	n0 := len(sc.norm)
 	var decoded bool
 	sc.norm, decoded = appendDecoded(sc.norm, text, stretch)
@@ -126,6 +132,7 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	sc.norm, unescaped = appendUnescaped(sc.norm, text)
 	sc.norm, assembled = appendAssembled(sc.norm, text)
 	decoded = decoded || unescaped || assembled
+	sc.nonASCII = sc.nonASCII || decoded // a decoded view may hold any script
 	spaced, leet := tokenize(sc, lex, 0)
 	transformed := sc.rotCues >= 2 || sc.revCues >= 2
 	if transformed {
@@ -170,6 +177,9 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	}
 
 	findRules(sc)
+	if sc.rule.name == "" {
+		findMultilingual(sc, lex.cjk)
+	}
 }
 
 // isWordByte says whether an ASCII byte belongs to a word. '@', '$' and
@@ -321,7 +331,7 @@ func tokenize(sc *scratch, lex *lexicon, from int) (spaced, leet bool) {
 	// 8-byte store: the common words are added without checks.
 	sc.tokens = slices.Grow(sc.tokens, nw)
 	sc.toks = slices.Grow(sc.toks, len(s)-from+nw+16)
-	tz := tokenizer{sc: sc, s: s[:len(s)+64], edges: sc.edges[:2*nw], lastEnd: from}
+	tz := tokenizer{sc: sc, lex: lex, s: s[:len(s)+64], edges: sc.edges[:2*nw], lastEnd: from}
 	for k := 0; k < len(tz.edges); k += 2 {
 		k = tz.commonWords(k)
 		if k < len(tz.edges) {
@@ -332,7 +342,7 @@ func tokenize(sc *scratch, lex *lexicon, from int) (spaced, leet bool) {
 		}
 	}
 	if tz.np > 0 {
-		tz.spaced = sc.flushSingles(s, tz.pending[:tz.np]) || tz.spaced
+		tz.spaced = sc.flushSingles(tz.lex, s, tz.pending[:tz.np]) || tz.spaced
 	}
 	if n := len(sc.toks); n > 0 && sc.toks[n-1] == ' ' {
 		sc.toks = sc.toks[:n-1]
@@ -344,6 +354,7 @@ func tokenize(sc *scratch, lex *lexicon, from int) (spaced, leet bool) {
 // tokenizer is tokenize's state.
 type tokenizer struct {
 	sc           *scratch
+	lex          *lexicon
 	s            []byte    // sc.norm and 64 bytes to spare
 	edges        []int32   // word bounds (findWords)
 	lastEnd      int       // end of the last word
@@ -435,7 +446,7 @@ func (tz *tokenizer) word(i, j, gap int, g uint8) {
 		return
 	}
 	if tz.np > 0 {
-		tz.spaced = sc.flushSingles(s, tz.pending[:tz.np]) || tz.spaced
+		tz.spaced = sc.flushSingles(tz.lex, s, tz.pending[:tz.np]) || tz.spaced
 		tz.np = 0
 	}
 	if g&clStop != 0 {
@@ -473,14 +484,20 @@ func hasLow(w []byte) bool {
 	return false
 }
 
-// flushSingles adds a run of single letters: joined into one token when
-// there are three or more ("i g n o r e" -> "ignore", reported as
-// spacing undone), else each as a token.
-func (sc *scratch) flushSingles(s []byte, starts []int32) (spaced bool) {
+// flushSingles adds a run of single letters: joined when there are three
+// or more ("i g n o r e" -> "ignore", reported as spacing undone), else
+// each as a token. A joined run of spacedWords letters or more, which
+// spells several words when the spacing between words was the same as
+// between letters ("i g n o r e a l l"), is split back into words
+// (splitJoined).
+func (sc *scratch) flushSingles(lex *lexicon, s []byte, starts []int32) (spaced bool) {
 	if len(starts) >= 3 {
 		st := len(sc.toks)
 		for _, p := range starts {
 			sc.toks = append(sc.toks, s[p])
+		}
+		if len(starts) >= spacedWords && sc.splitJoined(lex, st) {
+			return true
 		}
 		sc.addToken(st, true)
 		return true
@@ -489,6 +506,95 @@ func (sc *scratch) flushSingles(s []byte, starts []int32) (spaced bool) {
 		st := len(sc.toks)
 		sc.toks = append(sc.toks, s[p])
 		sc.addToken(st, false)
+	}
+	return false
+}
+
+// spacedWords is the shortest run of spaced letters split into words.
+const spacedWords = 10
+
+// splitJoined splits the letters at sc.toks[st:] into words: the
+// segmentation that leaves the fewest letters outside a known word
+// (a lexicon word or a common short word), then the fewest words;
+// the letters between known words make one token. It adds the tokens
+// and reports true, or adds nothing and reports false when no known
+// word was found.
+func (sc *scratch) splitJoined(lex *lexicon, st int) bool {
+	w := sc.toks[st:]
+	n := len(w)
+	if n > 256 {
+		return false // the cost is n times the longest word; a run that long is not words
+	}
+	type cell struct{ cost, words, from int }
+	var dp [257]cell
+	for i := 1; i <= n; i++ {
+		dp[i] = cell{dp[i-1].cost + 1, dp[i-1].words + 1, -(i - 1) - 1} // one unknown letter
+		for l := 2; l <= min(i, maxSplitWord); l++ {
+			if !knownWord(lex, w[i-l:i]) {
+				continue
+			}
+			c := cell{dp[i-l].cost, dp[i-l].words + 1, i - l}
+			if c.cost < dp[i].cost || c.cost == dp[i].cost && c.words < dp[i].words {
+				dp[i] = c
+			}
+		}
+	}
+	// Walk back: known words, and runs of unknown letters merged.
+	var cuts [257]int32
+	var known [257]bool
+	k := 0
+	for i := n; i > 0; {
+		c := dp[i]
+		if c.from >= 0 {
+			cuts[k], known[k] = int32(c.from), true
+			k++
+			i = c.from
+			continue
+		}
+		j := i - 1
+		for j > 0 && dp[j].from < 0 {
+			j--
+		}
+		cuts[k], known[k] = int32(j), false
+		k++
+		i = j
+	}
+	found := false
+	for q := 0; q < k; q++ {
+		found = found || known[q]
+	}
+	if !found {
+		return false
+	}
+	var buf [256]byte
+	copy(buf[:], w)
+	sc.toks = sc.toks[:st]
+	// The cuts were found from the end: the pieces in text order.
+	for q := k - 1; q >= 0; q-- {
+		end := n
+		if q > 0 {
+			end = int(cuts[q-1])
+		}
+		t := len(sc.toks)
+		sc.toks = append(sc.toks, buf[cuts[q]:end]...)
+		sc.addToken(t, true)
+	}
+	return true
+}
+
+// maxSplitWord is the longest word splitJoined looks for.
+const maxSplitWord = 14
+
+// knownWord reports whether w is a lexicon word or a common short word.
+func knownWord(lex *lexicon, w []byte) bool {
+	h := wordHash(w)
+	if lex.lookup(h)&conceptBits != 0 {
+		return true
+	}
+	switch string(w) {
+	case "and", "the", "to", "of", "in", "on", "it", "is", "be", "for", "with", "this", "that", "as", "at", "by", "or", "an",
+		"do", "my", "are", "was", "were", "been", "told", "given", "word", "tell", "set", "aside", "put", "please", "here", "there":
+		return true
 	}
 	return false
 }
@@ -588,7 +694,7 @@ func lookupCached(tokens []token, buf []byte, wc *wordCache, sp []uint32, i int)
 		if e.key != x || e.concepts&(cueRot13|cueReversed) != 0 {
 			break
 		}
-		t.hash, t.concepts = e.hash, e.concepts
+		t.hash, t.concepts, t.ml = e.hash, e.concepts&conceptBits, uint8(e.concepts>>mlShift)
 		sp[2*i] = e.uni
 	}
 	return i
@@ -620,10 +726,12 @@ func (sc *scratch) lookupOne(lex *lexicon, i int, sp []uint32) {
 		m = lex.lookup(h)
 		uni = mixBucket(h ^ seedWord)
 	}
+	ml := uint8(m >> mlShift)
+	m &^= mlBits
 	if m&(cueRot13|cueReversed) != 0 || m == 0 && t.probe {
 		m = sc.rareConcepts(t, m)
 	}
-	t.hash, t.concepts = h, m
+	t.hash, t.concepts, t.ml = h, m, ml
 	sp[2*i] = uni
 }
 

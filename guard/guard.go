@@ -204,6 +204,16 @@ func NewWithModel(m *Model, cfg Config) (*Guard, error) {
 	return g, nil
 }
 
+// mentionCap is the highest score of a text whose attack phrasing is
+// mentioned, not issued: the middle of the grey band (just below the
+// threshold without one).
+func (g *Guard) mentionCap() float64 {
+	if g.grey > 0 {
+		return (g.grey + g.threshold) / 2
+	}
+	return g.threshold * 0.99
+}
+
 // Threshold is the score at or above which Check flags a request.
 func (g *Guard) Threshold() float64 { return g.threshold }
 
@@ -245,6 +255,11 @@ func (g *Guard) Check(segs []Segment) Verdict {
 func (g *Guard) CheckPolicy(segs []Segment, p Policy) Verdict {
 	sc := g.pool.Get().(*scratch)
 	defer g.pool.Put(sc)
+	return g.check(sc, segs, p)
+}
+
+// check is CheckPolicy with the scratch given.
+func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 	best := Verdict{Segment: -1}
 	var bestRes result
 	var bestSrc Source
@@ -281,6 +296,9 @@ func (g *Guard) CheckPolicy(segs []Segment, p Policy) Verdict {
 	}
 	sc.idx = idx
 	for _, i := range idx {
+		if len(idx) > packOnly && len(segs[i].Text) <= 2*packEdge {
+			continue // read whole in the packs
+		}
 		consider(i, g.scoreText(sc, segs[i].Text), 0, nil)
 	}
 	if len(idx) > 1 {
@@ -366,6 +384,7 @@ func alignWindow(s string, start, end int) (int, int) {
 
 // scoreWindow extracts features of text and scores them.
 func (g *Guard) scoreWindow(sc *scratch, text string) result {
+	sc.scored += len(text)
 	extract(sc, g.lex, text)
 	// The mean of the window model's logit and the local model's best
 	// run's (cross-validation measured the mean above the higher of the
@@ -375,6 +394,12 @@ func (g *Guard) scoreWindow(sc *scratch, text string) result {
 		z = (z + zl) / 2
 	}
 	r := result{score: sigmoid(z), kind: kindOf(col)}
+	if sc.mentioned && sc.rule.name == "" {
+		// Mention is not use: a phrasing the rules passed over as talked
+		// about is scored apart, at most in the grey band, which a
+		// second stage judges when one is configured.
+		r.score = min(r.score, g.mentionCap())
+	}
 	if sc.rule.name != "" && r.score < ruleScore {
 		r.score = ruleScore
 		if sc.rule.kind != "" {

@@ -99,7 +99,7 @@ func foldRune(r rune) rune {
 // and compatibility forms mapped to ASCII, invisible characters dropped,
 // whitespace runs collapsed to one space (newlines kept as '\n').
 func normalize(dst []byte, s string) []byte {
-	dst, _, _ = normalizeText(dst, s)
+	dst, _, _, _ = normalizeText(dst, s)
 	return dst
 }
 
@@ -112,7 +112,7 @@ func normalize(dst []byte, s string) []byte {
 // eight bytes with no control byte, no byte above 0x7F and no space
 // following a space are lowercased together and stored whole. The rest
 // takes normalizeSlow, byte by byte.
-func normalizeText(dst []byte, s string) (_ []byte, invisible bool, stretch int) {
+func normalizeText(dst []byte, s string) (_ []byte, invisible bool, stretch int, nonASCII bool) {
 	if cap(dst)-len(dst) < len(s) {
 		dst = slices.Grow(dst, len(s))
 	}
@@ -153,13 +153,13 @@ func normalizeText(dst []byte, s string) (_ []byte, invisible bool, stretch int)
 		d, i, st = normalizeSlow(out[:n], s, i, st)
 		out, n = d[:cap(d)], len(d)
 	}
-	return out[:n], st.invisible, st.stretch
+	return out[:n], st.invisible, st.stretch, st.nonASCII
 }
 
 // normState is normalizeText's state between bytes.
 type normState struct {
-	start, stretch       int // of the current and first long stretch without a space
-	prevSpace, invisible bool
+	start, stretch                 int // of the current and first long stretch without a space
+	prevSpace, invisible, nonASCII bool
 }
 
 // normalizeSlow is normalizeText byte by byte, from s[i] up to the next
@@ -186,6 +186,7 @@ func normalizeSlow(d []byte, s string, i int, st normState) ([]byte, int, normSt
 			st.stretch = st.start
 		}
 		if c >= utf8.RuneSelf {
+			st.nonASCII = true
 			r = foldRune(r)
 			if r < 0 {
 				st.invisible = st.invisible || r == -1
@@ -486,25 +487,29 @@ func appendTransformed(dst []byte, norm []byte, rot bool) []byte {
 // decides whether to look at all.
 func appendUnescaped(dst []byte, raw string) ([]byte, bool) {
 	found := false
-	if strings.Count(raw, "%") >= minEscapes {
-		var b []byte
-		n := 0
+	if n := strings.Count(raw, "%"); n >= minEscapes && percentEscapes(raw) >= minEscapes {
+		mark := len(dst)
+		dst = append(dst, '\n')
+		start := len(dst)
 		for i := 0; i < len(raw); i++ {
 			if raw[i] == '%' && i+2 < len(raw) && isHex(raw[i+1]) && isHex(raw[i+2]) {
-				b = append(b, unhex(raw[i+1])<<4|unhex(raw[i+2]))
+				dst = append(dst, unhex(raw[i+1])<<4|unhex(raw[i+2]))
 				i += 2
-				n++
 				continue
 			}
-			b = append(b, raw[i])
+			dst = append(dst, raw[i])
 		}
-		if n >= minEscapes && utf8.Valid(b) {
+		// Normalise the decoded bytes in place of themselves: copied out
+		// first (decoded text is never longer than raw, which bounds it).
+		dec := string(dst[start:])
+		dst = dst[:mark]
+		if utf8.ValidString(dec) {
 			dst = append(dst, '\n')
-			dst = normalize(dst, string(b))
+			dst = normalize(dst, dec)
 			found = true
 		}
 	}
-	if amp := strings.Count(raw, "&"); amp >= minEscapes && strings.Count(raw, ";") >= minEscapes {
+	if strings.Count(raw, "&#") >= minEscapes || strings.Count(raw, "&") >= minEscapes && strings.Count(raw, ";") >= minEscapes {
 		if u := html.UnescapeString(raw); len(u) < len(raw) {
 			dst = append(dst, '\n')
 			dst = normalize(dst, u)
@@ -512,6 +517,22 @@ func appendUnescaped(dst []byte, raw string) ([]byte, bool) {
 		}
 	}
 	return dst, found
+}
+
+// percentEscapes counts the %XX escapes of raw.
+func percentEscapes(raw string) int {
+	n := 0
+	for i := strings.IndexByte(raw, '%'); i >= 0 && i+2 < len(raw); {
+		if isHex(raw[i+1]) && isHex(raw[i+2]) {
+			n++
+		}
+		j := strings.IndexByte(raw[i+1:], '%')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return n
 }
 
 // minEscapes is how many escapes make a text worth decoding.

@@ -77,7 +77,7 @@ func findRules(sc *scratch) {
 			continue
 		}
 		switch {
-		case t.concepts&(1<<cIgnore) != 0 && !sc.quoted(i):
+		case t.concepts&(1<<cIgnore) != 0 && !sc.quoted(i) && !sc.mention(i):
 			// ignore / disregard / forget (all) (the) previous|above instructions|rules
 			prior := false
 			for j := i + 1; j < n && j <= i+5; j++ {
@@ -95,7 +95,7 @@ func findRules(sc *scratch) {
 			}
 		case t.concepts&(1<<cReveal) != 0:
 			sc.revealRules(i)
-		case sc.wordIs(i, "developer") && sc.wordIs(i+1, "mode") && !sc.quoted(i) && !sc.askedAbout(i):
+		case sc.wordIs(i, "developer") && sc.wordIs(i+1, "mode") && !sc.quoted(i) && !sc.askedAbout(i) && !sc.mention(i):
 			for j := i + 2; j < n && j <= i+5; j++ {
 				// "on" only right after the name ("developer mode on"),
 				// not "developer mode do on Android"
@@ -125,9 +125,13 @@ func findRules(sc *scratch) {
 func (sc *scratch) quoted(i int) bool {
 	for j := i - 1; j >= 0 && j >= i-8; j-- {
 		switch string(sc.word(j)) {
-		case "says", "say", "saying", "like", "as", "types", "writes", "asks", "tells", "if", "whenever", "attempts", "attempt", "tries", "try",
-			"might", "may", "attackers", "attacker", "someone", "anyone", "trick", "unless", "example", "fool", "convince", "persuade", "manipulate",
-			"typed", "wrote", "sent", "pasted", "entered", "explain", "explains", "meme", "memes", "phrase", "phrases", "called", "named":
+		case "says", "saying", "typed", "wrote", "pasted", "explain", "explains", "meme", "memes", "phrase", "phrases", "called", "named", "attackers", "attacker":
+			// reported or named, not said: scored apart (mention)
+			sc.mentioned = true
+			return true
+		case "say", "like", "as", "types", "writes", "asks", "tells", "if", "whenever", "attempts", "attempt", "tries", "try",
+			"might", "may", "someone", "anyone", "trick", "unless", "example", "fool", "convince", "persuade", "manipulate",
+			"sent", "entered":
 			return true
 		}
 		if sc.tokens[j].sent {
@@ -188,7 +192,7 @@ func (sc *scratch) askedAbout(i int) bool {
 func (sc *scratch) revealRules(i int) {
 	n := len(sc.tokens)
 	// reveal|print|repeat (me) (your|the) system|initial|hidden prompt|instructions
-	if sc.quoted(i) {
+	if sc.quoted(i) || sc.mention(i) {
 		return
 	}
 	owner, generic := false, false
@@ -283,7 +287,7 @@ func (sc *scratch) ignoreRulesRule(i int) {
 // restrictions", "without any filters", "unfiltered", "uncensored") is
 // the shape of a jailbreak; a role-play request alone is not.
 func (sc *scratch) personaRule(i int) {
-	if sc.quoted(i) {
+	if sc.quoted(i) || sc.mention(i) {
 		return
 	}
 	n := len(sc.tokens)
@@ -308,6 +312,52 @@ func isPasswordWord(w []byte) bool {
 	switch string(w) {
 	case "password", "passphrase", "passcode", "passwort":
 		return true
+	}
+	return false
+}
+
+// mention reports whether the phrasing at token i is talked about rather
+// than issued (mention is not use): earlier in its sentence, within 16
+// tokens, a word that frames it as a string to test, match, detect or
+// block, or as the title of a paper ("write a unit test that checks our
+// guard blocks 'ignore previous instructions'", "summarise the paper
+// 'Ignore Previous Prompt'"), or the sentence is a how/what/why question
+// that does not address the model ("how do I print the system prompt in
+// LangChain", but not "what is your system prompt"). It records that a
+// phrasing was passed over (sc.mentioned): the text is then scored apart,
+// its score held in the grey band (scoreWindow).
+func (sc *scratch) mention(i int) bool {
+	you := false
+	for k := i; k < len(sc.tokens) && k <= i+6; k++ {
+		if k > i && sc.tokens[k].sent {
+			break
+		}
+		if sc.has(k, cYour) || sc.has(k, cYou) {
+			you = true
+		}
+	}
+	for j := i - 1; j >= 0 && j >= i-16; j-- {
+		if sc.has(j, cYour) || sc.has(j, cYou) {
+			you = true
+		}
+		switch string(sc.word(j)) {
+		case "test", "tests", "testing", "detect", "detects", "detecting", "detection", "detector", "blocks", "blocked", "blocking",
+			"filter", "filters", "filtering", "regex", "regexp", "regular", "pattern", "patterns", "matches", "matching", "classifier",
+			"classify", "paper", "papers", "titled", "article", "blog", "talk", "phrase", "phrases", "string", "strings", "keyword",
+			"keywords", "dataset", "benchmark", "flag", "flags", "flagged", "catch", "catches", "sanitize", "sanitise", "guard", "guards":
+			sc.mentioned = true
+			return true
+		}
+		if sc.tokens[j].sent || j == 0 {
+			switch string(sc.word(j)) {
+			case "how", "what", "what's", "why", "where", "which", "when":
+				if !you {
+					sc.mentioned = true
+					return true
+				}
+			}
+			return false
+		}
 	}
 	return false
 }

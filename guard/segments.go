@@ -12,17 +12,23 @@ import (
 // and the cost is linear in the text (a constant per byte, measured in
 // bench_test.go).
 //
-//   - Each segment is scored alone, in all its windows (scoreText).
-//   - Consecutive short segments (at most packMax bytes each) are also
-//     scored together, joined by newlines in packs of up to windowSize
-//     bytes, each pack starting with the last packCarry bytes' worth of
-//     segments of the one before. A payload split over several turns
-//     ("a='Ignore all previous'", "b='instructions'", "execute a+b") or
-//     spread over thousands of short turns is read whole there; the
-//     pack's threshold is the most lenient of its members' roles.
+//   - Each segment is scored alone, in all its windows (scoreText);
+//     in a request of more than packOnly scored segments, those of at
+//     most packEdge*2 bytes are read in the packs below only (their
+//     every byte is there).
+//   - When there are several scored segments, the segments' edges (a
+//     short segment whole, else its first and last packEdge bytes) are
+//     also scored together, joined by newlines in packs of up to
+//     windowSize bytes, each pack starting with the last packCarry
+//     bytes' worth of edges of the one before. A payload split over
+//     several turns ("a='Ignore all previous'", "b='instructions'",
+//     "execute a+b") or spread over thousands of short turns is read
+//     whole there; the pack's threshold is the most lenient of its
+//     members' roles.
 const (
-	packMax   = 2048
-	packCarry = 2048
+	packEdge  = 128
+	packCarry = 1024
+	packOnly  = 64
 )
 
 // scanned returns the segments worth scoring (not system, not blank).
@@ -36,13 +42,33 @@ func scanned(segs []Segment) []int {
 	return idx
 }
 
-// scorePacks scores the packs of consecutive short segments among idx
+// edge is the part of a segment's text that goes into packs: all of a
+// short one, else its head and tail.
+func edge(text string) (head, tail string) {
+	if len(text) <= 2*packEdge {
+		return text, ""
+	}
+	h, t := packEdge, len(text)-packEdge
+	for h > 0 && text[h]&0xC0 == 0x80 {
+		h-- // not inside a UTF-8 sequence
+	}
+	for t < len(text) && text[t]&0xC0 == 0x80 {
+		t++
+	}
+	return text[:h], text[t:]
+}
+
+// scorePacks scores the packs of consecutive segments' edges among idx
 // (the scored segments, in order), calling consider with each pack's
 // result, its last segment, its threshold and a function returning its
 // joined text (valid only during the call).
 func (g *Guard) scorePacks(sc *scratch, segs []Segment, idx []int, p *Policy, consider func(int, result, float64, func() string)) {
 	members := sc.pack[:0]
 	bytes, fresh := 0, 0
+	size := func(i int) int {
+		h, t := edge(segs[i].Text)
+		return len(h) + len(t) + 2
+	}
 	joined := func() string { return string(sc.join) }
 	flush := func() {
 		if len(members) >= 2 && fresh > 0 {
@@ -52,7 +78,12 @@ func (g *Guard) scorePacks(sc *scratch, segs []Segment, idx []int, p *Policy, co
 				if k > 0 {
 					join = append(join, '\n')
 				}
-				join = append(join, segs[i].Text...)
+				h, t := edge(segs[i].Text)
+				join = append(join, h...)
+				if t != "" {
+					join = append(join, '\n')
+					join = append(join, t...)
+				}
 				thr = max(thr, g.thresholdFor(p, segs[i].Source))
 			}
 			sc.join = join
@@ -61,22 +92,17 @@ func (g *Guard) scorePacks(sc *scratch, segs []Segment, idx []int, p *Policy, co
 			r := g.scoreWindow(sc, unsafe.String(unsafe.SliceData(join), len(join)))
 			consider(members[len(members)-1], r, thr, joined)
 		}
-		// Carry the last segments into the next pack.
+		// Carry the last edges into the next pack.
 		keep, kb := len(members), 0
-		for keep > 0 && kb+len(segs[members[keep-1]].Text)+1 <= packCarry {
+		for keep > 0 && kb+size(members[keep-1]) <= packCarry {
 			keep--
-			kb += len(segs[members[keep]].Text) + 1
+			kb += size(members[keep])
 		}
 		members = append(members[:0], members[keep:]...)
 		bytes, fresh = kb, 0
 	}
 	for _, i := range idx {
-		n := len(segs[i].Text) + 1
-		if n > packMax+1 {
-			flush()
-			members, bytes = members[:0], 0
-			continue
-		}
+		n := size(i)
 		if bytes+n > windowSize {
 			flush()
 		}

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"math/rand/v2"
 	"testing"
 )
 
@@ -66,5 +67,42 @@ func TestHugeRequestsReadWhole(t *testing.T) {
 	// The same padding without an attack passes.
 	if v := g.Check(paddedTurns(512)); v.Flagged {
 		t.Fatalf("padding alone flagged: %+v", v)
+	}
+}
+
+// TestEveryByteReadLinearly: the first stage reads every byte of the
+// caller's text and at most a constant times as many bytes in all
+// (windows overlap, short turns are read again in packs), at every size
+// and whatever the text's shape: its cost is linear, with no cap. (Time
+// is measured in BenchmarkFirstStage; this counts the work.)
+func TestEveryByteReadLinearly(t *testing.T) {
+	g := newGuard(t)
+	for _, n := range []int{8 << 10, 200 << 10, 4 << 20} {
+		rng := rand.New(rand.NewPCG(uint64(n), 1))
+		shapes := map[string][]Segment{
+			"one turn":     {{Source: SourceUser, Text: benchText(n)}},
+			"conversation": conversation(n),
+			"short turns":  shortTurns(rng, n/30, plainAttack),
+		}
+		for name, segs := range shapes {
+			in := 0
+			for _, s := range segs {
+				if s.Source != SourceSystem {
+					in += len(s.Text)
+				}
+			}
+			sc := g.pool.Get().(*scratch)
+			sc.scored = 0
+			v := g.check(sc, segs, Policy{})
+			read := sc.scored
+			t.Logf("%d bytes, %s: read %.2f times", n, name, float64(read)/float64(in))
+			g.pool.Put(sc)
+			if read < in || read > in*3/2 {
+				t.Errorf("%d bytes, %s: %d bytes scored, want from %d to 1.5 times that", n, name, read, in)
+			}
+			if name == "short turns" && !v.Flagged {
+				t.Errorf("%d bytes of short turns: the attack among them passed", n)
+			}
+		}
 	}
 }

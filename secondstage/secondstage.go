@@ -5,7 +5,8 @@
 // answer is released before the verdict). Two classifiers: [HTTP], any
 // endpoint that returns a score, and [Model], a model served by one of
 // the vendors the gateway already routes to, called through the
-// gateway's own provider and asked for a one-word verdict.
+// gateway's own provider and asked for a one-word verdict, or sent the
+// text alone when it is a classifier that answers with a score.
 //
 // The package knows no policy: cmd/gateway wires it behind the guard,
 // bounds each call with a time budget and applies the configured fail
@@ -14,6 +15,7 @@ package secondstage
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,15 +124,85 @@ const DefaultPrompt = "You are a security classifier for a model gateway. The us
 // prompt-guard models that answer with a probability). Usage, when set,
 // sees each call's token usage: the gateway books it to the operator,
 // never to the caller.
+//
+// With Raw set the model is a classifier that returns a score (a
+// prompt-guard model such as Groq's meta-llama/llama-prompt-guard-2-86m,
+// which reads 512 tokens and answers with the probability that its input
+// is an attack): no instruction is sent, only the text, in chunks of
+// ChunkBytes (default 1,800 bytes, under 512 tokens) of which at most
+// maxChunks are scored concurrently, the score being the highest.
 type Model struct {
-	Provider gw.Provider
-	Model    string // the vendor's model id, prefix stripped
-	Prompt   string // "" : DefaultPrompt
-	Usage    func(model string, u gw.Usage)
+	Provider   gw.Provider
+	Model      string // the vendor's model id, prefix stripped
+	Prompt     string // "" : DefaultPrompt
+	Usage      func(model string, u gw.Usage)
+	Raw        bool
+	ChunkBytes int
 }
+
+// maxChunks bounds the calls a Raw classifier makes per text.
+const maxChunks = 8
 
 // Score implements Classifier.
 func (m *Model) Score(ctx context.Context, text string) (float64, error) {
+	if !m.Raw {
+		return m.score(ctx, clip(text))
+	}
+	size := m.ChunkBytes
+	if size <= 0 {
+		size = 1800
+	}
+	chunks := chunk(clip(text), size, maxChunks)
+	type res struct {
+		s   float64
+		err error
+	}
+	ch := make(chan res, len(chunks))
+	for _, c := range chunks {
+		go func() {
+			s, err := m.score(ctx, c)
+			ch <- res{s, err}
+		}()
+	}
+	best := 0.0
+	var firstErr error
+	for range chunks {
+		r := <-ch
+		if r.err != nil {
+			firstErr = cmp.Or(firstErr, r.err)
+			continue
+		}
+		best = max(best, r.s)
+	}
+	if firstErr != nil && best < 1 {
+		return 0, firstErr
+	}
+	return best, nil
+}
+
+// chunk cuts s into at most n pieces of about size bytes, at spaces where
+// it can and never inside a UTF-8 sequence.
+func chunk(s string, size, n int) []string {
+	var out []string
+	for len(s) > 0 && len(out) < n {
+		if len(s) <= size {
+			return append(out, s)
+		}
+		cut := size
+		if i := strings.LastIndexByte(s[:size], ' '); i > size/2 {
+			cut = i
+		}
+		for cut > 0 && cut < len(s) && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
+	}
+	return out
+}
+
+// score asks the model about one text.
+func (m *Model) score(ctx context.Context, text string) (float64, error) {
 	codec, ok := m.Provider.(gw.Codec)
 	if !ok {
 		return 0, errors.New("second stage: the provider cannot encode requests")
@@ -143,9 +215,13 @@ func (m *Model) Score(ctx context.Context, text string) (float64, error) {
 	req := &gw.Request{
 		Model:       m.Model,
 		System:      []gw.Part{{Type: gw.PartText, Text: prompt}},
-		Messages:    []gw.Message{{Role: gw.RoleUser, Content: []gw.Part{{Type: gw.PartText, Text: clip(text)}}}},
+		Messages:    []gw.Message{{Role: gw.RoleUser, Content: []gw.Part{{Type: gw.PartText, Text: text}}}},
 		MaxTokens:   &maxTokens,
 		Temperature: &temp,
+	}
+	if m.Raw {
+		maxTokens = 8
+		req.System = nil
 	}
 	body, err := codec.EncodeRequest(req)
 	if err != nil {
@@ -190,7 +266,7 @@ func verdict(answer string) (float64, error) {
 		return x, nil
 	}
 	switch word {
-	case "attack", "unsafe", "yes", "injection", "jailbreak", "malicious":
+	case "attack", "unsafe", "yes", "injection", "jailbreak", "malicious", "label_1":
 		return 1, nil
 	}
 	return 0, nil

@@ -10,6 +10,8 @@ import (
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/internal/rawjson"
+	"github.com/gwlabs/gateway/internal/reqbody"
+	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
 )
@@ -25,7 +27,9 @@ type counter interface {
 }
 
 // countTokens serves POST /v1/messages/count_tokens, Anthropic's shape, on
-// every prefix and never billed: Anthropic counts its own body; for Gemini
+// every prefix, guarded as chat requests are (a blocked count is 403
+// request_blocked and reaches no vendor; a cooled-down key is 429), and
+// never billed: Anthropic counts its own body; for Gemini
 // the body is mapped and Gemini's countTokens asked; the other vendors
 // publish no count endpoint and get an estimate in OpenAI's o200k
 // encoding of the text (system, messages, tool calls and results, tool
@@ -41,7 +45,8 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 		authz = "Bearer " + k
 	}
 	gwy := s.cfg.Gateway
-	if _, err := gwy.Authenticate(r.Context(), authz); err != nil {
+	principal, err := gwy.Authenticate(r.Context(), authz)
+	if err != nil {
 		fail(err)
 		return
 	}
@@ -65,6 +70,25 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set(HeaderVendor, target.Vendor)
+	// The guard reads a count request as it reads a chat request (the
+	// vendor is sent its text too): the key's cool-down, then both
+	// stages, before any vendor is asked.
+	gb := body
+	if len(head.MaxTokens) == 0 {
+		// A count request has no max_tokens; the reader wants one.
+		if gb, err = rawjson.Set(body, "max_tokens", []byte("1")); err != nil {
+			fail(gw.Errorf(gw.CodeInvalidRequest, "request body is not a JSON object"))
+			return
+		}
+	}
+	if b, perr := reqbody.Parse(gw.ShapeM, gb); perr != nil {
+		fail(perr)
+		return
+	} else if err := gwy.Screen(r.Context(), proxy.Inbound{RequestID: rid, Endpoint: gw.ShapeM, Principal: principal, Body: body, Header: r.Header,
+		Received: s.cfg.Now(), Vendor: target.Vendor, Model: target.Model, Text: b.Text}); err != nil {
+		fail(err)
+		return
+	}
 	p, ok := gwy.Provider(target.Vendor)
 	if !ok {
 		fail(gw.Errorf(gw.CodeVendorUnavailable, "%s is not configured on this gateway", target.Vendor))

@@ -45,6 +45,10 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 		}
 		results[i] = err
 	}
+	if db.book != nil {
+		db.finishing.Lock()
+		defer db.finishing.Unlock()
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -152,13 +156,13 @@ func (db *DB) writeCharge(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, ac
 	return db.insertRecord(ctx, tx, o.Rec)
 }
 
-// loadBalance reads the account's committed money into the book.
+// loadBalance reads the account's committed balance into the book.
 func (db *DB) loadBalance(ctx context.Context, tx *sql.Tx, id string) error {
-	var topUps, charged, bal int64
-	if err := tx.StmtContext(ctx, db.ps.accountOf).QueryRowContext(ctx, id).Scan(&topUps, &charged, &bal); err != nil {
+	var bal int64
+	if err := tx.StmtContext(ctx, db.ps.balanceOf).QueryRowContext(ctx, id).Scan(&bal); err != nil {
 		return fmt.Errorf("account %q: %w", id, notFound(err))
 	}
-	db.book.loaded(id, topUps, charged, bal)
+	db.book.loaded(id, bal)
 	return nil
 }
 
@@ -229,7 +233,7 @@ func (db *DB) insertRecord(ctx context.Context, tx *sql.Tx, r *gw.Record) error 
 // holds that connection, so none can be prepared during one).
 type prepared struct {
 	deleteHold, finish, ledgerCharge, holdCheck, insertHold, addHeld, insertRecord *sql.Stmt // on w
-	charge, balanceOf, settleCovers, accountOf                                     *sql.Stmt // on w
+	charge, balanceOf, settleCovers                                                *sql.Stmt // on w
 	keyByHash                                                                      *sql.Stmt // on r
 	all                                                                            []*sql.Stmt
 }
@@ -247,7 +251,6 @@ func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
 		{w, &ps.finish, `UPDATE accounts SET held = held - ?1, charged = charged + ?2, balance = balance - ?2 WHERE id = ?3`},
 		{w, &ps.charge, `UPDATE accounts SET charged = charged + ?1, balance = balance - ?1 WHERE id = ?2`},
 		{w, &ps.balanceOf, `SELECT balance FROM accounts WHERE id = ?`},
-		{w, &ps.accountOf, `SELECT top_ups, charged, balance FROM accounts WHERE id = ?`},
 		{w, &ps.ledgerCharge, `INSERT INTO ledger (account_id, amount, request_id, note, created_at) VALUES (?, ?, ?, ?, ?)`},
 		{w, &ps.holdCheck, `SELECT a.balance,
 		a.held - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id AND expires_at <= ?),

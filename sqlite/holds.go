@@ -37,13 +37,10 @@ type memHold struct {
 }
 
 type account struct {
-	// The committed money, when known: top-ups, charges and balance,
-	// changed together with the holds, so that one look under the lock
-	// sees them consistent.
-	topUps, charged, balance int64
-	known                    bool
-	held                     int64 // every open hold's amount, expired or not
-	holds                    map[string]*memHold
+	balance int64 // the committed balance, when known
+	known   bool
+	held    int64 // every open hold's amount, expired or not
+	holds   map[string]*memHold
 	// minExp is at most the earliest expiry of the open holds: before
 	// it none has expired and held is exact.
 	minExp time.Time
@@ -124,10 +121,10 @@ func (db *DB) placeHoldMem(ctx context.Context, h gw.Hold) error {
 
 // loaded records the account's committed balance, read on the
 // committer before a batch's writes.
-func (b *book) loaded(id string, topUps, charged, balance int64) {
+func (b *book) loaded(id string, balance int64) {
 	b.mu.Lock()
 	a := b.account(id)
-	a.topUps, a.charged, a.balance, a.known = topUps, charged, balance, true
+	a.balance, a.known = balance, true
 	b.mu.Unlock()
 }
 
@@ -177,7 +174,6 @@ func (b *book) finish(id string, charge int64) {
 	delete(a.holds, id)
 	a.held -= int64(h.Amount)
 	a.balance -= charge
-	a.charged += charge
 }
 
 // liveOthers returns what the account's live holds other than id hold at
@@ -234,6 +230,16 @@ func (b *book) expire(now time.Time) int {
 	return n
 }
 
+// heldOf returns the account's unexpired held total at now.
+func (b *book) heldOf(accountID string, now time.Time) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if a := b.accts[accountID]; a != nil {
+		return a.heldAt(now)
+	}
+	return 0
+}
+
 // lockShared takes the holds lock shared before a store without Exclusive
 // places its first hold.
 func (db *DB) lockShared() error {
@@ -248,20 +254,4 @@ func (db *DB) lockShared() error {
 	}
 	db.lock = l
 	return nil
-}
-
-// balance returns the account's money as the book knows it: the committed
-// top-ups, charges and balance and the live holds, all at one moment (a
-// settle's charge and the end of its hold count together). ok is false
-// when the book does not know the account's money.
-func (b *book) balance(accountID string, now time.Time) (gw.Balance, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	a := b.accts[accountID]
-	if a == nil || !a.known {
-		return gw.Balance{}, false
-	}
-	bal := gw.Balance{TopUps: gw.Money(a.topUps), Charged: gw.Money(a.charged), Balance: gw.Money(a.balance), Held: gw.Money(a.heldAt(now))}
-	bal.Available = bal.Balance - bal.Held
-	return bal, true
 }

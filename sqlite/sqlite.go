@@ -166,8 +166,13 @@ type DB struct {
 	now  func() time.Time
 	path string
 
-	gc        *groupcommit.Committer
-	book      *book      // holds in memory; nil: holds in the holds table
+	gc   *groupcommit.Committer
+	book *book // holds in memory; nil: holds in the holds table
+	// finishing is held for writing from a batch's commit until its
+	// settled holds have left the book, and for reading by Balance, so
+	// that a reader never sees a charge committed while its hold still
+	// counts as held (the same money twice).
+	finishing sync.RWMutex
 	lock      *holdsLock // the holds lock file, once taken
 	lockMu    sync.Mutex
 	closed    atomic.Bool
@@ -657,19 +662,18 @@ func (db *DB) toppedUp(accountID string) {
 func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error) {
 	var b gw.Balance
 	if db.book != nil {
-		// Read on the committer, between two batches: the database then
-		// agrees with the book, whose holds and money are read together.
-		// (Read apart, a settle committed but not yet off the book would
-		// count twice, its charge and its hold.)
-		for {
-			if err := db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Load, ID: accountID}, "balance"); err != nil {
-				return gw.Balance{}, err
-			}
-			if b, ok := db.book.balance(accountID, db.now()); ok {
-				return b, nil
-			}
-			// A top-up made the book forget the account meanwhile.
+		db.finishing.RLock()
+		err := db.r.QueryRowContext(ctx, `SELECT top_ups, charged, balance FROM accounts WHERE id = ?`, accountID).
+			Scan(&b.TopUps, &b.Charged, &b.Balance)
+		if err == nil {
+			b.Held = gw.Money(db.book.heldOf(accountID, db.now()))
 		}
+		db.finishing.RUnlock()
+		if err != nil {
+			return gw.Balance{}, fmt.Errorf("balance of %q: %w", accountID, notFound(err))
+		}
+		b.Available = b.Balance - b.Held
+		return b, nil
 	}
 	err := db.r.QueryRowContext(ctx, `SELECT a.top_ups, a.charged, a.balance,
 		a.held - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id AND expires_at <= ?)

@@ -16,6 +16,7 @@ import (
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/dashboard"
 	"github.com/gwlabs/gateway/internal/upstream"
+	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
 )
 
@@ -54,7 +55,14 @@ type Config struct {
 	Guard           bool    // GATEWAY_GUARD: on (default) or off
 	GuardThreshold  float64 // GATEWAY_GUARD_THRESHOLD: 0 = the model's
 	GuardFailClosed bool    // GATEWAY_GUARD_FAIL: "open" (default) or "closed"
-	GuardSecond     GuardSecondConfig
+	// GATEWAY_GUARD_TIMEOUT: the first stage's time budget per request
+	// (0: the proxy's default, 2s); past it GATEWAY_GUARD_FAIL applies.
+	GuardTimeout time.Duration
+	GuardSecond  GuardSecondConfig
+	// GATEWAY_GUARD_COOLDOWN_INCIDENTS blocked requests of a key or an
+	// account within GATEWAY_GUARD_COOLDOWN_WINDOW refuse it for
+	// GATEWAY_GUARD_COOLDOWN (429 with Retry-After); 0 incidents: off.
+	GuardCooldown proxy.Cooldown
 
 	Optimize bool // GATEWAY_OPTIMIZE: the concise-output directive, on (default) or off
 
@@ -72,8 +80,11 @@ type Config struct {
 
 	ThreadRetention    time.Duration // GATEWAY_THREAD_RETENTION: how long a message thread is kept (default 1h; 0: threads off)
 	ThreadMaxBytes     int64         // GATEWAY_THREAD_MAX_BYTES: largest thread kept (default 8 MiB)
-	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning is kept per tool call (default 15m; 0: off)
+	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning (per tool call) and Gemini text signatures are kept (default 15m; 0: off)
 
+	// Routes are the operator's named routes, from the configuration
+	// file's [routes."gw/NAME"] tables; nil: none.
+	Routes *route.Table
 	// OTelEnv reads the OpenTelemetry variables (OTEL_*; nil: the
 	// process environment): traces are exported over OTLP/HTTP when they
 	// name an endpoint (package tracing).
@@ -101,6 +112,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 		RPM:           600,
 		TPM:           2_000_000,
 		Guard:         true,
+		GuardCooldown: proxy.Cooldown{Incidents: 5, Window: 10 * time.Minute, Period: 15 * time.Minute},
 		Optimize:      true,
 		LogLevel:      "info",
 		LogFormat:     "text",
@@ -166,6 +178,16 @@ func envConfig(getenv func(string) string) (Config, error) {
 	} else if retries > 0 {
 		c.HTTP.MaxRetries = int(retries)
 	}
+	dur("GATEWAY_RETRY_BUDGET", &c.HTTP.RetryBudget)
+	dur("GATEWAY_RETRY_BASE", &c.HTTP.RetryBase)
+	var breaker int64 = -1
+	num("GATEWAY_BREAKER_FAILURES", &breaker)
+	if breaker == 0 {
+		c.HTTP.BreakerFailures = -1
+	} else if breaker > 0 {
+		c.HTTP.BreakerFailures = int(breaker)
+	}
+	dur("GATEWAY_BREAKER_INTERVAL", &c.HTTP.BreakerInterval)
 	num("GATEWAY_RPM", &c.RPM)
 	num("GATEWAY_TPM", &c.TPM)
 	switch v := strings.ToLower(getenv("GATEWAY_REDIS_FAIL")); v {
@@ -184,6 +206,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 	var failOpen = true
 	onOff("GATEWAY_GUARD_FAIL", "open", "closed", &failOpen)
 	c.GuardFailClosed = !failOpen
+	dur("GATEWAY_GUARD_TIMEOUT", &c.GuardTimeout)
 	if v := getenv("GATEWAY_GUARD_THRESHOLD"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f <= 0 || f >= 1 {
@@ -192,6 +215,14 @@ func envConfig(getenv func(string) string) (Config, error) {
 		c.GuardThreshold = f
 	}
 	errs = append(errs, c.GuardSecond.read(getenv)...)
+	var coolN = int64(c.GuardCooldown.Incidents)
+	num("GATEWAY_GUARD_COOLDOWN_INCIDENTS", &coolN)
+	c.GuardCooldown.Incidents = int(min(coolN, 1<<20))
+	dur("GATEWAY_GUARD_COOLDOWN_WINDOW", &c.GuardCooldown.Window)
+	dur("GATEWAY_GUARD_COOLDOWN", &c.GuardCooldown.Period)
+	if c.GuardCooldown.Incidents > 0 && (c.GuardCooldown.Window <= 0 || c.GuardCooldown.Period <= 0) {
+		errs = append(errs, "GATEWAY_GUARD_COOLDOWN_WINDOW and GATEWAY_GUARD_COOLDOWN must be positive durations while GATEWAY_GUARD_COOLDOWN_INCIDENTS is above 0")
+	}
 	str("GATEWAY_RATECARD_FILE", &c.RateCardFile)
 	str("GATEWAY_ADMIN_TOKEN", &c.AdminToken)
 	if n := len(c.AdminToken); n > 0 && n < dashboard.MinAdminTokenLen {
@@ -222,6 +253,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 			*dst = strings.ToLower(v)
 		}
 	}
+	oneOf("GATEWAY_KEY_SPREAD", &c.HTTP.Spread, upstream.SpreadWeighted, upstream.SpreadLeastInFlight)
 	oneOf("GATEWAY_LOG_LEVEL", &c.LogLevel, "debug", "info", "warn", "error")
 	oneOf("GATEWAY_LOG_FORMAT", &c.LogFormat, "text", "json")
 	dur("GATEWAY_THREAD_RETENTION", &c.ThreadRetention)
@@ -230,7 +262,11 @@ func envConfig(getenv func(string) string) (Config, error) {
 	str("GATEWAY_PPROF_ADDR", &c.PprofAddr)
 	for _, v := range route.Vendors() {
 		up := strings.ToUpper(v)
-		c.Vendors[v] = VendorConfig{BaseURL: getenv("GATEWAY_" + up + "_BASE_URL"), APIKey: getenv("GATEWAY_" + up + "_API_KEY")}
+		key := getenv("GATEWAY_" + up + "_API_KEY")
+		if _, err := upstream.ParseKeys(key); err != nil {
+			errs = append(errs, "GATEWAY_"+up+"_API_KEY: "+err.Error())
+		}
+		c.Vendors[v] = VendorConfig{BaseURL: getenv("GATEWAY_" + up + "_BASE_URL"), APIKey: key}
 	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
@@ -285,44 +321,53 @@ func settingDefault(name string) string {
 }
 
 var settingDefaults = map[string]string{
-	"GATEWAY_ADDR":                   "127.0.0.1:8080",
-	"GATEWAY_DATABASE_URL":           "./gateway.db",
-	"GATEWAY_REDIS_URL":              "(none: limits in memory)",
-	"GATEWAY_MAX_BODY_BYTES":         "33554432",
-	"GATEWAY_SHUTDOWN_GRACE":         "30s",
-	"GATEWAY_MAX_INFLIGHT_BYTES":     "268435456",
-	"GATEWAY_BODY_READ_TIMEOUT":      "60s",
-	"GATEWAY_MAX_RESPONSE_BYTES":     "16777216",
-	"GATEWAY_MAX_EVENT_BYTES":        "8388608",
-	"GATEWAY_CONNECT_TIMEOUT":        "10s",
-	"GATEWAY_FIRST_BYTE_TIMEOUT":     "5m",
-	"GATEWAY_STREAM_IDLE_TIMEOUT":    "2m",
-	"GATEWAY_MAX_RETRIES":            "2",
-	"GATEWAY_RPM":                    "600",
-	"GATEWAY_TPM":                    "2000000",
-	"GATEWAY_REDIS_FAIL":             "local",
-	"GATEWAY_INSTANCES":              "1",
-	"GATEWAY_SQLITE_SHARED":          "off",
-	"GATEWAY_OPENAI_FORWARD_ORG":     "off",
-	"GATEWAY_GUARD":                  "on",
-	"GATEWAY_OPTIMIZE":               "on",
-	"GATEWAY_GUARD_FAIL":             "open",
-	"GATEWAY_GUARD_THRESHOLD":        "(the model's)",
-	"GATEWAY_GUARD_SECOND":           "(none: no second stage)",
-	"GATEWAY_GUARD_SECOND_TOKEN":     "",
-	"GATEWAY_GUARD_SECOND_PROMPT":    "(built in)",
-	"GATEWAY_GUARD_SECOND_THRESHOLD": "0.5",
-	"GATEWAY_GUARD_SECOND_TIMEOUT":   "1s",
-	"GATEWAY_RATECARD_FILE":          "(none: the embedded card)",
-	"GATEWAY_ADMIN_TOKEN":            "(none: no admin sign-in or API)",
-	"GATEWAY_TRUSTED_PROXIES":        "",
-	"GATEWAY_METRICS_ADDR":           "(none: off)",
-	"GATEWAY_LOG_LEVEL":              "info",
-	"GATEWAY_LOG_FORMAT":             "text",
-	"GATEWAY_THREAD_RETENTION":       "1h",
-	"GATEWAY_THREAD_MAX_BYTES":       "8388608",
-	"GATEWAY_REASONING_RETENTION":    "15m",
-	"GATEWAY_PPROF_ADDR":             "(none: off)",
+	"GATEWAY_ADDR":                     "127.0.0.1:8080",
+	"GATEWAY_DATABASE_URL":             "./gateway.db",
+	"GATEWAY_REDIS_URL":                "(none: limits in memory)",
+	"GATEWAY_MAX_BODY_BYTES":           "33554432",
+	"GATEWAY_SHUTDOWN_GRACE":           "30s",
+	"GATEWAY_MAX_INFLIGHT_BYTES":       "268435456",
+	"GATEWAY_BODY_READ_TIMEOUT":        "60s",
+	"GATEWAY_MAX_RESPONSE_BYTES":       "16777216",
+	"GATEWAY_MAX_EVENT_BYTES":          "8388608",
+	"GATEWAY_CONNECT_TIMEOUT":          "10s",
+	"GATEWAY_FIRST_BYTE_TIMEOUT":       "5m",
+	"GATEWAY_STREAM_IDLE_TIMEOUT":      "2m",
+	"GATEWAY_MAX_RETRIES":              "2",
+	"GATEWAY_RETRY_BUDGET":             "30s",
+	"GATEWAY_RETRY_BASE":               "250ms",
+	"GATEWAY_BREAKER_FAILURES":         "5",
+	"GATEWAY_BREAKER_INTERVAL":         "10s",
+	"GATEWAY_KEY_SPREAD":               "weighted",
+	"GATEWAY_RPM":                      "600",
+	"GATEWAY_TPM":                      "2000000",
+	"GATEWAY_REDIS_FAIL":               "local",
+	"GATEWAY_INSTANCES":                "1",
+	"GATEWAY_SQLITE_SHARED":            "off",
+	"GATEWAY_OPENAI_FORWARD_ORG":       "off",
+	"GATEWAY_GUARD":                    "on",
+	"GATEWAY_OPTIMIZE":                 "on",
+	"GATEWAY_GUARD_FAIL":               "open",
+	"GATEWAY_GUARD_TIMEOUT":            "2s",
+	"GATEWAY_GUARD_THRESHOLD":          "(the model's)",
+	"GATEWAY_GUARD_SECOND":             "(none: no second stage)",
+	"GATEWAY_GUARD_SECOND_TOKEN":       "",
+	"GATEWAY_GUARD_SECOND_PROMPT":      "(built in)",
+	"GATEWAY_GUARD_SECOND_THRESHOLD":   "0.5",
+	"GATEWAY_GUARD_SECOND_TIMEOUT":     "1s",
+	"GATEWAY_GUARD_COOLDOWN_INCIDENTS": "5",
+	"GATEWAY_GUARD_COOLDOWN_WINDOW":    "10m",
+	"GATEWAY_GUARD_COOLDOWN":           "15m",
+	"GATEWAY_RATECARD_FILE":            "(none: the embedded card)",
+	"GATEWAY_ADMIN_TOKEN":              "(none: no admin sign-in or API)",
+	"GATEWAY_TRUSTED_PROXIES":          "",
+	"GATEWAY_METRICS_ADDR":             "(none: off)",
+	"GATEWAY_LOG_LEVEL":                "info",
+	"GATEWAY_LOG_FORMAT":               "text",
+	"GATEWAY_THREAD_RETENTION":         "1h",
+	"GATEWAY_THREAD_MAX_BYTES":         "8388608",
+	"GATEWAY_REASONING_RETENTION":      "15m",
+	"GATEWAY_PPROF_ADDR":               "(none: off)",
 }
 
 // suggest is the known name closest to s, for "did you mean"; "" when
@@ -376,6 +421,9 @@ func readSettings(path string, getenv func(string) string) ([]setting, error) {
 		}
 		var errs []string
 		for k, v := range raw {
+			if k == "routes" {
+				continue // readRoutes
+			}
 			name, ok := known[k]
 			if !ok {
 				msg := fmt.Sprintf("unknown setting %q", k)
@@ -428,7 +476,60 @@ func loadConfigFile(path string, getenv func(string) string) (Config, error) {
 	for _, s := range settings {
 		values[s.Name] = s.Value
 	}
-	return envConfig(func(name string) string { return values[name] })
+	c, err := envConfig(func(name string) string { return values[name] })
+	if err != nil {
+		return c, err
+	}
+	if c.Routes, err = readRoutes(path); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// routeFile is a route as the configuration file writes it:
+//
+//	[routes."gw/sonnet"]
+//	models = ["anthropic/claude-sonnet-5-5", "openrouter/anthropic/claude-sonnet-5-5"]
+//	weights = [3, 1]   # optional: the first model tried is drawn by weight
+type routeFile struct {
+	Models  []string `toml:"models"`
+	Weights []int    `toml:"weights"`
+}
+
+// readRoutes reads the [routes] tables of the TOML file at path (none
+// without a file).
+func readRoutes(path string) (*route.Table, error) {
+	if path == "" {
+		return nil, nil
+	}
+	var f struct {
+		Routes map[string]routeFile `toml:"routes"`
+	}
+	md, err := toml.DecodeFile(path, &f)
+	if err != nil {
+		return nil, fmt.Errorf("configuration file %s: %w", path, err)
+	}
+	for _, k := range md.Undecoded() {
+		if len(k) > 1 && k[0] == "routes" {
+			return nil, fmt.Errorf("configuration file %s: unknown route setting %q (a route has models and weights)", path, k.String())
+		}
+	}
+	var routes []route.Route
+	for name, rf := range f.Routes {
+		members, err := route.ParseMembers(name, rf.Models)
+		if err != nil {
+			return nil, fmt.Errorf("configuration file %s: %w", path, err)
+		}
+		routes = append(routes, route.Route{Name: name, Members: members, Weights: rf.Weights})
+	}
+	if len(routes) == 0 {
+		return nil, nil
+	}
+	t, err := route.NewTable(routes)
+	if err != nil {
+		return nil, fmt.Errorf("configuration file %s: %w", path, err)
+	}
+	return t, nil
 }
 
 // secretSetting reports whether a setting's value must not be printed.

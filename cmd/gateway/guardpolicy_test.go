@@ -347,3 +347,49 @@ func TestModelSecondStageBooksOperatorCost(t *testing.T) {
 		t.Errorf("the model answered ATTACK: status %d %s", resp.StatusCode, body)
 	}
 }
+
+// A classifier model served through the gateway's own provider (a
+// prompt-guard model answering with a score) as the second stage: it is
+// sent the text alone, its score decides the grey band, and its cost is
+// booked to the operator's account.
+func TestClassifierSecondStage(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.GuardSecond = GuardSecondConfig{Target: "classifier:openai/" + nativeModels["openai"], Threshold: 0.5, Timeout: 2 * time.Second}
+	})
+	ctx := context.Background()
+	model := "openai/" + nativeModels["openai"]
+	low, high := greyText+" [fake:text=0.12]", greyText+" [fake:text=0.97]"
+	g, _ := guard.New(guard.Config{})
+	for _, s := range []string{low, high} {
+		if v := g.Check([]guard.Segment{{Source: guard.SourceUser, Text: s}}); !v.Grey {
+			t.Fatalf("%q is not in the band: %+v", s, v)
+		}
+	}
+	resp := e.post("/v1/chat/completions", e.key, chatBody(model, low, false, ""))
+	if got := readAll(t, resp.Body); resp.StatusCode != 200 || recordOf(t, e, resp).Guard != "grey:pass" {
+		t.Fatalf("score 0.12: status %d guard %q %s", resp.StatusCode, recordOf(t, e, resp).Guard, got)
+	}
+	e.fake.Reset()
+	resp = e.post("/v1/chat/completions", e.key, chatBody(model, high, false, ""))
+	if got := readAll(t, resp.Body); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("score 0.97: status %d %s", resp.StatusCode, got)
+	}
+	// The classifier's call carried the text and no instruction.
+	found := false
+	for _, r := range e.fake.Requests() {
+		if strings.Contains(string(r.Body), "fake:text=0.97") && !strings.Contains(string(r.Body), `"system"`) && !strings.Contains(string(r.Body), `"developer"`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no classifier call with the text alone among %d vendor requests", len(e.fake.Requests()))
+	}
+	op, err := e.m.Store().AccountByName(ctx, operatorAccount)
+	if err != nil {
+		t.Fatalf("operator account: %v", err)
+	}
+	recs, err := e.m.Store().Records(ctx, gw.RecordFilter{AccountID: op.ID})
+	if err != nil || len(recs) < 2 || recs[0].Cost <= 0 || recs[0].Charge != 0 {
+		t.Fatalf("operator records %+v, %v", recs, err)
+	}
+}

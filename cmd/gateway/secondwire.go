@@ -21,8 +21,11 @@ import (
 type GuardSecondConfig struct {
 	// Target is GATEWAY_GUARD_SECOND: empty (no second stage: the grey
 	// band is allowed and logged "grey"), an http:// or https:// URL (a
-	// scorer, see secondstage.HTTP), or model:<prefixed model id> (a
-	// model served through the gateway's own provider).
+	// scorer, see secondstage.HTTP), model:<prefixed model id> (a model
+	// served through the gateway's own provider, asked for a one-word
+	// verdict), or classifier:<prefixed model id> (a classifier model
+	// served the same way that answers with a score, such as
+	// classifier:groq/meta-llama/llama-prompt-guard-2-86m).
 	Target    string
 	Token     string        // GATEWAY_GUARD_SECOND_TOKEN: bearer token for the URL
 	Prompt    string        // GATEWAY_GUARD_SECOND_PROMPT: the model's instruction (default secondstage.DefaultPrompt)
@@ -56,12 +59,13 @@ func (c *GuardSecondConfig) read(getenv func(string) string) []string {
 	}
 	switch {
 	case c.Target == "", strings.HasPrefix(c.Target, "http://"), strings.HasPrefix(c.Target, "https://"):
-	case strings.HasPrefix(c.Target, "model:"):
-		if _, err := route.Parse(strings.TrimPrefix(c.Target, "model:")); err != nil {
+	case strings.HasPrefix(c.Target, "model:"), strings.HasPrefix(c.Target, "classifier:"):
+		_, id, _ := strings.Cut(c.Target, ":")
+		if _, err := route.Parse(id); err != nil {
 			errs = append(errs, "GATEWAY_GUARD_SECOND: "+gw.AsError(err).Message)
 		}
 	default:
-		errs = append(errs, "GATEWAY_GUARD_SECOND must be an http(s):// URL or model:<vendor>/<model>")
+		errs = append(errs, "GATEWAY_GUARD_SECOND must be an http(s):// URL, model:<vendor>/<model> or classifier:<vendor>/<model>")
 	}
 	return errs
 }
@@ -79,11 +83,12 @@ func newSecondStage(c Config, providers map[string]gw.Provider, biller *billing.
 		sc.Timeout = time.Second
 	}
 	s := &secondStage{threshold: sc.Threshold, budget: sc.Timeout}
-	if !strings.HasPrefix(sc.Target, "model:") {
+	kind, id, _ := strings.Cut(sc.Target, ":")
+	if kind != "model" && kind != "classifier" {
 		s.c = &secondstage.HTTP{URL: sc.Target, Token: sc.Token, Client: &http.Client{}}
 		return s, nil
 	}
-	t, err := route.Parse(strings.TrimPrefix(sc.Target, "model:"))
+	t, err := route.Parse(id)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +97,7 @@ func newSecondStage(c Config, providers map[string]gw.Provider, biller *billing.
 		return nil, fmt.Errorf("no provider for %s", t.Vendor)
 	}
 	book := &operatorBook{store: st, biller: biller, vendor: t.Vendor, logger: logger}
-	s.c = &secondstage.Model{Provider: p, Model: t.Model, Prompt: sc.Prompt, Usage: book.record}
+	s.c = &secondstage.Model{Provider: p, Model: t.Model, Prompt: sc.Prompt, Usage: book.record, Raw: kind == "classifier"}
 	return s, nil
 }
 

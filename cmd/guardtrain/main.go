@@ -122,6 +122,7 @@ func run(args []string, stdout io.Writer) error {
 	fpr := fs.Float64("fpr", 0.01, "target false-positive rate on benign rows for the threshold")
 	fprMode := fs.String("fprmode", "pooled", "how the threshold's false-positive rate is measured: mean (over benign collections) or pooled (over all benign rows)")
 	threshold := fs.Float64("threshold", 0, "threshold to store instead of the CV one (0: from -cv, else 0.5); with -cv, a higher one makes the CV one the grey band's lower end")
+	blockFPR := fs.Float64("blockfpr", 0, "with -cv: the blocking threshold is the lowest whose out-of-fold FPR (as -fprmode) is at most this, and the -fpr one becomes the grey band's lower end (0: -threshold decides)")
 	seed := fs.Uint64("seed", 1, "random seed (shuffling and augmentation)")
 	epochs := fs.Int("epochs", 5, "training epochs")
 	workers := fs.Int("workers", 2, "folds trained in parallel")
@@ -172,9 +173,12 @@ func run(args []string, stdout io.Writer) error {
 		if *fprMode != "mean" && *fprMode != "pooled" {
 			return fmt.Errorf("-fprmode %q: want mean or pooled", *fprMode)
 		}
-		t, err := crossValidate(rows, opt, *ownWeight, *fpr, *fprMode == "mean", *workers, *dump, stdout)
+		t, block, err := crossValidate(rows, opt, *ownWeight, *fpr, *blockFPR, *fprMode == "mean", *workers, *dump, stdout)
 		if err != nil {
 			return err
+		}
+		if thr == 0 && block > t {
+			thr = block // the grey band is set below
 		}
 		if thr == 0 {
 			thr = t
@@ -440,7 +444,9 @@ func fullwidth(s string) string {
 // crossValidate holds out each collection in turn, scores its rows with a
 // model trained on the others, prints per-fold and per-kind figures at the
 // threshold chosen for targetFPR, and returns that threshold.
-func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR float64, mean bool, workers int, dump string, w io.Writer) (float64, error) {
+// It returns the threshold for targetFPR and, when blockFPR > 0, the one
+// for blockFPR (0 otherwise).
+func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR, blockFPR float64, mean bool, workers int, dump string, w io.Writer) (float64, float64, error) {
 	byColl := map[string][]int{}
 	for i, r := range rows {
 		c := collection(r.Source)
@@ -480,15 +486,22 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 
 	if dump != "" {
 		if err := dumpScores(dump, rows, scores); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	thr := pickThreshold(rows, scores, targetFPR, fprOf(mean))
+	block := 0.0
+	if blockFPR > 0 {
+		block = pickThreshold(rows, scores, blockFPR, fprOf(mean))
+		k := count(rows, scores, block, func(r row) bool { return !systemPrompt(r) })
+		fmt.Fprintf(w, "blocking threshold %.4f (target FPR %.4f: pooled %.4f, mean over benign collections %.4f; recall %s, extraction %s, jailbreak %s, injection %s)\n",
+			block, blockFPR, pooledFPR(rows, scores, block), meanFPR(rows, scores, block), ratio(k.caught, k.attacks), k.kindRecall("extraction"), k.kindRecall("jailbreak"), k.kindRecall("injection"))
+	}
 	fmt.Fprintf(w, "leave-one-collection-out CV, %d folds, threshold %.4f (target FPR %.3f, %s; mean over benign collections %.4f, pooled over rows %.4f)\n\n",
 		len(colls), thr, targetFPR, map[bool]string{true: "mean over collections", false: "pooled"}[mean], meanFPR(rows, scores, thr), pooledFPR(rows, scores, thr))
 	fmt.Fprintf(w, "%-42s %-8s %7s %7s %7s %7s\n", "held-out collection", "trained?", "attacks", "recall", "benign", "fpr")
@@ -529,7 +542,7 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 	})
 	fmt.Fprintln(w, "operating points (user-text rows): threshold for a target FPR (pooled over rows, or the mean over benign collections), and recall per kind there")
 	fmt.Fprintf(w, "  %-6s %-7s %9s %7s %7s %7s %11s %10s %10s\n", "fpr<=", "mode", "threshold", "pooled", "mean", "recall", "extraction", "jailbreak", "injection")
-	for _, f := range []float64{0.005, 0.01, 0.02, 0.05, 0.10} {
+	for _, f := range []float64{0.003, 0.005, 0.01, 0.02, 0.05, 0.10} {
 		for _, mode := range []string{"pooled", "mean"} {
 			t := pickThreshold(rows, scores, f, fprOf(mode == "mean"))
 			k := count(rows, scores, t, func(row) bool { return true })
@@ -538,7 +551,7 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR floa
 		}
 	}
 	fmt.Fprintln(w)
-	return thr, nil
+	return thr, block, nil
 }
 
 // isSystemPrompt reports whether a row is an operator's system prompt:

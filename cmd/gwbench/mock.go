@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"strconv"
@@ -17,6 +18,11 @@ type MockConfig struct {
 	Latency time.Duration // before the response headers
 	Chunks  int           // text pieces of an answer (SSE events of a stream)
 	Spacing time.Duration // between two stream events
+	// FailModel and FailPercent: requests for FailModel whose body
+	// hashes into the first FailPercent of 100 buckets answer 503 (the
+	// same request's retries too, so it goes on to its fallback).
+	FailModel   string
+	FailPercent int
 }
 
 // Mock is a fast fake vendor speaking the OpenAI Chat Completions,
@@ -25,6 +31,8 @@ type MockConfig struct {
 // The configuration can change between runs (Set).
 type Mock struct {
 	cfg atomic.Pointer[MockConfig]
+	// Failed counts the 503 answers (FailPercent); Served the others.
+	Failed, Served atomic.Int64
 }
 
 // NewMock returns a mock with cfg.
@@ -40,7 +48,7 @@ func (m *Mock) Set(cfg MockConfig) {
 	m.cfg.Store(&cfg)
 }
 
-// ServeHTTP answers POST /v1/chat/completions (OpenAI), POST /v1/messages
+// ServeHTTP answers POST /v1/chat/completions and /v1/responses (OpenAI), POST /v1/messages
 // (Anthropic) and POST /v1beta/models/{model}:generateContent or
 // :streamGenerateContent (Gemini).
 func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -58,6 +66,18 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if cfg.Latency > 0 {
 		time.Sleep(cfg.Latency)
 	}
+	if cfg.FailPercent > 0 && req.Model == cfg.FailModel {
+		h := fnv.New32a()
+		h.Write(body)
+		if int(h.Sum32()%100) < cfg.FailPercent {
+			m.Failed.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"error":{"message":"overloaded (mock)","type":"server_error"}}`))
+			return
+		}
+	}
+	m.Served.Add(1)
 	p := r.URL.Path
 	switch {
 	case p == "/v1/chat/completions":
@@ -65,6 +85,12 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			m.openAIStream(w, req.Model, cfg)
 		} else {
 			writeJSON(w, openAIJSON(req.Model, cfg.Chunks))
+		}
+	case p == "/v1/responses":
+		if req.Stream {
+			m.responsesStream(w, req.Model, cfg)
+		} else {
+			writeJSON(w, responsesJSON(req.Model, cfg.Chunks))
 		}
 	case p == "/v1/messages":
 		if req.Stream {
@@ -184,4 +210,34 @@ func (m *Mock) geminiStream(w http.ResponseWriter, cfg MockConfig) {
 			`"usageMetadata":{"promptTokenCount":12,"candidatesTokenCount":%d,"totalTokenCount":%d},"modelVersion":"mock"}`,
 			piece, finish, i+1, 13+i))
 	}
+}
+
+func responsesJSON(model string, chunks int) []byte {
+	return fmt.Appendf(nil, `{"id":"resp_mock","object":"response","created_at":1700000000,"status":"completed","model":%q,`+
+		`"output":[{"type":"message","id":"msg_mock","status":"completed","role":"assistant","content":[{"type":"output_text","text":%q,"annotations":[]}]}],`+
+		`"usage":{"input_tokens":12,"input_tokens_details":{"cached_tokens":0},"output_tokens":%d,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":%d}}`,
+		model, text(chunks), chunks, 12+chunks)
+}
+
+// responsesStream is a Responses event stream: created, the message's
+// item and part, one text delta per chunk, their done events, completed.
+func (m *Mock) responsesStream(w http.ResponseWriter, model string, cfg MockConfig) {
+	s := newSSE(w, cfg.Spacing)
+	seq := 0
+	ev := func(typ, body string) {
+		s.event(typ, fmt.Appendf(nil, `{"type":%q,"sequence_number":%d,%s}`, typ, seq, body))
+		seq++
+	}
+	head := `"id":"resp_mock","object":"response","created_at":1700000000,"model":` + strconv.Quote(model)
+	ev("response.created", `"response":{`+head+`,"status":"in_progress","output":[]}`)
+	ev("response.output_item.added", `"output_index":0,"item":{"type":"message","id":"msg_mock","status":"in_progress","role":"assistant","content":[]}`)
+	ev("response.content_part.added", `"item_id":"msg_mock","output_index":0,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}`)
+	for range cfg.Chunks {
+		ev("response.output_text.delta", `"item_id":"msg_mock","output_index":0,"content_index":0,"delta":"`+piece+`"`)
+	}
+	t := strconv.Quote(text(cfg.Chunks))
+	ev("response.output_text.done", `"item_id":"msg_mock","output_index":0,"content_index":0,"text":`+t)
+	item := `{"type":"message","id":"msg_mock","status":"completed","role":"assistant","content":[{"type":"output_text","text":` + t + `,"annotations":[]}]}`
+	ev("response.output_item.done", `"output_index":0,"item":`+item)
+	ev("response.completed", fmt.Sprintf(`"response":{%s,"status":"completed","output":[%s],"usage":{"input_tokens":12,"output_tokens":%d,"total_tokens":%d}}`, head, item, cfg.Chunks, 12+cfg.Chunks))
 }

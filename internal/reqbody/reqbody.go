@@ -21,10 +21,13 @@ package reqbody
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -50,12 +53,23 @@ type Body struct {
 	// string or part-array content (text and refusal parts), refusals and
 	// tool-call arguments.
 	Text []gw.Text
+	// Models is the caller's fallback list ("models" beside "model",
+	// OpenRouter's convention): model ids tried in order after Model
+	// fails; nil when absent. HasModels says the member was present
+	// (even null or empty), so that the server strips it before the
+	// vendor sees it.
+	Models    []string
+	HasModels bool
 }
 
 // MaxModelBytes bounds the model field: it is stored with every request's
 // record and logged, so a longer one is refused before anything is
 // written (the longest listed model ids are under 100 bytes).
 const MaxModelBytes = 256
+
+// maxModels bounds the models list (the server allows fewer; this bound
+// only stops the parse from collecting an unbounded list).
+const maxModels = 64
 
 // maxEcho bounds a caller's string quoted back in an error message.
 const maxEcho = 64
@@ -246,8 +260,8 @@ func (p *parser) content(src gw.TextSource, where, items string, each func(where
 // without allocating.
 var known = func() map[string]string {
 	m := map[string]string{}
-	for _, n := range []string{"model", "messages", "system", "stream", "max_tokens", "max_completion_tokens",
-		"role", "content", "type", "text", "title", "context", "source", "input", "data",
+	for _, n := range []string{"model", "models", "messages", "system", "stream", "max_tokens", "max_completion_tokens",
+		"role", "content", "type", "text", "title", "context", "source", "input", "data", "media_type",
 		"refusal", "tool_calls", "function_call", "function", "arguments",
 		"tools", "tool_choice", "thinking", "stream_options", "response_format", "output_config", "reasoning", "json_schema"} {
 		m[n] = n
@@ -381,6 +395,31 @@ func (p *parser) top() (*Body, error) {
 				return nil, fieldErrorf("model is %d bytes long; model ids are at most %d bytes", len(b.Model), MaxModelBytes)
 			}
 			hasModel = true
+		case "models":
+			b.HasModels = true
+			ok, err := p.open('[', "models must be an array of model ids")
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			if err := p.elements("models", func(where string) error {
+				m, err := p.str(where)
+				if err != nil {
+					return err
+				}
+				if m == "" || len(m) > MaxModelBytes {
+					return fieldErrorf("%s must be a model id of 1 to %d bytes", where, MaxModelBytes)
+				}
+				if len(b.Models) >= maxModels {
+					return fieldErrorf("models lists more than %d model ids", maxModels)
+				}
+				b.Models = append(b.Models, m)
+				return nil
+			}); err != nil {
+				return nil, err
+			}
 		case "messages":
 			k, err := p.peek()
 			if err != nil {
@@ -731,7 +770,7 @@ func (p *parser) docSource(where string) error {
 	if _, err := p.dec.ReadToken(); err != nil {
 		return err
 	}
-	var typ, data string
+	var typ, data, media string
 	var content []byte
 	start := len(p.text)
 	typed := false
@@ -744,8 +783,13 @@ func (p *parser) docSource(where string) error {
 			}
 			typed = true
 		case "data":
-			// Binary data (base64) is a string too; only text is kept.
+			// Binary data (base64) is a string too; text is kept, and
+			// a base64 text/plain document is decoded below.
 			if data, err = p.str(where + ".data"); err != nil {
+				return err
+			}
+		case "media_type":
+			if media, err = p.str(where + ".media_type"); err != nil {
 				return err
 			}
 		case "content":
@@ -770,6 +814,13 @@ func (p *parser) docSource(where string) error {
 		return err
 	}); err != nil {
 		return err
+	}
+	if typ == "base64" && data != "" && strings.HasPrefix(media, "text/") {
+		// The vendor reads a base64 text document as its text; so does
+		// the guard (undecodable data is the vendor's to refuse).
+		if dec, err := base64.StdEncoding.DecodeString(data); err == nil && utf8.Valid(dec) {
+			typ, data = "text", string(dec)
+		}
 	}
 	if typ == "text" && data != "" {
 		p.text = append(p.text[:start], append([]gw.Text{{Source: gw.TextTool, Text: data}}, p.text[start:]...)...)

@@ -41,6 +41,7 @@ func TestSegmentsMessages(t *testing.T) {
 					{"type":"document","title":"Doc title","context":"doc context","source":{"type":"text","media_type":"text/plain","data":"doc body"}},
 					{"type":"document","source":{"type":"content","content":[{"type":"text","text":"nested doc"}]}},
 					{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0="}},
+					{"type":"document","source":{"type":"base64","media_type":"text/plain","data":"cGxhaW4gdGV4dCBkb2M="}},
 					{"type":"search_result","title":"result title","source":"https://example.com","content":[{"type":"text","text":"result text"}]}
 				]},
 				{"role":"assistant","content":[
@@ -59,6 +60,7 @@ func TestSegmentsMessages(t *testing.T) {
 				{Source: gw.TextUser, Text: "question"},
 				{Source: gw.TextTool, Text: "Doc title"}, {Source: gw.TextTool, Text: "doc context"}, {Source: gw.TextTool, Text: "doc body"},
 				{Source: gw.TextTool, Text: "nested doc"},
+				{Source: gw.TextTool, Text: "plain text doc"},
 				{Source: gw.TextTool, Text: "result title"}, {Source: gw.TextTool, Text: "result text"},
 				{Source: gw.TextAssistant, Text: "calling a tool"},
 				{Source: gw.TextAssistant, Text: `{"q":"weather"}`},
