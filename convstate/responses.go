@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
@@ -101,25 +102,31 @@ func (k *Keeper) DeleteResponse(ctx context.Context, account, id string) error {
 }
 
 // MarkResponseOwner records that OpenAI's response id was made for the
-// account (the native route), for ThreadTTL.
-func (k *Keeper) MarkResponseOwner(ctx context.Context, account, id string) error {
+// account (the native route), for 30 days, with the tokens its
+// conversation holds (its prompt and output), which a request continuing
+// it will be billed for as prompt: the hold must cover them.
+func (k *Keeper) MarkResponseOwner(ctx context.Context, account, id string, contextTokens int64) error {
 	if id == "" {
 		return nil
 	}
-	return k.put(ctx, KindResponseOwner, account, id, []byte{1}, max(k.cfg.ThreadTTL, DefaultThreadTTL)*24*30)
+	return k.put(ctx, KindResponseOwner, account, id, []byte(strconv.FormatInt(max(contextTokens, 0), 10)), 30*24*time.Hour)
 }
 
 // OwnsResponse reports whether OpenAI's response id was made for the
-// account through this gateway.
-func (k *Keeper) OwnsResponse(ctx context.Context, account, id string) (bool, error) {
+// account through this gateway, and the tokens its conversation holds.
+func (k *Keeper) OwnsResponse(ctx context.Context, account, id string) (owned bool, contextTokens int64, err error) {
 	b, err := k.cfg.Store.GetState(ctx, KindResponseOwner, account, id, k.cfg.Now())
 	if errors.Is(err, gw.ErrNotFound) {
-		return false, nil
+		return false, 0, nil
 	}
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
-	return len(b) > 0, nil
+	if len(b) == 0 {
+		return false, 0, nil
+	}
+	n, _ := strconv.ParseInt(string(b), 10, 64)
+	return true, n, nil
 }
 
 // SealKey returns the gateway's 32-byte key for sealing reasoning state

@@ -21,6 +21,9 @@ type accountsPage struct {
 	Issued   *issuedKey
 	Done     string // what the last form did
 	Problem  string // why the last form was refused
+	// Confirm asks the administrator to confirm a revocation before it
+	// is made: the revoke button only asks; the box's button revokes.
+	Confirm *admin.Key
 }
 
 type accountRow struct {
@@ -169,7 +172,22 @@ func (d *Dashboard) rotateKey(ctx context.Context, r *http.Request, p *accountsP
 	return nil
 }
 
+// revokeKey revokes a key once confirmed (confirm=yes); without the
+// confirmation it shows the key and asks.
 func (d *Dashboard) revokeKey(ctx context.Context, r *http.Request, p *accountsPage) error {
+	if r.PostFormValue("confirm") != "yes" {
+		keys, err := d.admin.Keys(ctx)
+		if err != nil {
+			return err
+		}
+		for i := range keys {
+			if keys[i].ID == r.PathValue("id") {
+				p.Confirm = &keys[i]
+				return nil
+			}
+		}
+		return gw.Errorf(gw.CodeNotFound, "no key %q", r.PathValue("id"))
+	}
 	k, err := d.admin.RevokeKey(ctx, r.PathValue("id"))
 	if err != nil {
 		return err

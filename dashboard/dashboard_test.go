@@ -531,8 +531,8 @@ func TestDetailShowsTheNumbers(t *testing.T) {
 		}
 	}
 	logs := fx.page("/dashboard/logs", c)
-	if !strings.Contains(logs, `title="$1.34567900">$1.3457<`) {
-		t.Error("logs row lacks the brief charge with the exact one as its title")
+	if !strings.Contains(logs, `title="$1.34567900">$1.34567900<`) {
+		t.Error("logs row lacks the exact charge")
 	}
 	if strings.Contains(logs, "Vendor cost") || strings.Contains(logs, "$1.2346") {
 		t.Error("customer's logs show the vendor cost")
@@ -856,7 +856,8 @@ func TestExportCSV(t *testing.T) {
 	if rows[1][1] != "req_alpha_formula" || rows[1][5] != "'openai/=HYPERLINK(1)" && rows[1][5] != "openai/=HYPERLINK(1)" {
 		t.Errorf("first row %v", rows[1])
 	}
-	if rows[2][1] != "req_alpha_01" || rows[2][15] != gw.Charge(fixtureCost).USDString() {
+	charge := slices.Index(rows[0], "charge_usd")
+	if rows[2][1] != "req_alpha_01" || charge < 0 || rows[2][charge] != gw.Charge(fixtureCost).USDString() {
 		t.Errorf("second row %v, want req_alpha_01 charged %s", rows[2], gw.Charge(fixtureCost).USDString())
 	}
 	admin := fx.get("/dashboard/logs.csv?account=acc_alpha&status=4xx", fx.session(adminToken)).Body.String()
@@ -926,5 +927,52 @@ func TestAdminSelectorListsAccountsWithoutKeys(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("the admin's selector lacks %q", want)
 		}
+	}
+}
+
+// Reconciliation in the log: the optimizer's directive tokens beside the
+// input (table, CSV), the charge exact on every row, and "not run" for a
+// request refused before the guard.
+func TestLogsReconcile(t *testing.T) {
+	fx := newFixture(t)
+	opt := rec("req_alpha_opt", "acc_alpha", "key_alpha", "openai", "gpt-6-sol", 200, testNow.Add(-time.Minute))
+	opt.Usage = gw.Usage{InputTokens: 84, OutputTokens: 10, OptimizerTokens: 44, Reported: true}
+	refused := rec("req_alpha_refused", "acc_alpha", "key_alpha", "openai", "gpt-6-sol", 402, testNow.Add(-30*time.Second))
+	refused.Guard, refused.ErrorCode = "", gw.CodeInsufficientBalance
+	fx.store.add(opt, refused)
+	c := fx.session(alphaKey)
+	page := fx.page("/dashboard/logs", c)
+	if !strings.Contains(page, ">84<") || !strings.Contains(page, ">44 free<") {
+		t.Error("the log does not show the directive's 44 tokens beside the 84 input tokens")
+	}
+	if !strings.Contains(page, `title="Refused before the guard checked it">not run<`) || strings.Contains(page, ">off<") {
+		t.Error(`a request refused before the guard does not say "not run"`)
+	}
+	cells := regexp.MustCompile(`<td class="num money strong" title="([^"]*)">([^<]*)<`).FindAllStringSubmatch(page, -1)
+	if len(cells) < 4 {
+		t.Fatalf("%d charge cells", len(cells))
+	}
+	exact := regexp.MustCompile(`^\$\d+\.\d{8}$`)
+	for _, m := range cells {
+		if m[1] != m[2] || !exact.MatchString(m[2]) {
+			t.Errorf("charge cell %q (title %q): want one precision, eight decimals", m[2], m[1])
+		}
+	}
+	rows, err := csv.NewReader(strings.NewReader(fx.get("/dashboard/logs.csv", c).Body.String())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, op := slices.Index(rows[0], "input_tokens"), slices.Index(rows[0], "optimizer_tokens")
+	if op != in+1 {
+		t.Fatalf("optimizer_tokens is not beside input_tokens: %v", rows[0])
+	}
+	found := false
+	for _, r := range rows[1:] {
+		if r[1] == "req_alpha_opt" {
+			found = r[in] == "84" && r[op] == "44"
+		}
+	}
+	if !found {
+		t.Error("the CSV lacks the directive's tokens")
 	}
 }

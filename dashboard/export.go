@@ -29,7 +29,7 @@ func (d *Dashboard) exportCSV(w http.ResponseWriter, r *http.Request, v *viewer)
 	w.Header().Set("Cache-Control", "no-store")
 	cw := csv.NewWriter(w)
 	head := []string{"time_utc", "request_id", "account_id", "key_id", "endpoint", "model", "stream", "status", "error_code",
-		"input_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "output_tokens", "reasoning_tokens",
+		"input_tokens", "optimizer_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "output_tokens", "reasoning_tokens",
 		"charge_usd"}
 	if admin {
 		head = append(head, "vendor_cost_usd")
@@ -53,7 +53,7 @@ func (d *Dashboard) exportCSV(w http.ResponseWriter, r *http.Request, v *viewer)
 				rec.CreatedAt.UTC().Format(time.RFC3339Nano), rec.RequestID, rec.AccountID, rec.KeyID,
 				endpointPath(rec.Endpoint), cell(prefixedModel(rec.Vendor, rec.Model)), strconv.FormatBool(rec.Stream),
 				strconv.Itoa(rec.Status), string(rec.ErrorCode),
-				itoa(u.InputTokens), itoa(u.CacheReadTokens), itoa(u.CacheWrite5mTokens), itoa(u.CacheWrite1hTokens),
+				itoa(u.InputTokens), itoa(u.OptimizerTokens), itoa(u.CacheReadTokens), itoa(u.CacheWrite5mTokens), itoa(u.CacheWrite1hTokens),
 				itoa(u.OutputTokens), itoa(u.ReasoningTokens),
 				rec.Charge.USDString(),
 			}

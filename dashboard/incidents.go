@@ -65,7 +65,11 @@ func (d *Dashboard) incidents(w http.ResponseWriter, r *http.Request, v *viewer)
 		}
 		for i := range p.Rows {
 			if rv, ok := revs[p.Rows[i].ID]; ok {
-				p.Rows[i].Review, p.Rows[i].ReviewNote = rv.Verdict, rv.Note
+				p.Rows[i].Review = rv.Verdict
+				if v.admin {
+					// The note is support's, not the customer's.
+					p.Rows[i].ReviewNote = rv.Note
+				}
 				p.Rows[i].ReviewTime = rv.ReviewedAt.UTC().Format(timeLayoutMs)
 			}
 		}

@@ -219,15 +219,17 @@ type recordView struct {
 	Prompt, Total                                   string
 	Reported, HasReportedCost                       bool
 	ReportedCost                                    string
-	// Cost, Markup and Charge are brief (four decimals); the *Exact
-	// fields hold every decimal, for titles and the detail view. Vendor
-	// cost and markup are shown to the administrator only.
+	// Charge is exact dollars (eight decimals, the gateway's unit: one
+	// precision on every row, what the charge header says); Cost and
+	// Markup are brief (four decimals), with the *Exact fields in their
+	// titles and the detail view. Vendor cost and markup are shown to
+	// the administrator only.
 	Cost, Markup, Charge                string
 	CostExact, MarkupExact, ChargeExact string
 	CostCents, MarkupCents, ChargeCents string
 	Charged                             bool
 	Latency, TTFB                       string
-	Guard, GuardClass, Note             string
+	Guard, GuardClass, GuardTitle, Note string
 	// IncidentURL leads a blocked request to its incident.
 	IncidentURL string
 }
@@ -274,7 +276,7 @@ func (d *Dashboard) view(v *viewer, r *gw.Record, account string) recordView {
 		Cost:            usdBrief(r.Cost),
 		CostExact:       usd(r.Cost),
 		CostCents:       cents(r.Cost),
-		Charge:          usdBrief(r.Charge),
+		Charge:          usd(r.Charge),
 		ChargeExact:     usd(r.Charge),
 		ChargeCents:     cents(r.Charge),
 		Charged:         r.Charge != 0,
@@ -285,7 +287,9 @@ func (d *Dashboard) view(v *viewer, r *gw.Record, account string) recordView {
 		Note:            r.Note,
 	}
 	if rv.Guard == "" {
-		rv.Guard = "—"
+		// Refused before the guard ran (a bad key, model or body, the
+		// balance, a limit).
+		rv.Guard, rv.GuardTitle = "not run", "Refused before the guard checked it"
 	}
 	if r.ErrorCode == gw.CodeRequestBlocked {
 		iq := url.Values{"request": {r.RequestID}}

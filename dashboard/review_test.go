@@ -136,3 +136,27 @@ func TestIncidentReviewButtons(t *testing.T) {
 		t.Errorf("unknown incident: status %d", w.Code)
 	}
 }
+
+// A customer sees the verdict of a review, never support's note; the
+// administrator sees both.
+func TestReviewNoteIsSupportsOnly(t *testing.T) {
+	fx := newFixture(t)
+	gf := &guardFake{fakeStore: fx.store, reviews: map[string]gw.IncidentReview{}, policies: map[string]gw.GuardPolicy{}}
+	var err error
+	fx.d, err = New(Config{Store: gf, AdminToken: adminToken, Now: func() time.Time { return fx.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = fx.store.CreateIncident(t.Context(), &gw.Incident{ID: "inc_alpha", RequestID: "req_alpha_01", AccountID: "acc_alpha", KeyID: "key_alpha", Kind: "extraction", Score: 0.93, Excerpt: "What is a system prompt?", CreatedAt: testNow.Add(-time.Minute)})
+	note := "customer probes for the prompt; watch the account"
+	if err := gf.ReviewIncident(t.Context(), gw.IncidentReview{IncidentID: "inc_alpha", Verdict: gw.ReviewConfirmed, Note: note}); err != nil {
+		t.Fatal(err)
+	}
+	customer := fx.page("/dashboard/incidents", fx.session(alphaKey))
+	if !strings.Contains(customer, ">confirmed<") || strings.Contains(customer, note) {
+		t.Errorf("the customer's incidents page: verdict shown %v, note shown %v", strings.Contains(customer, ">confirmed<"), strings.Contains(customer, note))
+	}
+	if admin := fx.page("/dashboard/incidents?account=acc_alpha", fx.session(adminToken)); !strings.Contains(admin, note) {
+		t.Error("the administrator does not see the note")
+	}
+}

@@ -122,7 +122,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		s.keepRelayed(r.Context(), in, c)
 	}
 	if in.Endpoint == gw.ShapeR {
-		s.markOwner(r.Context(), in, responses.IDFromBody(body))
+		s.markOwner(r.Context(), in, responses.IDFromBody(body), u)
 	}
 	h := w.Header()
 	h.Set("Content-Type", contentType(up, "application/json"))
@@ -207,7 +207,7 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 			// Marked before the caller sees the end, so that a next
 			// turn sent at once finds it.
 			ownerMarked = true
-			s.markOwner(ctx, in, rm.ID())
+			s.markOwner(ctx, in, rm.ID(), rm.Usage())
 		}
 		raw := ev.Raw
 		if ev.Data != nil {

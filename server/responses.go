@@ -71,13 +71,17 @@ func (s *Server) openResponses(ctx context.Context, in *proxy.Inbound, req *resp
 	account := in.Principal.AccountID
 	if rt.native {
 		if prev := req.PreviousResponseID; prev != "" && s.cfg.State != nil {
-			ok, err := s.cfg.State.OwnsResponse(ctx, account, prev)
+			ok, tokens, err := s.cfg.State.OwnsResponse(ctx, account, prev)
 			if err != nil {
 				return nil, &gw.Error{Code: gw.CodeInternal, Message: "the previous response could not be looked up", Err: err}
 			}
 			if !ok {
 				return nil, &gw.Error{Code: gw.CodeNotFound, Message: "previous_response_id: no response with id " + quoteID(prev) + " was made for this account", ErrorCode: "response_not_found"}
 			}
+			// OpenAI bills the kept conversation as prompt: the hold
+			// and the token estimate count it (4 bytes a token, as the
+			// estimate reads bodies).
+			in.ExtraInputBytes = int(min(tokens, 1<<40) * 4)
 		}
 		return rt, nil
 	}
@@ -180,12 +184,13 @@ func (s *Server) keepResponse(ctx context.Context, in *proxy.Inbound, rt *rturn,
 	}
 }
 
-// markOwner records a native (OpenAI) response id as the account's.
-func (s *Server) markOwner(ctx context.Context, in *proxy.Inbound, respID string) {
+// markOwner records a native (OpenAI) response id as the account's, with
+// the tokens its conversation holds (u: its usage).
+func (s *Server) markOwner(ctx context.Context, in *proxy.Inbound, respID string, u gw.Usage) {
 	if s.cfg.State == nil || respID == "" {
 		return
 	}
-	if err := s.cfg.State.MarkResponseOwner(ctx, in.Principal.AccountID, respID); err != nil {
+	if err := s.cfg.State.MarkResponseOwner(ctx, in.Principal.AccountID, respID, u.PromptTokens()+u.OutputTokens); err != nil {
 		s.cfg.Logger.Warn("mark response owner", "request_id", in.RequestID, "err", err)
 	}
 }
@@ -230,6 +235,14 @@ func (s *Server) responseByID(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	if _, _, err := s.cfg.State.LoadResponse(ctx, p.AccountID, respID); gw.ErrorCode(err) == gw.CodeNotFound {
+		// Not kept here: a response OpenAI keeps for this account
+		// (the native route) is asked of OpenAI.
+		if owned, _, oerr := s.cfg.State.OwnsResponse(ctx, p.AccountID, respID); oerr == nil && owned {
+			s.forwardResponseState(w, r, method, rest, fail)
+			return
+		}
+	}
 	if method == http.MethodDelete {
 		if err := s.cfg.State.DeleteResponse(ctx, p.AccountID, respID); err != nil {
 			fail(err)
@@ -363,4 +376,35 @@ func (s *Server) countResponseTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set(HeaderTokenCount, how)
 	writeJSON(w, http.StatusOK, map[string]any{"object": "response.input_tokens", "input_tokens": n})
+}
+
+// responseStateForwarder is the native Responses vendor's access to the
+// responses it keeps (provider/openai).
+type responseStateForwarder interface {
+	ResponseState(ctx context.Context, method, path, query string) (*gw.Upstream, error)
+}
+
+// forwardResponseState relays GET/DELETE /v1/responses/{id}[/input_items]
+// of an OpenAI-kept response (already checked to be the account's).
+func (s *Server) forwardResponseState(w http.ResponseWriter, r *http.Request, method, rest string, fail func(error)) {
+	p, ok := s.cfg.Gateway.Provider("openai")
+	f, canForward := p.(responseStateForwarder)
+	if !ok || !canForward {
+		fail(&gw.Error{Code: gw.CodeNotFound, Message: "no response with this id is kept for this account", ErrorCode: "response_not_found"})
+		return
+	}
+	up, err := f.ResponseState(r.Context(), method, "/"+rest, r.URL.RawQuery)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer up.Body.Close()
+	body, err := s.readAnswer("openai", up.Body)
+	if err != nil {
+		fail(err)
+		return
+	}
+	w.Header().Set("Content-Type", contentType(up, "application/json"))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }

@@ -45,6 +45,10 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 		}
 		results[i] = err
 	}
+	if db.book != nil {
+		db.finishing.Lock()
+		defer db.finishing.Unlock()
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}

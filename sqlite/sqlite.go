@@ -164,8 +164,13 @@ type DB struct {
 	now  func() time.Time
 	path string
 
-	gc        *groupcommit.Committer
-	book      *book      // holds in memory; nil: holds in the holds table
+	gc   *groupcommit.Committer
+	book *book // holds in memory; nil: holds in the holds table
+	// finishing is held for writing from a batch's commit until its
+	// settled holds have left the book, and for reading by Balance, so
+	// that a reader never sees a charge committed while its hold still
+	// counts as held (the same money twice).
+	finishing sync.RWMutex
 	lock      *holdsLock // the holds lock file, once taken
 	lockMu    sync.Mutex
 	closed    atomic.Bool
@@ -655,12 +660,16 @@ func (db *DB) toppedUp(accountID string) {
 func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error) {
 	var b gw.Balance
 	if db.book != nil {
+		db.finishing.RLock()
 		err := db.r.QueryRowContext(ctx, `SELECT top_ups, charged, balance FROM accounts WHERE id = ?`, accountID).
 			Scan(&b.TopUps, &b.Charged, &b.Balance)
+		if err == nil {
+			b.Held = gw.Money(db.book.heldOf(accountID, db.now()))
+		}
+		db.finishing.RUnlock()
 		if err != nil {
 			return gw.Balance{}, fmt.Errorf("balance of %q: %w", accountID, notFound(err))
 		}
-		b.Held = gw.Money(db.book.heldOf(accountID, db.now()))
 		b.Available = b.Balance - b.Held
 		return b, nil
 	}

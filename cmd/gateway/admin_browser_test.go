@@ -5,12 +5,16 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/auth"
 	"github.com/gwlabs/gateway/internal/browsertest"
 )
 
@@ -20,8 +24,8 @@ import (
 // sees its requests with their charges, never the vendor cost. With
 // GATEWAY_DASHBOARD_SCREENSHOTS=<dir> it saves 1280 px screenshots.
 func TestAdminRoundTripInBrowser(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.AdminToken = testAdminToken })
-	parent, stop := context.WithTimeout(t.Context(), 90*time.Second)
+	e := newEnv(t, func(c *Config) { c.AdminToken = testAdminToken }, withOptimizer)
+	parent, stop := context.WithTimeout(t.Context(), 120*time.Second)
 	defer stop()
 	ctx := browsertest.Start(t, parent)
 	shots := os.Getenv("GATEWAY_DASHBOARD_SCREENSHOTS")
@@ -141,6 +145,33 @@ func TestAdminRoundTripInBrowser(t *testing.T) {
 			t.Errorf("a request's charge is %q", c)
 		}
 	}
+	// One precision in the Charge column: every cell shows its exact
+	// amount (eight decimals), the same as its title.
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("table.logs tbody td.money")].map(td => td.textContent.trim())`))
+	exact := regexp.MustCompile(`^\$\d+\.\d{8}$`)
+	for i, c := range shown {
+		if err != nil || !exact.MatchString(c) || c != charges[i] {
+			t.Errorf("charge cell %q (title %q): want the exact amount, eight decimals", c, charges[i])
+		}
+	}
+	// Reconciliation: the optimizer's directive is counted in the vendor's
+	// input tokens, shown beside them and not billed.
+	recs, err := e.m.Store().Records(t.Context(), gw.RecordFilter{AccountID: acctID(t, e, "initech")})
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("records %v, %v", len(recs), err)
+	}
+	directives, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("table.logs tbody tr")].map(tr => (tr.querySelector("td.num .sub") || {textContent: ""}).textContent.trim())`))
+	if err != nil || len(directives) != 3 {
+		t.Fatalf("input cells %v, %v", directives, err)
+	}
+	for i, r := range recs {
+		if r.Usage.OptimizerTokens == 0 {
+			t.Fatalf("%s: the optimizer was on, no directive tokens", r.RequestID)
+		}
+		if want := strconv.FormatInt(r.Usage.OptimizerTokens, 10) + " free"; directives[i] != want {
+			t.Errorf("row %d (%s): directive %q, want %q", i, r.RequestID, directives[i], want)
+		}
+	}
 	save("customer-logs")
 	fitsPage(t, ctx, "the customer's logs")
 	do("customer activity", chromedp.Click(chromedp.CSS(`nav.tabs a[href^="/dashboard/activity"]`)), chromedp.WaitVisible(chromedp.CSS("svg.chart")))
@@ -148,6 +179,47 @@ func TestAdminRoundTripInBrowser(t *testing.T) {
 		t.Error("the customer's activity shows the vendor cost")
 	}
 	save("customer-activity")
+
+	// Revoking from the accounts page asks first; only the confirmation
+	// revokes.
+	do("sign out again", chromedp.Click(chromedp.CSS(`.who button[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS("#key")))
+	signIn(testAdminToken)
+	do("accounts again", chromedp.Click(chromedp.CSS(`nav.tabs a[href="/dashboard/accounts"]`)), chromedp.WaitVisible(chromedp.CSS(`form[aria-label="New account"]`)))
+	var liveID string
+	for _, k := range mustKeys(t, e) {
+		if k.Hint == auth.Hint(second) {
+			liveID = k.ID
+		}
+	}
+	submit("ask to revoke", `form[action="/dashboard/keys/`+liveID+`/revoke"] button`)
+	if got := text("#confirm-revoke"); !strings.Contains(got, "Revoke key "+liveID+"?") {
+		t.Fatalf("no confirmation: %q", got)
+	}
+	save("revoke-confirm")
+	if resp := e.post("/v1/chat/completions", second, chatBody("openai/"+nativeModels["openai"], "Hello", false, "")); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the key stopped working before the confirmation: %d", resp.StatusCode)
+	} else {
+		readAll(t, resp.Body)
+	}
+	submit("confirm the revocation", `#confirm-revoke button[type="submit"]`)
+	if got := text(".notice.ok"); !strings.Contains(got, "Revoked "+liveID) {
+		t.Fatalf("after the confirmation: %q", got)
+	}
+	resp := e.post("/v1/chat/completions", second, chatBody("openai/"+nativeModels["openai"], "Hello", false, ""))
+	readAll(t, resp.Body)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the revoked key: %d, want 401", resp.StatusCode)
+	}
+}
+
+// mustKeys lists the store's keys.
+func mustKeys(t *testing.T, e *env) []gw.Key {
+	t.Helper()
+	keys, err := e.m.Store().Keys(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }
 
 // fitsPage fails when a table on the page is wider than its box at the

@@ -227,10 +227,16 @@ func TestResponsesNative(t *testing.T) {
 	}
 
 	// Continuing the account's own response reaches the vendor.
-	resp = e.post("/v1/responses", e.key, []byte(`{"model":"openai/gpt-6-sol","input":"more","previous_response_id":"resp_native2"}`))
+	resp = e.post("/v1/responses", e.key, []byte(`{"model":"openai/gpt-6-sol","input":"more","max_output_tokens":60,"previous_response_id":"resp_native2"}`))
 	readAll(t, resp.Body)
 	if resp.StatusCode != 200 {
 		t.Fatalf("own previous response: %d", resp.StatusCode)
+	}
+	// OpenAI bills the kept conversation (1,000 prompt tokens here) for
+	// a body of a few bytes: the charge is its full price.
+	rec := waitRecord(t, e.m.Store(), resp.Header.Get("X-Gateway-Request-Id"))
+	if strings.Contains(rec.Note, "capped") || rec.Usage.PromptTokens() != 1000 || rec.Charge <= 0 {
+		t.Fatalf("continued response billed %+v note %q", rec.Usage, rec.Note)
 	}
 	// Another account's is not found.
 	other, _, err := createKey(context.Background(), e.m.Store(), "other", 10*gw.USD)
@@ -467,5 +473,47 @@ func TestResponsesItemReference(t *testing.T) {
 		if b := readAll(t, resp.Body); resp.StatusCode != 400 || !strings.Contains(string(b), "item_reference") && !strings.Contains(string(b), "no item") {
 			t.Fatalf("%s: another account's items: %d %s", v, resp.StatusCode, b)
 		}
+	}
+}
+
+// TestResponsesNativeState: on openai/ OpenAI keeps stored responses;
+// GET, input_items and DELETE through the gateway reach it for the
+// account that made the response, and are 404 for another account.
+func TestResponsesNativeState(t *testing.T) {
+	e := newEnv(t)
+	c := e.rClient()
+	ctx := context.Background()
+	resp, err := c.Responses.New(ctx, responses.ResponseNewParams{
+		Model: "openai/" + nativeModels["openai"],
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Say hello")},
+		Store: openai.Bool(true),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Responses.Get(ctx, resp.ID, responses.ResponseGetParams{})
+	if err != nil || got.ID != resp.ID || got.OutputText() != resp.OutputText() {
+		t.Fatalf("get: %v %+v", err, got)
+	}
+	items, err := c.Responses.InputItems.List(ctx, resp.ID, responses.InputItemListParams{})
+	if err != nil || len(items.Data) == 0 {
+		t.Fatalf("input items: %v %+v", err, items)
+	}
+	other, _, err := createKey(ctx, e.m.Store(), "other", 10*gw.USD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc := openai.NewClient(option.WithBaseURL(e.url+"/v1"), option.WithAPIKey(other), option.WithMaxRetries(0))
+	if _, err := oc.Responses.Get(ctx, resp.ID, responses.ResponseGetParams{}); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("another account's get: %v", err)
+	}
+	if err := oc.Responses.Delete(ctx, resp.ID); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("another account's delete: %v", err)
+	}
+	if err := c.Responses.Delete(ctx, resp.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Responses.Get(ctx, resp.ID, responses.ResponseGetParams{}); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("get after delete: %v", err)
 	}
 }

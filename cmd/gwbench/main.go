@@ -57,7 +57,7 @@ type Config struct {
 	Duration  time.Duration   // per constant-rate run
 	Rates     []float64       // constant rates, requests/s
 	Latencies []time.Duration // mock latencies for the rate runs
-	Vendors   []string        // openai, anthropic, google
+	Vendors   []string        // openai, anthropic, google, responses (OpenAI's Responses API, relayed: the R row beside C)
 	Streams   int             // concurrent streams
 	Chunks    int             // events per stream
 	Spacing   time.Duration   // between stream events
@@ -96,7 +96,7 @@ func Full() Config {
 	c.Duration = 5 * time.Second
 	c.Rates = []float64{200, 1000, 2000}
 	c.Latencies = []time.Duration{0, 20 * time.Millisecond}
-	c.Vendors = []string{"openai", "anthropic", "google"}
+	c.Vendors = []string{"openai", "anthropic", "google", "responses"}
 	c.Streams, c.Chunks, c.Spacing = 200, 50, 5*time.Millisecond
 	c.Step = 3 * time.Second
 	c.Ceiling = 16000
@@ -124,6 +124,8 @@ func main() {
 	repeats := flag.Int("repeats", 0, "rounds (default 2)")
 	dur := flag.Duration("duration", 0, "per constant-rate run (default 2s, 5s with -full)")
 	rates := flag.String("rates", "", "comma-separated constant rates, requests/s")
+	streams := flag.Int("streams", 0, "concurrent streams of the streams rows (default 50, 200 with -full)")
+	vendors := flag.String("vendors", "", "comma-separated vendor rows: openai, anthropic, google, responses (default openai; with -full all four); responses also adds its streams row")
 	noMax := flag.Bool("no-maxrate", false, "skip the max-rate search")
 	out := flag.String("out", "", "write the Markdown table here too")
 	profDir := flag.String("profile", "", "with -pprof: save the gateway's CPU, mutex and block profiles of its first run at the highest rate in this directory")
@@ -163,6 +165,21 @@ func main() {
 				os.Exit(2)
 			}
 			cfg.Rates = append(cfg.Rates, r)
+		}
+	}
+	if *streams > 0 {
+		cfg.Streams = *streams
+	}
+	if *vendors != "" {
+		cfg.Vendors = nil
+		for _, v := range strings.Split(*vendors, ",") {
+			switch v = strings.TrimSpace(v); v {
+			case "openai", "anthropic", "google", "responses":
+				cfg.Vendors = append(cfg.Vendors, v)
+			default:
+				fmt.Fprintf(os.Stderr, "-vendors: unknown vendor %q\n", v)
+				os.Exit(2)
+			}
 		}
 	}
 	cfg.MaxRate = cfg.MaxRate && !*noMax
@@ -356,6 +373,9 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	}
 	if cfg.Streams > 0 {
 		scs = append(scs, scenario{Name: fmt.Sprintf("%d streams x %d chunks, %v apart", cfg.Streams, cfg.Chunks, cfg.Spacing), Kind: "streams", Vendor: "openai", Stream: true})
+		if slices.Contains(cfg.Vendors, "responses") {
+			scs = append(scs, scenario{Name: fmt.Sprintf("%d responses streams x %d chunks, %v apart", cfg.Streams, cfg.Chunks, cfg.Spacing), Kind: "streams", Vendor: "responses", Stream: true})
+		}
 	}
 	if cfg.MaxRate {
 		scs = append(scs, scenario{Name: fmt.Sprintf("max rate, p99 < %v", cfg.P99Limit), Kind: "maxrate", Vendor: "openai"})
@@ -503,6 +523,8 @@ func nativeRequest(stream bool) (string, http.Header, []byte) { return vendorReq
 func vendorRequest(vendor string, stream bool) (string, http.Header, []byte) {
 	h := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer mock"}}
 	switch vendor {
+	case "responses":
+		return "/v1/responses", h, fmt.Appendf(nil, `{"model":"gpt-6-sol","stream":%t,"input":%q}`, stream, prompt)
 	case "anthropic":
 		return "/v1/messages", h, fmt.Appendf(nil, `{"model":"claude-sonnet-5-5","max_tokens":256,"stream":%t,"messages":[{"role":"user","content":%q}]}`, stream, prompt)
 	case "google":
@@ -519,12 +541,15 @@ func vendorRequest(vendor string, stream bool) (string, http.Header, []byte) {
 }
 
 // gatewayRequest returns the gateway's request for vendor: the Anthropic
-// shape for anthropic (relayed), the OpenAI shape otherwise (relayed for
-// openai, mapped for google).
+// shape for anthropic (relayed), the Responses shape for responses
+// (relayed to OpenAI's Responses API), the OpenAI Chat Completions shape
+// otherwise (relayed for openai, mapped for google).
 func gatewayRequest(key, vendor string) func(bool) (string, http.Header, []byte) {
 	return func(stream bool) (string, http.Header, []byte) {
 		h := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + key}}
 		switch vendor {
+		case "responses":
+			return "/v1/responses", h, fmt.Appendf(nil, `{"model":"openai/gpt-6-sol","stream":%t,"input":%q}`, stream, prompt)
 		case "anthropic":
 			return "/v1/messages", h, fmt.Appendf(nil, `{"model":"anthropic/claude-sonnet-5-5","max_tokens":256,"stream":%t,"messages":[{"role":"user","content":%q}]}`, stream, prompt)
 		case "google":

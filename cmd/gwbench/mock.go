@@ -40,7 +40,7 @@ func (m *Mock) Set(cfg MockConfig) {
 	m.cfg.Store(&cfg)
 }
 
-// ServeHTTP answers POST /v1/chat/completions (OpenAI), POST /v1/messages
+// ServeHTTP answers POST /v1/chat/completions and /v1/responses (OpenAI), POST /v1/messages
 // (Anthropic) and POST /v1beta/models/{model}:generateContent or
 // :streamGenerateContent (Gemini).
 func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -65,6 +65,12 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			m.openAIStream(w, req.Model, cfg)
 		} else {
 			writeJSON(w, openAIJSON(req.Model, cfg.Chunks))
+		}
+	case p == "/v1/responses":
+		if req.Stream {
+			m.responsesStream(w, req.Model, cfg)
+		} else {
+			writeJSON(w, responsesJSON(req.Model, cfg.Chunks))
 		}
 	case p == "/v1/messages":
 		if req.Stream {
@@ -184,4 +190,34 @@ func (m *Mock) geminiStream(w http.ResponseWriter, cfg MockConfig) {
 			`"usageMetadata":{"promptTokenCount":12,"candidatesTokenCount":%d,"totalTokenCount":%d},"modelVersion":"mock"}`,
 			piece, finish, i+1, 13+i))
 	}
+}
+
+func responsesJSON(model string, chunks int) []byte {
+	return fmt.Appendf(nil, `{"id":"resp_mock","object":"response","created_at":1700000000,"status":"completed","model":%q,`+
+		`"output":[{"type":"message","id":"msg_mock","status":"completed","role":"assistant","content":[{"type":"output_text","text":%q,"annotations":[]}]}],`+
+		`"usage":{"input_tokens":12,"input_tokens_details":{"cached_tokens":0},"output_tokens":%d,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":%d}}`,
+		model, text(chunks), chunks, 12+chunks)
+}
+
+// responsesStream is a Responses event stream: created, the message's
+// item and part, one text delta per chunk, their done events, completed.
+func (m *Mock) responsesStream(w http.ResponseWriter, model string, cfg MockConfig) {
+	s := newSSE(w, cfg.Spacing)
+	seq := 0
+	ev := func(typ, body string) {
+		s.event(typ, fmt.Appendf(nil, `{"type":%q,"sequence_number":%d,%s}`, typ, seq, body))
+		seq++
+	}
+	head := `"id":"resp_mock","object":"response","created_at":1700000000,"model":` + strconv.Quote(model)
+	ev("response.created", `"response":{`+head+`,"status":"in_progress","output":[]}`)
+	ev("response.output_item.added", `"output_index":0,"item":{"type":"message","id":"msg_mock","status":"in_progress","role":"assistant","content":[]}`)
+	ev("response.content_part.added", `"item_id":"msg_mock","output_index":0,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}`)
+	for range cfg.Chunks {
+		ev("response.output_text.delta", `"item_id":"msg_mock","output_index":0,"content_index":0,"delta":"`+piece+`"`)
+	}
+	t := strconv.Quote(text(cfg.Chunks))
+	ev("response.output_text.done", `"item_id":"msg_mock","output_index":0,"content_index":0,"text":`+t)
+	item := `{"type":"message","id":"msg_mock","status":"completed","role":"assistant","content":[{"type":"output_text","text":` + t + `,"annotations":[]}]}`
+	ev("response.output_item.done", `"output_index":0,"item":`+item)
+	ev("response.completed", fmt.Sprintf(`"response":{%s,"status":"completed","output":[%s],"usage":{"input_tokens":12,"output_tokens":%d,"total_tokens":%d}}`, head, item, cfg.Chunks, 12+cfg.Chunks))
 }

@@ -173,6 +173,33 @@ func (p *Provider) keySetting() string {
 	return "GATEWAY_" + strings.ToUpper(p.cfg.Vendor) + "_API_KEY"
 }
 
+// ResponseState forwards a request about a response the vendor keeps
+// (GET or DELETE /responses/{id}, GET /responses/{id}/input_items, with
+// query) and returns its 2xx answer or the mapped error.
+func (p *Provider) ResponseState(ctx context.Context, method, path, query string) (*gw.Upstream, error) {
+	if !p.cfg.Responses {
+		return nil, gw.Errorf(gw.CodeNotFound, "%s keeps no responses", p.cfg.Vendor)
+	}
+	if err := p.Unavailable(); err != nil {
+		return nil, err
+	}
+	h := make(http.Header, 2)
+	h.Set("Authorization", "Bearer "+p.cfg.APIKey)
+	h.Set("Accept", "application/json")
+	u := p.rurl + path
+	if query != "" {
+		u += "?" + query
+	}
+	resp, err := p.client.Do(ctx, &upstream.Request{Method: method, URL: u, Header: h})
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, p.statusError(resp.StatusCode, resp.Header, upstream.ReadErrorBody(resp.Body))
+	}
+	return &gw.Upstream{Status: resp.StatusCode, Header: resp.Header, Body: resp.Body}, nil
+}
+
 // SpeaksResponses reports whether the vendor serves the Responses API
 // itself (Config.Responses).
 func (p *Provider) SpeaksResponses() bool { return p.cfg.Responses }
