@@ -24,7 +24,7 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 		return in, nil, nil
 	}
 	var turn *convstate.Turn
-	if in.Endpoint == gw.ShapeM && in.Canonical != nil {
+	if in.Endpoint == gw.ShapeM && in.Canonical != nil && !s.nativeTo(in.Vendor, in.Endpoint) {
 		t, err := convstate.DecodeThread(in.Body)
 		if err != nil {
 			return in, nil, err
@@ -42,6 +42,11 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 			}
 		}
 	}
+	if k.KeepsSignatures(in.Vendor) && in.Canonical != nil {
+		if err := k.RestoreSignatures(ctx, in.Principal.AccountID, in.Canonical); err != nil {
+			s.cfg.Logger.Warn("restore signatures", "request_id", in.RequestID, "err", err)
+		}
+	}
 	if convstate.KeepsReasoning(in.Vendor) {
 		var err error
 		switch {
@@ -55,6 +60,13 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 		}
 	}
 	return in, turn, nil
+}
+
+// nativeTo reports whether vendor speaks shape (a request to it is passed
+// through; with fallbacks the canonical form may be decoded all the same).
+func (s *Server) nativeTo(vendor string, shape gw.Shape) bool {
+	p, ok := s.cfg.Gateway.Provider(vendor)
+	return ok && p.Shape() == shape
 }
 
 // keepAnswer keeps what a mapped answer leaves for the client's next
@@ -74,12 +86,24 @@ func (s *Server) keepAnswer(ctx context.Context, in *proxy.Inbound, turn *convst
 			s.cfg.Logger.Warn("keep reasoning", "request_id", in.RequestID, "err", err)
 		}
 	}
+	if k := s.cfg.State; k.KeepsSignatures(in.Vendor) {
+		if err := k.RememberSignatures(ctx, in.Principal.AccountID, content); err != nil {
+			s.cfg.Logger.Warn("keep signatures", "request_id", in.RequestID, "err", err)
+		}
+	}
 }
 
 // wantsAnswer reports whether a mapped answer's content must be assembled
 // for keepAnswer.
 func (s *Server) wantsAnswer(in *proxy.Inbound, turn *convstate.Turn) bool {
-	return turn != nil || s.cfg.State != nil && convstate.KeepsReasoning(in.Vendor)
+	return turn != nil || s.cfg.State != nil && convstate.KeepsReasoning(in.Vendor) || s.cfg.State.KeepsSignatures(in.Vendor)
+}
+
+// dropsCarriers reports whether a mapped answer is shown without its
+// Gemini signature carriers (see convstate.CarrierFilter): on the
+// Messages endpoint, when the signatures are kept for the next turn.
+func (s *Server) dropsCarriers(in *proxy.Inbound) bool {
+	return in.Endpoint == gw.ShapeM && s.cfg.State.KeepsSignatures(in.Vendor)
 }
 
 // relayCollector reads the reasoning of a relayed Chat Completions answer

@@ -77,6 +77,9 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	cfg.DatabaseURL = filepath.Join(t.TempDir(), "gateway.db")
 	cfg.HTTP.RetryBase = 5 * time.Millisecond
 	cfg.HTTP.FirstByteTimeout = 2 * time.Second
+	// Breakers off: tests send failing requests in a row on purpose
+	// (the breaker tests turn them on).
+	cfg.HTTP.BreakerFailures = -1
 	for _, v := range route.Vendors() {
 		cfg.Vendors[v] = VendorConfig{BaseURL: fake.BaseURL(v), APIKey: fake.APIKey(v)}
 	}
@@ -178,7 +181,7 @@ func nativeRoutes() []nativeRoute {
 func (e *env) direct(vendor string, rec fakevendor.Received) []byte {
 	e.t.Helper()
 	req, _ := http.NewRequest(rec.Method, e.fake.URL()+"/"+vendor+rec.Path+queryOf(rec.RawQuery), bytes.NewReader(rec.Body))
-	for _, h := range []string{"Authorization", "X-Api-Key", "Anthropic-Version", "Content-Type"} {
+	for _, h := range []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Anthropic-Version", "Content-Type"} {
 		if v := rec.Header.Get(h); v != "" {
 			req.Header.Set(h, v)
 		}
