@@ -129,6 +129,29 @@ const checks = {
     const content = await runner.finalContent();
     must(content === 'Tool said: sunny-in-x', `final content ${JSON.stringify(content)}`);
   },
+  // openai-node: the tool loop without streaming (it runs only the calls
+  // whose type is "function": a vendor's non-stream tool_calls entry
+  // without one must be normalised).
+  'runTools non-stream': async (model) => {
+    const runner = openai.chat.completions.runTools({
+      model,
+      messages: [{ role: 'user', content: 'What is the weather? [fake:tool]' }],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Weather in a city',
+            parameters: weatherSchema,
+            parse: JSON.parse,
+            function: (args) => `sunny-in-${args.city}`,
+          },
+        },
+      ],
+    });
+    const content = await runner.finalContent();
+    must(content === 'Tool said: sunny-in-x', `final content ${JSON.stringify(content)}`);
+  },
   // anthropic-sdk: the streaming helper's final message.
   'messages.stream': async (model) => {
     const m = await anthropic.messages
@@ -479,8 +502,8 @@ const codexChecks = {
 // The routes: the C endpoint for the OpenAI SDK, M for the Anthropic SDK
 // and Claude Code, R for the Responses clients.
 const plan = [
-  ...Object.keys(checks).slice(0, 2).map((c) => ({ client: c, endpoint: 'C', fn: checks[c] })),
-  ...Object.keys(checks).slice(2).map((c) => ({ client: c, endpoint: 'M', fn: checks[c] })),
+  ...Object.keys(checks).slice(0, 3).map((c) => ({ client: c, endpoint: 'C', fn: checks[c] })),
+  ...Object.keys(checks).slice(3).map((c) => ({ client: c, endpoint: 'M', fn: checks[c] })),
   ...Object.entries(claudeChecks).map(([c, fn]) => ({ client: c, endpoint: 'M', fn, lane: 'claude' })),
   ...Object.entries(codexChecks).map(([c, fn]) => ({ client: c, endpoint: 'R', fn })),
   ...Object.entries(responsesChecks).map(([c, fn]) => ({ client: c, endpoint: 'R', fn })),

@@ -29,6 +29,9 @@
 //     into the next request when the client left it out, the way Gemini
 //     thought signatures ride back in tool call ids (provider/google),
 //     except that reasoning is too long to ride in an id.
+//   - Gemini thought signatures on answer text (signature.go): kept under
+//     the text for ReasoningTTL, left out of Messages answers, and put
+//     back onto the text when the client replays the turn.
 //
 // Entries live in the store (Store: both sqlite and postgres implement
 // it) as opaque values with an expiry; Sweep deletes the expired ones, and

@@ -108,14 +108,22 @@ func chatUsage(c *call, r *reply) map[string]any {
 	return m
 }
 
-// toolCallsJSON returns the tool_calls of a non-stream message.
-func toolCallsJSON(r *reply) []any {
+// toolCallsJSON returns the tool_calls of a non-stream message. Mistral's
+// entries carry no "type" (its API documents the field as optional and
+// leaves it out of answers) and an "index"; the others say "function".
+func toolCallsJSON(c *call, r *reply) []any {
 	var out []any
-	for _, tc := range r.calls {
-		out = append(out, map[string]any{
-			"id": tc.id, "type": "function",
+	for i, tc := range r.calls {
+		e := map[string]any{
+			"id":       tc.id,
 			"function": map[string]any{"name": tc.name, "arguments": tc.args},
-		})
+		}
+		if c.vendor == "mistral" {
+			e["index"] = i
+		} else {
+			e["type"] = "function"
+		}
+		out = append(out, e)
 	}
 	return out
 }
@@ -132,7 +140,7 @@ func chatBody(c *call, r *reply) []byte {
 		msg["content"] = r.text
 	}
 	if len(r.calls) > 0 {
-		msg["tool_calls"] = toolCallsJSON(r)
+		msg["tool_calls"] = toolCallsJSON(c, r)
 	}
 	if r.reasoning != "" {
 		switch c.vendor {

@@ -189,7 +189,10 @@
 // message_delta (cumulative usage) and message_stop. Gemini sends "data:"
 // records separated by "\r\n\r\n", usageMetadata on every record, the
 // finishReason on a last record with an empty text part, and no
-// terminator. All C streams end with "data: [DONE]".
+// terminator. All C streams end with "data: [DONE]". A gemini-3* answer
+// with text and no function call carries a thoughtSignature, as Gemini 3
+// sends one: on the text part without streaming, and in a stream on that
+// last empty text part, after the answer's text.
 //
 // # Usage formula
 //
@@ -243,7 +246,8 @@
 //	                  first fragment {index,id,type,function{name,arguments:""}}
 //	                  then 3 argument fragments {index,function{arguments}};
 //	                  Mistral one whole call per chunk, without "index"
-//	                  and "type" (as Mistral streams them); Anthropic tool_use with
+//	                  and "type" (as Mistral streams them; its non-stream
+//	                  entries lack "type" too); Anthropic tool_use with
 //	                  input {} then 3 input_json_delta; Gemini one functionCall
 //	                  part per record. With no tools declared the directive is
 //	                  ignored.

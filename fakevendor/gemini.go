@@ -1,6 +1,9 @@
 package fakevendor
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // geminiUsage returns usageMetadata with candidatesTokenCount visible
 // output (text and function calls) and thoughts counted apart.
@@ -34,6 +37,18 @@ func geminiSignature(c *call, i int) string {
 	return idFrom(c.seed, "thought-signature"+string(rune('0'+i%10)), 48) + "=="
 }
 
+// textSignature returns the thoughtSignature the fake Gemini puts on the
+// last part of a Gemini 3 answer without function calls; "" when it puts
+// none. Gemini 3 does so for answers without function calls: on the
+// final text part without streaming, and in streams on a final part of
+// its own with empty text, after the answer's text.
+func (c *call) textSignature(r *reply) string {
+	if !strings.HasPrefix(c.model, "gemini-3") || len(r.calls) > 0 || r.text == "" {
+		return ""
+	}
+	return idFrom(c.seed, "thought-signature-text", 48) + "=="
+}
+
 func geminiResponse(c *call, r *reply, parts []any, finish string, usage map[string]any) map[string]any {
 	cand := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
 	if finish != "" {
@@ -49,7 +64,11 @@ func geminiBody(c *call, r *reply) []byte {
 		parts = append(parts, map[string]any{"text": r.reasoning, "thought": true})
 	}
 	if r.text != "" {
-		parts = append(parts, map[string]any{"text": r.text})
+		p := map[string]any{"text": r.text}
+		if sig := c.textSignature(r); sig != "" {
+			p["thoughtSignature"] = sig
+		}
+		parts = append(parts, p)
 	}
 	for i, tc := range r.calls {
 		parts = append(parts, geminiCallPart(tc, geminiSignature(c, i)))
@@ -88,6 +107,10 @@ func geminiFrames(c *call, r *reply) []frame {
 		fs = append(fs, dataFrame(frameContent, geminiResponse(c, r, x.parts, "", geminiUsage(r, x.cands, x.thoughts)), "\r\n\r\n"))
 	}
 	u := r.usage
-	fs = append(fs, dataFrame(frameOther, geminiResponse(c, r, []any{map[string]any{"text": ""}}, r.stop, geminiUsage(r, u.text+u.tool, u.reasoning)), "\r\n\r\n"))
+	last := map[string]any{"text": ""}
+	if sig := c.textSignature(r); sig != "" {
+		last["thoughtSignature"] = sig
+	}
+	fs = append(fs, dataFrame(frameOther, geminiResponse(c, r, []any{last}, r.stop, geminiUsage(r, u.text+u.tool, u.reasoning)), "\r\n\r\n"))
 	return fs
 }

@@ -62,14 +62,20 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 		s.upstreamBroke(w, r.Context(), x, err)
 		return
 	}
+	shown := resp
+	if s.dropsCarriers(in) {
+		c := *resp
+		c.Content = convstate.DropCarriers(resp.Content)
+		shown = &c
+	}
 	var robj *responses.Object
 	var out []byte
 	if rt != nil {
-		if robj, err = responses.Build(resp, rt.meta(in)); err == nil {
+		if robj, err = responses.Build(shown, rt.meta(in)); err == nil {
 			out, err = json.Marshal(robj)
 		}
 	} else {
-		out, err = encodeResponse(in, resp, rt)
+		out, err = encodeResponse(in, shown, rt)
 	}
 	if err != nil {
 		s.upstreamBroke(w, r.Context(), x, err)
@@ -111,6 +117,9 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 	fw := s.startStream(w, nil)
 	ttfb := s.cfg.Now().Sub(in.Received)
 	enc := s.newEncoder(fw, in, rt)
+	if s.dropsCarriers(in) {
+		enc = convstate.NewCarrierFilter(enc)
+	}
 	var (
 		usage      gw.Usage
 		events     int64

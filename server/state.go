@@ -42,6 +42,11 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 			}
 		}
 	}
+	if k.KeepsSignatures(in.Vendor) && in.Canonical != nil {
+		if err := k.RestoreSignatures(ctx, in.Principal.AccountID, in.Canonical); err != nil {
+			s.cfg.Logger.Warn("restore signatures", "request_id", in.RequestID, "err", err)
+		}
+	}
 	if convstate.KeepsReasoning(in.Vendor) {
 		var err error
 		switch {
@@ -74,6 +79,11 @@ func (s *Server) keepAnswer(ctx context.Context, in *proxy.Inbound, turn *convst
 			s.cfg.Logger.Warn("keep reasoning", "request_id", in.RequestID, "err", err)
 		}
 	}
+	if k := s.cfg.State; k.KeepsSignatures(in.Vendor) {
+		if err := k.RememberSignatures(ctx, in.Principal.AccountID, content); err != nil {
+			s.cfg.Logger.Warn("keep signatures", "request_id", in.RequestID, "err", err)
+		}
+	}
 }
 
 // wantsAnswer reports whether a mapped answer's content must be assembled
@@ -82,7 +92,14 @@ func (s *Server) keepAnswer(ctx context.Context, in *proxy.Inbound, turn *convst
 // Not on /v1/responses: its reasoning rides in the kept response or in the
 // caller's sealed blobs, and store:false must keep nothing server-side.
 func (s *Server) wantsAnswer(in *proxy.Inbound, turn *convstate.Turn) bool {
-	return turn != nil || s.cfg.State != nil && in.Endpoint != gw.ShapeR && convstate.KeepsReasoning(in.Vendor)
+	return turn != nil || s.cfg.State != nil && in.Endpoint != gw.ShapeR && (convstate.KeepsReasoning(in.Vendor) || s.cfg.State.KeepsSignatures(in.Vendor))
+}
+
+// dropsCarriers reports whether a mapped answer is shown without its
+// Gemini signature carriers (see convstate.CarrierFilter): on the
+// Messages endpoint, when the signatures are kept for the next turn.
+func (s *Server) dropsCarriers(in *proxy.Inbound) bool {
+	return in.Endpoint == gw.ShapeM && s.cfg.State.KeepsSignatures(in.Vendor)
 }
 
 // relayCollector reads the reasoning of a relayed Chat Completions answer

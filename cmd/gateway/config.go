@@ -55,7 +55,10 @@ type Config struct {
 	Guard           bool    // GATEWAY_GUARD: on (default) or off
 	GuardThreshold  float64 // GATEWAY_GUARD_THRESHOLD: 0 = the model's
 	GuardFailClosed bool    // GATEWAY_GUARD_FAIL: "open" (default) or "closed"
-	GuardSecond     GuardSecondConfig
+	// GATEWAY_GUARD_TIMEOUT: the first stage's time budget per request
+	// (0: the proxy's default, 2s); past it GATEWAY_GUARD_FAIL applies.
+	GuardTimeout time.Duration
+	GuardSecond  GuardSecondConfig
 	// GATEWAY_GUARD_COOLDOWN_INCIDENTS blocked requests of a key or an
 	// account within GATEWAY_GUARD_COOLDOWN_WINDOW refuse it for
 	// GATEWAY_GUARD_COOLDOWN (429 with Retry-After); 0 incidents: off.
@@ -77,7 +80,7 @@ type Config struct {
 
 	ThreadRetention    time.Duration // GATEWAY_THREAD_RETENTION: how long a message thread is kept (default 1h; 0: threads off)
 	ThreadMaxBytes     int64         // GATEWAY_THREAD_MAX_BYTES: largest thread kept (default 8 MiB)
-	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning is kept per tool call (default 15m; 0: off)
+	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning (per tool call) and Gemini text signatures are kept (default 15m; 0: off)
 
 	// OTelEnv reads the OpenTelemetry variables (OTEL_*; nil: the
 	// process environment): traces are exported over OTLP/HTTP when they
@@ -190,6 +193,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 	var failOpen = true
 	onOff("GATEWAY_GUARD_FAIL", "open", "closed", &failOpen)
 	c.GuardFailClosed = !failOpen
+	dur("GATEWAY_GUARD_TIMEOUT", &c.GuardTimeout)
 	if v := getenv("GATEWAY_GUARD_THRESHOLD"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f <= 0 || f >= 1 {
@@ -321,6 +325,7 @@ var settingDefaults = map[string]string{
 	"GATEWAY_GUARD":                    "on",
 	"GATEWAY_OPTIMIZE":                 "on",
 	"GATEWAY_GUARD_FAIL":               "open",
+	"GATEWAY_GUARD_TIMEOUT":            "2s",
 	"GATEWAY_GUARD_THRESHOLD":          "(the model's)",
 	"GATEWAY_GUARD_SECOND":             "(none: no second stage)",
 	"GATEWAY_GUARD_SECOND_TOKEN":       "",

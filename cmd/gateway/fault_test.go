@@ -46,38 +46,71 @@ func paddedBody(model string, n int, last string, messages bool) []byte {
 // gateway and the vendor read differently no longer get an attack past
 // the guard.
 func TestFaultGuardBypass(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.TPM = 0 }) // 2 MB bodies
+	e := newEnv(t, func(c *Config) {
+		c.TPM = 0 // 2 MB bodies
+		// What is tested is the guard's verdict, not its speed: under the
+		// race detector on a loaded machine a 2-8 MB body can take longer
+		// than the default 2 s to score, and a time-out fails open (a 200
+		// or a vendor's 504 instead of the 403).
+		c.GuardTimeout = time.Minute
+		c.HTTP.FirstByteTimeout = time.Minute
+	})
 	chatModel := "openai/" + nativeModels["openai"]
 	msgModel := "anthropic/" + nativeModels["anthropic"]
 	mapped := "google/" + nativeModels["google"]
-	a := quote(attack)
+	// A blocked (403) request's vendor call runs beside the guard and is
+	// cancelled by the verdict; the vendor may still record it after the
+	// 403 has been answered (the cancelled connection's bytes are read
+	// late). So a refused (400) body is looked for by its own mark among
+	// everything the vendor received, not by counting what arrived since
+	// a Reset, which a late request from an earlier case can break.
 	tests := []struct {
 		name   string
 		path   string
-		body   []byte
+		body   func(a, hi string) []byte // a: the quoted attack, hi: quoted ordinary text, both carrying the case's mark
 		status int
 	}{
-		{"512 padded turns, chat", "/v1/chat/completions", paddedBody(chatModel, 512, attack, false), 403},
-		{"512 padded turns, messages", "/v1/messages", paddedBody(msgModel, 512, attack, true), 403},
-		{"512 padded turns, mapped", "/v1/messages", paddedBody(mapped, 512, attack, true), 403},
-		{"content 1 beside the attack", "/v1/chat/completions", []byte(`{"model":"` + chatModel + `","messages":[{"role":"user","content":` + a + `},{"role":"user","content":1}]}`), 400},
-		{"system 1 beside the attack", "/v1/messages", []byte(`{"model":"` + msgModel + `","max_tokens":64,"system":1,"messages":[{"role":"user","content":` + a + `}]}`), 400},
-		{"Messages decoy", "/v1/chat/completions", []byte(`{"model":"` + chatModel + `","messages":[{"role":"user","content":` + a + `}],"Messages":[{"role":"user","content":"hi"}]}`), 400},
-		{"Content decoy", "/v1/messages", []byte(`{"model":"` + msgModel + `","max_tokens":64,"messages":[{"role":"user","content":` + a + `,"Content":"hello"}]}`), 400},
-		{"Content decoy, mapped", "/v1/chat/completions", []byte(`{"model":"` + mapped + `","messages":[{"role":"user","Content":` + a + `,"content":"hello"}]}`), 400},
-		{"duplicate messages", "/v1/chat/completions", []byte(`{"model":"` + chatModel + `","messages":[{"role":"user","content":"hi"}],"messages":[{"role":"user","content":` + a + `}]}`), 400},
-		{"Role system", "/v1/chat/completions", []byte(`{"model":"` + mapped + `","messages":[{"Role":"system","content":` + a + `}]}`), 400},
+		{"512 padded turns, chat", "/v1/chat/completions", func(string, string) []byte { return paddedBody(chatModel, 512, attack, false) }, 403},
+		{"512 padded turns, messages", "/v1/messages", func(string, string) []byte { return paddedBody(msgModel, 512, attack, true) }, 403},
+		{"512 padded turns, mapped", "/v1/messages", func(string, string) []byte { return paddedBody(mapped, 512, attack, true) }, 403},
+		{"content 1 beside the attack", "/v1/chat/completions", func(a, _ string) []byte {
+			return []byte(`{"model":"` + chatModel + `","messages":[{"role":"user","content":` + a + `},{"role":"user","content":1}]}`)
+		}, 400},
+		{"system 1 beside the attack", "/v1/messages", func(a, _ string) []byte {
+			return []byte(`{"model":"` + msgModel + `","max_tokens":64,"system":1,"messages":[{"role":"user","content":` + a + `}]}`)
+		}, 400},
+		{"Messages decoy", "/v1/chat/completions", func(a, hi string) []byte {
+			return []byte(`{"model":"` + chatModel + `","messages":[{"role":"user","content":` + a + `}],"Messages":[{"role":"user","content":` + hi + `}]}`)
+		}, 400},
+		{"Content decoy", "/v1/messages", func(a, hi string) []byte {
+			return []byte(`{"model":"` + msgModel + `","max_tokens":64,"messages":[{"role":"user","content":` + a + `,"Content":` + hi + `}]}`)
+		}, 400},
+		{"Content decoy, mapped", "/v1/chat/completions", func(a, hi string) []byte {
+			return []byte(`{"model":"` + mapped + `","messages":[{"role":"user","Content":` + a + `,"content":` + hi + `}]}`)
+		}, 400},
+		{"duplicate messages", "/v1/chat/completions", func(a, hi string) []byte {
+			return []byte(`{"model":"` + chatModel + `","messages":[{"role":"user","content":` + hi + `}],"messages":[{"role":"user","content":` + a + `}]}`)
+		}, 400},
+		{"Role system", "/v1/chat/completions", func(a, _ string) []byte {
+			return []byte(`{"model":"` + mapped + `","messages":[{"Role":"system","content":` + a + `}]}`)
+		}, 400},
 	}
-	for _, tt := range tests {
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e.fake.Reset()
-			resp := e.post(tt.path, e.key, tt.body, "Anthropic-Version", "2023-06-01")
+			mark := fmt.Sprintf("case-mark-%02d", i)
+			body := tt.body(quote(attack+" "+mark), quote("hello "+mark))
+			resp := e.post(tt.path, e.key, body, "Anthropic-Version", "2023-06-01")
 			got := readAll(t, resp.Body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tt.status, got)
 			}
-			if tt.status == 400 && len(e.fake.Requests()) != 0 {
-				t.Errorf("a refused body reached the vendor")
+			if tt.status != 400 {
+				return
+			}
+			for _, r := range e.fake.Requests() {
+				if bytes.Contains(r.Body, []byte(mark)) {
+					t.Errorf("a refused body reached the vendor: %s %s %.200s", r.Vendor, r.Path, r.Body)
+				}
 			}
 		})
 	}
@@ -100,7 +133,7 @@ func TestFaultGuardBypass(t *testing.T) {
 	// Per-turn system messages (Claude Code's role "system" inside
 	// messages) are scored as the system prompt is: never. The same text
 	// as a user turn is blocked.
-	sysTurn := []byte(`{"model":"` + msgModel + `","max_tokens":64,"messages":[{"role":"user","content":"hi"},{"role":"system","content":` + a + `},{"role":"user","content":"go on"}]}`)
+	sysTurn := []byte(`{"model":"` + msgModel + `","max_tokens":64,"messages":[{"role":"user","content":"hi"},{"role":"system","content":` + quote(attack) + `},{"role":"user","content":"go on"}]}`)
 	resp := e.post("/v1/messages", e.key, sysTurn, "Anthropic-Version", "2023-06-01")
 	readAll(t, resp.Body)
 	if rec, err := e.m.Store().Record(context.Background(), resp.Header.Get("X-Gateway-Request-Id")); resp.StatusCode == 403 || err != nil || rec.Guard != "pass" {

@@ -178,7 +178,7 @@ func nativeRoutes() []nativeRoute {
 func (e *env) direct(vendor string, rec fakevendor.Received) []byte {
 	e.t.Helper()
 	req, _ := http.NewRequest(rec.Method, e.fake.URL()+"/"+vendor+rec.Path+queryOf(rec.RawQuery), bytes.NewReader(rec.Body))
-	for _, h := range []string{"Authorization", "X-Api-Key", "Anthropic-Version", "Content-Type"} {
+	for _, h := range []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Anthropic-Version", "Content-Type"} {
 		if v := rec.Header.Get(h); v != "" {
 			req.Header.Set(h, v)
 		}

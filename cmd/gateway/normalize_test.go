@@ -13,7 +13,8 @@ import (
 
 // TestNativeDeviationsThroughSDK: on native C routes the vendors'
 // SDK-breaking deviations reach openai-go's helpers fixed (Mistral's
-// streamed tool calls without index and type, Together's "eos"), and
+// streamed tool calls without index and type, its non-stream ones without
+// type, Together's "eos"), and
 // Together's top-level usage.cached_tokens is billed as cache reads.
 func TestNativeDeviationsThroughSDK(t *testing.T) {
 	e := newEnv(t)
@@ -62,6 +63,29 @@ func TestNativeDeviationsThroughSDK(t *testing.T) {
 		}
 		if got := resp.Choices[0].Message.Content; got != "Tool said: sunny | windy" {
 			t.Errorf("final answer = %q", got)
+		}
+	})
+
+	t.Run("mistral non-stream tool calls say function", func(t *testing.T) {
+		params := openai.ChatCompletionNewParams{
+			Model:    "mistral/" + nativeModels["mistral"],
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in two places? [fake:tools=2]")},
+			Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
+				Name: "get_weather", Parameters: openai.FunctionParameters(weatherSchema()),
+			})},
+		}
+		resp, err := oc.Chat.Completions.New(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := resp.Choices[0].Message.ToolCalls
+		if len(calls) != 2 {
+			t.Fatalf("tool calls = %s, want 2", resp.Choices[0].Message.RawJSON())
+		}
+		for _, c := range calls {
+			if c.Type != "function" || c.Function.Name != "get_weather" {
+				t.Errorf("tool call = %s, want type function", c.RawJSON())
+			}
 		}
 	})
 

@@ -240,6 +240,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Biller:          pb,
 		Guard:           g,
 		GuardFailClosed: c.GuardFailClosed,
+		GuardTimeout:    c.GuardTimeout,
 		GuardCooldown:   c.GuardCooldown,
 		Optimizer:       newOptimizer(*c, providers, m.Logger),
 		Logger:          m.Logger,

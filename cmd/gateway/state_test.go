@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -446,5 +447,100 @@ func TestDeepSeekReasoningRestored(t *testing.T) {
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || !strings.Contains(apiErr.RawJSON(), "Missing `reasoning_content` field in the assistant message") {
 			t.Errorf("second turn with reasoning not kept: err = %v, want DeepSeek's 400", err)
 		}
+	})
+}
+
+// TestGeminiTextSignatureRoundTrip: a Gemini 3 answer's signature on its
+// text (in streams on a last part with empty text, after the text) does
+// not reach a Messages client as a block after the answer (Claude Code
+// would show an empty result), and comes back onto the text part when
+// the client replays the turn, on both endpoints.
+func TestGeminiTextSignatureRoundTrip(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ac := e.anthropicClient()
+	model := "google/" + nativeModels["google"]
+	sigRE := regexp.MustCompile(`"thoughtSignature":\s*"([^"]+)"`)
+	// vendorSignature is the signature the fake put on the last answer.
+	vendorSignature := func(t *testing.T) string {
+		m := sigRE.FindSubmatch(e.direct("google", e.lastRequest()))
+		if m == nil {
+			t.Fatal("the fake Gemini sent no text signature")
+		}
+		return string(m[1])
+	}
+	// replayed checks the model turn the vendor got back.
+	replayed := func(t *testing.T, text, sig string) {
+		var req struct {
+			Contents []struct {
+				Role  string `json:"role"`
+				Parts []struct {
+					Text             string `json:"text"`
+					ThoughtSignature string `json:"thoughtSignature"`
+				} `json:"parts"`
+			} `json:"contents"`
+		}
+		if err := json.Unmarshal(e.lastRequest().Body, &req); err != nil {
+			t.Fatal(err)
+		}
+		if len(req.Contents) != 3 || req.Contents[1].Role != "model" || len(req.Contents[1].Parts) != 1 {
+			t.Fatalf("contents = %+v", req.Contents)
+		}
+		if p := req.Contents[1].Parts[0]; p.Text != text || p.ThoughtSignature != sig {
+			t.Errorf("replayed model part = %+v, want text %q with signature %q", p, text, sig)
+		}
+	}
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("messages stream=%v", stream), func(t *testing.T) {
+			params := anthropic.MessageNewParams{
+				Model: anthropic.Model(model), MaxTokens: 256,
+				Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Say hi"))},
+			}
+			var msg anthropic.Message
+			if stream {
+				s := ac.Messages.NewStreaming(ctx, params)
+				for s.Next() {
+					if err := msg.Accumulate(s.Current()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := s.Err(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				m, err := ac.Messages.New(ctx, params)
+				if err != nil {
+					t.Fatal(err)
+				}
+				msg = *m
+			}
+			if len(msg.Content) != 1 || msg.Content[0].Type != "text" || msg.Content[0].Text == "" {
+				t.Fatalf("content = %+v, want the answer's text block alone", msg.Content)
+			}
+			sig := vendorSignature(t)
+			params.Messages = append(params.Messages, msg.ToParam(), anthropic.NewUserMessage(anthropic.NewTextBlock("Thanks")))
+			if _, err := ac.Messages.New(ctx, params); err != nil {
+				t.Fatal(err)
+			}
+			replayed(t, msg.Content[0].Text, sig)
+		})
+	}
+	t.Run("chat completions", func(t *testing.T) {
+		oc := e.openaiClient()
+		params := openai.ChatCompletionNewParams{
+			Model:    model,
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Say hi")},
+		}
+		resp, err := oc.Chat.Completions.New(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig := vendorSignature(t)
+		text := resp.Choices[0].Message.Content
+		params.Messages = append(params.Messages, openai.AssistantMessage(text), openai.UserMessage("Thanks"))
+		if _, err := oc.Chat.Completions.New(ctx, params); err != nil {
+			t.Fatal(err)
+		}
+		replayed(t, text, sig)
 	})
 }

@@ -1,7 +1,7 @@
 // Command testall runs the project's whole test suite and says plainly
 // what it did not run.
 //
-//	go run ./cmd/testall [-require-all] [-race=auto|on|off] [-run REGEXP] [packages]
+//	go run ./cmd/testall [-require-all] [-race=auto|on|off] [-services=auto|off] [-run REGEXP] [packages]
 //
 // It runs `go test -json` over the packages (default ./...), prints one
 // line per package as `go test` does, the output of every failed test,
@@ -12,6 +12,13 @@
 // A test that runs only when asked for (a long soak behind its own flag)
 // skips with a reason starting "opt-in:"; such skips are listed apart and
 // never fail a run.
+//
+// The PostgreSQL and Redis suites read GATEWAY_TEST_POSTGRES_URL and
+// GATEWAY_TEST_REDIS_URL. With -services=auto (the default) an unset
+// variable is filled in when the service answers on its default local
+// port (127.0.0.1:5432 as user postgres without a password, database test
+// or else postgres; 127.0.0.1:6379), and testall prints what it found and
+// used; -services=off leaves the environment as it is.
 //
 // The race detector needs cgo and a C compiler; with -race=auto (the
 // default) it is on when a C compiler is found and off, with a warning,
@@ -44,6 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	race := fs.String("race", "auto", "race detector: auto (on when a C compiler is found), on or off")
 	runRE := fs.String("run", "", "run only tests matching this regular expression (go test -run)")
 	timeout := fs.Duration("timeout", 20*time.Minute, "go test -timeout")
+	services := fs.String("services", "auto", "PostgreSQL and Redis for their suites: auto (find them on their default local ports when GATEWAY_TEST_*_URL are unset) or off")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -70,6 +78,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "testall: -race must be auto, on or off, not %q\n", *race)
 		return 2
 	}
+	var env []string
+	switch *services {
+	case "auto":
+		var notes []string
+		env, notes = localServices(os.Getenv, postgresAddr, redisAddr)
+		for _, n := range notes {
+			fmt.Fprintln(stderr, "testall:", n)
+		}
+	case "off":
+	default:
+		fmt.Fprintf(stderr, "testall: -services must be auto or off, not %q\n", *services)
+		return 2
+	}
 	if *runRE != "" {
 		goArgs = append(goArgs, "-run", *runRE)
 	}
@@ -77,6 +98,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	cmd := exec.Command("go", goArgs...)
 	cmd.Stderr = stderr // build errors
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		fmt.Fprintln(stderr, "testall:", err)

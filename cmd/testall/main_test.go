@@ -1,6 +1,10 @@
 package main
 
 import (
+	"encoding/binary"
+	"io"
+	"net"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -76,4 +80,127 @@ func TestOptInReason(t *testing.T) {
 			t.Errorf("optInReason(%q) = %v", reason, got)
 		}
 	}
+}
+
+// fakeServer answers each connection on a loopback listener with answer.
+func fakeServer(t *testing.T, answer func(c net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				answer(c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// closedAddr returns a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := ln.Addr().String()
+	ln.Close()
+	return a
+}
+
+// pgAnswer reads a startup message and answers AuthenticationOk for the
+// databases in ok, an ErrorResponse for others.
+func pgAnswer(ok ...string) func(net.Conn) {
+	return func(c net.Conn) {
+		var n [4]byte
+		if _, err := io.ReadFull(c, n[:]); err != nil {
+			return
+		}
+		msg := make([]byte, binary.BigEndian.Uint32(n[:])-4)
+		if _, err := io.ReadFull(c, msg); err != nil {
+			return
+		}
+		fields := strings.Split(string(msg[4:]), "\x00")
+		db := ""
+		for i := 0; i+1 < len(fields); i += 2 {
+			if fields[i] == "database" {
+				db = fields[i+1]
+			}
+		}
+		if slices.Contains(ok, db) {
+			c.Write([]byte{'R', 0, 0, 0, 8, 0, 0, 0, 0})
+			return
+		}
+		body := "SFATAL\x00C3D000\x00Mdatabase \"" + db + "\" does not exist\x00\x00"
+		b := []byte{'E', 0, 0, 0, 0}
+		binary.BigEndian.PutUint32(b[1:], uint32(4+len(body)))
+		c.Write(append(b, body...))
+	}
+}
+
+func redisAnswer(line string) func(net.Conn) {
+	return func(c net.Conn) {
+		buf := make([]byte, 6)
+		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "PING\r\n" {
+			return
+		}
+		io.WriteString(c, line)
+	}
+}
+
+func TestLocalServices(t *testing.T) {
+	unset := func(string) string { return "" }
+	t.Run("both found", func(t *testing.T) {
+		pg, rd := fakeServer(t, pgAnswer("postgres")), fakeServer(t, redisAnswer("+PONG\r\n"))
+		env, notes := localServices(unset, pg, rd)
+		want := []string{
+			postgresEnv + "=postgres://postgres@" + pg + "/postgres?sslmode=disable",
+			redisEnv + "=redis://" + rd + "/0",
+		}
+		if !slices.Equal(env, want) {
+			t.Fatalf("env %q, want %q", env, want)
+		}
+		if len(notes) != 2 || !strings.Contains(notes[0], "found on "+pg) || !strings.Contains(notes[1], "found on "+rd) {
+			t.Errorf("notes %q", notes)
+		}
+	})
+	t.Run("database test preferred", func(t *testing.T) {
+		pg := fakeServer(t, pgAnswer("test", "postgres"))
+		env, _ := localServices(unset, pg, closedAddr(t))
+		if want := []string{postgresEnv + "=postgres://postgres@" + pg + "/test?sslmode=disable"}; !slices.Equal(env, want) {
+			t.Fatalf("env %q, want %q", env, want)
+		}
+	})
+	t.Run("none", func(t *testing.T) {
+		env, notes := localServices(unset, closedAddr(t), closedAddr(t))
+		if len(env) != 0 || len(notes) != 2 || !strings.Contains(notes[0], "will skip") || !strings.Contains(notes[1], "will skip") {
+			t.Fatalf("env %q, notes %q", env, notes)
+		}
+	})
+	t.Run("password and NOAUTH", func(t *testing.T) {
+		pg := fakeServer(t, func(c net.Conn) {
+			io.ReadFull(c, make([]byte, 4))
+			c.Write([]byte{'R', 0, 0, 0, 8, 0, 0, 0, 5}) // MD5 password
+		})
+		rd := fakeServer(t, redisAnswer("-NOAUTH Authentication required.\r\n"))
+		env, notes := localServices(unset, pg, rd)
+		if len(env) != 0 || !strings.Contains(notes[0], "needs a password") || !strings.Contains(notes[1], "NOAUTH") {
+			t.Fatalf("env %q, notes %q", env, notes)
+		}
+	})
+	t.Run("set variables win", func(t *testing.T) {
+		pg, rd := fakeServer(t, pgAnswer("postgres")), fakeServer(t, redisAnswer("+PONG\r\n"))
+		env, notes := localServices(func(string) string { return "x://y" }, pg, rd)
+		if len(env) != 0 || !strings.Contains(notes[0], "is set, using it") || !strings.Contains(notes[1], "is set, using it") {
+			t.Fatalf("env %q, notes %q", env, notes)
+		}
+	})
 }

@@ -71,7 +71,9 @@
 //     Anthropic's ^[a-zA-Z0-9_-]+$.
 //   - A signature Gemini put on an ordinary text part comes out as a
 //     thinking part with empty text and that signature, right after the
-//     text; replayed, it goes back onto the text part.
+//     text; replayed, it goes back onto the text part. (The server does
+//     not show such a part to Messages clients: it keeps the signature in
+//     its client state and restores the part on replay; see convstate.)
 //
 // A model turn whose function calls carry no signature at all (a history
 // from another vendor) gets Gemini's documented placeholder SkipSignature

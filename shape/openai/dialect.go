@@ -76,7 +76,8 @@ type Dialect struct {
 	// routes rewrite them (normalize.go).
 	FinishReasons map[string]string
 	// StreamToolCallIndex: the vendor streams tool_calls entries without
-	// "index" and "type" (Mistral); native routes add them.
+	// "index" and "type", and sends non-stream entries without "type"
+	// (Mistral); native routes add them.
 	StreamToolCallIndex bool
 	// ArrayContent: the vendor may send message and delta content as a
 	// list of text and thinking chunks (Mistral's reasoning models);

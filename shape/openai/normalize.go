@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,7 +25,9 @@ import (
 //   - StreamToolCallIndex (Mistral): streamed tool_calls entries come
 //     without "index" and "type"; each entry with an id is a new call,
 //     given the next index and "type":"function", and an entry without
-//     an id continues the last call.
+//     an id continues the last call. A non-stream answer's entries come
+//     without "type" too (openai-node's runTools skips a call whose type
+//     is not "function"): each gets "type":"function".
 //   - ArrayContent (Mistral's reasoning models): message.content and
 //     delta.content come as a list of chunks, {"type":"text","text"} and
 //     {"type":"thinking","thinking":[{"type":"text","text"}]}; the SDKs
@@ -53,7 +56,45 @@ func (d *Dialect) NormalizeBody(body []byte) []byte {
 	if d.ArrayContent {
 		body = fixArrayContent(body)
 	}
+	if d.StreamToolCallIndex && bytes.Contains(body, []byte(`"tool_calls"`)) {
+		body = fixToolCallType(body)
+	}
 	return body
+}
+
+// fixToolCallType gives "type":"function" to the tool_calls entries of a
+// non-stream answer's messages that lack a type, right after each
+// entry's '{'.
+func fixToolCallType(body []byte) []byte {
+	var edits []rawjson.Edit
+	for _, arr := range choiceValues(body, "tool_calls") {
+		els, err := rawjson.Elements(body[arr.Start:arr.End])
+		if err != nil {
+			return body
+		}
+		for _, el := range els {
+			start := arr.Start + el.Start
+			if body[start] != '{' {
+				continue
+			}
+			ms, err := rawjson.Members(body[start : arr.Start+el.End])
+			if err != nil {
+				return body
+			}
+			if slices.ContainsFunc(ms, func(m rawjson.Member) bool { return m.Key == "type" }) {
+				continue
+			}
+			ins := `"type":"function",`
+			if len(ms) == 0 {
+				ins = `"type":"function"`
+			}
+			edits = append(edits, rawjson.Edit{Start: start + 1, End: start + 1, Text: []byte(ins)})
+		}
+	}
+	if len(edits) == 0 {
+		return body
+	}
+	return rawjson.Splice(body, edits...)
 }
 
 func (d *Dialect) fixFinishReasons(b []byte) []byte {

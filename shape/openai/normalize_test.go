@@ -85,6 +85,23 @@ func TestNormalizeKeepsEveryOtherByte(t *testing.T) {
 	if got := string(mistral.NormalizeBody(mbody)); got != `{"id":"m","choices":[{"index":0,"message":{"role":"assistant","content":"AB","reasoning_content":"T"},"finish_reason":"stop"}]}` {
 		t.Errorf("mistral body: %s", got)
 	}
+	// Mistral's non-stream tool calls lack "type" (openai-node's runTools
+	// skips a call whose type is not "function"); entries that have one,
+	// and text that looks like one, are untouched.
+	for _, c := range []struct{ in, want string }{
+		{
+			`{"choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[{"id":"abcDEF123","function":{"name":"f","arguments":"{\"type\":1}"},"index":0}, {"id":"x","type":"function","function":{"name":"g","arguments":"{}"}},{}]},"finish_reason":"tool_calls"}]}`,
+			`{"choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[{"type":"function","id":"abcDEF123","function":{"name":"f","arguments":"{\"type\":1}"},"index":0}, {"id":"x","type":"function","function":{"name":"g","arguments":"{}"}},{"type":"function"}]},"finish_reason":"tool_calls"}]}`,
+		},
+		{
+			`{"choices":[{"index":0,"message":{"role":"assistant","content":"\"tool_calls\":[{}]"},"finish_reason":"stop"}]}`,
+			`{"choices":[{"index":0,"message":{"role":"assistant","content":"\"tool_calls\":[{}]"},"finish_reason":"stop"}]}`,
+		},
+	} {
+		if got := string(mistral.NormalizeBody([]byte(c.in))); got != c.want {
+			t.Errorf("mistral tool calls body:\n got %s\nwant %s", got, c.want)
+		}
+	}
 	plain := []byte(`{"choices":[{"finish_reason":"stop"}]}`)
 	if got := together.NormalizeBody(plain); &got[0] != &plain[0] {
 		t.Error("a body with nothing to fix must be returned as is")
