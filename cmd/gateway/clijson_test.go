@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -435,4 +436,12 @@ func TestStoreRevocationReachesRunningInstance(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Logf("revoked on the store: refused by the running instance after %v", time.Since(start).Round(time.Millisecond))
+}
+
+func TestEnvTypos(t *testing.T) {
+	got := envTypos([]string{"GATEWAY_RMP=5", "GATEWAY_RPM=5", "GATEWAY_KEY=gwk_x", "GATEWAY_GAURD=off", "HOME=/root", "GATEWAY_ADMIN_URL=http://x"})
+	want := []string{"GATEWAY_GAURD is not a setting; did you mean GATEWAY_GUARD?", "GATEWAY_RMP is not a setting; did you mean GATEWAY_RPM?"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }
