@@ -445,3 +445,33 @@ func TestEnvTypos(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// A guard policy set through the admin API applies to the very next
+// request on that instance (its policy cache is emptied).
+func TestAdminGuardPolicyAppliesAtOnce(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AdminToken = testAdminToken })
+	attackOnce := func() int {
+		resp := e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], attack, false, ""))
+		readAll(t, resp.Body)
+		return resp.StatusCode
+	}
+	if s := attackOnce(); s != http.StatusForbidden { // the key's policy (block) is now cached
+		t.Fatalf("before: %d", s)
+	}
+	c := &admin.Client{BaseURL: e.url, Token: testAdminToken}
+	keys, err := c.Keys(t.Context())
+	if err != nil || len(keys) != 1 {
+		t.Fatal(keys, err)
+	}
+	k, err := c.UpdateKey(t.Context(), keys[0].ID, admin.KeyUpdate{Guard: &admin.GuardPolicy{Mode: "monitor"}})
+	if err != nil || k.Guard == nil || k.Guard.Mode != "monitor" {
+		t.Fatalf("update: %+v, %v", k, err)
+	}
+	if s := attackOnce(); s != http.StatusOK {
+		t.Errorf("monitor mode set through the admin API: %d, want 200 at once", s)
+	}
+	got, err := c.Key(t.Context(), keys[0].ID)
+	if err != nil || got.Guard.Mode != "monitor" || got.Requests != 2 {
+		t.Errorf("GET key: %+v, %v", got, err)
+	}
+}
