@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 
 	gw "github.com/gwlabs/gateway"
@@ -289,8 +290,8 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 		}
 	}
 	idx := sc.idx[:0]
-	for _, i := range scanned(segs) {
-		if p.scores(segs[i].Source) {
+	for i, s := range segs {
+		if s.Source != SourceSystem && p.scores(s.Source) && strings.TrimSpace(s.Text) != "" {
 			idx = append(idx, i)
 		}
 	}

@@ -145,6 +145,13 @@ type OutputCap interface {
 	MaxOutputTokens(vendor, model string) int64
 }
 
+// ContextCap is implemented by Billers that know a model's context
+// window in tokens (0: unknown): a fallback whose window cannot hold the
+// prompt is skipped.
+type ContextCap interface {
+	ContextWindow(vendor, model string) int64
+}
+
 // maxEstimate bounds a request's token estimate, far above any model's
 // output, so that no caller-supplied number can overflow the count.
 const maxEstimate = 1 << 40
@@ -287,9 +294,49 @@ type Inbound struct {
 	Header http.Header
 	// Received is when the request arrived.
 	Received time.Time
+	// Fallbacks are the models tried in order when Vendor/Model (and then
+	// each earlier one) fails before any byte reached the caller: the
+	// caller's "models" list, an operator route's other members. Empty:
+	// none (retries within the vendor still happen).
+	Fallbacks []Target
+	// Prepare, when set, makes the vendor body of each model tried (an
+	// endpoint of a shape other than M and C brings its own mapping);
+	// nil: the caller's body passed through when the vendor speaks
+	// Endpoint's shape, else Canonical encoded by the vendor's Codec.
+	Prepare Preparer
 	// Span is the request's own span (Gateway.StartRequest); Finish
 	// gives it the GenAI and gateway attributes. Nil: none.
 	Span Span
+}
+
+// Target is one model to try: the vendor prefix and the vendor's model id.
+type Target struct{ Vendor, Model string }
+
+// String is the prefixed model id.
+func (t Target) String() string { return t.Vendor + "/" + t.Model }
+
+// Preparer makes the vendor body for model on provider p: native says the
+// vendor's answer is relayed as the vendor sends it (else the server maps
+// it), hideUsage that the relay holds the usage-only chunk back.
+type Preparer func(p gw.Provider, model string, stream bool) (body []byte, native, hideUsage bool, err error)
+
+// candidate is one model a request may be served by, prepared in Begin.
+type candidate struct {
+	Target
+	provider    gw.Provider
+	native      bool
+	body        []byte
+	hideUsage   bool
+	optimized   bool
+	outputBound int64
+	imposed     int64
+	// skip is why the candidate is passed over ("" when usable), err the
+	// error it would have answered.
+	skip string
+	err  error
+	// bodyShape is the shape of body: the endpoint's on a native route,
+	// else the vendor's own.
+	bodyShape gw.Shape
 }
 
 // Exchange is one request's trip through the policies.
@@ -298,6 +345,12 @@ type Exchange struct {
 	in       Inbound
 	provider gw.Provider
 	native   bool
+	// cands are the models the request may be served by, the first the
+	// caller's model; cur is the one in use (the one that served once
+	// Call returned). attempts are what Call tried.
+	cands    []*candidate
+	cur      int
+	attempts []gw.Attempt
 
 	// Body is what goes to the vendor; HideUsage says the relay must hold
 	// the usage-only chunk back (the gateway asked for it, not the caller).
@@ -322,8 +375,8 @@ type Exchange struct {
 	traceCtx   context.Context
 	// rec is the record Finish wrote.
 	rec *gw.Record
-	// attempts counts the vendor calls made for the request.
-	attempts int
+	// called says Call ran (the vendor calls it made: Tries).
+	called bool
 
 	estTokens  int64
 	limited    bool // the request was counted against the key's limits
@@ -399,60 +452,27 @@ func (x *Exchange) begin(ctx context.Context) error {
 	if err := g.cool.check(in.Principal, g.cfg.Now()); err != nil {
 		return err
 	}
-	p, ok := g.cfg.Providers[in.Vendor]
-	if !ok {
-		return gw.Errorf(gw.CodeInvalidRequest, "unknown vendor %q", in.Vendor)
-	}
-	if in.Principal != nil && !gw.ModelAllowed(in.Principal.Models, in.Vendor, in.Model) {
-		e := gw.Errorf(gw.CodeInvalidRequest, "model %q is not allowed for this API key (its models: %s)", in.Vendor+"/"+in.Model, strings.Join(in.Principal.Models, ", "))
-		e.NoRetry = true
-		return e
-	}
-	x.provider = p
-	if a, ok := p.(Availability); ok {
-		if err := a.Unavailable(); err != nil {
-			return err
+	targets := append([]Target{{in.Vendor, in.Model}}, in.Fallbacks...)
+	x.cur = -1
+	for _, t := range targets {
+		c := &candidate{Target: t}
+		if err := x.prepare(c, len(targets) > 1); err != nil {
+			if len(targets) == 1 {
+				return err
+			}
+			c.err, c.skip = err, skipReason(err)
+		} else if x.cur < 0 {
+			x.cur = len(x.cands)
 		}
+		x.cands = append(x.cands, c)
 	}
-	if pr, ok := g.cfg.Biller.(Priceable); ok {
-		if err := pr.Priceable(in.Vendor, in.Model); err != nil {
-			return err
-		}
-	} else if g.cfg.Biller != nil && !g.cfg.Biller.Known(in.Vendor, in.Model) {
-		return gw.Errorf(gw.CodeInvalidRequest, "model %q has no price on the rate card; GET /v1/models lists the priced models", in.Vendor+"/"+in.Model)
+	if x.cur < 0 {
+		// No model can take the request: the caller's own model's
+		// refusal, as without fallbacks.
+		return x.cands[0].err
 	}
-	x.native = gw.SpeaksNatively(p, in.Endpoint)
-	var err error
-	switch {
-	case x.native && in.Endpoint != p.Shape():
-		// The vendor serves this endpoint's shape beside its own (OpenAI
-		// Responses): the caller's bytes, model rewritten.
-		x.Body, err = p.(gw.ResponsesNative).PassThroughResponses(in.Body, in.Model)
-	case x.native:
-		x.Body, x.HideUsage, err = p.PassThrough(in.Body, in.Model, in.Stream)
-	default:
-		codec, ok := p.(gw.Codec)
-		if !ok || in.Canonical == nil {
-			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: fmt.Errorf("vendor %s cannot map from %s", in.Vendor, in.Endpoint)}
-		}
-		in.Canonical.Model = in.Model
-		in.Canonical.Stream = in.Stream
-		x.Body, err = codec.EncodeRequest(in.Canonical)
-	}
-	if err != nil {
-		return err
-	}
-	if err := x.decorate(); err != nil {
-		return err
-	}
+	x.use(x.cur)
 
-	if oc, ok := g.cfg.Biller.(OutputCap); ok && in.MaxOutput > 0 {
-		// Vendors refuse an output cap over the model's maximum; so does
-		// the gateway, before it counts an estimate no window can hold.
-		if m := oc.MaxOutputTokens(in.Vendor, in.Model); m > 0 && in.MaxOutput > m {
-			return gw.Errorf(gw.CodeInvalidRequest, "the output cap (max_tokens) of %d is over the maximum of %d tokens that %s/%s can produce", in.MaxOutput, m, in.Vendor, in.Model)
-		}
-	}
 	x.estTokens = int64((len(in.Body)+in.ExtraInputBytes)/4) + min(in.MaxOutput, maxEstimate)
 	if g.cfg.Limiter != nil {
 		d, err := g.cfg.Limiter.Allow(ctx, in.Principal.KeyID, g.limitFor(in.Principal), x.estTokens)
@@ -483,6 +503,133 @@ func (x *Exchange) begin(ctx context.Context) error {
 	return nil
 }
 
+// prepare checks that candidate c can take the request and makes its
+// vendor body; multi says the request has fallbacks (a model whose
+// context window cannot hold the prompt is then skipped).
+func (x *Exchange) prepare(c *candidate, multi bool) error {
+	g, in := x.g, &x.in
+	p, ok := g.cfg.Providers[c.Vendor]
+	if !ok {
+		return gw.Errorf(gw.CodeInvalidRequest, "unknown vendor %q", c.Vendor)
+	}
+	if in.Principal != nil && !gw.ModelAllowed(in.Principal.Models, c.Vendor, c.Model) {
+		e := gw.Errorf(gw.CodeInvalidRequest, "model %q is not allowed for this API key (its models: %s)", c.String(), strings.Join(in.Principal.Models, ", "))
+		e.NoRetry = true
+		return e
+	}
+	c.provider = p
+	if a, ok := p.(Availability); ok {
+		if err := a.Unavailable(); err != nil {
+			return err
+		}
+	}
+	if pr, ok := g.cfg.Biller.(Priceable); ok {
+		if err := pr.Priceable(c.Vendor, c.Model); err != nil {
+			return err
+		}
+	} else if g.cfg.Biller != nil && !g.cfg.Biller.Known(c.Vendor, c.Model) {
+		return gw.Errorf(gw.CodeInvalidRequest, "model %q has no price on the rate card; GET /v1/models lists the priced models", c.String())
+	}
+	if cc, ok := g.cfg.Biller.(ContextCap); ok && multi {
+		prompt := int64((len(in.Body) + in.ExtraInputBytes) / 4)
+		if w := cc.ContextWindow(c.Vendor, c.Model); w > 0 && prompt+in.MaxOutput > w {
+			return &gw.Error{Code: gw.CodeInvalidRequest, Message: fmt.Sprintf("context window too small (%d tokens for about %d of prompt and %d of output)", w, prompt, in.MaxOutput)}
+		}
+	}
+	var err error
+	switch native := gw.SpeaksNatively(p, in.Endpoint); {
+	case in.Prepare != nil:
+		c.body, c.native, c.hideUsage, err = in.Prepare(p, c.Model, in.Stream)
+	case native && in.Endpoint != p.Shape():
+		// The vendor serves this endpoint's shape beside its own (OpenAI
+		// Responses): the caller's bytes, model rewritten.
+		c.native = true
+		c.body, err = p.(gw.ResponsesNative).PassThroughResponses(in.Body, c.Model)
+	case native:
+		c.native = true
+		c.body, c.hideUsage, err = p.PassThrough(in.Body, c.Model, in.Stream)
+	default:
+		codec, ok := p.(gw.Codec)
+		if !ok || in.Canonical == nil {
+			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: fmt.Errorf("vendor %s cannot map from %s", c.Vendor, in.Endpoint)}
+		}
+		in.Canonical.Model = c.Model
+		in.Canonical.Stream = in.Stream
+		c.body, err = codec.EncodeRequest(in.Canonical)
+	}
+	if err != nil {
+		return err
+	}
+	c.bodyShape = p.Shape()
+	if c.native {
+		c.bodyShape = in.Endpoint
+	}
+	if err := x.decorate(c); err != nil {
+		return err
+	}
+	if oc, ok := g.cfg.Biller.(OutputCap); ok && in.MaxOutput > 0 {
+		// Vendors refuse an output cap over the model's maximum; so does
+		// the gateway, before it counts an estimate no window can hold.
+		if m := oc.MaxOutputTokens(c.Vendor, c.Model); m > 0 && in.MaxOutput > m {
+			return gw.Errorf(gw.CodeInvalidRequest, "the output cap (max_tokens) of %d is over the maximum of %d tokens that %s/%s can produce", in.MaxOutput, m, c.Vendor, c.Model)
+		}
+	}
+	return nil
+}
+
+// skipReason is the short reason a candidate is passed over, for the
+// record.
+func skipReason(err error) string {
+	e := gw.AsError(err)
+	msg := e.Message
+	switch {
+	case strings.Contains(msg, "is not allowed for this API key"):
+		return "not allowed for this API key"
+	case strings.Contains(msg, "has no price on the rate card"):
+		return "no price on the rate card"
+	case e.Code == gw.CodeVendorUnavailable:
+		return "vendor not configured"
+	}
+	if len(msg) > 120 {
+		msg = msg[:120]
+	}
+	return msg
+}
+
+// use makes candidate i the one in use.
+func (x *Exchange) use(i int) {
+	c := x.cands[i]
+	x.cur = i
+	x.provider, x.native = c.provider, c.native
+	x.Body, x.HideUsage, x.Optimized = c.body, c.hideUsage, c.optimized
+	x.outputBound, x.ImposedMaxOutput = c.outputBound, c.imposed
+	x.in.Vendor, x.in.Model = c.Vendor, c.Model
+}
+
+// Attempts returns the models tried (and skipped) by Call, in order;
+// nil for a request without fallbacks served at its first try.
+func (x *Exchange) Attempts() []gw.Attempt { return x.attempts }
+
+// calls is the number of vendor calls made: 0 before Call.
+func (x *Exchange) calls() int {
+	if !x.called {
+		return 0
+	}
+	return x.Tries()
+}
+
+// Tries is the number of vendor calls Call made (at least 1 once it
+// ran; retries within a vendor are not counted).
+func (x *Exchange) Tries() int {
+	n := 0
+	for _, a := range x.attempts {
+		if a.Skipped == "" {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
 // placeHold sizes the hold from the exact vendor body and places it. When
 // the balance cannot cover the whole possible output and the caller set
 // no output limit, the vendor body gets the largest limit the balance
@@ -490,10 +637,6 @@ func (x *Exchange) begin(ctx context.Context) error {
 // many output tokens the balance covers.
 func (x *Exchange) placeHold(ctx context.Context) error {
 	g, in := x.g, &x.in
-	lim, err := outlimit.Read(x.BodyShape(), x.Body)
-	if err != nil {
-		return err
-	}
 	// The caller's own body is read the same way: an ambiguous limit is
 	// refused even where the mapping would have dropped it, and a C
 	// caller may have set none (M requires one).
@@ -502,12 +645,45 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 		return err
 	}
 	callerLimit := in.Endpoint == gw.ShapeM || cl.MaxOutput > 0
-	req := HoldRequest{Vendor: in.Vendor, Model: in.Model, BodyBytes: max(len(x.Body), len(in.Body)+in.ExtraInputBytes), MaxOutput: lim.MaxOutput, Choices: lim.Choices, Available: -1, CallerLimit: callerLimit}
-	plan, err := g.cfg.Biller.Hold(req)
-	if err != nil {
-		return holdErr(err)
+	// With fallbacks the hold covers the dearest model that may serve.
+	reqs := make([]HoldRequest, len(x.cands))
+	plan := func(available gw.Money) (HoldPlan, error) {
+		var best HoldPlan
+		for i, c := range x.cands {
+			if c.skip != "" {
+				continue
+			}
+			if reqs[i].Vendor == "" {
+				lim, err := outlimit.Read(c.bodyShape, c.body)
+				if err != nil {
+					return HoldPlan{}, err
+				}
+				reqs[i] = HoldRequest{Vendor: c.Vendor, Model: c.Model, BodyBytes: max(len(c.body), len(in.Body)+in.ExtraInputBytes), MaxOutput: lim.MaxOutput, Choices: lim.Choices, CallerLimit: callerLimit}
+			}
+			r := reqs[i]
+			r.Available = available
+			p, err := g.cfg.Biller.Hold(r)
+			if err != nil {
+				return HoldPlan{}, holdErr(err)
+			}
+			if p.Imposed {
+				if err := x.impose(c, p.MaxOutput); err != nil {
+					return HoldPlan{}, err
+				}
+			}
+			c.outputBound = p.OutputBound
+			if p.Amount > best.Amount {
+				best = p
+			}
+		}
+		x.use(x.cur)
+		return best, nil
 	}
-	err = x.tryHold(ctx, plan)
+	p, err := plan(-1)
+	if err != nil {
+		return err
+	}
+	err = x.tryHold(ctx, p)
 	if gw.ErrorCode(err) != gw.CodeInsufficientBalance {
 		return err
 	}
@@ -516,16 +692,10 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 	if berr != nil {
 		return err
 	}
-	req.Available = bal.Balance - bal.Held
-	if plan, err = g.cfg.Biller.Hold(req); err != nil {
-		return holdErr(err)
+	if p, err = plan(bal.Balance - bal.Held); err != nil {
+		return err
 	}
-	if plan.Imposed {
-		if err := x.impose(plan.MaxOutput); err != nil {
-			return err
-		}
-	}
-	return x.tryHold(ctx, plan)
+	return x.tryHold(ctx, p)
 }
 
 func holdErr(err error) error {
@@ -546,7 +716,7 @@ func (x *Exchange) tryHold(ctx context.Context, plan HoldPlan) error {
 		}
 		return &gw.Error{Code: gw.CodeInternal, Message: "could not reserve the request's cost", Err: err}
 	}
-	x.holdPlaced, x.hold, x.outputBound = true, plan.Amount, plan.OutputBound
+	x.holdPlaced, x.hold = true, plan.Amount
 	x.renewAt = g.cfg.Now().Add(g.cfg.HoldTTL / 3)
 	return nil
 }
@@ -587,47 +757,48 @@ func (x *Exchange) KeepAlive(ctx context.Context) {
 // decorate adds to a freshly encoded vendor body the account's prompt-cache
 // key (where the vendor takes one) and the optimizer's directive (unless
 // it is off for this request).
-func (x *Exchange) decorate() error {
-	g, in, p := x.g, &x.in, x.provider
+func (x *Exchange) decorate(c *candidate) error {
+	g, in, p := x.g, &x.in, c.provider
 	var err error
 	if ck, ok := p.(CacheKeyer); ok && in.Principal != nil {
-		if x.Body, err = ck.SetCacheKey(x.Body, CacheKey(in.Principal.AccountID)); err != nil {
+		if c.body, err = ck.SetCacheKey(c.body, CacheKey(in.Principal.AccountID)); err != nil {
 			return err
 		}
 	}
 	if g.cfg.Optimizer != nil {
 		keyOff := in.Principal != nil && in.Principal.OptimizeOff
-		if x.Body, x.Optimized, err = g.cfg.Optimizer.Prepare(x.BodyShape(), x.Body, keyOff, in.Header); err != nil {
+		if c.body, c.optimized, err = g.cfg.Optimizer.Prepare(c.bodyShape, c.body, keyOff, in.Header); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// impose sets the vendor request's output limit to n tokens. A mapped
-// body is encoded again, so it gets its cache key and directive again.
-func (x *Exchange) impose(n int64) error {
+// impose sets candidate c's output limit to n tokens. A mapped body is
+// encoded again, so it gets its cache key and directive again.
+func (x *Exchange) impose(c *candidate, n int64) error {
 	in := &x.in
-	if x.native {
-		b, err := outlimit.Set(x.BodyShape(), in.Vendor, x.Body, n)
+	if c.native || in.Prepare != nil {
+		b, err := outlimit.Set(c.bodyShape, c.Vendor, c.body, n)
 		if err != nil {
 			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: err}
 		}
-		x.Body = b
+		c.body = b
 	} else {
-		codec := x.provider.(gw.Codec)
+		codec := c.provider.(gw.Codec)
 		v := int(min(n, int64(1<<31-1)))
 		in.Canonical.MaxTokens = &v
+		in.Canonical.Model = c.Model
 		b, err := codec.EncodeRequest(in.Canonical)
 		if err != nil {
 			return err
 		}
-		x.Body = b
-		if err := x.decorate(); err != nil {
+		c.body = b
+		if err := x.decorate(c); err != nil {
 			return err
 		}
 	}
-	x.ImposedMaxOutput = n
+	c.imposed = n
 	return nil
 }
 
@@ -666,31 +837,11 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 	if x.g.cfg.Tracer != nil {
 		x.vendorSpan.SetAttributes(x.vendorAttrs()...)
 	}
-	x.attempts++
-	call := &gw.Call{RequestID: x.in.RequestID, Model: x.in.Model, Stream: x.in.Stream, Body: x.Body, Header: x.in.Header}
-	if bs := x.BodyShape(); bs != x.provider.Shape() {
-		call.Endpoint = bs
-	}
+	x.called = true
 
-	type sent struct {
-		up  *gw.Upstream
-		err error
-	}
-	done := make(chan sent, 1)
-	go func() {
-		up, err := x.provider.Send(vctx, call)
-		done <- sent{up, err}
-	}()
-	if x.Optimized {
-		// The directive's count (cached after a model's first request)
-		// runs beside the vendor call and is joined before returning.
-		counted := make(chan struct{})
-		go func() {
-			defer close(counted)
-			x.optTokens = x.g.cfg.Optimizer.Tokens(ctx, x.in.Vendor, x.in.Model)
-		}()
-		defer func() { <-counted }()
-	}
+	done := make(chan tried, 1)
+	go func() { done <- x.try(vctx) }()
+	first, counted := x.cur, x.countOptimizer(ctx)
 
 	if second != nil {
 		v, blocked := x.secondStage(gctx, second)
@@ -701,11 +852,95 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 			if r := <-done; r.up != nil {
 				_ = r.up.Body.Close()
 			}
+			<-counted
 			return nil, x.block(ctx, v)
 		}
 	}
 	r := <-done
+	<-counted
+	x.attempts = r.attempts
+	x.use(r.served)
+	if x.cur != first && x.Optimized {
+		// Served by a fallback: its directive's count (cached per model).
+		<-x.countOptimizer(ctx)
+	}
 	return r.up, r.err
+}
+
+// countOptimizer counts the directive's tokens for the model in use,
+// beside the vendor call; the channel closes when done.
+func (x *Exchange) countOptimizer(ctx context.Context) <-chan struct{} {
+	counted := make(chan struct{})
+	if !x.Optimized {
+		close(counted)
+		return counted
+	}
+	vendor, model := x.in.Vendor, x.in.Model
+	go func() {
+		defer close(counted)
+		x.optTokens = x.g.cfg.Optimizer.Tokens(ctx, vendor, model)
+	}()
+	return counted
+}
+
+// tried is the outcome of the attempts: the answer (or the last error),
+// the candidate that gave it, and every attempt when there were several.
+type tried struct {
+	up       *gw.Upstream
+	err      error
+	served   int
+	attempts []gw.Attempt
+}
+
+// try calls the candidates in order, from the one in use, until one
+// answers: a failure that another vendor may not have (rate limited,
+// overloaded, a broken or silent connection, an open breaker, an unknown
+// model, a vendor without a key) moves to the next; any other error, or
+// the caller going away, ends the request. It touches no field of x
+// (the guard runs beside it).
+func (x *Exchange) try(ctx context.Context) tried {
+	in := &x.in
+	var r tried
+	r.served = x.cur
+	multi := len(x.cands) > 1
+	for i := x.cur; i < len(x.cands); i++ {
+		c := x.cands[i]
+		if c.skip != "" {
+			if multi {
+				r.attempts = append(r.attempts, gw.Attempt{Vendor: c.Vendor, Model: c.Model, Skipped: c.skip})
+			}
+			continue
+		}
+		call := &gw.Call{RequestID: in.RequestID, Model: c.Model, Stream: in.Stream, Body: c.body, Header: in.Header, Received: in.Received}
+		if c.bodyShape != c.provider.Shape() {
+			call.Endpoint = c.bodyShape
+		}
+		start := x.g.cfg.Now()
+		r.up, r.err = c.provider.Send(ctx, call)
+		r.served = i
+		a := gw.Attempt{Vendor: c.Vendor, Model: c.Model, Duration: x.g.cfg.Now().Sub(start)}
+		if r.err != nil {
+			a.Error = gw.ErrorCode(r.err)
+		}
+		r.attempts = append(r.attempts, a)
+		if r.err == nil || ctx.Err() != nil || !fallOver(r.err) {
+			break
+		}
+	}
+	if !multi {
+		r.attempts = nil
+	}
+	return r
+}
+
+// fallOver reports whether a vendor's failure sends the request on to
+// the next model: the vendor failed, not the request.
+func fallOver(err error) bool {
+	switch gw.ErrorCode(err) {
+	case gw.CodeRateLimited, gw.CodeOverloaded, gw.CodeUpstream, gw.CodeUpstreamTimeout, gw.CodeVendorUnavailable, gw.CodeNotFound:
+		return true
+	}
+	return false
 }
 
 // Screen runs the guard on a request that has no vendor call of its own
@@ -1053,6 +1288,14 @@ func (x *Exchange) record(o Outcome) *gw.Record {
 		Note:      o.Note,
 		CreatedAt: in.Received,
 	}
+	if len(x.attempts) > 0 {
+		r.Attempts = x.attempts
+		parts := make([]string, len(x.attempts))
+		for i, a := range x.attempts {
+			parts[i] = a.String()
+		}
+		r.Note = joinNote(r.Note, "attempts: "+strings.Join(parts, ", "))
+	}
 	if x.Optimized {
 		// The directive's version, next to its tokens
 		// (Usage.OptimizerTokens).
@@ -1104,7 +1347,7 @@ func (x *Exchange) traceFinish(r *gw.Record, err error) {
 		Attr{AttrCharge, r.Charge.USDString()},
 		Attr{AttrChargeCents, r.Charge.CentsString()},
 		Attr{AttrGuard, guardText(r.Guard)},
-		Attr{AttrAttempts, int64(x.attempts)},
+		Attr{AttrAttempts, int64(x.calls())},
 		Attr{AttrRequestID, r.RequestID},
 		Attr{AttrAccountID, r.AccountID},
 		Attr{AttrKeyID, r.KeyID},

@@ -24,7 +24,7 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 		return in, nil, nil
 	}
 	var turn *convstate.Turn
-	if in.Endpoint == gw.ShapeM && in.Canonical != nil {
+	if in.Endpoint == gw.ShapeM && in.Canonical != nil && !s.nativeTo(in.Vendor, in.Endpoint) {
 		t, err := convstate.DecodeThread(in.Body)
 		if err != nil {
 			return in, nil, err
@@ -60,6 +60,13 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 		}
 	}
 	return in, turn, nil
+}
+
+// nativeTo reports whether vendor speaks shape (a request to it is passed
+// through; with fallbacks the canonical form may be decoded all the same).
+func (s *Server) nativeTo(vendor string, shape gw.Shape) bool {
+	p, ok := s.cfg.Gateway.Provider(vendor)
+	return ok && p.Shape() == shape
 }
 
 // keepAnswer keeps what a mapped answer leaves for the client's next

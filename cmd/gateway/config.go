@@ -82,6 +82,9 @@ type Config struct {
 	ThreadMaxBytes     int64         // GATEWAY_THREAD_MAX_BYTES: largest thread kept (default 8 MiB)
 	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning (per tool call) and Gemini text signatures are kept (default 15m; 0: off)
 
+	// Routes are the operator's named routes, from the configuration
+	// file's [routes."gw/NAME"] tables; nil: none.
+	Routes *route.Table
 	// OTelEnv reads the OpenTelemetry variables (OTEL_*; nil: the
 	// process environment): traces are exported over OTLP/HTTP when they
 	// name an endpoint (package tracing).
@@ -175,6 +178,16 @@ func envConfig(getenv func(string) string) (Config, error) {
 	} else if retries > 0 {
 		c.HTTP.MaxRetries = int(retries)
 	}
+	dur("GATEWAY_RETRY_BUDGET", &c.HTTP.RetryBudget)
+	dur("GATEWAY_RETRY_BASE", &c.HTTP.RetryBase)
+	var breaker int64 = -1
+	num("GATEWAY_BREAKER_FAILURES", &breaker)
+	if breaker == 0 {
+		c.HTTP.BreakerFailures = -1
+	} else if breaker > 0 {
+		c.HTTP.BreakerFailures = int(breaker)
+	}
+	dur("GATEWAY_BREAKER_INTERVAL", &c.HTTP.BreakerInterval)
 	num("GATEWAY_RPM", &c.RPM)
 	num("GATEWAY_TPM", &c.TPM)
 	switch v := strings.ToLower(getenv("GATEWAY_REDIS_FAIL")); v {
@@ -240,6 +253,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 			*dst = strings.ToLower(v)
 		}
 	}
+	oneOf("GATEWAY_KEY_SPREAD", &c.HTTP.Spread, upstream.SpreadWeighted, upstream.SpreadLeastInFlight)
 	oneOf("GATEWAY_LOG_LEVEL", &c.LogLevel, "debug", "info", "warn", "error")
 	oneOf("GATEWAY_LOG_FORMAT", &c.LogFormat, "text", "json")
 	dur("GATEWAY_THREAD_RETENTION", &c.ThreadRetention)
@@ -248,7 +262,11 @@ func envConfig(getenv func(string) string) (Config, error) {
 	str("GATEWAY_PPROF_ADDR", &c.PprofAddr)
 	for _, v := range route.Vendors() {
 		up := strings.ToUpper(v)
-		c.Vendors[v] = VendorConfig{BaseURL: getenv("GATEWAY_" + up + "_BASE_URL"), APIKey: getenv("GATEWAY_" + up + "_API_KEY")}
+		key := getenv("GATEWAY_" + up + "_API_KEY")
+		if _, err := upstream.ParseKeys(key); err != nil {
+			errs = append(errs, "GATEWAY_"+up+"_API_KEY: "+err.Error())
+		}
+		c.Vendors[v] = VendorConfig{BaseURL: getenv("GATEWAY_" + up + "_BASE_URL"), APIKey: key}
 	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
@@ -316,6 +334,11 @@ var settingDefaults = map[string]string{
 	"GATEWAY_FIRST_BYTE_TIMEOUT":       "5m",
 	"GATEWAY_STREAM_IDLE_TIMEOUT":      "2m",
 	"GATEWAY_MAX_RETRIES":              "2",
+	"GATEWAY_RETRY_BUDGET":             "30s",
+	"GATEWAY_RETRY_BASE":               "250ms",
+	"GATEWAY_BREAKER_FAILURES":         "5",
+	"GATEWAY_BREAKER_INTERVAL":         "10s",
+	"GATEWAY_KEY_SPREAD":               "weighted",
 	"GATEWAY_RPM":                      "600",
 	"GATEWAY_TPM":                      "2000000",
 	"GATEWAY_REDIS_FAIL":               "local",
@@ -428,6 +451,9 @@ func readSettings(path string, getenv func(string) string) ([]setting, error) {
 		}
 		var errs []string
 		for k, v := range raw {
+			if k == "routes" {
+				continue // readRoutes
+			}
 			name, ok := known[k]
 			if !ok {
 				msg := fmt.Sprintf("unknown setting %q", k)
@@ -480,7 +506,60 @@ func loadConfigFile(path string, getenv func(string) string) (Config, error) {
 	for _, s := range settings {
 		values[s.Name] = s.Value
 	}
-	return envConfig(func(name string) string { return values[name] })
+	c, err := envConfig(func(name string) string { return values[name] })
+	if err != nil {
+		return c, err
+	}
+	if c.Routes, err = readRoutes(path); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// routeFile is a route as the configuration file writes it:
+//
+//	[routes."gw/sonnet"]
+//	models = ["anthropic/claude-sonnet-5-5", "openrouter/anthropic/claude-sonnet-5-5"]
+//	weights = [3, 1]   # optional: the first model tried is drawn by weight
+type routeFile struct {
+	Models  []string `toml:"models"`
+	Weights []int    `toml:"weights"`
+}
+
+// readRoutes reads the [routes] tables of the TOML file at path (none
+// without a file).
+func readRoutes(path string) (*route.Table, error) {
+	if path == "" {
+		return nil, nil
+	}
+	var f struct {
+		Routes map[string]routeFile `toml:"routes"`
+	}
+	md, err := toml.DecodeFile(path, &f)
+	if err != nil {
+		return nil, fmt.Errorf("configuration file %s: %w", path, err)
+	}
+	for _, k := range md.Undecoded() {
+		if len(k) > 1 && k[0] == "routes" {
+			return nil, fmt.Errorf("configuration file %s: unknown route setting %q (a route has models and weights)", path, k.String())
+		}
+	}
+	var routes []route.Route
+	for name, rf := range f.Routes {
+		members, err := route.ParseMembers(name, rf.Models)
+		if err != nil {
+			return nil, fmt.Errorf("configuration file %s: %w", path, err)
+		}
+		routes = append(routes, route.Route{Name: name, Members: members, Weights: rf.Weights})
+	}
+	if len(routes) == 0 {
+		return nil, nil
+	}
+	t, err := route.NewTable(routes)
+	if err != nil {
+		return nil, fmt.Errorf("configuration file %s: %w", path, err)
+	}
+	return t, nil
 }
 
 // secretSetting reports whether a setting's value must not be printed.

@@ -17,7 +17,6 @@ import (
 	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/auth"
 	"github.com/gwlabs/gateway/billing"
-	"github.com/gwlabs/gateway/catalog"
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/guard"
@@ -127,6 +126,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	c.HTTP.Logger = m.Logger
 	providers, err := buildProviders(*c, card)
 	if err != nil {
 		return err
@@ -200,6 +200,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("metrics: %w", err)
 		}
 		observe = mx.Observe
+		if err := mx.WatchVendors(vendorHealth(providers, time.Now)); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", mx.Handler())
 		m.mln, err = net.Listen("tcp", c.MetricsAddr)
@@ -265,7 +268,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	dash, err := newDashboard(m.store, c, limiter, adminSvc, m.Logger)
+	dash, err := newDashboard(m.store, c, limiter, adminSvc, m.Logger, vendorHealth(providers, time.Now))
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
@@ -285,14 +288,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		// A caller gets as long to take a stream event as the vendor
 		// gets to send one.
 		StreamWriteTimeout: c.HTTP.IdleTimeout,
-		Catalog: catalog.New(card, func(vendor string) bool {
-			a, ok := providers[vendor].(proxy.Availability)
-			return providers[vendor] != nil && (!ok || a.Unavailable() == nil)
-		}),
+		Catalog: newCatalog(card, providers,
+			c.Routes),
 		Dashboard: dash,
 		Admin:     adminAPI,
 		Ready:     m.ready,
 		Degraded:  m.degraded,
+		Routes:    c.Routes,
+		Health:    vendorHealth(providers, time.Now),
 		Logger:    m.Logger,
 	})
 	m.ln, err = net.Listen("tcp", c.Addr)
