@@ -1,13 +1,16 @@
 // Package proxy runs one request through the gateway's policies, in this
-// order: authenticate (Authenticate), then Begin: route to the vendor,
+// order: authenticate (Authenticate), then Begin: refuse a key or account
+// in a guard cool-down (Cooldown), route to the vendor,
 // refuse unpriced models, prepare the vendor body (pass-through patch or
 // canonical mapping, then the account's prompt-cache key where the vendor
 // takes one, then the optimizer's directive unless it is off globally, for
 // the key or by the request's x-gateway-optimize header), count the
 // request against the key's rate limit, and place a hold on the account's
-// balance; then Call: send to the vendor while the guard checks the
-// request (and the directive's tokens are counted), releasing nothing
-// before the guard's verdict; then Finish: price the usage (the
+// balance; then Call: the guard's first stage judges the request before
+// the vendor is sent anything (a blocked request never reaches it), then
+// the body is sent while a grey score's second stage judges it (and the
+// directive's tokens are counted), releasing nothing before the verdict;
+// then Finish: price the usage (the
 // directive's tokens set as Usage.OptimizerTokens, not billed), settle the
 // hold at the exact charge (or release it), and write the request's
 // record.
