@@ -99,7 +99,7 @@ func suggestion(model string) string {
 		// Only the prefix is proposed: whether p/model is a model the
 		// gateway prices is not known here (the billing refusal names
 		// priced ids).
-		return "it looks like a " + p + " model: \"" + p + "/<model>\" (GET /v1/models lists the ids you can use)"
+		return "it looks like an id of " + p + ": \"" + p + "/<model>\" (GET /v1/models lists the ids you can use)"
 	}
 	// "meta-llama/Llama-3.3-70B" and other provider/model names: the
 	// aggregator's doubled form takes them all.
