@@ -22,6 +22,9 @@ type Call struct {
 	// those meant for it (anthropic-version and anthropic-beta to
 	// Anthropic, OpenAI-Organization and OpenAI-Project to OpenAI).
 	Header http.Header
+	// Received is when the caller's request arrived: retries start only
+	// within the retry budget counted from it (zero: from the call).
+	Received time.Time
 }
 
 // Provider is one upstream vendor.
@@ -228,6 +231,11 @@ type Record struct {
 	// allowed and was clamped. Stored
 	// as "usage_clamped" in Note; metrics count it.
 	UsageClamped bool
+	// Attempts are the models tried, in order, when the request had
+	// fallbacks or was retried on another model (empty otherwise); the
+	// stores keep them in Note ("attempts: ..."). Vendor and Model are
+	// the serving attempt's.
+	Attempts []Attempt
 }
 
 // RecordFilter selects log rows, newest first. Zero fields do not filter.

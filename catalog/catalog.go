@@ -19,6 +19,7 @@ package catalog
 
 import (
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,6 +39,10 @@ type Model struct {
 	Tiers           []Tier  `json:"pricing_tiers,omitempty"`
 	ContextWindow   int64   `json:"context_window,omitempty"`
 	MaxOutputTokens int64   `json:"max_output_tokens"`
+	// RouteModels, on an operator route ("gw/..."), are its members in
+	// the order tried; its pricing is the dearest member's (the charge
+	// is the serving model's price) and its limits the smallest.
+	RouteModels []string `json:"route_models,omitempty"`
 }
 
 // Pricing is what the caller pays, in USD per million tokens, as exact
@@ -95,6 +100,34 @@ func New(card *ratecard.Card, routable func(vendor string) bool) *Catalog {
 		c.models = append(c.models, e)
 	}
 	return c
+}
+
+// AddRoute lists an operator route under its name (owned by "gateway"),
+// priced as its dearest listed member (by output price) with the smallest
+// limits of its listed members.
+func (c *Catalog) AddRoute(name string, members []string) {
+	e := Model{ID: name, Object: "model", OwnedBy: "gateway", RouteModels: members}
+	var dearest *big.Rat
+	for _, id := range members {
+		m, ok := c.Lookup(id)
+		if !ok || m.RouteModels != nil {
+			continue
+		}
+		if out, ok := new(big.Rat).SetString(m.Pricing.Output); ok && (dearest == nil || out.Cmp(dearest) > 0) {
+			dearest, e.Pricing, e.Tiers, e.Created = out, m.Pricing, m.Tiers, m.Created
+		}
+		if m.ContextWindow > 0 && (e.ContextWindow == 0 || m.ContextWindow < e.ContextWindow) {
+			e.ContextWindow = m.ContextWindow
+		}
+		if m.MaxOutputTokens > 0 && (e.MaxOutputTokens == 0 || m.MaxOutputTokens < e.MaxOutputTokens) {
+			e.MaxOutputTokens = m.MaxOutputTokens
+		}
+	}
+	if dearest == nil {
+		e.Pricing.Unit = "usd_per_million_tokens"
+	}
+	i, _ := slices.BinarySearchFunc(c.models, name, func(m Model, id string) int { return strings.Compare(m.ID, id) })
+	c.models = slices.Insert(c.models, i, e)
 }
 
 // Models returns the listed models, sorted by id.

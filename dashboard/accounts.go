@@ -19,6 +19,7 @@ type accountsPage struct {
 	basePage
 	Accounts []accountRow
 	Issued   *issuedKey
+	Vendors  []vendorRow
 	Done     string // what the last form did
 	Problem  string // why the last form was refused
 	// Confirm asks the administrator to confirm a revocation before it
@@ -71,6 +72,9 @@ func (d *Dashboard) renderAccounts(w http.ResponseWriter, r *http.Request, v *vi
 		byAccount[k.AccountID] = append(byAccount[k.AccountID], row)
 	}
 	p.basePage = base(v, "Accounts", "accounts", "")
+	if d.health != nil {
+		p.Vendors = vendorRows(d.health(), d.now())
+	}
 	for _, a := range list {
 		p.Accounts = append(p.Accounts, accountRow{Account: a, Keys: byAccount[a.ID]})
 	}

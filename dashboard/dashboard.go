@@ -96,6 +96,9 @@ type Config struct {
 	// (client address, for the sign-in limit) and X-Forwarded-Proto
 	// (Secure cookies behind a TLS proxy) are believed.
 	TrustedProxies []netip.Prefix
+	// Health, when set, reports the vendors' circuit breakers and key
+	// pools for the administrator's vendors panel (accounts page).
+	Health func() []gw.VendorHealth
 }
 
 // Validate reports a missing required field.
@@ -122,6 +125,7 @@ type Dashboard struct {
 	signInLimiter   gw.Limiter
 	signInPerMinute int64
 	proxies         proxies
+	health          func() []gw.VendorHealth
 	signedOut       revocations
 	pageSize        int // activity: records per store call
 	maxPages        int // activity: store calls per view
@@ -142,6 +146,7 @@ func New(cfg Config) (*Dashboard, error) {
 		maxPages:    activityMaxPages,
 		logsPerPage: logsPageSize,
 		admin:       cfg.Admin,
+		health:      cfg.Health,
 	}
 	if d.now == nil {
 		d.now = time.Now
@@ -212,7 +217,11 @@ func (s sweeping) Allow(ctx context.Context, key string, l gw.Limit, tokens int6
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	for _, name := range []string{"signin", "logs", "detail", "activity", "incidents", "accounts", "error"} {
-		t, err := template.New("layout.html").ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
+		files := []string{"templates/layout.html", "templates/" + name + ".html"}
+		if name == "accounts" {
+			files = append(files, "templates/vendors.html")
+		}
+		t, err := template.New("layout.html").ParseFS(assets, files...)
 		if err != nil {
 			return nil, fmt.Errorf("dashboard: parse %s template: %w", name, err)
 		}

@@ -310,6 +310,19 @@
 //	                  counted per vendor and per exact sequence of directives
 //	                  in the message; Reset clears the counters.
 //	fail-status=NNN   status used by fail-first (>= 400).
+//	retry-ms=N        also send retry-after-ms N (and Retry-After N/1000
+//	                  rounded up) with status and fail-first answers.
+//	id=ANY            no effect but to make the directives' sequence (the
+//	                  fail-first counter's key) unique to a request.
+//	on=TARGET         the failures scripted here (hang, slow, fail-first,
+//	                  status, reset, silent, break, error-after) apply only
+//	                  when TARGET is the vendor, the requested model or
+//	                  vendor/model; any other vendor answers normally (a
+//	                  primary failing while its fallback serves).
+//	reset             drop the connection with a TCP reset, answering
+//	                  nothing.
+//	silent            send the 200 status line and headers, then nothing
+//	                  until the client goes away.
 //	slow=DURATION     wait before the status line (Go duration, "300ms");
 //	                  gives up when the client goes away.
 //	delay=DURATION    wait between stream frames.
@@ -348,6 +361,6 @@
 // cut by break is Done, not Cancelled, with Status 200. WaitCancelled and
 // WaitDone block until enough records reach that state.
 //
-// Precedence: hang, then slow, then fail-first, then status, then the
+// Precedence: reset, then silent, then hang, then slow, then fail-first, then status, then the
 // reply. Authentication and request validation come before all of them.
 package fakevendor

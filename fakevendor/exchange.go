@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -124,8 +126,26 @@ func (ex *exchange) serve() {
 		ex.writeError(modelNotFound(c))
 		return
 	}
+	if d := &c.dirs; d.on != "" && d.on != c.vendor && d.on != c.model && d.on != c.vendor+"/"+c.model {
+		d.clearFaults() // scripted for another vendor or model
+	}
 	d := c.dirs
 	ctx := ex.r.Context()
+	if d.reset {
+		ex.resetConn()
+		return
+	}
+	if d.silent {
+		ex.w.Header().Set("Content-Type", "application/json")
+		if c.stream {
+			ex.w.Header().Set("Content-Type", "text/event-stream")
+		}
+		ex.status = http.StatusOK
+		ex.w.WriteHeader(http.StatusOK)
+		_ = http.NewResponseController(ex.w).Flush()
+		ex.wait(ctx, -1)
+		return
+	}
 	if d.hang {
 		ex.wait(ctx, -1)
 		return
@@ -134,11 +154,11 @@ func (ex *exchange) serve() {
 		return
 	}
 	if d.failFirst > 0 && ex.srv.failFirst(c.vendor+"\x00"+strings.Join(d.raw, ""), d.failFirst) {
-		ex.writeError(newVendorError(c, ex.vendor, d.failStatus, defaultMessage(d.failStatus), d.retry))
+		ex.writeError(withRetryMs(newVendorError(c, ex.vendor, d.failStatus, defaultMessage(d.failStatus), d.retry), d.retryMs))
 		return
 	}
 	if d.status != 0 {
-		ex.writeError(newVendorError(c, ex.vendor, d.status, defaultMessage(d.status), d.retry))
+		ex.writeError(withRetryMs(newVendorError(c, ex.vendor, d.status, defaultMessage(d.status), d.retry), d.retryMs))
 		return
 	}
 	if on, directive := ex.srv.replyModel(); on {
@@ -212,6 +232,30 @@ func (ex *exchange) wait(ctx context.Context, d time.Duration) bool {
 		// an empty response the client would take for an answer.
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// resetConn drops the connection with a TCP reset, answering nothing.
+func (ex *exchange) resetConn() {
+	ex.status = 0
+	conn, _, err := http.NewResponseController(ex.w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+	ex.complete = true
+}
+
+// withRetryMs adds retry-after-ms (and a Retry-After of whole seconds,
+// rounded up) when ms >= 0.
+func withRetryMs(e *vendorError, ms int) *vendorError {
+	if ms >= 0 {
+		e.header.Set("Retry-After-Ms", strconv.Itoa(ms))
+		e.header.Set("Retry-After", strconv.Itoa((ms+999)/1000))
+	}
+	return e
 }
 
 func (ex *exchange) writePlain(status int, msg string) {

@@ -88,13 +88,24 @@ type directives struct {
 	malformed  bool
 	chunks     int
 	cost       string
+	retryMs    int    // -1: off
+	reset      bool   // close the connection with a reset, answering nothing
+	silent     bool   // send 200 headers, then nothing
+	on         string // the faults apply only to this vendor, model or vendor/model
+}
+
+// clearFaults drops the failures d scripts (for a call that on does not
+// name).
+func (d *directives) clearFaults() {
+	d.hang, d.slow, d.failFirst, d.status, d.reset, d.silent = false, 0, 0, 0, false, false
+	d.breakAt, d.errorAt = -1, -1
 }
 
 var directiveRE = regexp.MustCompile(`\[fake:([a-z0-9-]+)(?:=([^\]]*))?\]`)
 
 // parseDirectives reads every [fake:NAME] and [fake:NAME=VALUE] in text.
 func parseDirectives(text string) (directives, error) {
-	d := directives{cacheRead: -1, cache5m: -1, cache1h: -1, retry: 2, failStatus: 503, breakAt: -1, errorAt: -1}
+	d := directives{cacheRead: -1, cache5m: -1, cache1h: -1, retry: 2, failStatus: 503, breakAt: -1, errorAt: -1, retryMs: -1}
 	for _, m := range directiveRE.FindAllStringSubmatch(text, -1) {
 		name, val, hasVal := m[1], m[2], strings.Contains(m[0], "=")
 		d.raw = append(d.raw, m[0])
@@ -168,6 +179,17 @@ func parseDirectives(text string) (directives, error) {
 			d.status = num(400)
 		case "retry":
 			d.retry = num(0)
+		case "retry-ms":
+			d.retryMs = num(0)
+		case "reset":
+			d.reset = true
+		case "silent":
+			d.silent = true
+		case "on":
+			if d.on = val; val == "" {
+				err = fmt.Errorf("directive %s: want a vendor, model or vendor/model", m[0])
+			}
+		case "id":
 		case "fail-first":
 			d.failFirst = num(1)
 		case "fail-status":

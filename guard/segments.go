@@ -1,9 +1,6 @@
 package guard
 
-import (
-	"strings"
-	"unsafe"
-)
+import "unsafe"
 
 // Reading a request. The gateway reads a request's text (see the reqbody
 // package) and hands it over as segments; the guard reads every byte of
@@ -30,17 +27,6 @@ const (
 	packCarry = 1024
 	packOnly  = 64
 )
-
-// scanned returns the segments worth scoring (not system, not blank).
-func scanned(segs []Segment) []int {
-	var idx []int
-	for i, s := range segs {
-		if s.Source != SourceSystem && strings.TrimSpace(s.Text) != "" {
-			idx = append(idx, i)
-		}
-	}
-	return idx
-}
 
 // edge is the part of a segment's text that goes into packs: all of a
 // short one, else its head and tail.

@@ -28,6 +28,7 @@ type Metrics struct {
 	charge   *prometheus.CounterVec
 	guard    *prometheus.CounterVec
 	clamped  *prometheus.CounterVec
+	attempts *prometheus.CounterVec
 }
 
 // New returns Metrics on a registry of its own, with the Go runtime and
@@ -58,12 +59,15 @@ func New() (*Metrics, error) {
 		guard: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_guard_verdicts_total", Help: "Guard verdicts: pass, flagged:<kind>, monitor:<kind> (recorded, not blocked), grey (let through), grey:pass (passed by the second stage), allowed (a reviewed false positive), error or off.",
 		}, []string{"verdict"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_attempts_total", Help: "Models tried by requests with fallbacks, by vendor and result: ok (served), an error code (fell over), or skipped (passed over before any call).",
+		}, []string{"vendor", "result"}),
 		clamped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_usage_clamped_total", Help: "Requests whose vendor-reported usage was beyond what the request allowed (clamped).",
 		}, []string{"vendor"}),
 	}
 	for _, c := range []prometheus.Collector{
-		m.requests, m.duration, m.ttfb, m.tokens, m.cost, m.charge, m.guard, m.clamped,
+		m.requests, m.duration, m.ttfb, m.tokens, m.cost, m.charge, m.guard, m.clamped, m.attempts,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
 	} {
 		if err := reg.Register(c); err != nil {
@@ -84,6 +88,16 @@ func (m *Metrics) Observe(r *gw.Record) {
 	m.requests.WithLabelValues(endpoint, vendor, strconv.Itoa(r.Status), string(r.ErrorCode)).Inc()
 	m.duration.WithLabelValues(endpoint, vendor).Observe(r.Latency.Seconds())
 	m.guard.WithLabelValues(guardLabel(r.Guard)).Inc()
+	for _, a := range r.Attempts {
+		result := "ok"
+		switch {
+		case a.Skipped != "":
+			result = "skipped"
+		case a.Error != "":
+			result = string(a.Error)
+		}
+		m.attempts.WithLabelValues(a.Vendor, result).Inc()
+	}
 	if r.Status != http.StatusOK || r.ErrorCode != "" {
 		return
 	}
@@ -123,4 +137,59 @@ func guardLabel(v string) string {
 		}
 	}
 	return "other"
+}
+
+// WatchVendors exports the vendors' circuit breakers and key pools as
+// read by health at each scrape: gateway_vendor_breaker_state (0 closed,
+// 1 half-open, 2 open), gateway_vendor_breaker_opened_total, and per key
+// gateway_vendor_key_up (0 when the key is out, resting or its breaker
+// open) and gateway_vendor_key_inflight.
+func (m *Metrics) WatchVendors(health func() []gw.VendorHealth) error {
+	return m.reg.Register(&vendorCollector{health: health})
+}
+
+type vendorCollector struct{ health func() []gw.VendorHealth }
+
+var (
+	descBreaker  = prometheus.NewDesc("gateway_vendor_breaker_state", "A vendor's circuit breaker: 0 closed, 1 half-open (a probe may go), 2 open.", []string{"vendor"}, nil)
+	descOpened   = prometheus.NewDesc("gateway_vendor_breaker_opened_total", "Times a vendor's circuit breaker opened.", []string{"vendor"}, nil)
+	descKeyUp    = prometheus.NewDesc("gateway_vendor_key_up", "1 when a vendor key takes calls; 0 when it is out (refused by the vendor), resting after a 429, or its breaker is open.", []string{"vendor", "key", "state"}, nil)
+	descInflight = prometheus.NewDesc("gateway_vendor_key_inflight", "Calls in flight on a vendor key.", []string{"vendor", "key"}, nil)
+)
+
+func (c *vendorCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descBreaker
+	ch <- descOpened
+	ch <- descKeyUp
+	ch <- descInflight
+}
+
+func (c *vendorCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, h := range c.health() {
+		ch <- prometheus.MustNewConstMetric(descBreaker, prometheus.GaugeValue, breakerValue(h.Breaker), h.Vendor)
+		ch <- prometheus.MustNewConstMetric(descOpened, prometheus.CounterValue, float64(h.Opened), h.Vendor)
+		for _, k := range h.Keys {
+			state, up := "ok", 1.0
+			switch {
+			case k.Out:
+				state, up = "out", 0
+			case k.Breaker == gw.BreakerOpen:
+				state, up = "open", 0
+			case !k.RestUntil.IsZero():
+				state, up = "resting", 0
+			}
+			ch <- prometheus.MustNewConstMetric(descKeyUp, prometheus.GaugeValue, up, h.Vendor, k.Name, state)
+			ch <- prometheus.MustNewConstMetric(descInflight, prometheus.GaugeValue, float64(k.InFlight), h.Vendor, k.Name)
+		}
+	}
+}
+
+func breakerValue(s string) float64 {
+	switch s {
+	case gw.BreakerOpen:
+		return 2
+	case gw.BreakerHalfOpen:
+		return 1
+	}
+	return 0
 }

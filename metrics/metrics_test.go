@@ -58,3 +58,47 @@ func TestObserve(t *testing.T) {
 		t.Errorf("exposition lacks the request counter:\n%s", w.Body.String()[:min(2000, w.Body.Len())])
 	}
 }
+
+func TestVendorsAndAttempts(t *testing.T) {
+	m, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	err = m.WatchVendors(func() []gw.VendorHealth {
+		return []gw.VendorHealth{
+			{Vendor: "anthropic", Breaker: gw.BreakerOpen, Opened: 3},
+			{Vendor: "openai", Breaker: gw.BreakerClosed, Keys: []gw.KeyHealth{
+				{Name: "1", Breaker: gw.BreakerClosed, InFlight: 4},
+				{Name: "2", Breaker: gw.BreakerClosed, Out: true},
+				{Name: "3", Breaker: gw.BreakerClosed, RestUntil: now.Add(time.Second)},
+			}},
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Observe(&gw.Record{Endpoint: gw.ShapeM, Vendor: "openai", Status: 200, Attempts: []gw.Attempt{
+		{Vendor: "anthropic", Error: gw.CodeOverloaded}, {Vendor: "google", Skipped: "context window too small"}, {Vendor: "openai"}}})
+	for _, l := range [][2]string{{"anthropic", "overloaded"}, {"google", "skipped"}, {"openai", "ok"}} {
+		if got := testutil.ToFloat64(m.attempts.WithLabelValues(l[0], l[1])); got != 1 {
+			t.Errorf("attempts %v = %v", l, got)
+		}
+	}
+	w := httptest.NewRecorder()
+	m.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	body := w.Body.String()
+	for _, want := range []string{
+		`gateway_vendor_breaker_state{vendor="anthropic"} 2`,
+		`gateway_vendor_breaker_state{vendor="openai"} 0`,
+		`gateway_vendor_breaker_opened_total{vendor="anthropic"} 3`,
+		`gateway_vendor_key_up{key="1",state="ok",vendor="openai"} 1`,
+		`gateway_vendor_key_up{key="2",state="out",vendor="openai"} 0`,
+		`gateway_vendor_key_up{key="3",state="resting",vendor="openai"} 0`,
+		`gateway_vendor_key_inflight{key="1",vendor="openai"} 4`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("exposition lacks %s", want)
+		}
+	}
+}

@@ -1,13 +1,16 @@
 // Package proxy runs one request through the gateway's policies, in this
-// order: authenticate (Authenticate), then Begin: route to the vendor,
+// order: authenticate (Authenticate), then Begin: refuse a key or account
+// in a guard cool-down (Cooldown), route to the vendor,
 // refuse unpriced models, prepare the vendor body (pass-through patch or
 // canonical mapping, then the account's prompt-cache key where the vendor
 // takes one, then the optimizer's directive unless it is off globally, for
 // the key or by the request's x-gateway-optimize header), count the
 // request against the key's rate limit, and place a hold on the account's
-// balance; then Call: send to the vendor while the guard checks the
-// request (and the directive's tokens are counted), releasing nothing
-// before the guard's verdict; then Finish: price the usage (the
+// balance; then Call: the guard's first stage judges the request before
+// the vendor is sent anything (a blocked request never reaches it), then
+// the body is sent while a grey score's second stage judges it (and the
+// directive's tokens are counted), releasing nothing before the verdict;
+// then Finish: price the usage (the
 // directive's tokens set as Usage.OptimizerTokens, not billed), settle the
 // hold at the exact charge (or release it), and write the request's
 // record.
@@ -30,6 +33,7 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/billable"
 	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/internal/outlimit"
 )
@@ -145,6 +149,13 @@ type OutputCap interface {
 	MaxOutputTokens(vendor, model string) int64
 }
 
+// ContextCap is implemented by Billers that know a model's context
+// window in tokens (0: unknown): a fallback whose window cannot hold the
+// prompt is skipped.
+type ContextCap interface {
+	ContextWindow(vendor, model string) int64
+}
+
 // maxEstimate bounds a request's token estimate, far above any model's
 // output, so that no caller-supplied number can overflow the count.
 const maxEstimate = 1 << 40
@@ -205,6 +216,23 @@ type Config struct {
 	// request through (the record notes "guard:error"), true blocks it.
 	GuardTimeout    time.Duration
 	GuardFailClosed bool
+	// AllowUnpriced names the billable units beyond tokens (package
+	// internal/billable: service_tier_priority, web_search, ...) that pass
+	// through although the rate card cannot price them: the operator
+	// pays for them. Any other is refused with 400 naming the field.
+	AllowUnpriced map[string]bool
+	// RefusedPerMinute is how many refused requests of one key a minute
+	// get a record each (default DefaultRefusedPerMinute; negative: all);
+	// the rest of the minute's refusals become one aggregate record.
+	RefusedPerMinute int
+	// IncidentsPerMinute is how many incidents of one account a minute
+	// keep their flagged text (default DefaultIncidentsPerMinute); the
+	// text kept is at most MaxIncidentText bytes.
+	IncidentsPerMinute int
+	// CountTokensRPM is the requests per minute a key may send to the
+	// token-count endpoint, counted in a bucket of its own beside its chat
+	// requests; 0: the key's own RPM.
+	CountTokensRPM int64
 	// GuardCooldown refuses a key or account for a while after repeated
 	// blocked requests (zero: off).
 	GuardCooldown Cooldown
@@ -227,6 +255,8 @@ type Config struct {
 type Gateway struct {
 	cfg  Config
 	cool *cooler // nil: no cool-down
+
+	refusals, incidents meter
 }
 
 // New returns a Gateway.
@@ -239,6 +269,14 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.HoldTTL == 0 {
 		cfg.HoldTTL = 30 * time.Minute
+	}
+	if cfg.RefusedPerMinute == 0 {
+		cfg.RefusedPerMinute = DefaultRefusedPerMinute
+	} else if cfg.RefusedPerMinute < 0 {
+		cfg.RefusedPerMinute = 1<<31 - 1
+	}
+	if cfg.IncidentsPerMinute <= 0 {
+		cfg.IncidentsPerMinute = DefaultIncidentsPerMinute
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -263,6 +301,34 @@ func (g *Gateway) Authenticate(ctx context.Context, header string) (*gw.Principa
 	return g.cfg.Auth.Authenticate(ctx, header)
 }
 
+// AllowCount admits one token-count request of p (POST
+// /v1/messages/count_tokens): the key's model allow list, then its own
+// rate-limit bucket (Config.CountTokensRPM, else the key's RPM), beside
+// the key's chat requests. It returns the limiter's decision for the
+// rate-limit headers, and invalid_request or rate_limited.
+func (g *Gateway) AllowCount(ctx context.Context, p *gw.Principal, vendor, model string) (gw.LimitDecision, error) {
+	if !gw.ModelAllowed(p.Models, vendor, model) {
+		e := gw.Errorf(gw.CodeInvalidRequest, "model %q is not allowed for this API key (its models: %s)", vendor+"/"+model, strings.Join(p.Models, ", "))
+		e.NoRetry = true
+		return gw.LimitDecision{}, e
+	}
+	if g.cfg.Limiter == nil {
+		return gw.LimitDecision{Allowed: true}, nil
+	}
+	lim := gw.Limit{RPM: g.limitFor(p).RPM}
+	if g.cfg.CountTokensRPM > 0 {
+		lim.RPM = g.cfg.CountTokensRPM
+	}
+	d, err := g.cfg.Limiter.Allow(ctx, p.KeyID+":count_tokens", lim, 0)
+	if err != nil && !d.Allowed {
+		return d, &gw.Error{Code: gw.CodeOverloaded, Message: "rate limits cannot be checked right now; retry", RetryAfter: time.Second, Err: err}
+	}
+	if !d.Allowed {
+		return d, &gw.Error{Code: gw.CodeRateLimited, Message: "rate limit reached for this API key's token counts; retry after the time in Retry-After", RetryAfter: max(d.RetryAfter, time.Second)}
+	}
+	return d, nil
+}
+
 // Inbound is a parsed, authenticated request.
 type Inbound struct {
 	RequestID string
@@ -280,6 +346,11 @@ type Inbound struct {
 	// ExtraInputBytes is input the vendor gets beyond Body (a kept
 	// thread's earlier turns), counted in the hold and the token estimate.
 	ExtraInputBytes int
+	// KeptDirective says the vendor keeps the optimizer's directive from
+	// an earlier request (the system prompt of a native thread created
+	// with it) and bills it in this request's prompt: its tokens are taken
+	// off the charge as if it had been sent now.
+	KeptDirective bool
 	// Text is the body's text by source, as validation read it (the
 	// guard scores it); nil: the guard reads Body itself.
 	Text []gw.Text
@@ -287,9 +358,49 @@ type Inbound struct {
 	Header http.Header
 	// Received is when the request arrived.
 	Received time.Time
+	// Fallbacks are the models tried in order when Vendor/Model (and then
+	// each earlier one) fails before any byte reached the caller: the
+	// caller's "models" list, an operator route's other members. Empty:
+	// none (retries within the vendor still happen).
+	Fallbacks []Target
+	// Prepare, when set, makes the vendor body of each model tried (an
+	// endpoint of a shape other than M and C brings its own mapping);
+	// nil: the caller's body passed through when the vendor speaks
+	// Endpoint's shape, else Canonical encoded by the vendor's Codec.
+	Prepare Preparer
 	// Span is the request's own span (Gateway.StartRequest); Finish
 	// gives it the GenAI and gateway attributes. Nil: none.
 	Span Span
+}
+
+// Target is one model to try: the vendor prefix and the vendor's model id.
+type Target struct{ Vendor, Model string }
+
+// String is the prefixed model id.
+func (t Target) String() string { return t.Vendor + "/" + t.Model }
+
+// Preparer makes the vendor body for model on provider p: native says the
+// vendor's answer is relayed as the vendor sends it (else the server maps
+// it), hideUsage that the relay holds the usage-only chunk back.
+type Preparer func(p gw.Provider, model string, stream bool) (body []byte, native, hideUsage bool, err error)
+
+// candidate is one model a request may be served by, prepared in Begin.
+type candidate struct {
+	Target
+	provider    gw.Provider
+	native      bool
+	body        []byte
+	hideUsage   bool
+	optimized   bool
+	outputBound int64
+	imposed     int64
+	// skip is why the candidate is passed over ("" when usable), err the
+	// error it would have answered.
+	skip string
+	err  error
+	// bodyShape is the shape of body: the endpoint's on a native route,
+	// else the vendor's own.
+	bodyShape gw.Shape
 }
 
 // Exchange is one request's trip through the policies.
@@ -298,6 +409,12 @@ type Exchange struct {
 	in       Inbound
 	provider gw.Provider
 	native   bool
+	// cands are the models the request may be served by, the first the
+	// caller's model; cur is the one in use (the one that served once
+	// Call returned). attempts are what Call tried.
+	cands    []*candidate
+	cur      int
+	attempts []gw.Attempt
 
 	// Body is what goes to the vendor; HideUsage says the relay must hold
 	// the usage-only chunk back (the gateway asked for it, not the caller).
@@ -322,8 +439,8 @@ type Exchange struct {
 	traceCtx   context.Context
 	// rec is the record Finish wrote.
 	rec *gw.Record
-	// attempts counts the vendor calls made for the request.
-	attempts int
+	// called says Call ran (the vendor calls it made: Tries).
+	called bool
 
 	estTokens  int64
 	limited    bool // the request was counted against the key's limits
@@ -399,60 +516,27 @@ func (x *Exchange) begin(ctx context.Context) error {
 	if err := g.cool.check(in.Principal, g.cfg.Now()); err != nil {
 		return err
 	}
-	p, ok := g.cfg.Providers[in.Vendor]
-	if !ok {
-		return gw.Errorf(gw.CodeInvalidRequest, "unknown vendor %q", in.Vendor)
-	}
-	if in.Principal != nil && !gw.ModelAllowed(in.Principal.Models, in.Vendor, in.Model) {
-		e := gw.Errorf(gw.CodeInvalidRequest, "model %q is not allowed for this API key (its models: %s)", in.Vendor+"/"+in.Model, strings.Join(in.Principal.Models, ", "))
-		e.NoRetry = true
-		return e
-	}
-	x.provider = p
-	if a, ok := p.(Availability); ok {
-		if err := a.Unavailable(); err != nil {
-			return err
+	targets := append([]Target{{in.Vendor, in.Model}}, in.Fallbacks...)
+	x.cur = -1
+	for _, t := range targets {
+		c := &candidate{Target: t}
+		if err := x.prepare(c, len(targets) > 1); err != nil {
+			if len(targets) == 1 {
+				return err
+			}
+			c.err, c.skip = err, skipReason(err)
+		} else if x.cur < 0 {
+			x.cur = len(x.cands)
 		}
+		x.cands = append(x.cands, c)
 	}
-	if pr, ok := g.cfg.Biller.(Priceable); ok {
-		if err := pr.Priceable(in.Vendor, in.Model); err != nil {
-			return err
-		}
-	} else if g.cfg.Biller != nil && !g.cfg.Biller.Known(in.Vendor, in.Model) {
-		return gw.Errorf(gw.CodeInvalidRequest, "model %q has no price on the rate card; GET /v1/models lists the priced models", in.Vendor+"/"+in.Model)
+	if x.cur < 0 {
+		// No model can take the request: the caller's own model's
+		// refusal, as without fallbacks.
+		return x.cands[0].err
 	}
-	x.native = gw.SpeaksNatively(p, in.Endpoint)
-	var err error
-	switch {
-	case x.native && in.Endpoint != p.Shape():
-		// The vendor serves this endpoint's shape beside its own (OpenAI
-		// Responses): the caller's bytes, model rewritten.
-		x.Body, err = p.(gw.ResponsesNative).PassThroughResponses(in.Body, in.Model)
-	case x.native:
-		x.Body, x.HideUsage, err = p.PassThrough(in.Body, in.Model, in.Stream)
-	default:
-		codec, ok := p.(gw.Codec)
-		if !ok || in.Canonical == nil {
-			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: fmt.Errorf("vendor %s cannot map from %s", in.Vendor, in.Endpoint)}
-		}
-		in.Canonical.Model = in.Model
-		in.Canonical.Stream = in.Stream
-		x.Body, err = codec.EncodeRequest(in.Canonical)
-	}
-	if err != nil {
-		return err
-	}
-	if err := x.decorate(); err != nil {
-		return err
-	}
+	x.use(x.cur)
 
-	if oc, ok := g.cfg.Biller.(OutputCap); ok && in.MaxOutput > 0 {
-		// Vendors refuse an output cap over the model's maximum; so does
-		// the gateway, before it counts an estimate no window can hold.
-		if m := oc.MaxOutputTokens(in.Vendor, in.Model); m > 0 && in.MaxOutput > m {
-			return gw.Errorf(gw.CodeInvalidRequest, "the output cap (max_tokens) of %d is over the maximum of %d tokens that %s/%s can produce", in.MaxOutput, m, in.Vendor, in.Model)
-		}
-	}
 	x.estTokens = int64((len(in.Body)+in.ExtraInputBytes)/4) + min(in.MaxOutput, maxEstimate)
 	if g.cfg.Limiter != nil {
 		d, err := g.cfg.Limiter.Allow(ctx, in.Principal.KeyID, g.limitFor(in.Principal), x.estTokens)
@@ -483,6 +567,140 @@ func (x *Exchange) begin(ctx context.Context) error {
 	return nil
 }
 
+// prepare checks that candidate c can take the request and makes its
+// vendor body; multi says the request has fallbacks (a model whose
+// context window cannot hold the prompt is then skipped).
+func (x *Exchange) prepare(c *candidate, multi bool) error {
+	g, in := x.g, &x.in
+	p, ok := g.cfg.Providers[c.Vendor]
+	if !ok {
+		return gw.Errorf(gw.CodeInvalidRequest, "unknown vendor %q", c.Vendor)
+	}
+	if in.Principal != nil && !gw.ModelAllowed(in.Principal.Models, c.Vendor, c.Model) {
+		e := gw.Errorf(gw.CodeInvalidRequest, "model %q is not allowed for this API key (its models: %s)", c.String(), strings.Join(in.Principal.Models, ", "))
+		e.NoRetry = true
+		return e
+	}
+	c.provider = p
+	if a, ok := p.(Availability); ok {
+		if err := a.Unavailable(); err != nil {
+			return err
+		}
+	}
+	if pr, ok := g.cfg.Biller.(Priceable); ok {
+		if err := pr.Priceable(c.Vendor, c.Model); err != nil {
+			return err
+		}
+	} else if g.cfg.Biller != nil && !g.cfg.Biller.Known(c.Vendor, c.Model) {
+		return gw.Errorf(gw.CodeInvalidRequest, "model %q has no price on the rate card; GET /v1/models lists the priced models", c.String())
+	}
+	if cc, ok := g.cfg.Biller.(ContextCap); ok && multi {
+		prompt := int64((len(in.Body) + in.ExtraInputBytes) / 4)
+		if w := cc.ContextWindow(c.Vendor, c.Model); w > 0 && prompt+in.MaxOutput > w {
+			return &gw.Error{Code: gw.CodeInvalidRequest, Message: fmt.Sprintf("context window too small (%d tokens for about %d of prompt and %d of output)", w, prompt, in.MaxOutput)}
+		}
+	}
+	var err error
+	switch native := gw.SpeaksNatively(p, in.Endpoint); {
+	case in.Prepare != nil:
+		c.body, c.native, c.hideUsage, err = in.Prepare(p, c.Model, in.Stream)
+	case native && in.Endpoint != p.Shape():
+		// The vendor serves this endpoint's shape beside its own (OpenAI
+		// Responses): the caller's bytes, model rewritten.
+		c.native = true
+		c.body, err = p.(gw.ResponsesNative).PassThroughResponses(in.Body, c.Model)
+	case native:
+		c.native = true
+		c.body, c.hideUsage, err = p.PassThrough(in.Body, c.Model, in.Stream)
+	default:
+		codec, ok := p.(gw.Codec)
+		if !ok || in.Canonical == nil {
+			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: fmt.Errorf("vendor %s cannot map from %s", c.Vendor, in.Endpoint)}
+		}
+		in.Canonical.Model = c.Model
+		in.Canonical.Stream = in.Stream
+		c.body, err = codec.EncodeRequest(in.Canonical)
+	}
+	if err != nil {
+		return err
+	}
+	c.bodyShape = p.Shape()
+	if c.native {
+		c.bodyShape = in.Endpoint
+	}
+	if err := x.decorate(c); err != nil {
+		return err
+	}
+	if g.cfg.Biller != nil {
+		// Features billed beyond tokens, read from the exact vendor body:
+		// refused unless the operator allows them.
+		if err := billable.Refusal(billable.Find(c.bodyShape, c.body), g.cfg.AllowUnpriced, c.Vendor, c.Model); err != nil {
+			return err
+		}
+	}
+	if oc, ok := g.cfg.Biller.(OutputCap); ok && in.MaxOutput > 0 {
+		// Vendors refuse an output cap over the model's maximum; so does
+		// the gateway, before it counts an estimate no window can hold.
+		if m := oc.MaxOutputTokens(c.Vendor, c.Model); m > 0 && in.MaxOutput > m {
+			return gw.Errorf(gw.CodeInvalidRequest, "the output cap (max_tokens) of %d is over the maximum of %d tokens that %s/%s can produce", in.MaxOutput, m, c.Vendor, c.Model)
+		}
+	}
+	return nil
+}
+
+// skipReason is the short reason a candidate is passed over, for the
+// record.
+func skipReason(err error) string {
+	e := gw.AsError(err)
+	msg := e.Message
+	switch {
+	case strings.Contains(msg, "is not allowed for this API key"):
+		return "not allowed for this API key"
+	case strings.Contains(msg, "has no price on the rate card"):
+		return "no price on the rate card"
+	case e.Code == gw.CodeVendorUnavailable:
+		return "vendor not configured"
+	}
+	if len(msg) > 120 {
+		msg = msg[:120]
+	}
+	return msg
+}
+
+// use makes candidate i the one in use.
+func (x *Exchange) use(i int) {
+	c := x.cands[i]
+	x.cur = i
+	x.provider, x.native = c.provider, c.native
+	x.Body, x.HideUsage, x.Optimized = c.body, c.hideUsage, c.optimized
+	x.outputBound, x.ImposedMaxOutput = c.outputBound, c.imposed
+	x.in.Vendor, x.in.Model = c.Vendor, c.Model
+}
+
+// Attempts returns the models tried (and skipped) by Call, in order;
+// nil for a request without fallbacks served at its first try.
+func (x *Exchange) Attempts() []gw.Attempt { return x.attempts }
+
+// calls is the number of vendor calls made: 0 before Call.
+func (x *Exchange) calls() int {
+	if !x.called {
+		return 0
+	}
+	return x.Tries()
+}
+
+// Tries is the number of vendor calls Call made (at least 1 once it
+// ran; retries within a vendor are not counted).
+func (x *Exchange) Tries() int {
+	n := 0
+	for _, a := range x.attempts {
+		if a.Skipped == "" {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
 // placeHold sizes the hold from the exact vendor body and places it. When
 // the balance cannot cover the whole possible output and the caller set
 // no output limit, the vendor body gets the largest limit the balance
@@ -490,10 +708,6 @@ func (x *Exchange) begin(ctx context.Context) error {
 // many output tokens the balance covers.
 func (x *Exchange) placeHold(ctx context.Context) error {
 	g, in := x.g, &x.in
-	lim, err := outlimit.Read(x.BodyShape(), x.Body)
-	if err != nil {
-		return err
-	}
 	// The caller's own body is read the same way: an ambiguous limit is
 	// refused even where the mapping would have dropped it, and a C
 	// caller may have set none (M requires one).
@@ -502,12 +716,45 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 		return err
 	}
 	callerLimit := in.Endpoint == gw.ShapeM || cl.MaxOutput > 0
-	req := HoldRequest{Vendor: in.Vendor, Model: in.Model, BodyBytes: max(len(x.Body), len(in.Body)+in.ExtraInputBytes), MaxOutput: lim.MaxOutput, Choices: lim.Choices, Available: -1, CallerLimit: callerLimit}
-	plan, err := g.cfg.Biller.Hold(req)
-	if err != nil {
-		return holdErr(err)
+	// With fallbacks the hold covers the dearest model that may serve.
+	reqs := make([]HoldRequest, len(x.cands))
+	plan := func(available gw.Money) (HoldPlan, error) {
+		var best HoldPlan
+		for i, c := range x.cands {
+			if c.skip != "" {
+				continue
+			}
+			if reqs[i].Vendor == "" {
+				lim, err := outlimit.Read(c.bodyShape, c.body)
+				if err != nil {
+					return HoldPlan{}, err
+				}
+				reqs[i] = HoldRequest{Vendor: c.Vendor, Model: c.Model, BodyBytes: max(len(c.body), len(in.Body)+in.ExtraInputBytes), MaxOutput: lim.MaxOutput, Choices: lim.Choices, CallerLimit: callerLimit}
+			}
+			r := reqs[i]
+			r.Available = available
+			p, err := g.cfg.Biller.Hold(r)
+			if err != nil {
+				return HoldPlan{}, holdErr(err)
+			}
+			if p.Imposed {
+				if err := x.impose(c, p.MaxOutput); err != nil {
+					return HoldPlan{}, err
+				}
+			}
+			c.outputBound = p.OutputBound
+			if p.Amount > best.Amount {
+				best = p
+			}
+		}
+		x.use(x.cur)
+		return best, nil
 	}
-	err = x.tryHold(ctx, plan)
+	p, err := plan(-1)
+	if err != nil {
+		return err
+	}
+	err = x.tryHold(ctx, p)
 	if gw.ErrorCode(err) != gw.CodeInsufficientBalance {
 		return err
 	}
@@ -516,16 +763,10 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 	if berr != nil {
 		return err
 	}
-	req.Available = bal.Balance - bal.Held
-	if plan, err = g.cfg.Biller.Hold(req); err != nil {
-		return holdErr(err)
+	if p, err = plan(bal.Balance - bal.Held); err != nil {
+		return err
 	}
-	if plan.Imposed {
-		if err := x.impose(plan.MaxOutput); err != nil {
-			return err
-		}
-	}
-	return x.tryHold(ctx, plan)
+	return x.tryHold(ctx, p)
 }
 
 func holdErr(err error) error {
@@ -546,7 +787,7 @@ func (x *Exchange) tryHold(ctx context.Context, plan HoldPlan) error {
 		}
 		return &gw.Error{Code: gw.CodeInternal, Message: "could not reserve the request's cost", Err: err}
 	}
-	x.holdPlaced, x.hold, x.outputBound = true, plan.Amount, plan.OutputBound
+	x.holdPlaced, x.hold = true, plan.Amount
 	x.renewAt = g.cfg.Now().Add(g.cfg.HoldTTL / 3)
 	return nil
 }
@@ -587,47 +828,48 @@ func (x *Exchange) KeepAlive(ctx context.Context) {
 // decorate adds to a freshly encoded vendor body the account's prompt-cache
 // key (where the vendor takes one) and the optimizer's directive (unless
 // it is off for this request).
-func (x *Exchange) decorate() error {
-	g, in, p := x.g, &x.in, x.provider
+func (x *Exchange) decorate(c *candidate) error {
+	g, in, p := x.g, &x.in, c.provider
 	var err error
 	if ck, ok := p.(CacheKeyer); ok && in.Principal != nil {
-		if x.Body, err = ck.SetCacheKey(x.Body, CacheKey(in.Principal.AccountID)); err != nil {
+		if c.body, err = ck.SetCacheKey(c.body, CacheKey(in.Principal.AccountID)); err != nil {
 			return err
 		}
 	}
 	if g.cfg.Optimizer != nil {
 		keyOff := in.Principal != nil && in.Principal.OptimizeOff
-		if x.Body, x.Optimized, err = g.cfg.Optimizer.Prepare(x.BodyShape(), x.Body, keyOff, in.Header); err != nil {
+		if c.body, c.optimized, err = g.cfg.Optimizer.Prepare(c.bodyShape, c.body, keyOff, in.Header); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// impose sets the vendor request's output limit to n tokens. A mapped
-// body is encoded again, so it gets its cache key and directive again.
-func (x *Exchange) impose(n int64) error {
+// impose sets candidate c's output limit to n tokens. A mapped body is
+// encoded again, so it gets its cache key and directive again.
+func (x *Exchange) impose(c *candidate, n int64) error {
 	in := &x.in
-	if x.native {
-		b, err := outlimit.Set(x.BodyShape(), in.Vendor, x.Body, n)
+	if c.native || in.Prepare != nil {
+		b, err := outlimit.Set(c.bodyShape, c.Vendor, c.body, n)
 		if err != nil {
 			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: err}
 		}
-		x.Body = b
+		c.body = b
 	} else {
-		codec := x.provider.(gw.Codec)
+		codec := c.provider.(gw.Codec)
 		v := int(min(n, int64(1<<31-1)))
 		in.Canonical.MaxTokens = &v
+		in.Canonical.Model = c.Model
 		b, err := codec.EncodeRequest(in.Canonical)
 		if err != nil {
 			return err
 		}
-		x.Body = b
-		if err := x.decorate(); err != nil {
+		c.body = b
+		if err := x.decorate(c); err != nil {
 			return err
 		}
 	}
-	x.ImposedMaxOutput = n
+	c.imposed = n
 	return nil
 }
 
@@ -666,31 +908,11 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 	if x.g.cfg.Tracer != nil {
 		x.vendorSpan.SetAttributes(x.vendorAttrs()...)
 	}
-	x.attempts++
-	call := &gw.Call{RequestID: x.in.RequestID, Model: x.in.Model, Stream: x.in.Stream, Body: x.Body, Header: x.in.Header}
-	if bs := x.BodyShape(); bs != x.provider.Shape() {
-		call.Endpoint = bs
-	}
+	x.called = true
 
-	type sent struct {
-		up  *gw.Upstream
-		err error
-	}
-	done := make(chan sent, 1)
-	go func() {
-		up, err := x.provider.Send(vctx, call)
-		done <- sent{up, err}
-	}()
-	if x.Optimized {
-		// The directive's count (cached after a model's first request)
-		// runs beside the vendor call and is joined before returning.
-		counted := make(chan struct{})
-		go func() {
-			defer close(counted)
-			x.optTokens = x.g.cfg.Optimizer.Tokens(ctx, x.in.Vendor, x.in.Model)
-		}()
-		defer func() { <-counted }()
-	}
+	done := make(chan tried, 1)
+	go func() { done <- x.try(vctx) }()
+	first, counted := x.cur, x.countOptimizer(ctx)
 
 	if second != nil {
 		v, blocked := x.secondStage(gctx, second)
@@ -701,11 +923,97 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 			if r := <-done; r.up != nil {
 				_ = r.up.Body.Close()
 			}
+			<-counted
 			return nil, x.block(ctx, v)
 		}
 	}
 	r := <-done
+	<-counted
+	x.attempts = r.attempts
+	x.use(r.served)
+	if x.cur != first && x.Optimized {
+		// Served by a fallback: its directive's count (cached per model).
+		<-x.countOptimizer(ctx)
+	}
 	return r.up, r.err
+}
+
+// countOptimizer counts the directive's tokens for the model in use,
+// beside the vendor call; the channel closes when done.
+func (x *Exchange) countOptimizer(ctx context.Context) <-chan struct{} {
+	counted := make(chan struct{})
+	// A directive kept in a vendor-held thread is counted too: the
+	// vendor bills it in this prompt.
+	if !x.Optimized && !(x.in.KeptDirective && x.g.cfg.Optimizer != nil) {
+		close(counted)
+		return counted
+	}
+	vendor, model := x.in.Vendor, x.in.Model
+	go func() {
+		defer close(counted)
+		x.optTokens = x.g.cfg.Optimizer.Tokens(ctx, vendor, model)
+	}()
+	return counted
+}
+
+// tried is the outcome of the attempts: the answer (or the last error),
+// the candidate that gave it, and every attempt when there were several.
+type tried struct {
+	up       *gw.Upstream
+	err      error
+	served   int
+	attempts []gw.Attempt
+}
+
+// try calls the candidates in order, from the one in use, until one
+// answers: a failure that another vendor may not have (rate limited,
+// overloaded, a broken or silent connection, an open breaker, an unknown
+// model, a vendor without a key) moves to the next; any other error, or
+// the caller going away, ends the request. It touches no field of x
+// (the guard runs beside it).
+func (x *Exchange) try(ctx context.Context) tried {
+	in := &x.in
+	var r tried
+	r.served = x.cur
+	multi := len(x.cands) > 1
+	for i := x.cur; i < len(x.cands); i++ {
+		c := x.cands[i]
+		if c.skip != "" {
+			if multi {
+				r.attempts = append(r.attempts, gw.Attempt{Vendor: c.Vendor, Model: c.Model, Skipped: c.skip})
+			}
+			continue
+		}
+		call := &gw.Call{RequestID: in.RequestID, Model: c.Model, Stream: in.Stream, Body: c.body, Header: in.Header, Received: in.Received}
+		if c.bodyShape != c.provider.Shape() {
+			call.Endpoint = c.bodyShape
+		}
+		start := x.g.cfg.Now()
+		r.up, r.err = c.provider.Send(ctx, call)
+		r.served = i
+		a := gw.Attempt{Vendor: c.Vendor, Model: c.Model, Duration: x.g.cfg.Now().Sub(start)}
+		if r.err != nil {
+			a.Error = gw.ErrorCode(r.err)
+		}
+		r.attempts = append(r.attempts, a)
+		if r.err == nil || ctx.Err() != nil || !fallOver(r.err) {
+			break
+		}
+	}
+	if !multi {
+		r.attempts = nil
+	}
+	return r
+}
+
+// fallOver reports whether a vendor's failure sends the request on to
+// the next model: the vendor failed, not the request.
+func fallOver(err error) bool {
+	switch gw.ErrorCode(err) {
+	case gw.CodeRateLimited, gw.CodeOverloaded, gw.CodeUpstream, gw.CodeUpstreamTimeout, gw.CodeVendorUnavailable, gw.CodeNotFound:
+		return true
+	}
+	return false
 }
 
 // Screen runs the guard on a request that has no vendor call of its own
@@ -823,8 +1131,12 @@ func (x *Exchange) recordIncident(ctx context.Context, v Verdict) string {
 		x.g.cfg.Logger.Error("store incident", "request_id", in.RequestID, "err", err)
 		return inc.ID
 	}
-	if gs, ok := x.g.cfg.Store.(gw.GuardStore); ok && v.Text != "" {
-		t := gw.IncidentText{IncidentID: inc.ID, AccountID: in.Principal.AccountID, Hash: v.TextHash, Text: v.Text}
+	if gs, ok := x.g.cfg.Store.(gw.GuardStore); ok && v.Text != "" && x.g.incidentText(in.Principal.AccountID, x.g.cfg.Now()) {
+		text := v.Text
+		if len(text) > MaxIncidentText {
+			text = truncateUTF8(text, MaxIncidentText)
+		}
+		t := gw.IncidentText{IncidentID: inc.ID, AccountID: in.Principal.AccountID, Hash: v.TextHash, Text: text}
 		if err := gs.SetIncidentText(wctx, t); err != nil {
 			x.g.cfg.Logger.Error("store incident text", "request_id", in.RequestID, "err", err)
 		}
@@ -880,7 +1192,7 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 // reported) is read from the caller's body, which never held the
 // directive.
 func (x *Exchange) withOptimizer(u gw.Usage) gw.Usage {
-	if x.Optimized && u.Reported {
+	if (x.Optimized || x.in.KeptDirective) && u.Reported {
 		u.OptimizerTokens = min(x.optTokens, u.PromptTokens())
 	}
 	return u
@@ -922,6 +1234,11 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	}
 	var clamped bool
 	o.Usage, clamped = ClampUsage(o.Usage, x.outputBound)
+	if cw, ok := g.cfg.Biller.(ContextCap); ok {
+		var pc bool
+		o.Usage, pc = ClampPrompt(o.Usage, cw.ContextWindow(in.Vendor, in.Model))
+		clamped = clamped || pc
+	}
 	if clamped || o.Usage.Clamped {
 		clamped = true
 		r.Usage, r.UsageClamped = o.Usage, true
@@ -979,6 +1296,11 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 // the prompt): the usage was clamped. Metrics count it.
 const NoteUsageClamped = "usage_clamped"
 
+// NoteDirectiveInThread marks a thread continue whose vendor-kept system
+// prompt holds the directive (added at the thread's create): billed by
+// the vendor, not charged.
+const NoteDirectiveInThread = "directive_in_thread"
+
 // NoteHoldExpired marks a record whose hold expired before its settle
 // (the request outlived it without renewals: a stalled process).
 const NoteHoldExpired = "hold_expired"
@@ -993,6 +1315,33 @@ func ClampUsage(u gw.Usage, outputBound int64) (gw.Usage, bool) {
 	}
 	if u.ReasoningTokens > u.OutputTokens {
 		u.ReasoningTokens, changed = u.OutputTokens, true
+	}
+	return u, changed
+}
+
+// ClampPrompt bounds the prompt buckets by the model's context window
+// (bound, 0: unknown): no bucket above it, and their sum at most it, the
+// excess taken off the dearest buckets first (1-hour writes, 5-minute
+// writes, plain input, cache reads). It reports whether anything changed.
+func ClampPrompt(u gw.Usage, bound int64) (gw.Usage, bool) {
+	if bound <= 0 {
+		return u, false
+	}
+	changed := false
+	bs := []*int64{&u.CacheWrite1hTokens, &u.CacheWrite5mTokens, &u.InputTokens, &u.CacheReadTokens}
+	for _, b := range bs {
+		if *b > bound {
+			*b, changed = bound, true
+		}
+	}
+	for _, b := range bs {
+		excess := u.PromptTokens() - bound
+		if excess <= 0 {
+			break
+		}
+		take := min(excess, *b)
+		*b -= take
+		changed = true
 	}
 	return u, changed
 }
@@ -1019,6 +1368,25 @@ func (x *Exchange) finishErr(ctx context.Context, err error) {
 		}
 	}
 	e := gw.AsError(err)
+	if p := x.in.Principal; p != nil && !x.holdPlaced {
+		own, flush := x.g.refused(p.KeyID, p.AccountID, e.Code, e.Code.Status(), x.g.cfg.Now())
+		x.g.writeAggregates(context.WithoutCancel(ctx), flush)
+		if !own {
+			// Past the key's refusals a minute: counted into the
+			// minute's aggregate record, no row of its own (metrics
+			// still see it).
+			x.finished = true
+			r := x.record(Outcome{Status: e.Code.Status(), Err: e})
+			x.rec = r
+			if x.g.cfg.Tracer != nil {
+				x.traceFinish(r, e)
+			}
+			if o := x.g.cfg.Observe; o != nil {
+				o(r)
+			}
+			return
+		}
+	}
 	_, ferr := x.Finish(ctx, Outcome{Status: e.Code.Status(), Err: e})
 	if ferr != nil {
 		x.g.cfg.Logger.Error("record refused request", "request_id", x.in.RequestID, "err", ferr)
@@ -1053,11 +1421,21 @@ func (x *Exchange) record(o Outcome) *gw.Record {
 		Note:      o.Note,
 		CreatedAt: in.Received,
 	}
+	if len(x.attempts) > 0 {
+		r.Attempts = x.attempts
+		parts := make([]string, len(x.attempts))
+		for i, a := range x.attempts {
+			parts[i] = a.String()
+		}
+		r.Note = joinNote(r.Note, "attempts: "+strings.Join(parts, ", "))
+	}
 	if x.Optimized {
 		// The directive's version, next to its tokens
 		// (Usage.OptimizerTokens).
 		_, note := x.g.cfg.Optimizer.Describe(true)
 		r.Note = joinNote(r.Note, note)
+	} else if x.in.KeptDirective {
+		r.Note = joinNote(r.Note, NoteDirectiveInThread)
 	}
 	if in.Principal != nil {
 		r.AccountID, r.KeyID = in.Principal.AccountID, in.Principal.KeyID
@@ -1104,7 +1482,7 @@ func (x *Exchange) traceFinish(r *gw.Record, err error) {
 		Attr{AttrCharge, r.Charge.USDString()},
 		Attr{AttrChargeCents, r.Charge.CentsString()},
 		Attr{AttrGuard, guardText(r.Guard)},
-		Attr{AttrAttempts, int64(x.attempts)},
+		Attr{AttrAttempts, int64(x.calls())},
 		Attr{AttrRequestID, r.RequestID},
 		Attr{AttrAccountID, r.AccountID},
 		Attr{AttrKeyID, r.KeyID},
@@ -1139,4 +1517,15 @@ func joinNote(a, b string) string {
 func (g *Gateway) Refuse(ctx context.Context, in Inbound, err error) {
 	x := &Exchange{g: g, in: in}
 	x.finishErr(ctx, err)
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
 }

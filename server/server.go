@@ -1,5 +1,8 @@
-// Package server is the gateway's HTTP face: POST /v1/messages (shape M)
-// and POST /v1/chat/completions (shape C), GET /v1/models, GET
+// Package server is the gateway's HTTP face: POST /v1/messages (shape M),
+// POST /v1/chat/completions (shape C) and POST /v1/responses (shape R,
+// with its state routes in responses.go: GET and DELETE
+// /v1/responses/{id}, GET .../input_items, POST
+// /v1/responses/input_tokens), GET /v1/models, GET
 // /v1/balance (the calling key's money and limits), /healthz,
 // /readyz and the dashboard mount.
 //
@@ -37,6 +40,7 @@ import (
 	"github.com/gwlabs/gateway/catalog"
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/internal/id"
+	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/internal/reqbody"
 	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/proxy"
@@ -50,8 +54,13 @@ import (
 const (
 	HeaderRequestID = "X-Gateway-Request-Id"
 	HeaderVendor    = "X-Gateway-Vendor"
-	HeaderCharge    = "X-Gateway-Customer-Charge-Cents"
-	HeaderDropped   = "X-Gateway-Dropped-Fields"
+	// HeaderModel is the prefixed model that served (or last failed);
+	// HeaderAttempts how many vendor calls the request made (retries
+	// within one vendor are not counted).
+	HeaderModel    = "X-Gateway-Model"
+	HeaderAttempts = "X-Gateway-Attempts"
+	HeaderCharge   = "X-Gateway-Customer-Charge-Cents"
+	HeaderDropped  = "X-Gateway-Dropped-Fields"
 	// HeaderMaxTokens is set when the caller gave no output limit and the
 	// balance could not cover the model's maximum output: the gateway
 	// sent the vendor this many output tokens as the limit.
@@ -91,6 +100,11 @@ type Config struct {
 	// the caller to take it (0: unbounded). A caller that stops reading
 	// for longer is counted as gone: its stream is billed as abandoned.
 	StreamWriteTimeout time.Duration
+	// WriteTimeout bounds the writing of every answer that is not a
+	// stream, from its first byte (default 60s; negative: unbounded): a
+	// caller that never reads cannot pin the answer's memory. Streams
+	// are bounded per event by StreamWriteTimeout instead.
+	WriteTimeout time.Duration
 	// Ready reports whether the store is reachable, for /readyz.
 	Ready func(ctx context.Context) error
 	// State keeps client state on mapped routes (message threads,
@@ -101,8 +115,14 @@ type Config struct {
 	// limits per instance while Redis is down), "" when nothing: /readyz
 	// then answers 200 {"status":"degraded","detail":...}.
 	Degraded func() string
-	Now      func() time.Time
-	Logger   *slog.Logger
+	// Routes are the operator's named routes ("gw/sonnet"), usable as a
+	// model id and listed by GET /v1/models; nil: none.
+	Routes *route.Table
+	// Health reports the vendors' circuit breakers and key pools, for
+	// /readyz's detail; nil: not reported.
+	Health func() []gw.VendorHealth
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Server serves the gateway's HTTP API.
@@ -166,6 +186,9 @@ func New(cfg Config) *Server {
 	if cfg.MaxEventBytes <= 0 {
 		cfg.MaxEventBytes = 8 << 20
 	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = 60 * time.Second
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -181,6 +204,9 @@ func (s *Server) SetDraining(v bool) { s.draining.Store(v) }
 
 // ServeHTTP routes a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.WriteTimeout > 0 {
+		w = &timedWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: s.cfg.WriteTimeout}
+	}
 	switch p := r.URL.Path; {
 	case p == "/v1/messages/count_tokens":
 		if allow(w, r, s.cfg.Now(), http.MethodPost) {
@@ -283,13 +309,83 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	var details []string
 	if s.cfg.Degraded != nil {
 		if d := s.cfg.Degraded(); d != "" {
-			writeJSON(w, http.StatusOK, map[string]string{"status": "degraded", "detail": d})
-			return
+			details = append(details, d)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	var vendors []vendorState
+	if s.cfg.Health != nil {
+		vendors, details = vendorStates(s.cfg.Health(), s.cfg.Now(), details)
+	}
+	if len(details) == 0 {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		return
+	}
+	writeJSON(w, http.StatusOK, readyDetail{Status: "degraded", Detail: strings.Join(details, "; "), Vendors: vendors})
+}
+
+// readyDetail is /readyz's answer while something runs degraded.
+type readyDetail struct {
+	Status  string        `json:"status"`
+	Detail  string        `json:"detail"`
+	Vendors []vendorState `json:"vendors,omitempty"`
+}
+
+// vendorState is a vendor whose breaker is not closed or whose key pool
+// lost or rests keys.
+type vendorState struct {
+	Vendor       string     `json:"vendor"`
+	Breaker      string     `json:"breaker"`
+	RetryAfterMs int64      `json:"retry_after_ms,omitempty"`
+	Keys         []keyState `json:"keys,omitempty"`
+}
+
+type keyState struct {
+	Name         string `json:"name"`
+	State        string `json:"state"` // "out", "resting", "open", "half-open"
+	Reason       string `json:"reason,omitempty"`
+	RetryAfterMs int64  `json:"retry_after_ms,omitempty"`
+}
+
+// vendorStates lists the vendors that are not fully healthy, adding a
+// line for each to details.
+func vendorStates(hs []gw.VendorHealth, now time.Time, details []string) ([]vendorState, []string) {
+	var out []vendorState
+	for _, h := range hs {
+		v := vendorState{Vendor: h.Vendor, Breaker: h.Breaker}
+		if h.Breaker == gw.BreakerOpen {
+			v.RetryAfterMs = max(h.RetryAt.Sub(now).Milliseconds(), 0)
+		}
+		for _, k := range h.Keys {
+			ks := keyState{Name: k.Name}
+			switch {
+			case k.Out:
+				ks.State, ks.Reason = "out", k.Reason
+			case k.Breaker != gw.BreakerClosed:
+				ks.State = k.Breaker
+				if k.Breaker == gw.BreakerOpen {
+					ks.RetryAfterMs = max(k.RetryAt.Sub(now).Milliseconds(), 0)
+				}
+			case !k.RestUntil.IsZero():
+				ks.State, ks.RetryAfterMs = "resting", max(k.RestUntil.Sub(now).Milliseconds(), 0)
+			default:
+				continue
+			}
+			v.Keys = append(v.Keys, ks)
+		}
+		if v.Breaker == gw.BreakerClosed && len(v.Keys) == 0 {
+			continue
+		}
+		line := h.Vendor + ": breaker " + h.Breaker
+		for _, k := range v.Keys {
+			line += ", key " + k.Name + " " + k.State
+		}
+		details = append(details, line)
+		out = append(out, v)
+	}
+	return out, details
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -303,6 +399,8 @@ type parsed struct {
 	stream    bool
 	maxOutput int64
 	text      []gw.Text
+	models    []string
+	hasModels bool
 	// r is the parsed Responses request (shape R).
 	r *responses.Request
 }
@@ -323,7 +421,7 @@ func parseEnvelope(shape gw.Shape, body []byte) (parsed, error) {
 	if err != nil {
 		return parsed{}, err
 	}
-	return parsed{model: b.Model, stream: b.Stream, maxOutput: b.MaxOutput, text: b.Text}, nil
+	return parsed{model: b.Model, stream: b.Stream, maxOutput: b.MaxOutput, text: b.Text, models: b.Models, hasModels: b.HasModels}, nil
 }
 
 // statusWriter remembers the status and the error sent, for the access
@@ -463,33 +561,65 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		return
 	}
 	in.Stream, in.MaxOutput, in.Text = env.stream, env.maxOutput, env.text
-	target, err := route.Parse(env.model)
+	targets, err := s.cfg.Routes.Resolve(env.model, env.models)
 	if err != nil {
 		gwy.Refuse(ctx, in, err)
 		fail(err)
 		return
 	}
-	in.Vendor, in.Model = target.Vendor, target.Model
-	vendor, model = target.Vendor, target.Model
-	h.Set(HeaderVendor, target.Vendor)
-	p, ok := gwy.Provider(target.Vendor)
-	if !ok {
-		err := gw.Errorf(gw.CodeVendorUnavailable, "%s is not configured on this gateway", target.Vendor)
-		gwy.Refuse(ctx, in, err)
-		fail(err)
-		return
-	}
-	var rt *rturn
-	switch {
-	case shape == gw.ShapeR:
-		// Mapped: the kept conversation and the input become
-		// in.Canonical; native: the caller's bytes go to OpenAI.
-		if rt, err = s.openResponses(ctx, &in, env.r, p); err != nil {
+	if env.hasModels {
+		// The fallbacks are the gateway's to try (also on openrouter/):
+		// no vendor sees the list.
+		if body, err = rawjson.Delete(body, "models"); err != nil {
+			err = gw.Errorf(gw.CodeInvalidRequest, "request body is not a JSON object")
 			gwy.Refuse(ctx, in, err)
 			fail(err)
 			return
 		}
-	case p.Shape() != shape:
+		in.Body = body
+	}
+	target := targets[0]
+	in.Vendor, in.Model = target.Vendor, target.Model
+	for _, t := range targets[1:] {
+		in.Fallbacks = append(in.Fallbacks, proxy.Target{Vendor: t.Vendor, Model: t.Model})
+	}
+	vendor, model = target.Vendor, target.Model
+	h.Set(HeaderVendor, target.Vendor)
+	// Every model tried (the caller's and its fallbacks): a vendor that
+	// does not speak the endpoint's shape needs the canonical form.
+	var primary gw.Provider
+	mapped := false
+	for i, t := range targets {
+		p, ok := gwy.Provider(t.Vendor)
+		if !ok {
+			if len(targets) > 1 {
+				continue // passed over, with its reason, by the proxy
+			}
+			err := gw.Errorf(gw.CodeVendorUnavailable, "%s is not configured on this gateway", t.Vendor)
+			gwy.Refuse(ctx, in, err)
+			fail(err)
+			return
+		}
+		if i == 0 {
+			primary = p
+		}
+		if !gw.SpeaksNatively(p, shape) {
+			mapped = true
+		}
+	}
+	var rt *rturn
+	switch {
+	case shape == gw.ShapeR && primary != nil:
+		// Mapped: the kept conversation and the input become
+		// in.Canonical; native: the caller's bytes go to OpenAI.
+		// (Fallbacks follow the first model's way: a mapped one after a
+		// native first model is passed over.)
+		if rt, err = s.openResponses(ctx, &in, env.r, primary); err != nil {
+			gwy.Refuse(ctx, in, err)
+			fail(err)
+			return
+		}
+	case shape != gw.ShapeR && mapped:
 		in.Canonical, err = decodeRequest(shape, body)
 		if err != nil {
 			gwy.Refuse(ctx, in, err)
@@ -515,16 +645,21 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		fail(err)
 		return
 	}
+	up, err := x.Call(ctx)
+	served := x.Inbound()
+	vendor, model = served.Vendor, served.Model
+	h.Set(HeaderVendor, served.Vendor)
+	h.Set(HeaderModel, served.Vendor+"/"+served.Model)
+	h.Set(HeaderAttempts, strconv.Itoa(x.Tries()))
 	if x.ImposedMaxOutput > 0 {
 		h.Set(HeaderMaxTokens, strconv.FormatInt(x.ImposedMaxOutput, 10))
 	}
-	if in.Canonical != nil && len(in.Canonical.Dropped) > 0 {
+	if in.Canonical != nil && len(in.Canonical.Dropped) > 0 && !x.Native() {
 		h.Set(HeaderDropped, strings.Join(in.Canonical.Dropped, ","))
 	}
 	if rt != nil && !rt.native && len(rt.req.HostedTools) > 0 {
 		h.Set(HeaderDroppedTools, strings.Join(rt.req.HostedTools, ","))
 	}
-	up, err := x.Call(ctx)
 	if err != nil {
 		e := gw.AsError(err)
 		if cutByShutdown(ctx) {
@@ -614,3 +749,26 @@ func (s *Server) reserve(n int64) bool {
 	}
 	return true
 }
+
+// timedWriter sets the connection's write deadline when the answer's
+// first byte (or its header) is written: the whole answer must be taken
+// within d. A stream moves the deadline itself (startStream, flushWriter).
+type timedWriter struct {
+	http.ResponseWriter
+	rc    *http.ResponseController
+	d     time.Duration
+	armed bool
+}
+
+func (t *timedWriter) arm() {
+	if !t.armed {
+		t.armed = true
+		_ = t.rc.SetWriteDeadline(time.Now().Add(t.d))
+	}
+}
+
+func (t *timedWriter) WriteHeader(code int) { t.arm(); t.ResponseWriter.WriteHeader(code) }
+
+func (t *timedWriter) Write(p []byte) (int, error) { t.arm(); return t.ResponseWriter.Write(p) }
+
+func (t *timedWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }

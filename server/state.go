@@ -24,7 +24,7 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 		return in, nil, nil
 	}
 	var turn *convstate.Turn
-	if in.Endpoint == gw.ShapeM && in.Canonical != nil {
+	if in.Endpoint == gw.ShapeM && in.Canonical != nil && !s.nativeTo(in.Vendor, in.Endpoint) {
 		t, err := convstate.DecodeThread(in.Body)
 		if err != nil {
 			return in, nil, err
@@ -39,6 +39,22 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 				// The guard reads the kept turns with the new ones: a
 				// payload split over a thread's turns is seen whole.
 				in.Text = append(gw.MessagesText(in.Canonical.Messages[:kept]), in.Text...)
+			}
+		}
+	}
+	if in.Endpoint == gw.ShapeM && in.Canonical == nil {
+		// A native Messages thread continue: the vendor keeps the
+		// earlier turns and bills them as prompt, so the hold covers the
+		// thread's size, and a directive in its system prompt is not
+		// charged.
+		if t, err := convstate.DecodeThread(in.Body); err == nil && t != nil && t.Type == "continue" && t.PreviousMessageID != "" {
+			nt, ok, err := k.NativeThreadOf(ctx, in.Principal.AccountID, t.PreviousMessageID)
+			if err != nil {
+				s.cfg.Logger.Warn("native thread", "request_id", in.RequestID, "err", err)
+			}
+			if ok {
+				in.ExtraInputBytes += int(min(nt.Tokens, 1<<40)) * 3
+				in.KeptDirective = nt.Directive
 			}
 		}
 	}
@@ -60,6 +76,13 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 		}
 	}
 	return in, turn, nil
+}
+
+// nativeTo reports whether vendor speaks shape (a request to it is passed
+// through; with fallbacks the canonical form may be decoded all the same).
+func (s *Server) nativeTo(vendor string, shape gw.Shape) bool {
+	p, ok := s.cfg.Gateway.Provider(vendor)
+	return ok && p.Shape() == shape
 }
 
 // keepAnswer keeps what a mapped answer leaves for the client's next
@@ -88,8 +111,11 @@ func (s *Server) keepAnswer(ctx context.Context, in *proxy.Inbound, turn *convst
 
 // wantsAnswer reports whether a mapped answer's content must be assembled
 // for keepAnswer.
+//
+// Not on /v1/responses: its reasoning rides in the kept response or in the
+// caller's sealed blobs, and store:false must keep nothing server-side.
 func (s *Server) wantsAnswer(in *proxy.Inbound, turn *convstate.Turn) bool {
-	return turn != nil || s.cfg.State != nil && convstate.KeepsReasoning(in.Vendor) || s.cfg.State.KeepsSignatures(in.Vendor)
+	return turn != nil || s.cfg.State != nil && in.Endpoint != gw.ShapeR && (convstate.KeepsReasoning(in.Vendor) || s.cfg.State.KeepsSignatures(in.Vendor))
 }
 
 // dropsCarriers reports whether a mapped answer is shown without its
@@ -106,6 +132,24 @@ func (s *Server) relayCollector(in *proxy.Inbound) *convstate.Collector {
 		return nil
 	}
 	return &convstate.Collector{}
+}
+
+// rememberNative keeps, for a native Messages answer in a vendor-kept
+// thread, what billing needs at the thread's next continue: its size in
+// tokens (the prompt the vendor reported plus the answer) and whether its
+// system prompt holds the directive.
+func (s *Server) rememberNative(ctx context.Context, x *proxy.Exchange, messageID string, u gw.Usage) {
+	in := x.Inbound()
+	if s.cfg.State == nil || in.Endpoint != gw.ShapeM || !x.Native() || messageID == "" || !u.Reported || u.Malformed {
+		return
+	}
+	if t, err := convstate.DecodeThread(in.Body); err != nil || t == nil {
+		return
+	}
+	nt := convstate.NativeThread{Tokens: u.PromptTokens() + u.OutputTokens, Directive: x.Optimized || in.KeptDirective}
+	if err := s.cfg.State.RememberNativeThread(ctx, in.Principal.AccountID, messageID, nt); err != nil {
+		s.cfg.Logger.Warn("remember native thread", "request_id", in.RequestID, "err", err)
+	}
 }
 
 // keepRelayed keeps what a relayed answer's collector read.

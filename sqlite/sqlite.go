@@ -18,7 +18,9 @@
 // for its own result. A call that fails cleanly (hold unknown, balance too
 // low) changes nothing and does not disturb the others; any other failure
 // rolls the batch back and its items are retried one transaction each, so
-// one bad item cannot fail its neighbours. Because the checks and writes of
+// one bad item cannot fail its neighbours. Under load a batch also
+// waits up to Options.Linger for more calls (see groupcommit), so that
+// many settles share one commit. Because the checks and writes of
 // a batch run inside one write transaction on the single writer, a hold is
 // checked and inserted atomically: holds never over-commit the balance.
 //

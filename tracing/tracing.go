@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -73,19 +74,63 @@ func FromEnv(ctx context.Context, getenv func(string) string, version string) (*
 	if proto != "" && proto != "http/protobuf" {
 		return nil, fmt.Errorf("tracing: OTEL_EXPORTER_OTLP_PROTOCOL %q: the gateway exports http/protobuf only", proto)
 	}
-	exp, err := otlptracehttp.New(ctx)
+	// The endpoint and headers are read through getenv (the exporter
+	// reads the process environment for the rest).
+	endpoint := getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	if endpoint == "" {
+		endpoint = strings.TrimRight(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), "/") + "/v1/traces"
+	}
+	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(endpoint)}
+	headers := getenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+	if headers == "" {
+		headers = getenv("OTEL_EXPORTER_OTLP_HEADERS")
+	}
+	if headers != "" {
+		h, err := parseHeaders(headers)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, otlptracehttp.WithHeaders(h))
+	}
+	exp, err := otlptracehttp.New(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
+	// The default name and version, then OTEL_RESOURCE_ATTRIBUTES, then
+	// OTEL_SERVICE_NAME.
 	res, err := resource.Merge(
 		resource.NewSchemaless(attribute.String("service.name", "gateway"), attribute.String("service.version", version)),
-		// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win.
 		resource.Environment(),
 	)
+	if service := getenv("OTEL_SERVICE_NAME"); service != "" && err == nil {
+		res, err = resource.Merge(res, resource.NewSchemaless(attribute.String("service.name", service)))
+	}
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
 		return nil, fmt.Errorf("tracing: resource: %w", err)
 	}
 	return New(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
+}
+
+// parseHeaders reads OTEL_EXPORTER_OTLP_HEADERS: comma-separated
+// key=value pairs, values URL-encoded.
+func parseHeaders(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		if strings.TrimSpace(kv) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("tracing: OTEL_EXPORTER_OTLP_HEADERS: %q is not key=value", kv)
+		}
+		dv, err := url.PathUnescape(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("tracing: OTEL_EXPORTER_OTLP_HEADERS: %q: %w", kv, err)
+		}
+		out[k] = dv
+	}
+	return out, nil
 }
 
 // New returns a Tracer over a tracer provider built with opts (tests

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,6 +165,24 @@ func BenchmarkPassThrough(b *testing.B) {
 					runBench(b, benchEnv{url: "http://" + ms.Addr(), path: "/v1/chat/completions", key: skey, body: chatBody("openai/"+model, "Say hello.", stream, extra), hdr: hdr})
 				})
 			}
+			// Every request traced and exported over OTLP/HTTP to an
+			// in-process receiver: what tracing costs when it is on (off,
+			// the gateway run above builds no span).
+			b.Run("gateway_traced", func(b *testing.B) {
+				rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					_, _ = io.Copy(io.Discard, r.Body)
+					w.Header().Set("Content-Type", "application/x-protobuf")
+				}))
+				b.Cleanup(rcv.Close) // after the gateway's close, which flushes
+				otel := func(k string) string {
+					if k == "OTEL_EXPORTER_OTLP_ENDPOINT" {
+						return rcv.URL
+					}
+					return ""
+				}
+				mt, _, tkey := startBenchGateway(b, filepath.Join(b.TempDir(), "traced.db"), true, func(c *Config) { c.OTelEnv = otel })
+				runBench(b, benchEnv{url: "http://" + mt.Addr(), path: "/v1/chat/completions", key: tkey, body: chatBody("openai/"+model, "Say hello.", stream, extra), hdr: hdr})
+			})
 			b.Run("gateway_optimize_off", func(b *testing.B) {
 				h := hdr.Clone()
 				h.Set("X-Gateway-Optimize", "off")

@@ -77,6 +77,9 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	cfg.DatabaseURL = filepath.Join(t.TempDir(), "gateway.db")
 	cfg.HTTP.RetryBase = 5 * time.Millisecond
 	cfg.HTTP.FirstByteTimeout = 2 * time.Second
+	// Breakers off: tests send failing requests in a row on purpose
+	// (the breaker tests turn them on).
+	cfg.HTTP.BreakerFailures = -1
 	for _, v := range route.Vendors() {
 		cfg.Vendors[v] = VendorConfig{BaseURL: fake.BaseURL(v), APIKey: fake.APIKey(v)}
 	}

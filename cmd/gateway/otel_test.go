@@ -131,9 +131,6 @@ func TestOTLPTraceOfARequest(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_HEADERS":  "x-tenant=ops",
 		"OTEL_SERVICE_NAME":           "gateway-test",
 	}
-	for k, v := range otel {
-		t.Setenv(k, v) // the exporter and the resource read the process environment
-	}
 	e := newEnv(t, func(c *Config) { c.OTelEnv = func(k string) string { return otel[k] } })
 	if e.m.tracer == nil {
 		t.Fatal("OTEL_EXPORTER_OTLP_ENDPOINT set, no tracer")

@@ -12,8 +12,10 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/billing"
+	"github.com/gwlabs/gateway/catalog"
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/guard"
+	"github.com/gwlabs/gateway/internal/upstream"
 	"github.com/gwlabs/gateway/postgres"
 	"github.com/gwlabs/gateway/provider/anthropic"
 	"github.com/gwlabs/gateway/provider/google"
@@ -159,6 +161,12 @@ func (a billerAdapter) Known(vendor, model string) bool { return a.b.Known(vendo
 
 func (a billerAdapter) Priceable(vendor, model string) error { return a.b.Priceable(vendor, model) }
 
+// ContextWindow is the model's context window (the rate card's, or
+// OpenRouter's list's; 0: unknown).
+func (a billerAdapter) ContextWindow(vendor, model string) int64 {
+	return a.b.ContextWindow(vendor, model)
+}
+
 func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	p, err := a.b.Hold(billing.HoldRequest{
 		Vendor: r.Vendor, Model: r.Model, BodyBytes: r.BodyBytes, MaxOutput: r.MaxOutput, Choices: r.Choices,
@@ -212,7 +220,11 @@ func openRouterPrices(c Config, logger *slog.Logger) *ratecard.OpenRouterPrices 
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
 	p.Refresh(context.Background(), openRouterRefresh, func(ctx context.Context) (*ratecard.OpenRouterList, error) {
-		return ratecard.FetchOpenRouter(ctx, client, base, vc.APIKey)
+		key := vc.APIKey
+		if keys, err := upstream.ParseKeys(key); err == nil && len(keys) > 0 {
+			key = keys[0].Secret // a pool: its first key reads the price list
+		}
+		return ratecard.FetchOpenRouter(ctx, client, base, key)
 	}, func(err error) {
 		logger.Warn("openrouter price list not refreshed", "err", err)
 	})
@@ -220,4 +232,37 @@ func openRouterPrices(c Config, logger *slog.Logger) *ratecard.OpenRouterPrices 
 		logger.Info("openrouter price list", "models", l.Len(), "fetched", l.Fetched.UTC().Format(time.RFC3339))
 	}
 	return p
+}
+
+// vendorHealth reports the breakers and key pools of the providers that
+// keep them, in the vendors' slot order.
+func vendorHealth(providers map[string]gw.Provider, now func() time.Time) func() []gw.VendorHealth {
+	return func() []gw.VendorHealth {
+		var out []gw.VendorHealth
+		t := now()
+		for _, v := range route.Vendors() {
+			if h, ok := providers[v].(gw.HealthReporter); ok {
+				out = append(out, h.Health(t))
+			}
+		}
+		return out
+	}
+}
+
+// newCatalog lists the models of the configured vendors and the
+// operator's routes.
+func newCatalog(card *ratecard.Card, providers map[string]gw.Provider, routes *route.Table) *catalog.Catalog {
+	c := catalog.New(card, func(vendor string) bool {
+		a, ok := providers[vendor].(proxy.Availability)
+		return providers[vendor] != nil && (!ok || a.Unavailable() == nil)
+	})
+	for _, name := range routes.Names() {
+		r, _ := routes.Get(name)
+		members := make([]string, len(r.Members))
+		for i, m := range r.Members {
+			members[i] = m.Vendor + "/" + m.Model
+		}
+		c.AddRoute(r.Name, members)
+	}
+	return c
 }

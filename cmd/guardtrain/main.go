@@ -134,6 +134,7 @@ func run(args []string, stdout io.Writer) error {
 	ownWeight := fs.Float64("ownweight", 5, "weight of the hand-written and templated examples (cross-validation: 2 below 3, 4 to 6 a little above it)")
 	systemRows := fs.String("systemrows", "user", "how cross-validation scores the benign system-prompt rows: user (as `gateway guard eval` does, counted in the FPR) or system (as the gateway does, left out of the FPR)")
 	evalOnly := fs.Bool("eval", false, "evaluate the model embedded in this build on -data (as `gateway guard eval` does) and exit")
+	heldOut := fs.String("heldout", "", "write the rows of -data that no model is trained on (the licence-restricted collections: a held-out split for `gateway guard eval`) to this file, and exit")
 	scanDirs := fs.String("scan", "", "comma-separated directories: score every file under them whose name has one of the -scanext endings as a tool result with the model embedded in this build, print the share flagged, and exit")
 	scanExt := fs.String("scanext", ".go,.py,.js,.ts,.c,.h,.cc,.java,.rs,.rb,.md", "with -scan: the file name endings scanned")
 	if err := fs.Parse(args); err != nil {
@@ -151,6 +152,9 @@ func run(args []string, stdout io.Writer) error {
 	rows, err := load(*data)
 	if err != nil {
 		return err
+	}
+	if *heldOut != "" {
+		return writeHeldOut(*heldOut, rows, stdout)
 	}
 	more, err := loadExtra(*extra)
 	if err != nil {
@@ -731,4 +735,38 @@ func dumpScores(path string, rows []row, scores []float64) error {
 		return fmt.Errorf("write scores: %w", err)
 	}
 	return nil
+}
+
+// writeHeldOut writes the rows no model is trained on (usable() false) to
+// path, in the data format.
+func writeHeldOut(path string, rows []row, stdout io.Writer) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	n := 0
+	for _, r := range rows {
+		if r.usable() {
+			continue
+		}
+		b, err := json.Marshal(struct {
+			Text   string `json:"text"`
+			Label  string `json:"label"`
+			Kind   string `json:"kind"`
+			Source string `json:"source"`
+		}{r.Text, r.Label, r.Kind, r.Source})
+		if err != nil {
+			f.Close()
+			return err
+		}
+		w.Write(append(b, '\n'))
+		n++
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %d held-out rows to %s\n", n, path)
+	return f.Close()
 }

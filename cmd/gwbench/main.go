@@ -129,7 +129,12 @@ func main() {
 	noMax := flag.Bool("no-maxrate", false, "skip the max-rate search")
 	out := flag.String("out", "", "write the Markdown table here too")
 	profDir := flag.String("profile", "", "with -pprof: save the gateway's CPU, mutex and block profiles of its first run at the highest rate in this directory")
+	fallback := flag.Int("fallback", 0, "instead: the fallback run, the primary answering 503 to this percentage of requests (e.g. 30), at the first -rates rate (default 1000) for -duration (default 5s)")
 	flag.Parse()
+	if *fallback > 0 {
+		runFallback(*gateway, *rates, *dur, *repeats, *fallback)
+		return
+	}
 
 	cfg := Short()
 	if *full {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"strconv"
@@ -17,6 +18,11 @@ type MockConfig struct {
 	Latency time.Duration // before the response headers
 	Chunks  int           // text pieces of an answer (SSE events of a stream)
 	Spacing time.Duration // between two stream events
+	// FailModel and FailPercent: requests for FailModel whose body
+	// hashes into the first FailPercent of 100 buckets answer 503 (the
+	// same request's retries too, so it goes on to its fallback).
+	FailModel   string
+	FailPercent int
 }
 
 // Mock is a fast fake vendor speaking the OpenAI Chat Completions,
@@ -25,6 +31,8 @@ type MockConfig struct {
 // The configuration can change between runs (Set).
 type Mock struct {
 	cfg atomic.Pointer[MockConfig]
+	// Failed counts the 503 answers (FailPercent); Served the others.
+	Failed, Served atomic.Int64
 }
 
 // NewMock returns a mock with cfg.
@@ -58,6 +66,18 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if cfg.Latency > 0 {
 		time.Sleep(cfg.Latency)
 	}
+	if cfg.FailPercent > 0 && req.Model == cfg.FailModel {
+		h := fnv.New32a()
+		h.Write(body)
+		if int(h.Sum32()%100) < cfg.FailPercent {
+			m.Failed.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"error":{"message":"overloaded (mock)","type":"server_error"}}`))
+			return
+		}
+	}
+	m.Served.Add(1)
 	p := r.URL.Path
 	switch {
 	case p == "/v1/chat/completions":

@@ -18,7 +18,8 @@
 // brings in the interval joined it, or the interval ended. Each commit
 // costs about the same whatever its size, so this trades at most one
 // interval of latency for fewer commits per call; below that rate it
-// never waits.
+// never waits, nor for a while after two waits that no call joined
+// (callers that submit only once their previous call returned).
 package groupcommit
 
 import (
@@ -189,6 +190,12 @@ func (c *Committer) run() {
 	batch := make([]*Op, 0, c.maxBatch)
 	var timer *time.Timer
 	var arr arrivals
+	// Lingering pays only if calls join meanwhile: callers that wait for
+	// their own call before submitting the next (a closed loop) never
+	// do. After two lingers in a row that nobody joined, none for a
+	// while.
+	var misses int
+	var lingerOff time.Time
 	for {
 		select {
 		case o := <-c.ops:
@@ -213,7 +220,8 @@ func (c *Committer) run() {
 				runtime.Gosched()
 			}
 		}
-		if want := arr.expected(now, c.linger); want > len(batch) && len(batch) < c.maxBatch {
+		if want := arr.expected(now, c.linger); want > len(batch) && len(batch) < c.maxBatch && now.After(lingerOff) {
+			before := len(batch)
 			// Calls come fast enough for more to join within the
 			// linger interval: wait for about as many as the rate
 			// brings, or the interval's end.
@@ -235,6 +243,11 @@ func (c *Committer) run() {
 				}
 			}
 			timer.Stop()
+			if len(batch) > before {
+				misses = 0
+			} else if misses++; misses >= 2 {
+				misses, lingerOff = 0, time.Now().Add(lingerBackoff)
+			}
 		}
 		arr.add(now, len(batch))
 		c.commit(batch)
@@ -249,6 +262,10 @@ type arrivals struct {
 	n     int       // calls in the current window
 	rate  float64   // calls per second, smoothed over windows
 }
+
+// lingerBackoff is how long a committer does not linger after lingers
+// that nobody joined.
+const lingerBackoff = 100 * time.Millisecond
 
 // window is the span over which the arrival rate is measured.
 const window = 50 * time.Millisecond

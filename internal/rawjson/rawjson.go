@@ -252,6 +252,29 @@ func Splice(b []byte, edits ...Edit) []byte {
 	return append(out, b[last:]...)
 }
 
+// Delete returns b without its top-level member key (b itself when it
+// has none).
+func Delete(b []byte, key string) ([]byte, error) {
+	ms, err := Members(b)
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range ms {
+		if m.Key != key {
+			continue
+		}
+		switch {
+		case i > 0: // from the end of the previous value: ", "key": v"
+			return Splice(b, Edit{Start: ms[i-1].ValEnd, End: m.ValEnd}), nil
+		case len(ms) > 1: // the first of several: up to the next key
+			return Splice(b, Edit{Start: m.KeyStart, End: ms[1].KeyStart}), nil
+		default:
+			return Splice(b, Edit{Start: m.KeyStart, End: m.ValEnd}), nil
+		}
+	}
+	return b, nil
+}
+
 // Edit replaces the bytes [Start, End) of a document with Text.
 type Edit struct {
 	Start int

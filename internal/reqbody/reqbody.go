@@ -53,12 +53,23 @@ type Body struct {
 	// string or part-array content (text and refusal parts), refusals and
 	// tool-call arguments.
 	Text []gw.Text
+	// Models is the caller's fallback list ("models" beside "model",
+	// OpenRouter's convention): model ids tried in order after Model
+	// fails; nil when absent. HasModels says the member was present
+	// (even null or empty), so that the server strips it before the
+	// vendor sees it.
+	Models    []string
+	HasModels bool
 }
 
 // MaxModelBytes bounds the model field: it is stored with every request's
 // record and logged, so a longer one is refused before anything is
 // written (the longest listed model ids are under 100 bytes).
 const MaxModelBytes = 256
+
+// maxModels bounds the models list (the server allows fewer; this bound
+// only stops the parse from collecting an unbounded list).
+const maxModels = 64
 
 // maxEcho bounds a caller's string quoted back in an error message.
 const maxEcho = 64
@@ -249,7 +260,7 @@ func (p *parser) content(src gw.TextSource, where, items string, each func(where
 // without allocating.
 var known = func() map[string]string {
 	m := map[string]string{}
-	for _, n := range []string{"model", "messages", "system", "stream", "max_tokens", "max_completion_tokens",
+	for _, n := range []string{"model", "models", "messages", "system", "stream", "max_tokens", "max_completion_tokens",
 		"role", "content", "type", "text", "title", "context", "source", "input", "data", "media_type",
 		"refusal", "tool_calls", "function_call", "function", "arguments",
 		"tools", "tool_choice", "thinking", "stream_options", "response_format", "output_config", "reasoning", "json_schema"} {
@@ -384,6 +395,31 @@ func (p *parser) top() (*Body, error) {
 				return nil, fieldErrorf("model is %d bytes long; model ids are at most %d bytes", len(b.Model), MaxModelBytes)
 			}
 			hasModel = true
+		case "models":
+			b.HasModels = true
+			ok, err := p.open('[', "models must be an array of model ids")
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			if err := p.elements("models", func(where string) error {
+				m, err := p.str(where)
+				if err != nil {
+					return err
+				}
+				if m == "" || len(m) > MaxModelBytes {
+					return fieldErrorf("%s must be a model id of 1 to %d bytes", where, MaxModelBytes)
+				}
+				if len(b.Models) >= maxModels {
+					return fieldErrorf("models lists more than %d model ids", maxModels)
+				}
+				b.Models = append(b.Models, m)
+				return nil
+			}); err != nil {
+				return nil, err
+			}
 		case "messages":
 			k, err := p.peek()
 			if err != nil {

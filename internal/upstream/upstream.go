@@ -6,6 +6,29 @@
 // a byte reached the caller). It also maps a vendor's failure status to the
 // gateway's error codes (StatusError), which each adapter's errors.go
 // calls after extracting the vendor's message.
+//
+// Retries: a connection error (refused, reset, closed before an answer),
+// a first byte that does not come within FirstByteTimeout (headers, then
+// the body's first bytes), and the statuses 408, 429, 500, 502, 503, 504
+// and 529 are retried, at most MaxRetries times and only while the retry
+// can start within RetryBudget of the request's arrival; the wait is
+// exponential from RetryBase with full jitter, or what the vendor asks
+// for (retry-after-ms, Retry-After) when it asks for at most
+// MaxRetryWait. Any other status is the vendor's answer, never retried.
+//
+// Keys and breakers: a Client spreads calls over the vendor's keys (a
+// pool, pool.go): weighted at random or to the key with the fewest calls
+// in flight. A key answered 429 rests for the wait the vendor asked (the
+// retry goes at once to another key when one is free; a lone key does not
+// rest, the vendor's limits may be per model); a key answered 401 is taken
+// out of the pool for good and reported (log, Health) and the call goes
+// to another key. A 403 is answered as it is: vendors also send it for
+// what one request asked (a model the organisation may not use), so a
+// caller could otherwise take the gateway's keys out.
+// The vendor and each key have a circuit breaker (breaker.go): after
+// BreakerFailures failures in a row it opens, and calls fail at once with
+// overloaded and Retry-After; every BreakerInterval one call probes, and
+// a probe that succeeds closes it. Health reports the state.
 package upstream
 
 import (
@@ -15,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -22,6 +46,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
@@ -46,6 +71,23 @@ type Config struct {
 	// MaxRetryWait caps a wait the vendor asks for with Retry-After; a
 	// longer ask is not retried but answered (default 5s).
 	MaxRetryWait time.Duration
+	// RetryBudget bounds the time before the first byte within which a
+	// retry may start, counted from Request.Start (default 30s).
+	RetryBudget time.Duration
+	// Keys is the vendor's key pool (set by the adapter from its
+	// configured keys); empty: the adapter sets its own credentials.
+	Keys []Key
+	// Spread is how calls are spread over Keys: SpreadWeighted (default)
+	// or SpreadLeastInFlight.
+	Spread string
+	// BreakerFailures is the run of failures that opens a breaker
+	// (default 5; negative: no breakers); BreakerInterval how long it
+	// stays open before one probe (default 10s).
+	BreakerFailures int
+	BreakerInterval time.Duration
+	// Logger reports keys taken out and breakers opening (default:
+	// discarded).
+	Logger *slog.Logger
 	// MaxConnsPerHost bounds idle keep-alive connections kept per host
 	// (default 512).
 	MaxConnsPerHost int
@@ -64,6 +106,17 @@ func (c Config) withDefaults() Config {
 	def(&c.IdleTimeout, 2*time.Minute)
 	def(&c.RetryBase, 250*time.Millisecond)
 	def(&c.MaxRetryWait, 5*time.Second)
+	def(&c.RetryBudget, 30*time.Second)
+	def(&c.BreakerInterval, 10*time.Second)
+	if c.BreakerFailures == 0 {
+		c.BreakerFailures = 5
+	}
+	if c.Spread == "" {
+		c.Spread = SpreadWeighted
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
 	if c.MaxRetries == 0 {
 		c.MaxRetries = 2
 	}
@@ -81,8 +134,12 @@ type Client struct {
 	vendor string
 	cfg    Config
 	hc     *http.Client
-	// sleep waits between retries; tests replace it.
+	br     *breaker
+	pool   *pool // nil: no keys configured here
+	// sleep waits between retries and now is the clock; tests replace
+	// them.
 	sleep func(ctx context.Context, d time.Duration) error
+	now   func() time.Time
 }
 
 // New returns a Client for the named vendor (the name prefixes errors).
@@ -107,7 +164,25 @@ func New(vendor string, cfg Config) *Client {
 			DisableCompression: true,
 		}
 	}
-	return &Client{vendor: vendor, cfg: cfg, hc: &http.Client{Transport: rt}, sleep: sleepCtx}
+	c := &Client{vendor: vendor, cfg: cfg, hc: &http.Client{Transport: rt}, sleep: sleepCtx, now: time.Now,
+		br: newBreaker(cfg.BreakerFailures, cfg.BreakerInterval)}
+	if len(cfg.Keys) > 0 {
+		c.pool = newPool(cfg.Keys, cfg.Spread, cfg.BreakerFailures, cfg.BreakerInterval)
+	}
+	return c
+}
+
+// Health reports the vendor's breaker and key pool.
+func (c *Client) Health(now time.Time) gw.VendorHealth {
+	state, failures, retryAt, opened := c.br.snapshot(now)
+	h := gw.VendorHealth{Vendor: c.vendor, Breaker: state, Failures: failures, Opened: opened}
+	if state == gw.BreakerOpen {
+		h.RetryAt = retryAt
+	}
+	if c.pool != nil {
+		h.Keys = c.pool.health(now)
+	}
+	return h
 }
 
 // CloseIdle closes idle pooled connections.
@@ -119,38 +194,116 @@ type Request struct {
 	URL    string
 	Header http.Header
 	Body   []byte
+	// Auth sets a pool key's secret on each attempt's headers (the
+	// vendor's own header); nil, or a Client without keys: Header
+	// carries the credentials.
+	Auth func(h http.Header, secret string)
+	// Start is when the caller's request arrived, from which RetryBudget
+	// counts (zero: when Do is called).
+	Start time.Time
 }
 
 // Do sends req and returns the vendor's answer, whatever its status, with
 // the body wrapped so that IdleTimeout applies to every read. It retries
-// connect failures, 429 and 5xx/529 answers up to MaxRetries times before
-// returning. A transport failure comes back as *gw.Error
-// (upstream_timeout or upstream_error); a cancelled ctx as ctx.Err().
+// as the package documentation says before returning. A transport
+// failure comes back as *gw.Error (upstream_timeout or upstream_error),
+// an open breaker or a pool without a usable key as overloaded (with
+// RetryAfter) or vendor_unavailable, and a cancelled ctx as ctx.Err().
 func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
+	start := req.Start
+	if start.IsZero() {
+		start = c.now()
+	}
 	for attempt := 0; ; attempt++ {
-		resp, err := c.once(ctx, req)
-		last := attempt >= c.cfg.MaxRetries
+		now := c.now()
+		ok, probe, wait := c.br.allow(now)
+		if !ok {
+			return nil, c.openError(wait)
+		}
+		var l lease
+		if c.pool != nil {
+			var err error
+			if l, err = c.pool.pick(now, c.vendor, nil); err != nil {
+				c.br.done(now, probe, outcomeNone)
+				return nil, err
+			}
+		}
+		resp, err := c.once(ctx, req, l.k)
+		vendorOutcome, keyOutcome := outcomeOK, outcomeOK
+		switch {
+		case err != nil && ctx.Err() != nil:
+			vendorOutcome, keyOutcome = outcomeNone, outcomeNone
+		case err != nil, failureStatus(resp.StatusCode):
+			vendorOutcome, keyOutcome = outcomeFailure, outcomeFailure
+		case resp.StatusCode == http.StatusTooManyRequests:
+			// Rate limits are the key's, not a failure of the vendor.
+			vendorOutcome, keyOutcome = outcomeNone, outcomeNone
+		case resp.StatusCode == http.StatusUnauthorized:
+			keyOutcome = outcomeNone
+		}
+		now = c.now()
+		if l.k != nil {
+			c.pool.release(now, l, keyOutcome)
+		}
+		c.br.done(now, probe, vendorOutcome)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if last || !isConnectError(err) {
-				return nil, c.transportError(err)
+			gerr := c.transportError(err)
+			wait := c.backoff(attempt)
+			if !c.mayRetry(attempt, start, wait) {
+				return nil, gerr
 			}
-			if err := c.sleep(ctx, c.backoff(attempt)); err != nil {
+			if err := c.sleep(ctx, wait); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if last || !retryableStatus(resp.StatusCode) {
+		status := resp.StatusCode
+		wait = c.backoff(attempt)
+		switch {
+		case status == http.StatusUnauthorized && l.k != nil:
+			if c.pool.takeOut(l.k, fmt.Sprintf("the vendor answered %d", status)) {
+				c.cfg.Logger.Error("vendor key taken out of the pool", "vendor", c.vendor, "key", l.k.Name, "status", status)
+			}
+			if !c.pool.usable(c.now()) {
+				return resp, nil
+			}
+			// Another key may be good: at once, not counted as a retry.
+			drain(resp.Body)
+			attempt--
+			continue
+		case status == http.StatusTooManyRequests:
+			ra, hasRA := RetryAfter(resp.Header, now)
+			if l.k != nil {
+				rest := ra
+				if !hasRA || rest <= 0 {
+					rest = time.Second
+				}
+				c.pool.rest(l.k, now.Add(rest))
+				if len(c.pool.keys) > 1 && c.pool.usable(now) {
+					wait, hasRA = 0, false // another key is free: at once
+				}
+			}
+			if hasRA {
+				if ra > c.cfg.MaxRetryWait {
+					return resp, nil // the vendor asks for more than we wait: answer now
+				}
+				wait = ra
+			}
+		case retryableStatus(status):
+			if ra, ok := RetryAfter(resp.Header, now); ok {
+				if ra > c.cfg.MaxRetryWait {
+					return resp, nil
+				}
+				wait = ra
+			}
+		default:
 			return resp, nil
 		}
-		wait := c.backoff(attempt)
-		if ra, ok := RetryAfter(resp.Header, time.Now()); ok {
-			if ra > c.cfg.MaxRetryWait {
-				return resp, nil // the vendor asks for more than we wait: answer now
-			}
-			wait = ra
+		if !c.mayRetry(attempt, start, wait) {
+			return resp, nil
 		}
 		drain(resp.Body)
 		if err := c.sleep(ctx, wait); err != nil {
@@ -159,7 +312,20 @@ func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
 	}
 }
 
-func (c *Client) once(ctx context.Context, req *Request) (*http.Response, error) {
+// mayRetry reports whether a retry after attempt (0: the first) may
+// start after wait: within MaxRetries and the request's RetryBudget.
+func (c *Client) mayRetry(attempt int, start time.Time, wait time.Duration) bool {
+	return attempt < c.cfg.MaxRetries && c.now().Add(wait).Sub(start) <= c.cfg.RetryBudget
+}
+
+// openError is the answer while the vendor's breaker is open.
+func (c *Client) openError(wait time.Duration) *gw.Error {
+	secs := max((wait+time.Second-1)/time.Second, 1) * time.Second
+	return &gw.Error{Code: gw.CodeOverloaded, Message: c.vendor + ": the vendor is failing (circuit open); retry after Retry-After", RetryAfter: secs,
+		Err: fmt.Errorf("%s: circuit breaker open", c.vendor)}
+}
+
+func (c *Client) once(ctx context.Context, req *Request, k *poolKey) (*http.Response, error) {
 	rctx, cancel := context.WithCancel(ctx)
 	hr, err := http.NewRequestWithContext(rctx, req.Method, req.URL, bytes.NewReader(req.Body))
 	if err != nil {
@@ -170,15 +336,93 @@ func (c *Client) once(ctx context.Context, req *Request) (*http.Response, error)
 	if hr.Header == nil {
 		hr.Header = http.Header{}
 	}
+	if k != nil && req.Auth != nil {
+		req.Auth(hr.Header, k.Secret)
+	}
 	hr.ContentLength = int64(len(req.Body))
+	// The first byte must come within FirstByteTimeout of the send: the
+	// headers, and for an answer the body's first bytes too (a vendor
+	// that accepts the call and then says nothing is a failed attempt).
+	sent := time.Now()
+	var fired atomic.Bool
+	ttfb := time.AfterFunc(c.cfg.FirstByteTimeout, func() { fired.Store(true); cancel() })
 	resp, err := c.hc.Do(hr)
 	if err != nil {
+		ttfb.Stop()
 		cancel()
+		if fired.Load() && ctx.Err() == nil {
+			return nil, c.silentError(err)
+		}
 		return nil, err
 	}
-	resp.Body = newIdleBody(resp.Body, c.cfg.IdleTimeout, cancel, c.vendor)
+	if resp.StatusCode/100 != 2 {
+		ttfb.Stop()
+		resp.Body = newIdleBody(resp.Body, c.cfg.IdleTimeout, cancel, c.vendor)
+		return resp, nil
+	}
+	// Wait for the body's first bytes, also within the stream idle
+	// timeout (a silence inside the body).
+	if ttfb.Stop() {
+		ttfb.Reset(max(min(c.cfg.FirstByteTimeout-time.Since(sent), c.cfg.IdleTimeout), 0))
+	}
+	buf := make([]byte, 512)
+	var n int
+	for n == 0 && err == nil {
+		n, err = resp.Body.Read(buf)
+	}
+	if !ttfb.Stop() && err == nil {
+		// The limit ran out just as the first bytes came: the call is
+		// cancelled already, so the attempt failed.
+		err = context.Canceled
+	}
+	if err != nil && err != io.EOF {
+		_ = resp.Body.Close()
+		cancel()
+		if fired.Load() && ctx.Err() == nil {
+			return nil, c.silentError(err)
+		}
+		return nil, err
+	}
+	body := newIdleBody(resp.Body, c.cfg.IdleTimeout, cancel, c.vendor)
+	resp.Body = &peeked{head: buf[:n], eof: err == io.EOF, rest: body}
 	return resp, nil
 }
+
+// silentError is a first byte that did not come in time.
+func (c *Client) silentError(err error) error {
+	// Not wrapped: the cause is the cancellation that ended the wait.
+	return &timeoutError{err: fmt.Errorf("no first byte within %v", c.cfg.FirstByteTimeout)}
+}
+
+// timeoutError is a net.Error time-out, so that transportError reports
+// upstream_timeout.
+type timeoutError struct{ err error }
+
+func (e *timeoutError) Error() string   { return e.err.Error() }
+func (e *timeoutError) Unwrap() error   { return e.err }
+func (e *timeoutError) Timeout() bool   { return true }
+func (e *timeoutError) Temporary() bool { return false }
+
+// peeked is a body whose first bytes were read already.
+type peeked struct {
+	head []byte
+	eof  bool
+	rest io.ReadCloser
+}
+
+func (p *peeked) Read(b []byte) (int, error) {
+	if len(p.head) > 0 {
+		n := copy(b, p.head)
+		p.head = p.head[n:]
+		return n, nil
+	}
+	if p.eof {
+		return 0, io.EOF
+	}
+	return p.rest.Read(b)
+}
+
+func (p *peeked) Close() error { return p.rest.Close() }
 
 func (c *Client) backoff(attempt int) time.Duration {
 	d := c.cfg.RetryBase << attempt
@@ -217,16 +461,21 @@ func (e *redactedOpError) Unwrap() error   { return e.err }
 func (e *redactedOpError) Timeout() bool   { return e.timeout }
 func (e *redactedOpError) Temporary() bool { return false }
 
-func isConnectError(err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
+// retryableStatus reports the statuses retried: 408, 429, 500, 502, 503,
+// 504 and 529 (Anthropic's overloaded).
+func retryableStatus(s int) bool {
+	return s == http.StatusTooManyRequests || failureStatus(s)
+}
+
+// failureStatus reports the statuses that count as the vendor failing,
+// for the breakers: every retried status but 429 (a key's rate limit).
+func failureStatus(s int) bool {
+	switch s {
+	case http.StatusRequestTimeout, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout, 529:
 		return true
 	}
 	return false
-}
-
-func retryableStatus(s int) bool {
-	return s == http.StatusTooManyRequests || s >= 500
 }
 
 func drain(b io.ReadCloser) {

@@ -24,11 +24,10 @@ func (p *Provider) CountTokens(ctx context.Context, model string, body []byte) (
 		return 0, fmt.Errorf("count tokens: %w", err)
 	}
 	h := make(http.Header, 4)
-	h.Set("X-Api-Key", p.cfg.APIKey)
 	h.Set("Content-Type", "application/json")
 	h.Set("Anthropic-Version", DefaultVersion)
 	url := strings.TrimSuffix(p.url, "/v1/messages") + "/v1/messages/count_tokens"
-	resp, err := p.client.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: url, Header: h, Body: body})
+	resp, err := p.client.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: url, Header: h, Body: body, Auth: apiKey})
 	if err != nil {
 		return 0, fmt.Errorf("count tokens: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/rawjson"
@@ -34,8 +35,9 @@ const DefaultBaseURL = "https://api.anthropic.com"
 type Config struct {
 	// BaseURL is the host; the adapter appends "/v1/messages".
 	BaseURL string
-	// APIKey is the gateway's key. Empty: calls answer
-	// vendor_unavailable naming GATEWAY_ANTHROPIC_API_KEY.
+	// APIKey is the gateway's key, or several separated by commas (a
+	// pool, see upstream.ParseKeys) unless HTTP.Keys is set. Empty:
+	// calls answer vendor_unavailable naming GATEWAY_ANTHROPIC_API_KEY.
 	APIKey string
 	// Encode tunes the mapping of canonical requests: the default
 	// max_tokens per model, and model capabilities (nil hooks take this
@@ -67,6 +69,13 @@ func New(cfg Config) (*Provider, error) {
 	if e.SamplingUnsupported == nil {
 		e.SamplingUnsupported = samplingUnsupported
 	}
+	if len(cfg.HTTP.Keys) == 0 && cfg.APIKey != "" {
+		keys, err := upstream.ParseKeys(cfg.APIKey)
+		if err != nil {
+			return nil, fmt.Errorf("anthropic provider: %w", err)
+		}
+		cfg.HTTP.Keys = keys
+	}
 	return &Provider{
 		cfg:    cfg,
 		url:    strings.TrimRight(cfg.BaseURL, "/") + "/v1/messages",
@@ -96,7 +105,6 @@ func (p *Provider) Send(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
 		return nil, err
 	}
 	h := make(http.Header, 6)
-	h.Set("X-Api-Key", p.cfg.APIKey)
 	h.Set("Content-Type", "application/json")
 	if c.Stream {
 		h.Set("Accept", "text/event-stream")
@@ -111,7 +119,7 @@ func (p *Provider) Send(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
 	if betas := c.Header.Values("Anthropic-Beta"); len(betas) > 0 {
 		h["Anthropic-Beta"] = betas
 	}
-	resp, err := p.client.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: p.url, Header: h, Body: c.Body})
+	resp, err := p.client.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: p.url, Header: h, Body: c.Body, Auth: apiKey, Start: c.Received})
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +128,11 @@ func (p *Provider) Send(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
 	}
 	return &gw.Upstream{Status: resp.StatusCode, Header: resp.Header, Body: resp.Body}, nil
 }
+
+func apiKey(h http.Header, key string) { h.Set("X-Api-Key", key) }
+
+// Health reports the vendor's circuit breaker and key pool.
+func (p *Provider) Health(now time.Time) gw.VendorHealth { return p.client.Health(now) }
 
 // PassThrough rewrites "model" in a caller's M body.
 func (p *Provider) PassThrough(body []byte, model string, stream bool) ([]byte, bool, error) {
@@ -136,6 +149,7 @@ func (p *Provider) PassThrough(body []byte, model string, stream bool) ([]byte, 
 
 // Interface guards.
 var (
-	_ gw.Provider = (*Provider)(nil)
-	_ gw.Codec    = (*Provider)(nil)
+	_ gw.Provider       = (*Provider)(nil)
+	_ gw.Codec          = (*Provider)(nil)
+	_ gw.HealthReporter = (*Provider)(nil)
 )

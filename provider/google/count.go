@@ -26,15 +26,14 @@ func (p *Provider) CountTokens(ctx context.Context, model string, body []byte) (
 	}
 	req := append(append([]byte(`{"generateContentRequest":`), inner...), '}')
 	h := make(http.Header, 3)
-	h.Set("X-Goog-Api-Key", p.cfg.APIKey)
 	h.Set("Content-Type", "application/json")
-	resp, err := p.client.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: p.base + url.PathEscape(model) + ":countTokens", Header: h, Body: req})
+	resp, err := p.client.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: p.base + url.PathEscape(model) + ":countTokens", Header: h, Body: req, Auth: googKey})
 	if err != nil {
 		return 0, fmt.Errorf("count tokens: %w", hideURL(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return 0, fmt.Errorf("count tokens: %w", statusError(resp.StatusCode, resp.Header, upstream.ReadErrorBody(resp.Body), p.cfg.APIKey))
+		return 0, fmt.Errorf("count tokens: %w", p.statusError(resp.StatusCode, resp.Header, upstream.ReadErrorBody(resp.Body)))
 	}
 	var out struct {
 		TotalTokens *int64 `json:"totalTokens"`

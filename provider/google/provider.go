@@ -106,6 +106,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/upstream"
@@ -120,8 +121,9 @@ type Config struct {
 	// "/v1beta/models/{model}:generateContent" or
 	// ":streamGenerateContent?alt=sse".
 	BaseURL string
-	// APIKey is the gateway's key. Empty: Send answers
-	// vendor_unavailable naming GATEWAY_GOOGLE_API_KEY.
+	// APIKey is the gateway's key, or several separated by commas (a
+	// pool, see upstream.ParseKeys) unless HTTP.Keys is set. Empty: Send
+	// answers vendor_unavailable naming GATEWAY_GOOGLE_API_KEY.
 	APIKey string
 	// HTTP tunes the upstream client.
 	HTTP upstream.Config
@@ -142,6 +144,13 @@ func New(cfg Config) (*Provider, error) {
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("google provider: base URL must be an http(s) URL")
+	}
+	if len(cfg.HTTP.Keys) == 0 && cfg.APIKey != "" {
+		keys, err := upstream.ParseKeys(cfg.APIKey)
+		if err != nil {
+			return nil, fmt.Errorf("google provider: %w", err)
+		}
+		cfg.HTTP.Keys = keys
 	}
 	return &Provider{
 		cfg:    cfg,
@@ -188,25 +197,51 @@ func (p *Provider) Send(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
 		return nil, gw.Errorf(gw.CodeInvalidRequest, "model: a google model id is required")
 	}
 	h := make(http.Header, 4)
-	h.Set("X-Goog-Api-Key", p.cfg.APIKey)
 	h.Set("Content-Type", "application/json")
 	if c.Stream {
 		h.Set("Accept", "text/event-stream")
 	} else {
 		h.Set("Accept", "application/json")
 	}
-	resp, err := p.client.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: p.URL(c.Model, c.Stream), Header: h, Body: c.Body})
+	resp, err := p.client.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: p.URL(c.Model, c.Stream), Header: h, Body: c.Body, Auth: googKey, Start: c.Received})
 	if err != nil {
 		return nil, hideURL(err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, statusError(resp.StatusCode, resp.Header, upstream.ReadErrorBody(resp.Body), p.cfg.APIKey)
+		return nil, p.statusError(resp.StatusCode, resp.Header, upstream.ReadErrorBody(resp.Body))
 	}
 	return &gw.Upstream{Status: resp.StatusCode, Header: resp.Header, Body: resp.Body}, nil
 }
 
 // hideURL strips the request URL from a transport error's cause, which
 // would otherwise show it in logs of err.Error().
+func googKey(h http.Header, key string) { h.Set("X-Goog-Api-Key", key) }
+
+// Health reports the vendor's circuit breaker and key pool.
+func (p *Provider) Health(now time.Time) gw.VendorHealth { return p.client.Health(now) }
+
+// statusError maps a failed answer, scrubbing every key of the pool from
+// it.
+func (p *Provider) statusError(status int, h http.Header, body []byte) *gw.Error {
+	keys := p.cfg.HTTP.Keys
+	if len(keys) == 0 {
+		return statusError(status, h, body, "")
+	}
+	e := statusError(status, h, body, keys[0].Secret)
+	for _, k := range keys[1:] {
+		if k.Secret == "" {
+			continue
+		}
+		if strings.Contains(e.Message, k.Secret) {
+			e.Message = strings.ReplaceAll(e.Message, k.Secret, "[redacted]")
+		}
+		if e.Err != nil && strings.Contains(e.Err.Error(), k.Secret) {
+			e.Err = fmt.Errorf("google answered %d (detail withheld: it named the key)", status)
+		}
+	}
+	return e
+}
+
 func hideURL(err error) error {
 	var ge *gw.Error
 	if !errors.As(err, &ge) {

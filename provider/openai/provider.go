@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/rawjson"
@@ -35,8 +36,10 @@ type Config struct {
 	// BaseURL includes the version segment ("https://api.openai.com/v1");
 	// the adapter appends "/chat/completions".
 	BaseURL string
-	// APIKey is the gateway's key at the vendor. Empty: every call
-	// answers vendor_unavailable naming KeySetting.
+	// APIKey is the gateway's key at the vendor, or several separated
+	// by commas (a pool, see upstream.ParseKeys) unless HTTP.Keys is
+	// set. Empty: every call answers vendor_unavailable naming
+	// KeySetting.
 	APIKey string
 	// KeySetting names the configuration that holds the key, for that
 	// message (e.g. "GATEWAY_OPENAI_API_KEY").
@@ -92,6 +95,13 @@ func New(cfg Config) (*Provider, error) {
 			return nil, fmt.Errorf("%s provider: no mapping dialect", cfg.Vendor)
 		}
 	}
+	if len(cfg.HTTP.Keys) == 0 && cfg.APIKey != "" {
+		keys, err := upstream.ParseKeys(cfg.APIKey)
+		if err != nil {
+			return nil, fmt.Errorf("%s provider: %w", cfg.Vendor, err)
+		}
+		cfg.HTTP.Keys = keys
+	}
 	return &Provider{
 		cfg:     cfg,
 		url:     strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
@@ -136,7 +146,6 @@ func (p *Provider) Send(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
 		return nil, err
 	}
 	h := make(http.Header, 6)
-	h.Set("Authorization", "Bearer "+p.cfg.APIKey)
 	h.Set("Content-Type", "application/json")
 	if c.Stream {
 		h.Set("Accept", "text/event-stream")
@@ -156,7 +165,7 @@ func (p *Provider) Send(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
 		}
 		url = p.rurl
 	}
-	resp, err := p.client.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: url, Header: h, Body: c.Body})
+	resp, err := p.client.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: url, Header: h, Body: c.Body, Auth: bearer, Start: c.Received})
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +174,11 @@ func (p *Provider) Send(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
 	}
 	return &gw.Upstream{Status: resp.StatusCode, Header: resp.Header, Body: resp.Body}, nil
 }
+
+func bearer(h http.Header, key string) { h.Set("Authorization", "Bearer "+key) }
+
+// Health reports the vendor's circuit breaker and key pool.
+func (p *Provider) Health(now time.Time) gw.VendorHealth { return p.client.Health(now) }
 
 func (p *Provider) keySetting() string {
 	if p.cfg.KeySetting != "" {
@@ -257,8 +271,8 @@ func (p *Provider) PassThrough(body []byte, model string, stream bool) ([]byte, 
 
 // Interface guards.
 var (
-	_ gw.Provider = (*Provider)(nil)
-	_ gw.Codec    = (*Provider)(nil)
-
+	_ gw.Provider        = (*Provider)(nil)
+	_ gw.Codec           = (*Provider)(nil)
+	_ gw.HealthReporter  = (*Provider)(nil)
 	_ gw.ResponsesNative = (*Provider)(nil)
 )
