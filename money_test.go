@@ -123,3 +123,24 @@ func TestUsageMergeEstimateOverlays(t *testing.T) {
 		t.Fatalf("totals %d %d", u.PromptTokens(), u.TotalTokens())
 	}
 }
+
+// Issue 29 item 5: a count decodes whatever the vendor sent; only a
+// non-negative integer literal within int64 is valid.
+func TestCountDecodes(t *testing.T) {
+	for raw, want := range map[string]Count{
+		`12`: {12, true}, `0`: {0, true}, `9223372036854775807`: {1<<63 - 1, true},
+		`9223372036854775808`: {}, `-1`: {}, `1.5`: {}, `1e3`: {}, `"12"`: {}, `{}`: {}, `null`: {},
+	} {
+		var c Count
+		if err := c.UnmarshalJSON([]byte(raw)); err != nil || c != want {
+			t.Errorf("%s: %+v, %v; want %+v", raw, c, err, want)
+		}
+	}
+	// Malformed is sticky through Merge: a later valid report does not
+	// clear it.
+	u := Usage{Malformed: true}
+	u.Merge(Usage{InputTokens: 3, OutputTokens: 4, Reported: true})
+	if !u.Malformed || u.InputTokens != 3 {
+		t.Errorf("after merge %+v, want still malformed", u)
+	}
+}

@@ -1,5 +1,7 @@
 package gw
 
+import "strconv"
+
 // Usage is one request's token usage, normalised across vendors into
 // disjoint billing buckets. Vendors disagree on what their counts include
 // (OpenAI's prompt_tokens includes cached tokens, Anthropic's input_tokens
@@ -42,7 +44,35 @@ type Usage struct {
 	// the request (cache reads above the prompt, output above the limit)
 	// and were bounded: the record is flagged usage_clamped.
 	Clamped bool
+	// Malformed is true when a vendor usage report of this request could
+	// not be read as counts (a float, a string, an exponent, a number
+	// beyond int64, a negative count, an object with no count): the
+	// request is billed from the gateway's own count of what it relayed,
+	// as if no usage had been reported, on every route.
+	Malformed bool
 }
+
+// Count is one token count as a vendor's JSON gives it. Any JSON value
+// decodes without error; Valid says it was a non-negative integer literal
+// that fits int64 (N is then its value, else 0), so that one malformed
+// count marks the usage malformed instead of failing the whole answer.
+type Count struct {
+	N     int64
+	Valid bool
+}
+
+// UnmarshalJSON reads any JSON value (see Count).
+func (c *Count) UnmarshalJSON(b []byte) error {
+	*c = Count{}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err == nil && n >= 0 {
+		*c = Count{N: n, Valid: true}
+	}
+	return nil
+}
+
+// MarshalJSON writes the count (0 when it was not valid).
+func (c Count) MarshalJSON() ([]byte, error) { return strconv.AppendInt(nil, c.N, 10), nil }
 
 // PromptTokens returns all prompt tokens: uncached, cache reads and writes.
 func (u Usage) PromptTokens() int64 {
@@ -66,6 +96,8 @@ func (u Usage) TotalTokens() int64 { return u.PromptTokens() + u.OutputTokens }
 // overlays its non-zero counts. OptimizerTokens is the gateway's own
 // count, not the vendor's: v's replaces u's only when set.
 func (u *Usage) Merge(v Usage) {
+	malformed := u.Malformed || v.Malformed
+	defer func() { u.Malformed = malformed }()
 	if v.Reported {
 		opt := u.OptimizerTokens
 		cost, hasCost, exact := u.ReportedCost, u.HasReportedCost, u.ReportedCostUSD

@@ -135,6 +135,16 @@ func (b *Biller) Known(vendor, model string) bool {
 	return b.Priceable(vendor, model) == nil
 }
 
+// ContextWindow returns a model's context window in tokens, 0 when
+// unknown: no prompt the vendor bills for one request can be larger.
+func (b *Biller) ContextWindow(vendor, model string) int64 {
+	m, err := b.holdModel(vendor, model)
+	if err != nil || m == nil {
+		return 0
+	}
+	return m.ContextWindow
+}
+
 // Priceable returns nil when vendor's model can be priced, else the
 // caller-facing refusal (invalid_request) naming it: a model without a
 // rate-card entry, or an OpenRouter model missing from OpenRouter's

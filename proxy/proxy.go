@@ -1,13 +1,16 @@
 // Package proxy runs one request through the gateway's policies, in this
-// order: authenticate (Authenticate), then Begin: route to the vendor,
+// order: authenticate (Authenticate), then Begin: refuse a key or account
+// in a guard cool-down (Cooldown), route to the vendor,
 // refuse unpriced models, prepare the vendor body (pass-through patch or
 // canonical mapping, then the account's prompt-cache key where the vendor
 // takes one, then the optimizer's directive unless it is off globally, for
 // the key or by the request's x-gateway-optimize header), count the
 // request against the key's rate limit, and place a hold on the account's
-// balance; then Call: send to the vendor while the guard checks the
-// request (and the directive's tokens are counted), releasing nothing
-// before the guard's verdict; then Finish: price the usage (the
+// balance; then Call: the guard's first stage judges the request before
+// the vendor is sent anything (a blocked request never reaches it), then
+// the body is sent while a grey score's second stage judges it (and the
+// directive's tokens are counted), releasing nothing before the verdict;
+// then Finish: price the usage (the
 // directive's tokens set as Usage.OptimizerTokens, not billed), settle the
 // hold at the exact charge (or release it), and write the request's
 // record.
@@ -30,6 +33,7 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/billable"
 	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/internal/outlimit"
 )
@@ -212,6 +216,23 @@ type Config struct {
 	// request through (the record notes "guard:error"), true blocks it.
 	GuardTimeout    time.Duration
 	GuardFailClosed bool
+	// AllowUnpriced names the billable units beyond tokens (package
+	// internal/billable: service_tier_priority, web_search, ...) that pass
+	// through although the rate card cannot price them: the operator
+	// pays for them. Any other is refused with 400 naming the field.
+	AllowUnpriced map[string]bool
+	// RefusedPerMinute is how many refused requests of one key a minute
+	// get a record each (default DefaultRefusedPerMinute; negative: all);
+	// the rest of the minute's refusals become one aggregate record.
+	RefusedPerMinute int
+	// IncidentsPerMinute is how many incidents of one account a minute
+	// keep their flagged text (default DefaultIncidentsPerMinute); the
+	// text kept is at most MaxIncidentText bytes.
+	IncidentsPerMinute int
+	// CountTokensRPM is the requests per minute a key may send to the
+	// token-count endpoint, counted in a bucket of its own beside its chat
+	// requests; 0: the key's own RPM.
+	CountTokensRPM int64
 	// GuardCooldown refuses a key or account for a while after repeated
 	// blocked requests (zero: off).
 	GuardCooldown Cooldown
@@ -234,6 +255,8 @@ type Config struct {
 type Gateway struct {
 	cfg  Config
 	cool *cooler // nil: no cool-down
+
+	refusals, incidents meter
 }
 
 // New returns a Gateway.
@@ -246,6 +269,14 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.HoldTTL == 0 {
 		cfg.HoldTTL = 30 * time.Minute
+	}
+	if cfg.RefusedPerMinute == 0 {
+		cfg.RefusedPerMinute = DefaultRefusedPerMinute
+	} else if cfg.RefusedPerMinute < 0 {
+		cfg.RefusedPerMinute = 1<<31 - 1
+	}
+	if cfg.IncidentsPerMinute <= 0 {
+		cfg.IncidentsPerMinute = DefaultIncidentsPerMinute
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -270,6 +301,34 @@ func (g *Gateway) Authenticate(ctx context.Context, header string) (*gw.Principa
 	return g.cfg.Auth.Authenticate(ctx, header)
 }
 
+// AllowCount admits one token-count request of p (POST
+// /v1/messages/count_tokens): the key's model allow list, then its own
+// rate-limit bucket (Config.CountTokensRPM, else the key's RPM), beside
+// the key's chat requests. It returns the limiter's decision for the
+// rate-limit headers, and invalid_request or rate_limited.
+func (g *Gateway) AllowCount(ctx context.Context, p *gw.Principal, vendor, model string) (gw.LimitDecision, error) {
+	if !gw.ModelAllowed(p.Models, vendor, model) {
+		e := gw.Errorf(gw.CodeInvalidRequest, "model %q is not allowed for this API key (its models: %s)", vendor+"/"+model, strings.Join(p.Models, ", "))
+		e.NoRetry = true
+		return gw.LimitDecision{}, e
+	}
+	if g.cfg.Limiter == nil {
+		return gw.LimitDecision{Allowed: true}, nil
+	}
+	lim := gw.Limit{RPM: g.limitFor(p).RPM}
+	if g.cfg.CountTokensRPM > 0 {
+		lim.RPM = g.cfg.CountTokensRPM
+	}
+	d, err := g.cfg.Limiter.Allow(ctx, p.KeyID+":count_tokens", lim, 0)
+	if err != nil && !d.Allowed {
+		return d, &gw.Error{Code: gw.CodeOverloaded, Message: "rate limits cannot be checked right now; retry", RetryAfter: time.Second, Err: err}
+	}
+	if !d.Allowed {
+		return d, &gw.Error{Code: gw.CodeRateLimited, Message: "rate limit reached for this API key's token counts; retry after the time in Retry-After", RetryAfter: max(d.RetryAfter, time.Second)}
+	}
+	return d, nil
+}
+
 // Inbound is a parsed, authenticated request.
 type Inbound struct {
 	RequestID string
@@ -287,6 +346,11 @@ type Inbound struct {
 	// ExtraInputBytes is input the vendor gets beyond Body (a kept
 	// thread's earlier turns), counted in the hold and the token estimate.
 	ExtraInputBytes int
+	// KeptDirective says the vendor keeps the optimizer's directive from
+	// an earlier request (the system prompt of a native thread created
+	// with it) and bills it in this request's prompt: its tokens are taken
+	// off the charge as if it had been sent now.
+	KeptDirective bool
 	// Text is the body's text by source, as validation read it (the
 	// guard scores it); nil: the guard reads Body itself.
 	Text []gw.Text
@@ -566,6 +630,13 @@ func (x *Exchange) prepare(c *candidate, multi bool) error {
 	}
 	if err := x.decorate(c); err != nil {
 		return err
+	}
+	if g.cfg.Biller != nil {
+		// Features billed beyond tokens, read from the exact vendor body:
+		// refused unless the operator allows them.
+		if err := billable.Refusal(billable.Find(c.bodyShape, c.body), g.cfg.AllowUnpriced, c.Vendor, c.Model); err != nil {
+			return err
+		}
 	}
 	if oc, ok := g.cfg.Biller.(OutputCap); ok && in.MaxOutput > 0 {
 		// Vendors refuse an output cap over the model's maximum; so does
@@ -871,7 +942,9 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 // beside the vendor call; the channel closes when done.
 func (x *Exchange) countOptimizer(ctx context.Context) <-chan struct{} {
 	counted := make(chan struct{})
-	if !x.Optimized {
+	// A directive kept in a vendor-held thread is counted too: the
+	// vendor bills it in this prompt.
+	if !x.Optimized && !(x.in.KeptDirective && x.g.cfg.Optimizer != nil) {
 		close(counted)
 		return counted
 	}
@@ -1058,8 +1131,12 @@ func (x *Exchange) recordIncident(ctx context.Context, v Verdict) string {
 		x.g.cfg.Logger.Error("store incident", "request_id", in.RequestID, "err", err)
 		return inc.ID
 	}
-	if gs, ok := x.g.cfg.Store.(gw.GuardStore); ok && v.Text != "" {
-		t := gw.IncidentText{IncidentID: inc.ID, AccountID: in.Principal.AccountID, Hash: v.TextHash, Text: v.Text}
+	if gs, ok := x.g.cfg.Store.(gw.GuardStore); ok && v.Text != "" && x.g.incidentText(in.Principal.AccountID, x.g.cfg.Now()) {
+		text := v.Text
+		if len(text) > MaxIncidentText {
+			text = truncateUTF8(text, MaxIncidentText)
+		}
+		t := gw.IncidentText{IncidentID: inc.ID, AccountID: in.Principal.AccountID, Hash: v.TextHash, Text: text}
 		if err := gs.SetIncidentText(wctx, t); err != nil {
 			x.g.cfg.Logger.Error("store incident text", "request_id", in.RequestID, "err", err)
 		}
@@ -1115,7 +1192,7 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 // reported) is read from the caller's body, which never held the
 // directive.
 func (x *Exchange) withOptimizer(u gw.Usage) gw.Usage {
-	if x.Optimized && u.Reported {
+	if (x.Optimized || x.in.KeptDirective) && u.Reported {
 		u.OptimizerTokens = min(x.optTokens, u.PromptTokens())
 	}
 	return u
@@ -1157,6 +1234,11 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	}
 	var clamped bool
 	o.Usage, clamped = ClampUsage(o.Usage, x.outputBound)
+	if cw, ok := g.cfg.Biller.(ContextCap); ok {
+		var pc bool
+		o.Usage, pc = ClampPrompt(o.Usage, cw.ContextWindow(in.Vendor, in.Model))
+		clamped = clamped || pc
+	}
 	if clamped || o.Usage.Clamped {
 		clamped = true
 		r.Usage, r.UsageClamped = o.Usage, true
@@ -1214,6 +1296,11 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 // the prompt): the usage was clamped. Metrics count it.
 const NoteUsageClamped = "usage_clamped"
 
+// NoteDirectiveInThread marks a thread continue whose vendor-kept system
+// prompt holds the directive (added at the thread's create): billed by
+// the vendor, not charged.
+const NoteDirectiveInThread = "directive_in_thread"
+
 // NoteHoldExpired marks a record whose hold expired before its settle
 // (the request outlived it without renewals: a stalled process).
 const NoteHoldExpired = "hold_expired"
@@ -1228,6 +1315,33 @@ func ClampUsage(u gw.Usage, outputBound int64) (gw.Usage, bool) {
 	}
 	if u.ReasoningTokens > u.OutputTokens {
 		u.ReasoningTokens, changed = u.OutputTokens, true
+	}
+	return u, changed
+}
+
+// ClampPrompt bounds the prompt buckets by the model's context window
+// (bound, 0: unknown): no bucket above it, and their sum at most it, the
+// excess taken off the dearest buckets first (1-hour writes, 5-minute
+// writes, plain input, cache reads). It reports whether anything changed.
+func ClampPrompt(u gw.Usage, bound int64) (gw.Usage, bool) {
+	if bound <= 0 {
+		return u, false
+	}
+	changed := false
+	bs := []*int64{&u.CacheWrite1hTokens, &u.CacheWrite5mTokens, &u.InputTokens, &u.CacheReadTokens}
+	for _, b := range bs {
+		if *b > bound {
+			*b, changed = bound, true
+		}
+	}
+	for _, b := range bs {
+		excess := u.PromptTokens() - bound
+		if excess <= 0 {
+			break
+		}
+		take := min(excess, *b)
+		*b -= take
+		changed = true
 	}
 	return u, changed
 }
@@ -1254,6 +1368,25 @@ func (x *Exchange) finishErr(ctx context.Context, err error) {
 		}
 	}
 	e := gw.AsError(err)
+	if p := x.in.Principal; p != nil && !x.holdPlaced {
+		own, flush := x.g.refused(p.KeyID, p.AccountID, e.Code, e.Code.Status(), x.g.cfg.Now())
+		x.g.writeAggregates(context.WithoutCancel(ctx), flush)
+		if !own {
+			// Past the key's refusals a minute: counted into the
+			// minute's aggregate record, no row of its own (metrics
+			// still see it).
+			x.finished = true
+			r := x.record(Outcome{Status: e.Code.Status(), Err: e})
+			x.rec = r
+			if x.g.cfg.Tracer != nil {
+				x.traceFinish(r, e)
+			}
+			if o := x.g.cfg.Observe; o != nil {
+				o(r)
+			}
+			return
+		}
+	}
 	_, ferr := x.Finish(ctx, Outcome{Status: e.Code.Status(), Err: e})
 	if ferr != nil {
 		x.g.cfg.Logger.Error("record refused request", "request_id", x.in.RequestID, "err", ferr)
@@ -1301,6 +1434,8 @@ func (x *Exchange) record(o Outcome) *gw.Record {
 		// (Usage.OptimizerTokens).
 		_, note := x.g.cfg.Optimizer.Describe(true)
 		r.Note = joinNote(r.Note, note)
+	} else if x.in.KeptDirective {
+		r.Note = joinNote(r.Note, NoteDirectiveInThread)
 	}
 	if in.Principal != nil {
 		r.AccountID, r.KeyID = in.Principal.AccountID, in.Principal.KeyID
@@ -1382,4 +1517,15 @@ func joinNote(a, b string) string {
 func (g *Gateway) Refuse(ctx context.Context, in Inbound, err error) {
 	x := &Exchange{g: g, in: in}
 	x.finishErr(ctx, err)
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
 }

@@ -50,7 +50,15 @@ type Target struct {
 // Parse splits model. It returns an invalid_request *gw.Error when the
 // prefix is missing or unknown (suggesting a prefixed name), when the
 // vendor id is empty, or when an openrouter name lacks its provider part.
+// MaxModelBytes bounds a model name ("<vendor>/<model>"); longer names are
+// refused without being echoed or forwarded.
+const MaxModelBytes = 256
+
 func Parse(model string) (Target, error) {
+	if len(model) > MaxModelBytes {
+		// Never echoed: a caller's 30 MB name would come back twice.
+		return Target{}, gw.Errorf(gw.CodeInvalidRequest, "model is %d bytes long; a model name has at most %d", len(model), MaxModelBytes)
+	}
 	model = strings.TrimSpace(model)
 	if model == "" {
 		return Target{}, gw.Errorf(gw.CodeInvalidRequest, "model is required, in the form <vendor>/<model>, e.g. openai/gpt-4.1")

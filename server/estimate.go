@@ -188,3 +188,17 @@ func promptEstimate(in *proxy.Inbound) int64 {
 func estimateUsage(in *proxy.Inbound, textBytes int64) gw.Usage {
 	return gw.Usage{InputTokens: promptEstimate(in), OutputTokens: textBytes}
 }
+
+// usable reports whether u is the vendor's readable word on the
+// request's usage: reported, and never malformed (a count that was not a
+// non-negative integer, an object without counts). Otherwise the request
+// is billed from the gateway's own count, the same way on every route.
+func usable(u gw.Usage) bool { return u.Reported && !u.Malformed }
+
+// unusableNote is the record's note for usage the gateway estimated.
+func unusableNote(u gw.Usage) string {
+	if u.Malformed {
+		return "usage_malformed"
+	}
+	return "usage_missing"
+}

@@ -2,10 +2,14 @@ package server
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/proxy"
 )
 
 // readAnswer reads a non-streaming vendor answer, failing past
@@ -17,9 +21,35 @@ func (s *Server) readAnswer(vendor string, r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(body)) > limit {
-		return nil, &gw.Error{Code: gw.CodeUpstream, Message: fmt.Sprintf("%s: the vendor's answer is over the gateway's %d-byte limit", vendor, limit)}
+		return nil, &tooLarge{&gw.Error{Code: gw.CodeUpstream, Message: fmt.Sprintf("%s: the vendor's answer is over the gateway's %d-byte limit", vendor, limit)}, limit}
 	}
 	return body, nil
+}
+
+// tooLarge is a vendor answer over MaxResponseBytes: refused to the
+// caller, but the vendor generated (and bills) it, so it is billed.
+type tooLarge struct {
+	err  *gw.Error
+	read int64
+}
+
+func (t *tooLarge) Error() string { return t.err.Error() }
+
+func (t *tooLarge) Unwrap() error { return t.err }
+
+// billTooLarge settles an answer refused for its size: the prompt
+// estimate and, as output, the bytes read (one token a byte, clamped to
+// the most output the request allowed), noted answer_too_large. It
+// reports whether err was such an answer.
+func (s *Server) billTooLarge(w http.ResponseWriter, ctx context.Context, x *proxy.Exchange, err error) bool {
+	var tl *tooLarge
+	if !errors.As(err, &tl) {
+		return false
+	}
+	in := x.Inbound()
+	s.finish(ctx, x, proxy.Outcome{Status: tl.err.Code.Status(), Err: tl.err, Success: true, Usage: estimateUsage(in, tl.read), Note: "answer_too_large"})
+	writeError(w, in.Endpoint, in.RequestID, tl.err)
+	return true
 }
 
 // lineLimit fails a vendor stream whose line goes past max bytes, so that

@@ -53,7 +53,9 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 	defer up.Body.Close()
 	body, err := s.readAnswer(in.Vendor, up.Body)
 	if err != nil {
-		s.upstreamBroke(w, r.Context(), x, err)
+		if !s.billTooLarge(w, r.Context(), x, err) {
+			s.upstreamBroke(w, r.Context(), x, err)
+		}
 		return
 	}
 	ttfb := s.cfg.Now().Sub(in.Received)
@@ -82,8 +84,8 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 		return
 	}
 	u, note := resp.Usage, ""
-	if !u.Reported {
-		u, note = estimateUsage(in, responseTextBytes(resp)), "usage_missing"
+	if !usable(u) {
+		u, note = estimateUsage(in, responseTextBytes(resp)), unusableNote(u)
 	}
 	if r.Context().Err() != nil {
 		// The caller left while the vendor answered: billed for what

@@ -3,12 +3,14 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/proxy"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
 	openaishape "github.com/gwlabs/gateway/shape/openai"
@@ -81,7 +83,9 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 	in := x.Inbound()
 	body, err := s.readAnswer(in.Vendor, up.Body)
 	if err != nil {
-		s.upstreamBroke(w, r.Context(), x, err)
+		if !s.billTooLarge(w, r.Context(), x, err) {
+			s.upstreamBroke(w, r.Context(), x, err)
+		}
 		return
 	}
 	ttfb := s.cfg.Now().Sub(in.Received)
@@ -98,12 +102,16 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		u, err = openaishape.UsageFromBody(body)
 	}
 	if err != nil {
+		// Not a JSON answer at all (malformed counts are not an error:
+		// they mark the usage Malformed, billed below from the gateway's
+		// own count).
 		s.upstreamBroke(w, r.Context(), x, &gw.Error{Code: gw.CodeUpstream, Message: in.Vendor + ": the vendor sent a malformed answer", Err: err})
 		return
 	}
 	note := ""
-	if !u.Reported {
-		u, note = estimateUsage(in, relayedTextBytes(body)), "usage_missing"
+	vendorUsage := u
+	if !usable(u) {
+		u, note = estimateUsage(in, relayedTextBytes(body)), unusableNote(u)
 	}
 	// The vendor answered: the request is billed even if the caller has
 	// gone, since the answer was paid for upstream.
@@ -120,6 +128,11 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 	if c := s.relayCollector(in); c != nil {
 		c.Body(body)
 		s.keepRelayed(r.Context(), in, c)
+	}
+	if in.Endpoint == gw.ShapeM {
+		var msgID string
+		_ = json.Unmarshal(rawjson.Get(body, "id"), &msgID)
+		s.rememberNative(r.Context(), x, msgID, vendorUsage)
 	}
 	if in.Endpoint == gw.ShapeR {
 		s.markOwner(r.Context(), in, responses.IDFromBody(body), u)
@@ -161,6 +174,13 @@ func (s *Server) startStream(w http.ResponseWriter, up *gw.Upstream) flushWriter
 	h.Set("Trailer", HeaderCharge)
 	w.WriteHeader(http.StatusOK)
 	fw := flushWriter{w: w, rc: http.NewResponseController(w), timeout: s.cfg.StreamWriteTimeout}
+	// A stream is bounded per event, not as a whole: the deadline set
+	// with the header (timedWriter) gives way to the per-event one.
+	if fw.timeout > 0 {
+		_ = fw.rc.SetWriteDeadline(time.Now().Add(fw.timeout))
+	} else {
+		_ = fw.rc.SetWriteDeadline(time.Time{})
+	}
 	_ = fw.rc.Flush()
 	return fw
 }
@@ -252,6 +272,9 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())
+	if mm, ok := m.(mMeter); ok && o.Success {
+		s.rememberNative(ctx, x, mm.ID(), m.Usage())
+	}
 }
 
 // sameBytes reports whether a and b are the same slice (not just equal).
@@ -282,8 +305,8 @@ func streamOutcome(in *proxy.Inbound, end streamEnd) (o proxy.Outcome, broke *gw
 	switch {
 	case !end.done && end.vendorErr == nil && end.callerLeft:
 		o.Success, o.Usage, o.Note = true, abandonedUsage(in, end.usage, end.events, end.textBytes), "abandoned"
-		if !end.usage.Reported {
-			o.Note = "abandoned; usage_missing"
+		if !usable(end.usage) {
+			o.Note = "abandoned; " + unusableNote(end.usage)
 		}
 	case end.vendorErr != nil:
 		o.Err = end.vendorErr
@@ -292,8 +315,8 @@ func streamOutcome(in *proxy.Inbound, end streamEnd) (o proxy.Outcome, broke *gw
 		o.Err = broke
 	default:
 		o.Success, o.Usage = true, end.usage
-		if !end.usage.Reported {
-			o.Usage, o.Note = estimateUsage(in, end.textBytes), "usage_missing"
+		if !usable(end.usage) {
+			o.Usage, o.Note = estimateUsage(in, end.textBytes), unusableNote(end.usage)
 		}
 	}
 	return o, broke
@@ -350,7 +373,7 @@ func writeStreamError(w io.Writer, shape gw.Shape, rid string, e *gw.Error) {
 // Anthropic's message_start), the output is the estimate from the text
 // relayed (see estimateUsage) when that is larger.
 func abandonedUsage(in *proxy.Inbound, u gw.Usage, events, textBytes int64) gw.Usage {
-	if !u.Reported {
+	if !usable(u) {
 		return estimateUsage(in, textBytes)
 	}
 	if u.OutputTokens < events {

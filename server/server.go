@@ -1,5 +1,8 @@
-// Package server is the gateway's HTTP face: POST /v1/messages (shape M)
-// and POST /v1/chat/completions (shape C), GET /v1/models, GET
+// Package server is the gateway's HTTP face: POST /v1/messages (shape M),
+// POST /v1/chat/completions (shape C) and POST /v1/responses (shape R,
+// with its state routes in responses.go: GET and DELETE
+// /v1/responses/{id}, GET .../input_items, POST
+// /v1/responses/input_tokens), GET /v1/models, GET
 // /v1/balance (the calling key's money and limits), /healthz,
 // /readyz and the dashboard mount.
 //
@@ -97,6 +100,11 @@ type Config struct {
 	// the caller to take it (0: unbounded). A caller that stops reading
 	// for longer is counted as gone: its stream is billed as abandoned.
 	StreamWriteTimeout time.Duration
+	// WriteTimeout bounds the writing of every answer that is not a
+	// stream, from its first byte (default 60s; negative: unbounded): a
+	// caller that never reads cannot pin the answer's memory. Streams
+	// are bounded per event by StreamWriteTimeout instead.
+	WriteTimeout time.Duration
 	// Ready reports whether the store is reachable, for /readyz.
 	Ready func(ctx context.Context) error
 	// State keeps client state on mapped routes (message threads,
@@ -178,6 +186,9 @@ func New(cfg Config) *Server {
 	if cfg.MaxEventBytes <= 0 {
 		cfg.MaxEventBytes = 8 << 20
 	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = 60 * time.Second
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -193,6 +204,9 @@ func (s *Server) SetDraining(v bool) { s.draining.Store(v) }
 
 // ServeHTTP routes a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.WriteTimeout > 0 {
+		w = &timedWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: s.cfg.WriteTimeout}
+	}
 	switch p := r.URL.Path; {
 	case p == "/v1/messages/count_tokens":
 		if allow(w, r, s.cfg.Now(), http.MethodPost) {
@@ -735,3 +749,26 @@ func (s *Server) reserve(n int64) bool {
 	}
 	return true
 }
+
+// timedWriter sets the connection's write deadline when the answer's
+// first byte (or its header) is written: the whole answer must be taken
+// within d. A stream moves the deadline itself (startStream, flushWriter).
+type timedWriter struct {
+	http.ResponseWriter
+	rc    *http.ResponseController
+	d     time.Duration
+	armed bool
+}
+
+func (t *timedWriter) arm() {
+	if !t.armed {
+		t.armed = true
+		_ = t.rc.SetWriteDeadline(time.Now().Add(t.d))
+	}
+}
+
+func (t *timedWriter) WriteHeader(code int) { t.arm(); t.ResponseWriter.WriteHeader(code) }
+
+func (t *timedWriter) Write(p []byte) (int, error) { t.arm(); return t.ResponseWriter.Write(p) }
+
+func (t *timedWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }

@@ -42,6 +42,22 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 			}
 		}
 	}
+	if in.Endpoint == gw.ShapeM && in.Canonical == nil {
+		// A native Messages thread continue: the vendor keeps the
+		// earlier turns and bills them as prompt, so the hold covers the
+		// thread's size, and a directive in its system prompt is not
+		// charged.
+		if t, err := convstate.DecodeThread(in.Body); err == nil && t != nil && t.Type == "continue" && t.PreviousMessageID != "" {
+			nt, ok, err := k.NativeThreadOf(ctx, in.Principal.AccountID, t.PreviousMessageID)
+			if err != nil {
+				s.cfg.Logger.Warn("native thread", "request_id", in.RequestID, "err", err)
+			}
+			if ok {
+				in.ExtraInputBytes += int(min(nt.Tokens, 1<<40)) * 3
+				in.KeptDirective = nt.Directive
+			}
+		}
+	}
 	if k.KeepsSignatures(in.Vendor) && in.Canonical != nil {
 		if err := k.RestoreSignatures(ctx, in.Principal.AccountID, in.Canonical); err != nil {
 			s.cfg.Logger.Warn("restore signatures", "request_id", in.RequestID, "err", err)
@@ -95,8 +111,11 @@ func (s *Server) keepAnswer(ctx context.Context, in *proxy.Inbound, turn *convst
 
 // wantsAnswer reports whether a mapped answer's content must be assembled
 // for keepAnswer.
+//
+// Not on /v1/responses: its reasoning rides in the kept response or in the
+// caller's sealed blobs, and store:false must keep nothing server-side.
 func (s *Server) wantsAnswer(in *proxy.Inbound, turn *convstate.Turn) bool {
-	return turn != nil || s.cfg.State != nil && convstate.KeepsReasoning(in.Vendor) || s.cfg.State.KeepsSignatures(in.Vendor)
+	return turn != nil || s.cfg.State != nil && in.Endpoint != gw.ShapeR && (convstate.KeepsReasoning(in.Vendor) || s.cfg.State.KeepsSignatures(in.Vendor))
 }
 
 // dropsCarriers reports whether a mapped answer is shown without its
@@ -113,6 +132,24 @@ func (s *Server) relayCollector(in *proxy.Inbound) *convstate.Collector {
 		return nil
 	}
 	return &convstate.Collector{}
+}
+
+// rememberNative keeps, for a native Messages answer in a vendor-kept
+// thread, what billing needs at the thread's next continue: its size in
+// tokens (the prompt the vendor reported plus the answer) and whether its
+// system prompt holds the directive.
+func (s *Server) rememberNative(ctx context.Context, x *proxy.Exchange, messageID string, u gw.Usage) {
+	in := x.Inbound()
+	if s.cfg.State == nil || in.Endpoint != gw.ShapeM || !x.Native() || messageID == "" || !u.Reported || u.Malformed {
+		return
+	}
+	if t, err := convstate.DecodeThread(in.Body); err != nil || t == nil {
+		return
+	}
+	nt := convstate.NativeThread{Tokens: u.PromptTokens() + u.OutputTokens, Directive: x.Optimized || in.KeptDirective}
+	if err := s.cfg.State.RememberNativeThread(ctx, in.Principal.AccountID, messageID, nt); err != nil {
+		s.cfg.Logger.Warn("remember native thread", "request_id", in.RequestID, "err", err)
+	}
 }
 
 // keepRelayed keeps what a relayed answer's collector read.

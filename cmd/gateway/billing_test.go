@@ -42,6 +42,8 @@ func TestConcurrentHoldsNeverOverdraw(t *testing.T) {
 				// later request in, which this count would take for an
 				// overdraft.
 				c.HTTP.FirstByteTimeout = 20 * time.Second
+				// Every refusal its own row, for the count below.
+				c.RefusedPerMinute = -1
 			})
 			ctx := context.Background()
 			model := nativeModels["openai"]

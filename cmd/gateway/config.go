@@ -15,6 +15,7 @@ import (
 
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/dashboard"
+	"github.com/gwlabs/gateway/internal/billable"
 	"github.com/gwlabs/gateway/internal/upstream"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
@@ -37,8 +38,16 @@ type Config struct {
 	ShutdownGrace    time.Duration // GATEWAY_SHUTDOWN_GRACE, default 30s
 	HTTP             upstream.Config
 	RPM              int64 // GATEWAY_RPM: default requests per minute per key (0: unlimited)
-	TPM              int64 // GATEWAY_TPM: default tokens per minute per key (0: unlimited)
-	RedisFailOpen    bool  // GATEWAY_REDIS_FAIL "open": admit while Redis is down
+	// GATEWAY_REFUSED_RECORDS_PER_MINUTE: refused requests of one key
+	// recorded one row each per minute (default 60; the rest become one
+	// aggregate row); GATEWAY_INCIDENT_TEXTS_PER_MINUTE: incidents of one
+	// account per minute that keep their flagged text (default 30).
+	RefusedPerMinute       int
+	IncidentTextsPerMinute int
+	CountTokensRPM         int64         // GATEWAY_COUNT_TOKENS_RPM: token counts per minute per key, a bucket of their own (0: the key's RPM)
+	WriteTimeout           time.Duration // GATEWAY_WRITE_TIMEOUT: writing one non-streaming answer, default 60s
+	TPM                    int64         // GATEWAY_TPM: default tokens per minute per key (0: unlimited)
+	RedisFailOpen          bool          // GATEWAY_REDIS_FAIL "open": admit while Redis is down
 	// GATEWAY_REDIS_FAIL "local" (default): while Redis is down, limit in
 	// memory with each limit divided by Instances (GATEWAY_INSTANCES,
 	// default 1); "closed": answer 503.
@@ -67,7 +76,11 @@ type Config struct {
 	Optimize bool // GATEWAY_OPTIMIZE: the concise-output directive, on (default) or off
 
 	RateCardFile string // GATEWAY_RATECARD_FILE: override file merged over the embedded card
-	AdminToken   string // GATEWAY_ADMIN_TOKEN: dashboard sign-in for all accounts and the admin API (at least 32 characters)
+	// GATEWAY_ALLOW_UNPRICED: comma-separated billable units beyond
+	// tokens (web_search, service_tier_priority, ...) let through although
+	// the rate card cannot price them (the operator pays); default none.
+	AllowUnpriced []string
+	AdminToken    string // GATEWAY_ADMIN_TOKEN: dashboard sign-in for all accounts and the admin API (at least 32 characters)
 	// GATEWAY_TRUSTED_PROXIES: comma-separated addresses or CIDR prefixes
 	// of reverse proxies whose X-Forwarded-For/-Proto are believed.
 	TrustedProxies []netip.Prefix
@@ -190,6 +203,20 @@ func envConfig(getenv func(string) string) (Config, error) {
 	dur("GATEWAY_BREAKER_INTERVAL", &c.HTTP.BreakerInterval)
 	num("GATEWAY_RPM", &c.RPM)
 	num("GATEWAY_TPM", &c.TPM)
+	num("GATEWAY_COUNT_TOKENS_RPM", &c.CountTokensRPM)
+	var refused, texts int64 = -1, -1
+	num("GATEWAY_REFUSED_RECORDS_PER_MINUTE", &refused)
+	num("GATEWAY_INCIDENT_TEXTS_PER_MINUTE", &texts)
+	if refused >= 0 {
+		c.RefusedPerMinute = int(min(refused, 1<<31-1))
+		if refused == 0 {
+			c.RefusedPerMinute = -1 // 0 in the setting: every refusal gets its row
+		}
+	}
+	if texts > 0 {
+		c.IncidentTextsPerMinute = int(min(texts, 1<<31-1))
+	}
+	dur("GATEWAY_WRITE_TIMEOUT", &c.WriteTimeout)
 	switch v := strings.ToLower(getenv("GATEWAY_REDIS_FAIL")); v {
 	case "", "local":
 		c.RedisFailLocal, c.RedisFailOpen = true, false
@@ -224,6 +251,16 @@ func envConfig(getenv func(string) string) (Config, error) {
 		errs = append(errs, "GATEWAY_GUARD_COOLDOWN_WINDOW and GATEWAY_GUARD_COOLDOWN must be positive durations while GATEWAY_GUARD_COOLDOWN_INCIDENTS is above 0")
 	}
 	str("GATEWAY_RATECARD_FILE", &c.RateCardFile)
+	for _, v := range strings.Split(getenv("GATEWAY_ALLOW_UNPRICED"), ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		if !slices.Contains(billable.Units, v) {
+			errs = append(errs, fmt.Sprintf("GATEWAY_ALLOW_UNPRICED: %q is not a billable unit (%s)", v, strings.Join(billable.Units, ", ")))
+			continue
+		}
+		c.AllowUnpriced = append(c.AllowUnpriced, v)
+	}
 	str("GATEWAY_ADMIN_TOKEN", &c.AdminToken)
 	if n := len(c.AdminToken); n > 0 && n < dashboard.MinAdminTokenLen {
 		errs = append(errs, fmt.Sprintf("GATEWAY_ADMIN_TOKEN is %d characters; it must have at least %d (e.g. openssl rand -hex 24)", n, dashboard.MinAdminTokenLen))
@@ -321,53 +358,82 @@ func settingDefault(name string) string {
 }
 
 var settingDefaults = map[string]string{
-	"GATEWAY_ADDR":                     "127.0.0.1:8080",
-	"GATEWAY_DATABASE_URL":             "./gateway.db",
-	"GATEWAY_REDIS_URL":                "(none: limits in memory)",
-	"GATEWAY_MAX_BODY_BYTES":           "33554432",
-	"GATEWAY_SHUTDOWN_GRACE":           "30s",
-	"GATEWAY_MAX_INFLIGHT_BYTES":       "268435456",
-	"GATEWAY_BODY_READ_TIMEOUT":        "60s",
-	"GATEWAY_MAX_RESPONSE_BYTES":       "16777216",
-	"GATEWAY_MAX_EVENT_BYTES":          "8388608",
-	"GATEWAY_CONNECT_TIMEOUT":          "10s",
-	"GATEWAY_FIRST_BYTE_TIMEOUT":       "5m",
-	"GATEWAY_STREAM_IDLE_TIMEOUT":      "2m",
-	"GATEWAY_MAX_RETRIES":              "2",
-	"GATEWAY_RETRY_BUDGET":             "30s",
-	"GATEWAY_RETRY_BASE":               "250ms",
-	"GATEWAY_BREAKER_FAILURES":         "5",
-	"GATEWAY_BREAKER_INTERVAL":         "10s",
-	"GATEWAY_KEY_SPREAD":               "weighted",
-	"GATEWAY_RPM":                      "600",
-	"GATEWAY_TPM":                      "2000000",
-	"GATEWAY_REDIS_FAIL":               "local",
-	"GATEWAY_INSTANCES":                "1",
-	"GATEWAY_SQLITE_SHARED":            "off",
-	"GATEWAY_OPENAI_FORWARD_ORG":       "off",
-	"GATEWAY_GUARD":                    "on",
-	"GATEWAY_OPTIMIZE":                 "on",
-	"GATEWAY_GUARD_FAIL":               "open",
-	"GATEWAY_GUARD_TIMEOUT":            "2s",
-	"GATEWAY_GUARD_THRESHOLD":          "(the model's)",
-	"GATEWAY_GUARD_SECOND":             "(none: no second stage)",
-	"GATEWAY_GUARD_SECOND_TOKEN":       "",
-	"GATEWAY_GUARD_SECOND_PROMPT":      "(built in)",
-	"GATEWAY_GUARD_SECOND_THRESHOLD":   "0.5",
-	"GATEWAY_GUARD_SECOND_TIMEOUT":     "1s",
-	"GATEWAY_GUARD_COOLDOWN_INCIDENTS": "5",
-	"GATEWAY_GUARD_COOLDOWN_WINDOW":    "10m",
-	"GATEWAY_GUARD_COOLDOWN":           "15m",
-	"GATEWAY_RATECARD_FILE":            "(none: the embedded card)",
-	"GATEWAY_ADMIN_TOKEN":              "(none: no admin sign-in or API)",
-	"GATEWAY_TRUSTED_PROXIES":          "",
-	"GATEWAY_METRICS_ADDR":             "(none: off)",
-	"GATEWAY_LOG_LEVEL":                "info",
-	"GATEWAY_LOG_FORMAT":               "text",
-	"GATEWAY_THREAD_RETENTION":         "1h",
-	"GATEWAY_THREAD_MAX_BYTES":         "8388608",
-	"GATEWAY_REASONING_RETENTION":      "15m",
-	"GATEWAY_PPROF_ADDR":               "(none: off)",
+	"GATEWAY_ADDR":                       "127.0.0.1:8080",
+	"GATEWAY_DATABASE_URL":               "./gateway.db",
+	"GATEWAY_REDIS_URL":                  "(none: limits in memory)",
+	"GATEWAY_MAX_BODY_BYTES":             "33554432",
+	"GATEWAY_SHUTDOWN_GRACE":             "30s",
+	"GATEWAY_MAX_INFLIGHT_BYTES":         "268435456",
+	"GATEWAY_BODY_READ_TIMEOUT":          "60s",
+	"GATEWAY_MAX_RESPONSE_BYTES":         "16777216",
+	"GATEWAY_MAX_EVENT_BYTES":            "8388608",
+	"GATEWAY_CONNECT_TIMEOUT":            "10s",
+	"GATEWAY_FIRST_BYTE_TIMEOUT":         "5m",
+	"GATEWAY_STREAM_IDLE_TIMEOUT":        "2m",
+	"GATEWAY_MAX_RETRIES":                "2",
+	"GATEWAY_RETRY_BUDGET":               "30s",
+	"GATEWAY_RETRY_BASE":                 "250ms",
+	"GATEWAY_BREAKER_FAILURES":           "5",
+	"GATEWAY_BREAKER_INTERVAL":           "10s",
+	"GATEWAY_KEY_SPREAD":                 "weighted",
+	"GATEWAY_RPM":                        "600",
+	"GATEWAY_TPM":                        "2000000",
+	"GATEWAY_REDIS_FAIL":                 "local",
+	"GATEWAY_INSTANCES":                  "1",
+	"GATEWAY_SQLITE_SHARED":              "off",
+	"GATEWAY_COUNT_TOKENS_RPM":           "0",
+	"GATEWAY_REFUSED_RECORDS_PER_MINUTE": "60",
+	"GATEWAY_INCIDENT_TEXTS_PER_MINUTE":  "30",
+	"GATEWAY_WRITE_TIMEOUT":              "60s",
+	"GATEWAY_ALLOW_UNPRICED":             "",
+	"GATEWAY_OPENAI_FORWARD_ORG":         "off",
+	"GATEWAY_GUARD":                      "on",
+	"GATEWAY_OPTIMIZE":                   "on",
+	"GATEWAY_GUARD_FAIL":                 "open",
+	"GATEWAY_GUARD_TIMEOUT":              "2s",
+	"GATEWAY_GUARD_THRESHOLD":            "(the model's)",
+	"GATEWAY_GUARD_SECOND":               "(none: no second stage)",
+	"GATEWAY_GUARD_SECOND_TOKEN":         "",
+	"GATEWAY_GUARD_SECOND_PROMPT":        "(built in)",
+	"GATEWAY_GUARD_SECOND_THRESHOLD":     "0.5",
+	"GATEWAY_GUARD_SECOND_TIMEOUT":       "1s",
+	"GATEWAY_GUARD_COOLDOWN_INCIDENTS":   "5",
+	"GATEWAY_GUARD_COOLDOWN_WINDOW":      "10m",
+	"GATEWAY_GUARD_COOLDOWN":             "15m",
+	"GATEWAY_RATECARD_FILE":              "(none: the embedded card)",
+	"GATEWAY_ADMIN_TOKEN":                "(none: no admin sign-in or API)",
+	"GATEWAY_TRUSTED_PROXIES":            "",
+	"GATEWAY_METRICS_ADDR":               "(none: off)",
+	"GATEWAY_LOG_LEVEL":                  "info",
+	"GATEWAY_LOG_FORMAT":                 "text",
+	"GATEWAY_THREAD_RETENTION":           "1h",
+	"GATEWAY_THREAD_MAX_BYTES":           "8388608",
+	"GATEWAY_REASONING_RETENTION":        "15m",
+	"GATEWAY_PPROF_ADDR":                 "(none: off)",
+}
+
+// envTypos names the GATEWAY_* variables of env that are no setting but
+// look like one ("GATEWAY_RMP is not a setting; did you mean
+// GATEWAY_RPM?"): a variable close to no setting (GATEWAY_KEY, the
+// tests' own) is left alone.
+func envTypos(env []string) []string {
+	names := settingNames()
+	short := make([]string, len(names))
+	for i, n := range names {
+		short[i] = strings.TrimPrefix(n, "GATEWAY_")
+	}
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "GATEWAY_") || slices.Contains(names, name) || name == "GATEWAY_CONFIG" || name == "GATEWAY_ADMIN_URL" {
+			continue
+		}
+		if sug := suggest(strings.TrimPrefix(name, "GATEWAY_"), short); sug != "" {
+			out = append(out, fmt.Sprintf("%s is not a setting; did you mean GATEWAY_%s?", name, sug))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // suggest is the known name closest to s, for "did you mean"; "" when
@@ -382,25 +448,31 @@ func suggest(s string, known []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b.
+// editDistance is the optimal-string-alignment distance between a and
+// b: insertions, deletions, substitutions and swaps of neighbours each
+// count one ("rmp" is one from "rpm").
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }
 
 // readSettings resolves every setting from getenv, then the TOML file at
@@ -549,6 +621,9 @@ func (c *configCheckCmd) Run(rc *runCtx) error {
 	settings, err := readSettings(rc.configFile, os.Getenv)
 	if err != nil {
 		return err
+	}
+	for _, w := range envTypos(os.Environ()) {
+		fmt.Fprintln(rc.stderr, "gateway: warning:", w)
 	}
 	if _, err := rc.config(); err != nil {
 		return err

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	gw "github.com/gwlabs/gateway"
 )
 
 // padded builds a chat body of n user/assistant turns of about 4 KB of
@@ -323,10 +325,21 @@ func TestFaultMemory(t *testing.T) {
 		t.Errorf("6 MiB over a 4 MiB in-flight cap: status %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 
-	// Vendor answers past the bounds fail cleanly and are not billed.
-	resp = e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], "hi", false, ""))
+	// Vendor answers past the bounds fail cleanly. Issue 29 item 4: the
+	// non-streaming one was generated (and billed by the vendor), so it
+	// is billed, never refused and free: the prompt at one token per 4
+	// bytes of the body (P) and the 200 bytes read as 200 output tokens,
+	// on gpt-6-sol at 200 and 1,000 uc: (P x 200 + 200 x 1,000) x 1.09
+	// (before: 0).
+	small := chatBody("openai/"+nativeModels["openai"], "hi", false, "")
+	resp = e.post("/v1/chat/completions", e.key, small)
 	if b := readAll(t, resp.Body); resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), "200-byte limit") {
 		t.Errorf("answer over 200 bytes: %d %s", resp.StatusCode, b)
+	}
+	p := (int64(len(small)) + 3) / 4
+	wantCharge := gw.Money(((p*200+200*1000)*109 + 50) / 100)
+	if rec := waitRecord(t, e.m.Store(), resp.Header.Get("X-Gateway-Request-Id")); rec.Charge != wantCharge || !strings.Contains(rec.Note, "answer_too_large") {
+		t.Errorf("over-size answer charged %d note %q, want %d, answer_too_large", rec.Charge, rec.Note, wantCharge)
 	}
 	for _, c := range []struct{ path, model string }{{"/v1/chat/completions", "openai/" + nativeModels["openai"]}, {"/v1/messages", "openai/" + nativeModels["openai"]}} {
 		body := messagesBody(c.model, "hi", true, "")
@@ -340,8 +353,8 @@ func TestFaultMemory(t *testing.T) {
 		}
 	}
 	b, _ := e.m.Store().Balance(context.Background(), e.acct)
-	if b.Charged != 0 || b.Held != 0 {
-		t.Errorf("failed answers moved money: %+v", b)
+	if b.Charged != wantCharge || b.Held != 0 {
+		t.Errorf("failed answers moved money beyond the over-size answer's %d: %+v", wantCharge, b)
 	}
 }
 

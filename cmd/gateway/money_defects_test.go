@@ -84,14 +84,16 @@ func (s *scripted) got(name string) []byte {
 
 // moneyEnv is a gateway whose groq and openrouter vendors are scripted,
 // the others faked.
-func moneyEnv(t *testing.T, dbURL string) (*env, *scripted) {
+func moneyEnv(t *testing.T, dbURL string, opts ...envOption) (*env, *scripted) {
 	s := newScripted(t)
-	e := newEnv(t, func(c *Config) {
-		c.DatabaseURL = dbURL
+	e := newEnv(t, append([]envOption{func(c *Config) {
+		if dbURL != "" {
+			c.DatabaseURL = dbURL
+		}
 		c.RPM, c.TPM = 0, 0
 		c.Vendors["groq"] = VendorConfig{BaseURL: s.srv.URL, APIKey: "k"}
 		c.Vendors["openrouter"] = VendorConfig{BaseURL: s.srv.URL, APIKey: "k"}
-	})
+	}}, opts...)...)
 	return e, s
 }
 

@@ -42,8 +42,9 @@ type Main struct {
 	// the baseline of the billing benchmark.
 	noBilling bool
 
-	store gw.Store
-	keys  *auth.Cache
+	store   gw.Store
+	gateway *proxy.Gateway
+	keys    *auth.Cache
 	// tracer exports spans; nil: not tracing.
 	tracer  *tracing.Tracer
 	state   *convstate.Keeper
@@ -233,24 +234,29 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		m.Logger.Info("tracing: exporting spans over OTLP/HTTP")
 	}
 	gwy, err := proxy.New(proxy.Config{
-		Tracer:          tracer,
-		Observe:         observe,
-		Store:           m.store,
-		Auth:            &auth.Authenticator{Keys: keys},
-		Providers:       providers,
-		Limiter:         limiter,
-		DefaultLimit:    gw.Limit{RPM: c.RPM, TPM: c.TPM},
-		Biller:          pb,
-		Guard:           g,
-		GuardFailClosed: c.GuardFailClosed,
-		GuardTimeout:    c.GuardTimeout,
-		GuardCooldown:   c.GuardCooldown,
-		Optimizer:       newOptimizer(*c, providers, m.Logger),
-		Logger:          m.Logger,
+		Tracer:             tracer,
+		Observe:            observe,
+		Store:              m.store,
+		Auth:               &auth.Authenticator{Keys: keys},
+		Providers:          providers,
+		Limiter:            limiter,
+		DefaultLimit:       gw.Limit{RPM: c.RPM, TPM: c.TPM},
+		Biller:             pb,
+		Guard:              g,
+		GuardFailClosed:    c.GuardFailClosed,
+		GuardTimeout:       c.GuardTimeout,
+		GuardCooldown:      c.GuardCooldown,
+		AllowUnpriced:      allowSet(c.AllowUnpriced),
+		CountTokensRPM:     c.CountTokensRPM,
+		RefusedPerMinute:   c.RefusedPerMinute,
+		IncidentsPerMinute: c.IncidentTextsPerMinute,
+		Optimizer:          newOptimizer(*c, providers, m.Logger),
+		Logger:             m.Logger,
 	})
 	if err != nil {
 		return err
 	}
+	m.gateway = gwy
 	var adminAPI http.Handler
 	var adminSvc admin.Service
 	if c.AdminToken != "" {
@@ -258,7 +264,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		if !ok {
 			return fmt.Errorf("admin API: the store %T lacks the admin methods", m.store)
 		}
-		adminSvc = &admin.Local{Store: as, OnRevoke: keys.Forget}
+		local := &admin.Local{Store: as, OnRevoke: keys.Forget}
+		if pg, ok := g.(*policyGuard); ok {
+			// A policy changed here applies to the next request here.
+			local.OnPolicy = func(string) { pg.forgetAll() }
+		}
+		adminSvc = local
 		if adminAPI, err = admin.NewHandler(adminSvc, c.AdminToken, m.Logger); err != nil {
 			return err
 		}
@@ -283,6 +294,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		// A caller gets as long to take a stream event as the vendor
 		// gets to send one.
 		StreamWriteTimeout: c.HTTP.IdleTimeout,
+		WriteTimeout:       c.WriteTimeout,
 		Catalog: newCatalog(card, providers,
 			c.Routes),
 		Dashboard: dash,
@@ -405,6 +417,10 @@ func (m *Main) Serve() error {
 func (m *Main) Shutdown(ctx context.Context) error {
 	m.server.SetDraining(true)
 	err := m.http.Shutdown(ctx)
+	// The minute's aggregate records of refused requests.
+	if m.gateway != nil {
+		defer m.gateway.FlushRefusals(context.WithoutCancel(ctx))
+	}
 	if m.metrics != nil {
 		_ = m.metrics.Shutdown(ctx)
 	}
@@ -491,4 +507,13 @@ func newOptimizer(c Config, providers map[string]gw.Provider, logger *slog.Logge
 		}
 	}
 	return optimize.New(optimize.Config{Off: !c.Optimize, Counters: counters, Logger: logger})
+}
+
+// allowSet is a list as a set.
+func allowSet(units []string) map[string]bool {
+	m := map[string]bool{}
+	for _, u := range units {
+		m[u] = true
+	}
+	return m
 }

@@ -159,14 +159,13 @@ func (a billerAdapter) MaxOutputTokens(vendor, model string) int64 {
 
 func (a billerAdapter) Known(vendor, model string) bool { return a.b.Known(vendor, model) }
 
-// ContextWindow is the model's context from the rate card (0: unknown).
-func (a billerAdapter) ContextWindow(vendor, model string) int64 {
-	if m, ok := a.card.Lookup(vendor, model); ok {
-		return m.ContextWindow
-	}
-	return 0
-}
 func (a billerAdapter) Priceable(vendor, model string) error { return a.b.Priceable(vendor, model) }
+
+// ContextWindow is the model's context window (the rate card's, or
+// OpenRouter's list's; 0: unknown).
+func (a billerAdapter) ContextWindow(vendor, model string) int64 {
+	return a.b.ContextWindow(vendor, model)
+}
 
 func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	p, err := a.b.Hold(billing.HoldRequest{

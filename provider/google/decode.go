@@ -123,7 +123,9 @@ func (a *assembler) record(gr *genResponse) {
 		a.responseID = gr.ResponseID
 	}
 	if gr.UsageMetadata != nil {
-		a.usage = usageOf(gr.UsageMetadata)
+		u := usageOf(gr.UsageMetadata)
+		u.Malformed = u.Malformed || a.usage.Malformed
+		a.usage = u
 	}
 	if !a.started {
 		a.started = true
@@ -376,9 +378,26 @@ func truncate(s string, n int) string {
 // usageOf normalises usageMetadata into disjoint buckets:
 // promptTokenCount includes cachedContentTokenCount, and
 // candidatesTokenCount excludes thoughtsTokenCount, which is billed as
-// output. Negative counts (never sent) are taken as 0.
+// output. A count that is not a non-negative integer (negative, a
+// float, a string), or usageMetadata without a prompt or candidates
+// count, makes the usage malformed: billed from the gateway's own count.
+// Absent counts are 0 (Gemini leaves zeros out).
 func usageOf(m *usageMetadata) gw.Usage {
-	nn := func(v int64) int64 { return max(v, 0) }
+	counts := []*gw.Count{m.PromptTokenCount, m.CachedContentTokenCount, m.CandidatesTokenCount, m.ThoughtsTokenCount, m.ToolUsePromptTokenCount, m.TotalTokenCount}
+	for _, c := range counts {
+		if c != nil && !c.Valid {
+			return gw.Usage{Malformed: true}
+		}
+	}
+	if m.PromptTokenCount == nil && m.CandidatesTokenCount == nil && m.TotalTokenCount == nil {
+		return gw.Usage{Malformed: true}
+	}
+	nn := func(c *gw.Count) int64 {
+		if c == nil {
+			return 0
+		}
+		return c.N
+	}
 	cached := nn(m.CachedContentTokenCount)
 	thoughts := nn(m.ThoughtsTokenCount)
 	// cachedContentTokenCount is part of promptTokenCount: more is a

@@ -1,6 +1,10 @@
 package google
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	gw "github.com/gwlabs/gateway"
+)
 
 // This file holds the Gemini wire types: the request the encoder writes
 // (field order = output order, so encoded bodies are stable) and the
@@ -157,12 +161,12 @@ type promptFeedback struct {
 }
 
 type usageMetadata struct {
-	PromptTokenCount        int64 `json:"promptTokenCount"`
-	CachedContentTokenCount int64 `json:"cachedContentTokenCount"`
-	CandidatesTokenCount    int64 `json:"candidatesTokenCount"`
-	ThoughtsTokenCount      int64 `json:"thoughtsTokenCount"`
-	ToolUsePromptTokenCount int64 `json:"toolUsePromptTokenCount"`
-	TotalTokenCount         int64 `json:"totalTokenCount"`
+	PromptTokenCount        *gw.Count `json:"promptTokenCount"`
+	CachedContentTokenCount *gw.Count `json:"cachedContentTokenCount"`
+	CandidatesTokenCount    *gw.Count `json:"candidatesTokenCount"`
+	ThoughtsTokenCount      *gw.Count `json:"thoughtsTokenCount"`
+	ToolUsePromptTokenCount *gw.Count `json:"toolUsePromptTokenCount"`
+	TotalTokenCount         *gw.Count `json:"totalTokenCount"`
 }
 
 // rpcStatus is a google.rpc.Status error body member.

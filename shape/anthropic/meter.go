@@ -17,6 +17,7 @@ type Meter struct {
 	usage gw.Usage
 	done  bool
 	err   *gw.Error
+	id    string
 }
 
 // NewMeter returns a Meter for one stream.
@@ -45,18 +46,32 @@ func (m *Meter) Observe(ev *sse.Event) {
 	case "message_start":
 		var s struct {
 			Message struct {
+				ID    string     `json:"id"`
 				Usage *wireUsage `json:"usage"`
 			} `json:"message"`
 		}
-		if json.Unmarshal(ev.Data, &s) == nil && s.Message.Usage != nil {
-			applyUsage(&m.usage, s.Message.Usage)
+		if json.Unmarshal(ev.Data, &s) == nil {
+			m.id = s.Message.ID
+			if s.Message.Usage != nil {
+				applyUsage(&m.usage, s.Message.Usage)
+			}
 		}
 	case "message_delta":
 		var d struct {
 			Usage *wireUsage `json:"usage"`
+			Delta struct {
+				StopReason string `json:"stop_reason"`
+			} `json:"delta"`
 		}
-		if json.Unmarshal(ev.Data, &d) == nil && d.Usage != nil {
-			applyUsage(&m.usage, d.Usage)
+		if json.Unmarshal(ev.Data, &d) == nil {
+			if d.Usage != nil {
+				applyUsage(&m.usage, d.Usage)
+			}
+			if d.Delta.StopReason != "" {
+				// The answer is whole: a break before message_stop
+				// loses nothing of it, and it is billed.
+				m.done = true
+			}
 		}
 	case "message_stop":
 		m.done = true
@@ -65,11 +80,15 @@ func (m *Meter) Observe(ev *sse.Event) {
 	}
 }
 
+// ID returns the answer's message id (message_start's), "" before it.
+func (m *Meter) ID() string { return m.id }
+
 // Usage returns the usage seen so far; after message_stop it is final.
 func (m *Meter) Usage() gw.Usage { return m.usage }
 
-// Done reports whether message_stop was seen. A stream that ended
-// without it was cut short.
+// Done reports whether the answer is whole: message_stop, or a
+// message_delta with a stop_reason, was seen. A stream that ended
+// without either was cut short.
 func (m *Meter) Done() bool { return m.done }
 
 // Err returns the in-stream error event's error, or nil: CodeOverloaded

@@ -11,21 +11,21 @@ import (
 // stream's message_delta, which may carry only some counts, replaces
 // exactly the counts it carries.
 type wireUsage struct {
-	InputTokens              *int64               `json:"input_tokens"`
-	CacheCreationInputTokens *int64               `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     *int64               `json:"cache_read_input_tokens"`
+	InputTokens              *gw.Count            `json:"input_tokens"`
+	CacheCreationInputTokens *gw.Count            `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *gw.Count            `json:"cache_read_input_tokens"`
 	CacheCreation            *wireCacheCreation   `json:"cache_creation"`
-	OutputTokens             *int64               `json:"output_tokens"`
+	OutputTokens             *gw.Count            `json:"output_tokens"`
 	OutputTokensDetails      *wireOutputTokensDet `json:"output_tokens_details"`
 }
 
 type wireCacheCreation struct {
-	Ephemeral5m *int64 `json:"ephemeral_5m_input_tokens"`
-	Ephemeral1h *int64 `json:"ephemeral_1h_input_tokens"`
+	Ephemeral5m *gw.Count `json:"ephemeral_5m_input_tokens"`
+	Ephemeral1h *gw.Count `json:"ephemeral_1h_input_tokens"`
 }
 
 type wireOutputTokensDet struct {
-	ThinkingTokens *int64 `json:"thinking_tokens"`
+	ThinkingTokens *gw.Count `json:"thinking_tokens"`
 }
 
 // DecodeUsage decodes an M usage object into disjoint billing buckets.
@@ -68,10 +68,15 @@ func UsageFromBody(body []byte) (gw.Usage, error) {
 // replaces the old one (stream usage is cumulative, never added), an
 // absent one leaves it alone.
 func applyUsage(u *gw.Usage, w *wireUsage) {
+	if w.malformed() {
+		// Billed from the gateway's own count, on every route.
+		u.Malformed = true
+		return
+	}
 	u.Reported = true
-	set := func(dst *int64, src *int64) {
+	set := func(dst *int64, src *gw.Count) {
 		if src != nil {
-			*dst = max(*src, 0)
+			*dst = src.N
 		}
 	}
 	set(&u.InputTokens, w.InputTokens)
@@ -85,20 +90,37 @@ func applyUsage(u *gw.Usage, w *wireUsage) {
 		var m5, h1 int64
 		set(&m5, w.CacheCreation.Ephemeral5m)
 		set(&h1, w.CacheCreation.Ephemeral1h)
-		if w.CacheCreationInputTokens != nil && *w.CacheCreationInputTokens > m5+h1 {
-			m5 = *w.CacheCreationInputTokens - h1
+		if w.CacheCreationInputTokens != nil && w.CacheCreationInputTokens.N > m5+h1 {
+			m5 = w.CacheCreationInputTokens.N - h1
 		}
 		u.CacheWrite5mTokens, u.CacheWrite1hTokens = m5, h1
 	case w.CacheCreationInputTokens != nil:
 		// Only the total: message_delta never carries the TTL split, so
 		// keep the 1-hour part that message_start reported while it still
 		// fits in the new total.
-		total := max(*w.CacheCreationInputTokens, 0)
+		total := w.CacheCreationInputTokens.N
 		if u.CacheWrite1hTokens > total {
 			u.CacheWrite1hTokens = 0
 		}
 		u.CacheWrite5mTokens = total - u.CacheWrite1hTokens
 	}
+}
+
+// malformed reports a usage object that cannot be read as counts: a
+// count that is not a non-negative integer (a float, a string, an
+// exponent, beyond int64, negative), or no count at all.
+func (w *wireUsage) malformed() bool {
+	bad := func(c *gw.Count) bool { return c != nil && !c.Valid }
+	if w.InputTokens == nil && w.OutputTokens == nil && w.CacheReadInputTokens == nil && w.CacheCreationInputTokens == nil && w.CacheCreation == nil {
+		return true
+	}
+	if bad(w.InputTokens) || bad(w.OutputTokens) || bad(w.CacheReadInputTokens) || bad(w.CacheCreationInputTokens) {
+		return true
+	}
+	if c := w.CacheCreation; c != nil && (bad(c.Ephemeral5m) || bad(c.Ephemeral1h)) {
+		return true
+	}
+	return w.OutputTokensDetails != nil && bad(w.OutputTokensDetails.ThinkingTokens)
 }
 
 // encodedUsage is the M usage object of a message, in a stable field

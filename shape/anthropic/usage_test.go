@@ -45,9 +45,11 @@ func TestDecodeUsage(t *testing.T) {
 			want: gw.Usage{InputTokens: 5, OutputTokens: 60, ReasoningTokens: 40, Reported: true},
 		},
 		{
-			name: "negative counts clamp to zero",
+			// Issue 29 item 5: a negative count is malformed (billed from
+			// the gateway's own count), not a 0.
+			name: "negative counts are malformed",
 			raw:  `{"input_tokens":-5,"output_tokens":6}`,
-			want: gw.Usage{OutputTokens: 6, Reported: true},
+			want: gw.Usage{Malformed: true},
 		},
 		{name: "null is unreported", raw: `null`, want: gw.Usage{}},
 		{name: "empty is unreported", raw: ``, want: gw.Usage{}},
@@ -65,10 +67,20 @@ func TestDecodeUsage(t *testing.T) {
 	}
 }
 
-func TestDecodeUsageMalformedIsUpstreamError(t *testing.T) {
-	_, err := DecodeUsage([]byte(`{"input_tokens":"x"}`))
-	if gw.ErrorCode(err) != gw.CodeUpstream {
-		t.Fatalf("got %v, want upstream_error", err)
+// Issue 29 item 5: malformed counts (a float, a string, an exponent,
+// beyond int64, negative, no count at all) mark the usage malformed, the
+// same on every route; only a usage that is not a JSON object is an
+// error.
+func TestDecodeUsageMalformed(t *testing.T) {
+	for _, raw := range []string{`{"input_tokens":"x"}`, `{"input_tokens":1.5,"output_tokens":2}`, `{"input_tokens":1e3,"output_tokens":2}`,
+		`{"input_tokens":9223372036854775808,"output_tokens":2}`, `{"input_tokens":3,"output_tokens":-1}`, `{}`} {
+		u, err := DecodeUsage([]byte(raw))
+		if err != nil || !u.Malformed || u.Reported {
+			t.Errorf("%s: %+v, %v; want malformed, not reported", raw, u, err)
+		}
+	}
+	if _, err := DecodeUsage([]byte(`[1]`)); gw.ErrorCode(err) != gw.CodeUpstream {
+		t.Errorf("an array: %v, want upstream_error", err)
 	}
 }
 

@@ -75,10 +75,12 @@ func (m *Meter) Observe(ev *sse.Event) (hide bool) {
 	}
 	if c.Usage != nil {
 		if u, err := c.Usage.normalise(); err == nil {
+			u.Malformed = u.Malformed || m.usage.Malformed
 			m.usage = u
 		}
 	} else if c.XGroq != nil && c.XGroq.Usage != nil {
 		if u, err := c.XGroq.Usage.normalise(); err == nil {
+			u.Malformed = u.Malformed || m.usage.Malformed
 			m.usage = u
 		}
 	}

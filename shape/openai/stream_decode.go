@@ -204,10 +204,12 @@ func (s *streamDecoder) chunkEvent(data []byte) {
 	}
 	if c.Usage != nil {
 		if u, err := c.Usage.normalise(); err == nil {
+			u.Malformed = u.Malformed || s.usage.Malformed
 			s.usage = u
 		}
 	} else if c.XGroq != nil && c.XGroq.Usage != nil {
 		if u, err := c.XGroq.Usage.normalise(); err == nil {
+			u.Malformed = u.Malformed || s.usage.Malformed
 			s.usage = u
 		}
 	}

@@ -16,41 +16,69 @@ import (
 // cache_write_tokens), DeepSeek's prompt_cache_hit/miss_tokens and
 // OpenRouter's cost. Counts are pointers so that "absent" and "0" differ.
 type wireUsage struct {
-	PromptTokens            *int64             `json:"prompt_tokens,omitempty"`
-	CompletionTokens        *int64             `json:"completion_tokens,omitempty"`
-	TotalTokens             *int64             `json:"total_tokens,omitempty"`
+	PromptTokens            *gw.Count          `json:"prompt_tokens,omitempty"`
+	CompletionTokens        *gw.Count          `json:"completion_tokens,omitempty"`
+	TotalTokens             *gw.Count          `json:"total_tokens,omitempty"`
 	PromptTokensDetails     *wirePromptDetails `json:"prompt_tokens_details,omitempty"`
 	CompletionTokensDetails *wireOutputDetails `json:"completion_tokens_details,omitempty"`
-	PromptCacheHitTokens    *int64             `json:"prompt_cache_hit_tokens,omitempty"`
-	PromptCacheMissTokens   *int64             `json:"prompt_cache_miss_tokens,omitempty"`
+	PromptCacheHitTokens    *gw.Count          `json:"prompt_cache_hit_tokens,omitempty"`
+	PromptCacheMissTokens   *gw.Count          `json:"prompt_cache_miss_tokens,omitempty"`
 	// CachedTokens is Together's cache-hit count, a top-level member of
 	// usage instead of prompt_tokens_details.cached_tokens.
-	CachedTokens *int64 `json:"cached_tokens,omitempty"`
+	CachedTokens *gw.Count `json:"cached_tokens,omitempty"`
 	// Cost is OpenRouter's USD cost, a JSON number (or, defensively, a
 	// string holding one), kept as text so it parses exactly.
 	Cost json.RawMessage `json:"cost,omitempty"`
 }
 
 type wirePromptDetails struct {
-	CachedTokens     *int64 `json:"cached_tokens,omitempty"`
-	CacheWriteTokens *int64 `json:"cache_write_tokens,omitempty"`
+	CachedTokens     *gw.Count `json:"cached_tokens,omitempty"`
+	CacheWriteTokens *gw.Count `json:"cache_write_tokens,omitempty"`
 }
 
 type wireOutputDetails struct {
-	ReasoningTokens *int64 `json:"reasoning_tokens,omitempty"`
+	ReasoningTokens *gw.Count `json:"reasoning_tokens,omitempty"`
 }
 
-func val(p *int64) int64 {
+func val(p *gw.Count) int64 {
 	if p == nil {
 		return 0
 	}
-	return *p
+	return p.N
+}
+
+// malformed reports a usage object that cannot be read as counts: a
+// count that is not a non-negative integer, or no prompt or completion
+// count at all ("usage":{}).
+func (w *wireUsage) malformed() bool {
+	bad := func(c *gw.Count) bool { return c != nil && !c.Valid }
+	if w.PromptTokens == nil && w.CompletionTokens == nil {
+		return true
+	}
+	if bad(w.PromptTokens) || bad(w.CompletionTokens) || bad(w.TotalTokens) || bad(w.PromptCacheHitTokens) || bad(w.PromptCacheMissTokens) || bad(w.CachedTokens) {
+		return true
+	}
+	if d := w.PromptTokensDetails; d != nil && (bad(d.CachedTokens) || bad(d.CacheWriteTokens)) {
+		return true
+	}
+	return w.CompletionTokensDetails != nil && bad(w.CompletionTokensDetails.ReasoningTokens)
 }
 
 // normalise turns a C usage object into the disjoint gw.Usage buckets:
 // prompt_tokens includes cached reads and cache writes, so the plain input
 // is what is left after subtracting both (never negative).
 func (w *wireUsage) normalise() (gw.Usage, error) {
+	if w.malformed() {
+		// Billed from the gateway's own count, as if unreported (the
+		// cost, when valid, is still OpenRouter's word).
+		u := gw.Usage{Malformed: true}
+		if len(w.Cost) > 0 && !bytes.Equal(w.Cost, []byte("null")) {
+			if m, exact, err := parseCost(w.Cost); err == nil {
+				u.ReportedCost, u.HasReportedCost, u.ReportedCostUSD = m, true, exact
+			}
+		}
+		return u, nil
+	}
 	u := gw.Usage{Reported: true}
 	prompt := val(w.PromptTokens)
 	var cached, written int64

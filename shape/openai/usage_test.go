@@ -69,9 +69,11 @@ func TestDecodeUsage(t *testing.T) {
 			want: gw.Usage{},
 		},
 		{
-			name: "empty object is reported zero",
+			// Issue 29 item 5: no counts at all is malformed (it charged
+			// 0 for a delivered answer).
+			name: "empty object is malformed",
 			raw:  `{}`,
-			want: gw.Usage{Reported: true},
+			want: gw.Usage{Malformed: true},
 		},
 	}
 	for _, tt := range tests {
@@ -88,11 +90,20 @@ func TestDecodeUsage(t *testing.T) {
 }
 
 func TestDecodeUsageMalformed(t *testing.T) {
-	for _, raw := range []string{`[1]`, `{"prompt_tokens":"x"}`, `{"cost":"abc"}`, `{"cost":1e400}`, `{`} {
+	for _, raw := range []string{`[1]`, `{`, `{"prompt_tokens":1,"completion_tokens":1,"cost":"abc"}`, `{"prompt_tokens":1,"completion_tokens":1,"cost":1e400}`} {
 		_, err := DecodeUsage([]byte(raw))
 		var ge *gw.Error
 		if !errors.As(err, &ge) || ge.Code != gw.CodeUpstream {
 			t.Errorf("DecodeUsage(%s) = %v, want an upstream_error", raw, err)
+		}
+	}
+	// Issue 29 item 5: malformed counts mark the usage malformed (billed
+	// from the gateway's own count) on every route, never an error.
+	for _, raw := range []string{`{"prompt_tokens":"x","completion_tokens":1}`, `{"prompt_tokens":1.5,"completion_tokens":1}`, `{"prompt_tokens":1e3,"completion_tokens":1}`,
+		`{"prompt_tokens":99999999999999999999,"completion_tokens":1}`, `{"prompt_tokens":-4,"completion_tokens":1}`, `{}`, `{"cost":"abc"}`} {
+		u, err := DecodeUsage([]byte(raw))
+		if err != nil || !u.Malformed || u.Reported {
+			t.Errorf("DecodeUsage(%s) = %+v, %v; want malformed, not reported", raw, u, err)
 		}
 	}
 }

@@ -1,0 +1,170 @@
+// Package billable finds, in a vendor request body, the features a vendor
+// bills beyond prompt and output tokens: service tiers above the
+// standard one, Anthropic's fast mode, hosted tools (web search and
+// fetch, code execution, MCP connectors, file search, image generation,
+// computer use) and Gemini's grounding. The rate card prices tokens only,
+// so the gateway refuses a request that uses one (400 naming the field)
+// unless the operator allows that unit, rather than let the operator pay
+// for it unbilled.
+//
+// It reads the body as the vendor will (the exact bytes sent), never the
+// caller's form, so that a feature cannot slip through a mapping.
+package billable
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
+)
+
+// Units, as named in refusals and in the operator's allow list.
+const (
+	PriorityTier  = "service_tier_priority"
+	FlexTier      = "service_tier_flex"
+	FastMode      = "fast_mode"
+	WebSearch     = "web_search"
+	WebFetch      = "web_fetch"
+	CodeExecution = "code_execution"
+	MCP           = "mcp"
+	FileSearch    = "file_search"
+	ImageGen      = "image_generation"
+	ComputerUse   = "computer_use"
+	Grounding     = "grounding"
+)
+
+// Units lists every unit Find reports, for documentation and checks.
+var Units = []string{PriorityTier, FlexTier, FastMode, WebSearch, WebFetch, CodeExecution, MCP, FileSearch, ImageGen, ComputerUse, Grounding}
+
+// Use is one billable feature found in a body: the unit, and the field
+// that asks for it as the body spells it (`tools[1].type
+// "web_search_20250305"`).
+type Use struct {
+	Unit  string
+	Field string
+}
+
+// Find returns the billable features a body of the given shape asks for,
+// in body order. A body it cannot read is reported as no use (the vendor
+// call fails on it anyway).
+func Find(shape gw.Shape, body []byte) []Use {
+	ms, err := rawjson.Members(body)
+	if err != nil {
+		return nil
+	}
+	var out []Use
+	for _, m := range ms {
+		v := body[m.ValStart:m.ValEnd]
+		switch m.Key {
+		case "service_tier":
+			switch str(v) {
+			case "priority":
+				out = append(out, Use{PriorityTier, fmt.Sprintf("service_tier %q", "priority")})
+			case "flex":
+				out = append(out, Use{FlexTier, fmt.Sprintf("service_tier %q", "flex")})
+			}
+		case "speed":
+			if shape == gw.ShapeM && str(v) == "fast" {
+				out = append(out, Use{FastMode, `speed "fast"`})
+			}
+		case "web_search_options":
+			if shape == gw.ShapeC && string(v) != "null" {
+				out = append(out, Use{WebSearch, "web_search_options"})
+			}
+		case "mcp_servers":
+			if shape == gw.ShapeM && string(v) != "null" && string(v) != "[]" {
+				out = append(out, Use{MCP, "mcp_servers"})
+			}
+		case "tools":
+			out = append(out, tools(shape, v)...)
+		}
+	}
+	return out
+}
+
+// tools reads a tools array.
+func tools(shape gw.Shape, v []byte) []Use {
+	els, err := rawjson.Elements(v)
+	if err != nil {
+		return nil
+	}
+	var out []Use
+	for i, el := range els {
+		t := v[el.Start:el.End]
+		if shape == gw.ShapeG {
+			ms, err := rawjson.Members(t)
+			if err != nil {
+				continue
+			}
+			for _, m := range ms {
+				k := strings.ToLower(strings.ReplaceAll(m.Key, "_", ""))
+				var unit string
+				switch k {
+				case "googlesearch", "googlesearchretrieval", "urlcontext", "googlemaps", "enterprisewebsearch":
+					unit = Grounding
+				case "codeexecution":
+					unit = CodeExecution
+				case "computeruse":
+					unit = ComputerUse
+				}
+				if unit != "" {
+					out = append(out, Use{unit, fmt.Sprintf("tools[%d].%s", i, m.Key)})
+				}
+			}
+			continue
+		}
+		typ := str(rawjson.Get(t, "type"))
+		if u := toolUnit(shape, typ); u != "" {
+			out = append(out, Use{u, fmt.Sprintf("tools[%d].type %q", i, typ)})
+		}
+	}
+	return out
+}
+
+// toolUnit returns the unit of a tool type, "" for a tool the caller runs
+// (functions, custom tools, Anthropic's client tools).
+func toolUnit(shape gw.Shape, typ string) string {
+	switch {
+	case strings.HasPrefix(typ, "web_search"):
+		return WebSearch
+	case strings.HasPrefix(typ, "web_fetch"):
+		return WebFetch
+	case strings.HasPrefix(typ, "code_execution"), typ == "code_interpreter":
+		return CodeExecution
+	case typ == "mcp", strings.HasPrefix(typ, "mcp_toolset"):
+		return MCP
+	case typ == "file_search":
+		return FileSearch
+	case typ == "image_generation":
+		return ImageGen
+	case shape != gw.ShapeM && strings.HasPrefix(typ, "computer_use"):
+		// Anthropic's computer tool runs on the caller's side (tokens
+		// only); OpenAI's computer_use_preview is billed as a tool.
+		return ComputerUse
+	}
+	return ""
+}
+
+// str returns a JSON string's value, "" for anything else.
+func str(v []byte) string {
+	var s string
+	if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// Refusal is the caller's 400 for the first use not in allowed, or nil.
+func Refusal(uses []Use, allowed map[string]bool, vendor, model string) error {
+	for _, u := range uses {
+		if allowed[u.Unit] {
+			continue
+		}
+		return &gw.Error{Code: gw.CodeInvalidRequest, NoRetry: true, Message: fmt.Sprintf(
+			"the request uses %s (%s), which %s/%s bills beyond tokens and the gateway's rate card cannot price; remove it, or ask the operator to allow %s",
+			u.Unit, u.Field, vendor, model, u.Unit)}
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package billable
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// Issue 29 item 6: every feature the audit saw pass through unpriced is
+// found, with the field that asks for it; tokens-only features are not.
+func TestFind(t *testing.T) {
+	tests := []struct {
+		name  string
+		shape gw.Shape
+		body  string
+		want  []Use
+	}{
+		{"priority tier", gw.ShapeC, `{"model":"m","service_tier":"priority","messages":[]}`, []Use{{PriorityTier, `service_tier "priority"`}}},
+		{"flex tier", gw.ShapeR, `{"model":"m","service_tier":"flex","input":"x"}`, []Use{{FlexTier, `service_tier "flex"`}}},
+		{"default tier is tokens", gw.ShapeC, `{"service_tier":"default"}`, nil},
+		{"auto tier is tokens", gw.ShapeM, `{"service_tier":"auto"}`, nil},
+		{"fast mode", gw.ShapeM, `{"model":"m","speed":"fast","max_tokens":5}`, []Use{{FastMode, `speed "fast"`}}},
+		{"web search max_uses 50", gw.ShapeM, `{"tools":[{"name":"f","input_schema":{}},{"type":"web_search_20250305","name":"web_search","max_uses":50}]}`,
+			[]Use{{WebSearch, `tools[1].type "web_search_20250305"`}}},
+		{"web fetch and code execution", gw.ShapeM, `{"tools":[{"type":"web_fetch_20250910","name":"web_fetch"},{"type":"code_execution_20250825","name":"code_execution"}]}`,
+			[]Use{{WebFetch, `tools[0].type "web_fetch_20250910"`}, {CodeExecution, `tools[1].type "code_execution_20250825"`}}},
+		{"mcp servers", gw.ShapeM, `{"mcp_servers":[{"type":"url","url":"https://x"}]}`, []Use{{MCP, "mcp_servers"}}},
+		{"no mcp servers", gw.ShapeM, `{"mcp_servers":[]}`, nil},
+		{"client tools are tokens", gw.ShapeM, `{"tools":[{"type":"computer_20250124","name":"computer"},{"type":"bash_20250124","name":"bash"},{"type":"custom","name":"x"}]}`, nil},
+		{"web_search_options", gw.ShapeC, `{"web_search_options":{}}`, []Use{{WebSearch, "web_search_options"}}},
+		{"chat functions are tokens", gw.ShapeC, `{"tools":[{"type":"function","function":{"name":"f"}}]}`, nil},
+		{"responses hosted tools", gw.ShapeR, `{"tools":[{"type":"web_search_preview"},{"type":"file_search"},{"type":"code_interpreter"},{"type":"image_generation"},{"type":"mcp","server_url":"x"},{"type":"computer_use_preview"},{"type":"function","name":"f"}]}`,
+			[]Use{{WebSearch, `tools[0].type "web_search_preview"`}, {FileSearch, `tools[1].type "file_search"`}, {CodeExecution, `tools[2].type "code_interpreter"`},
+				{ImageGen, `tools[3].type "image_generation"`}, {MCP, `tools[4].type "mcp"`}, {ComputerUse, `tools[5].type "computer_use_preview"`}}},
+		{"gemini grounding", gw.ShapeG, `{"contents":[],"tools":[{"functionDeclarations":[]},{"googleSearch":{}},{"code_execution":{}},{"url_context":{}}]}`,
+			[]Use{{Grounding, "tools[1].googleSearch"}, {CodeExecution, "tools[2].code_execution"}, {Grounding, "tools[3].url_context"}}},
+		{"malformed body", gw.ShapeC, `{"tools":`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Find(tt.shape, []byte(tt.body)); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Find = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRefusal(t *testing.T) {
+	uses := Find(gw.ShapeM, []byte(`{"speed":"fast","tools":[{"type":"web_search_20250305","max_uses":50}]}`))
+	err := Refusal(uses, nil, "anthropic", "claude-opus-5")
+	if gw.ErrorCode(err) != gw.CodeInvalidRequest || !strings.Contains(err.Error(), `fast_mode (speed "fast")`) || !strings.Contains(err.Error(), "anthropic/claude-opus-5") {
+		t.Errorf("refusal: %v", err)
+	}
+	err = Refusal(uses, map[string]bool{FastMode: true}, "anthropic", "claude-opus-5")
+	if err == nil || !strings.Contains(err.Error(), "web_search") {
+		t.Errorf("fast mode allowed, web search not: %v", err)
+	}
+	if err := Refusal(uses, map[string]bool{FastMode: true, WebSearch: true}, "anthropic", "m"); err != nil {
+		t.Errorf("both allowed: %v", err)
+	}
+}
+
+func FuzzFind(f *testing.F) {
+	f.Add([]byte(`{"tools":[{"type":"web_search_20250305"}],"service_tier":"priority"}`))
+	f.Add([]byte(`{"tools":[{"googleSearch":{}}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, s := range []gw.Shape{gw.ShapeM, gw.ShapeC, gw.ShapeR, gw.ShapeG} {
+			for _, u := range Find(s, b) {
+				if u.Unit == "" || u.Field == "" {
+					t.Fatalf("empty use %+v", u)
+				}
+			}
+		}
+	})
+}
