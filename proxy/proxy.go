@@ -1230,6 +1230,15 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 		defer sspan.End()
 	}
 	if !o.Success {
+		if o.Err != nil && o.Usage.TotalTokens() > 0 && g.cfg.Biller != nil {
+			// A vendor that failed after producing tokens (a stream cut
+			// mid-way) may bill them: the operator's cost, recorded with
+			// no charge to the caller.
+			if q, err := x.Quote(o.Usage); err == nil {
+				r.Cost = q.Cost
+				r.Note = joinNote(r.Note, NoteOperatorCost)
+			}
+		}
 		return 0, x.release(wctx, r)
 	}
 	var clamped bool
@@ -1295,6 +1304,11 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 // what the request allowed (output above its limit, cache reads above
 // the prompt): the usage was clamped. Metrics count it.
 const NoteUsageClamped = "usage_clamped"
+
+// NoteOperatorCost marks a failed request whose vendor may have billed
+// what it produced before failing (a stream cut after tokens): its Cost
+// is the operator's, its Charge zero.
+const NoteOperatorCost = "operator_cost"
 
 // NoteDirectiveInThread marks a thread continue whose vendor-kept system
 // prompt holds the directive (added at the thread's create): billed by
