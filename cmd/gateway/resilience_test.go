@@ -420,7 +420,9 @@ func TestRoutesFromConfigFileListed(t *testing.T) {
 	}
 
 	e := newEnv(t, func(cfg *Config) { cfg.Routes = c.Routes })
-	resp, err := http.Get(e.url + "/v1/models")
+	req, _ := http.NewRequest(http.MethodGet, e.url+"/v1/models", nil)
+	req.Header.Set("Authorization", "Bearer "+e.key)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
