@@ -1,5 +1,8 @@
-// Package server is the gateway's HTTP face: POST /v1/messages (shape M)
-// and POST /v1/chat/completions (shape C), GET /v1/models, GET
+// Package server is the gateway's HTTP face: POST /v1/messages (shape M),
+// POST /v1/chat/completions (shape C) and POST /v1/responses (shape R,
+// with its state routes in responses.go: GET and DELETE
+// /v1/responses/{id}, GET .../input_items, POST
+// /v1/responses/input_tokens), GET /v1/models, GET
 // /v1/balance (the calling key's money and limits), /healthz,
 // /readyz and the dashboard mount.
 //

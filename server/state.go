@@ -111,8 +111,11 @@ func (s *Server) keepAnswer(ctx context.Context, in *proxy.Inbound, turn *convst
 
 // wantsAnswer reports whether a mapped answer's content must be assembled
 // for keepAnswer.
+//
+// Not on /v1/responses: its reasoning rides in the kept response or in the
+// caller's sealed blobs, and store:false must keep nothing server-side.
 func (s *Server) wantsAnswer(in *proxy.Inbound, turn *convstate.Turn) bool {
-	return turn != nil || s.cfg.State != nil && convstate.KeepsReasoning(in.Vendor) || s.cfg.State.KeepsSignatures(in.Vendor)
+	return turn != nil || s.cfg.State != nil && in.Endpoint != gw.ShapeR && (convstate.KeepsReasoning(in.Vendor) || s.cfg.State.KeepsSignatures(in.Vendor))
 }
 
 // dropsCarriers reports whether a mapped answer is shown without its

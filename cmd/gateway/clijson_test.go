@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -435,4 +436,42 @@ func TestStoreRevocationReachesRunningInstance(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Logf("revoked on the store: refused by the running instance after %v", time.Since(start).Round(time.Millisecond))
+}
+
+func TestEnvTypos(t *testing.T) {
+	got := envTypos([]string{"GATEWAY_RMP=5", "GATEWAY_RPM=5", "GATEWAY_KEY=gwk_x", "GATEWAY_GAURD=off", "HOME=/root", "GATEWAY_ADMIN_URL=http://x"})
+	want := []string{"GATEWAY_GAURD is not a setting; did you mean GATEWAY_GUARD?", "GATEWAY_RMP is not a setting; did you mean GATEWAY_RPM?"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// A guard policy set through the admin API applies to the very next
+// request on that instance (its policy cache is emptied).
+func TestAdminGuardPolicyAppliesAtOnce(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AdminToken = testAdminToken })
+	attackOnce := func() int {
+		resp := e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], attack, false, ""))
+		readAll(t, resp.Body)
+		return resp.StatusCode
+	}
+	if s := attackOnce(); s != http.StatusForbidden { // the key's policy (block) is now cached
+		t.Fatalf("before: %d", s)
+	}
+	c := &admin.Client{BaseURL: e.url, Token: testAdminToken}
+	keys, err := c.Keys(t.Context())
+	if err != nil || len(keys) != 1 {
+		t.Fatal(keys, err)
+	}
+	k, err := c.UpdateKey(t.Context(), keys[0].ID, admin.KeyUpdate{Guard: &admin.GuardPolicy{Mode: "monitor"}})
+	if err != nil || k.Guard == nil || k.Guard.Mode != "monitor" {
+		t.Fatalf("update: %+v, %v", k, err)
+	}
+	if s := attackOnce(); s != http.StatusOK {
+		t.Errorf("monitor mode set through the admin API: %d, want 200 at once", s)
+	}
+	got, err := c.Key(t.Context(), keys[0].ID)
+	if err != nil || got.Guard.Mode != "monitor" || got.Requests != 2 {
+		t.Errorf("GET key: %+v, %v", got, err)
+	}
 }

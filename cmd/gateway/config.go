@@ -412,6 +412,30 @@ var settingDefaults = map[string]string{
 	"GATEWAY_PPROF_ADDR":                 "(none: off)",
 }
 
+// envTypos names the GATEWAY_* variables of env that are no setting but
+// look like one ("GATEWAY_RMP is not a setting; did you mean
+// GATEWAY_RPM?"): a variable close to no setting (GATEWAY_KEY, the
+// tests' own) is left alone.
+func envTypos(env []string) []string {
+	names := settingNames()
+	short := make([]string, len(names))
+	for i, n := range names {
+		short[i] = strings.TrimPrefix(n, "GATEWAY_")
+	}
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "GATEWAY_") || slices.Contains(names, name) || name == "GATEWAY_CONFIG" || name == "GATEWAY_ADMIN_URL" {
+			continue
+		}
+		if sug := suggest(strings.TrimPrefix(name, "GATEWAY_"), short); sug != "" {
+			out = append(out, fmt.Sprintf("%s is not a setting; did you mean GATEWAY_%s?", name, sug))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // suggest is the known name closest to s, for "did you mean"; "" when
 // none is close (an edit distance of at most a third of s, and 3).
 func suggest(s string, known []string) string {
@@ -424,25 +448,31 @@ func suggest(s string, known []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b.
+// editDistance is the optimal-string-alignment distance between a and
+// b: insertions, deletions, substitutions and swaps of neighbours each
+// count one ("rmp" is one from "rpm").
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }
 
 // readSettings resolves every setting from getenv, then the TOML file at
@@ -591,6 +621,9 @@ func (c *configCheckCmd) Run(rc *runCtx) error {
 	settings, err := readSettings(rc.configFile, os.Getenv)
 	if err != nil {
 		return err
+	}
+	for _, w := range envTypos(os.Environ()) {
+		fmt.Fprintln(rc.stderr, "gateway: warning:", w)
 	}
 	if _, err := rc.config(); err != nil {
 		return err

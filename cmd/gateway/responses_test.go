@@ -297,6 +297,14 @@ func TestResponsesStatelessReasoning(t *testing.T) {
 			if callID == "" {
 				t.Fatalf("no call in %s", out)
 			}
+			// store:false keeps nothing server-side.
+			req, _ := http.NewRequest(http.MethodGet, e.url+"/v1/responses/"+first["id"].(string), nil)
+			req.Header.Set("Authorization", "Bearer "+e.key)
+			if gr, err := http.DefaultClient.Do(req); err != nil || gr.StatusCode != 404 {
+				t.Fatalf("store:false response kept: %v %v", err, gr.StatusCode)
+			} else {
+				gr.Body.Close()
+			}
 			if blob == "" && v != "openrouter" && v != "together" && v != "groq" && v != "mistral" && v != "fireworks" {
 				t.Fatalf("no reasoning blob in %s", out)
 			}

@@ -264,7 +264,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		if !ok {
 			return fmt.Errorf("admin API: the store %T lacks the admin methods", m.store)
 		}
-		adminSvc = &admin.Local{Store: as, OnRevoke: keys.Forget}
+		local := &admin.Local{Store: as, OnRevoke: keys.Forget}
+		if pg, ok := g.(*policyGuard); ok {
+			// A policy changed here applies to the next request here.
+			local.OnPolicy = func(string) { pg.forgetAll() }
+		}
+		adminSvc = local
 		if adminAPI, err = admin.NewHandler(adminSvc, c.AdminToken, m.Logger); err != nil {
 			return err
 		}

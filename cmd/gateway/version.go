@@ -14,7 +14,7 @@ var buildTime string
 type buildInfo struct {
 	Version    string `json:"version"`               // the module version, "(devel)" from a checkout
 	Revision   string `json:"revision,omitempty"`    // the VCS revision
-	Modified   bool   `json:"modified"`              // the work tree had changes
+	Modified   *bool  `json:"modified,omitempty"`    // the work tree had changes (absent: unknown)
 	CommitTime string `json:"commit_time,omitempty"` // the revision's commit time
 	BuildTime  string `json:"build_time,omitempty"`  // when built, if stamped
 	GoVersion  string `json:"go_version"`
@@ -43,7 +43,8 @@ func readBuild(bi *debug.BuildInfo) buildInfo {
 		case "vcs.time":
 			out.CommitTime = s.Value
 		case "vcs.modified":
-			out.Modified = s.Value == "true"
+			m := s.Value == "true"
+			out.Modified = &m
 		}
 	}
 	return out
@@ -57,7 +58,11 @@ func versionString() string {
 	if !ok {
 		return "gateway (no build information)"
 	}
-	return describeBuild(bi)
+	s := describeBuild(bi)
+	if buildTime != "" {
+		s += " built " + buildTime
+	}
+	return s
 }
 
 func describeBuild(bi *debug.BuildInfo) string {
