@@ -177,3 +177,41 @@ func readAnnouncement(t testing.TB, r io.Reader) (url, key string) {
 	}
 	return url, key
 }
+
+// TestClaudeCodeThroughFailingRoute runs Claude Code (a prompt, a Read
+// and a Bash tool round trip) through an operator route whose first
+// member, anthropic/, cannot be reached: every turn is served by the
+// route's fallback, openai/ (mapped from Messages), after the first
+// member's retries or at once while its breaker is open.
+func TestClaudeCodeThroughFailingRoute(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the client-conformance suite is not short")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing(t, "node is not installed")
+	}
+	if _, err := os.Stat(filepath.Join("node_modules", "@anthropic-ai/claude-code", "package.json")); err != nil {
+		missing(t, "node_modules/@anthropic-ai/claude-code is not installed")
+	}
+	cfg := filepath.Join(t.TempDir(), "gateway.toml")
+	if err := os.WriteFile(cfg, []byte("[routes.\"gw/code\"]\nmodels = [\"anthropic/claude-sonnet-5-5\", \"openai/gpt-6-sol\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// A configured key makes anthropic/ the "real" vendor, at an address
+	// where nothing listens.
+	url, key, logs := startGateway(t, ctx, "GATEWAY_CONFIG="+cfg,
+		"GATEWAY_ANTHROPIC_API_KEY=unreachable", "GATEWAY_ANTHROPIC_BASE_URL=http://127.0.0.1:1",
+		"GATEWAY_RETRY_BASE=10ms")
+	run := exec.CommandContext(ctx, node, "run.mjs")
+	run.Env = append(os.Environ(), "GATEWAY_URL="+url, "GATEWAY_KEY="+key,
+		"CONFORMANCE_ROUTE=gw/code", "CONFORMANCE_VENDORS=route", "CONFORMANCE_CLIENTS=claude -p,claude Read,claude Bash")
+	out, err := run.CombinedOutput()
+	t.Logf("Claude Code through gw/code:\n%s", out)
+	m := resultRE.FindSubmatch(out)
+	if m == nil || err != nil || string(m[1]) != "3" || string(m[2]) != "0" {
+		t.Fatalf("want 3 passed, 0 failed (%v)\ngateway log:\n%s", err, logs.String())
+	}
+}

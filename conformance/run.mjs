@@ -54,6 +54,9 @@ const models = {
   deepseek: 'deepseek/deepseek-flash',
   openrouter: 'openrouter/meta-llama/llama-3.3-70b-instruct',
 };
+// CONFORMANCE_ROUTE names an operator route ("gw/..."): one more column,
+// "route", whose cells call it (conformance_test.go's route test).
+if (process.env.CONFORMANCE_ROUTE) models.route = process.env.CONFORMANCE_ROUTE;
 const only = (process.env.CONFORMANCE_VENDORS || '').split(',').filter(Boolean);
 const vendors = Object.keys(models).filter((v) => only.length === 0 || only.includes(v));
 const onlyClients = (process.env.CONFORMANCE_CLIENTS || '').split(',').filter(Boolean);

@@ -50,10 +50,10 @@ type Segment = gw.Text
 // flagged one when Flagged, else the highest grey one when Grey), -1 when
 // none was scored.
 //
-// Text is set when the text that set Score spans several segments (a
-// run of consecutive turns read together): their texts joined by
-// newlines, for review and for a second stage. Otherwise the text is
-// the segment's.
+// Text is set when the text that set Score is not a whole segment: the
+// texts of a run of consecutive turns read together, joined by newlines,
+// or the window of a long segment that scored highest; for review and
+// for a second stage. Otherwise the text is the segment's.
 type Verdict struct {
 	Flagged bool
 	Grey    bool
@@ -276,16 +276,22 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 		flagged := r.score >= thr
 		if !flagged && g.grey > 0 && r.score >= min(g.grey, thr) && r.score > greyScore {
 			greyAt, greyScore, greyText = i, r.score, ""
-			if joined != nil {
+			switch {
+			case joined != nil:
 				greyText = joined()
+			case r.to > 0:
+				greyText = segs[i].Text[r.from:r.to]
 			}
 		}
 		if flagged && !best.Flagged || flagged == best.Flagged && r.score > best.Score {
 			best.Flagged, best.Score, best.Segment = flagged, r.score, i
 			bestRes, bestSrc = r, src
 			best.Text = ""
-			if joined != nil && r.score >= min(g.grey, thr) {
+			switch {
+			case joined != nil && r.score >= min(g.grey, thr):
 				best.Text = joined()
+			case r.to > 0:
+				best.Text = segs[i].Text[r.from:r.to] // the window of a long segment
 			}
 		}
 	}
@@ -317,7 +323,7 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 	}
 	if best.Flagged {
 		where := bestSrc.String()
-		if best.Text != "" {
+		if best.Text != "" && bestRes.to == 0 {
 			where = "consecutive turns ending in " + where
 		}
 		if bestRes.rule != "" {
@@ -339,6 +345,9 @@ type result struct {
 	kind  Kind
 	rule  string
 	cue   string
+	// from, to: the window of a long segment that scored it (0, 0: the
+	// whole text)
+	from, to int
 }
 
 // scoreText scores one segment through all its windows, the score
@@ -353,6 +362,7 @@ func (g *Guard) scoreText(sc *scratch, text string) result {
 		s, e := alignWindow(text, start, min(start+windowSize, len(text)))
 		if r := g.scoreWindow(sc, text[s:e]); r.score > best.score {
 			best = r
+			best.from, best.to = s, e
 		}
 		if start+windowSize >= len(text) {
 			break

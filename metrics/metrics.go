@@ -29,6 +29,7 @@ type Metrics struct {
 	guard    *prometheus.CounterVec
 	clamped  *prometheus.CounterVec
 	attempts *prometheus.CounterVec
+	opCost   *prometheus.CounterVec
 }
 
 // New returns Metrics on a registry of its own, with the Go runtime and
@@ -62,12 +63,15 @@ func New() (*Metrics, error) {
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_attempts_total", Help: "Models tried by requests with fallbacks, by vendor and result: ok (served), an error code (fell over), or skipped (passed over before any call).",
 		}, []string{"vendor", "result"}),
+		opCost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_operator_cost_usd_total", Help: "Vendor cost of failed requests the vendor may have billed (a stream cut after tokens), charged to no caller, in USD.",
+		}, []string{"vendor"}),
 		clamped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_usage_clamped_total", Help: "Requests whose vendor-reported usage was beyond what the request allowed (clamped).",
 		}, []string{"vendor"}),
 	}
 	for _, c := range []prometheus.Collector{
-		m.requests, m.duration, m.ttfb, m.tokens, m.cost, m.charge, m.guard, m.clamped, m.attempts,
+		m.requests, m.duration, m.ttfb, m.tokens, m.cost, m.charge, m.guard, m.clamped, m.attempts, m.opCost,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
 	} {
 		if err := reg.Register(c); err != nil {
@@ -99,6 +103,9 @@ func (m *Metrics) Observe(r *gw.Record) {
 		m.attempts.WithLabelValues(a.Vendor, result).Inc()
 	}
 	if r.Status != http.StatusOK || r.ErrorCode != "" {
+		if r.Cost > 0 && r.Charge == 0 {
+			m.opCost.WithLabelValues(vendor).Add(float64(r.Cost) / float64(gw.USD))
+		}
 		return
 	}
 	m.ttfb.WithLabelValues(endpoint, vendor).Observe(r.TTFB.Seconds())

@@ -1,13 +1,16 @@
 // Package proxy runs one request through the gateway's policies, in this
-// order: authenticate (Authenticate), then Begin: route to the vendor,
+// order: authenticate (Authenticate), then Begin: refuse a key or account
+// in a guard cool-down (Cooldown), route to the vendor,
 // refuse unpriced models, prepare the vendor body (pass-through patch or
 // canonical mapping, then the account's prompt-cache key where the vendor
 // takes one, then the optimizer's directive unless it is off globally, for
 // the key or by the request's x-gateway-optimize header), count the
 // request against the key's rate limit, and place a hold on the account's
-// balance; then Call: send to the vendor while the guard checks the
-// request (and the directive's tokens are counted), releasing nothing
-// before the guard's verdict; then Finish: price the usage (the
+// balance; then Call: the guard's first stage judges the request before
+// the vendor is sent anything (a blocked request never reaches it), then
+// the body is sent while a grey score's second stage judges it (and the
+// directive's tokens are counted), releasing nothing before the verdict;
+// then Finish: price the usage (the
 // directive's tokens set as Usage.OptimizerTokens, not billed), settle the
 // hold at the exact charge (or release it), and write the request's
 // record.
@@ -1239,6 +1242,15 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 		defer sspan.End()
 	}
 	if !o.Success {
+		if o.Err != nil && o.Usage.TotalTokens() > 0 && g.cfg.Biller != nil {
+			// A vendor that failed after producing tokens (a stream cut
+			// mid-way) may bill them: the operator's cost, recorded with
+			// no charge to the caller.
+			if q, err := x.Quote(o.Usage); err == nil {
+				r.Cost = q.Cost
+				r.Note = joinNote(r.Note, NoteOperatorCost)
+			}
+		}
 		return 0, x.release(wctx, r)
 	}
 	var clamped bool
@@ -1304,6 +1316,11 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 // what the request allowed (output above its limit, cache reads above
 // the prompt): the usage was clamped. Metrics count it.
 const NoteUsageClamped = "usage_clamped"
+
+// NoteOperatorCost marks a failed request whose vendor may have billed
+// what it produced before failing (a stream cut after tokens): its Cost
+// is the operator's, its Charge zero.
+const NoteOperatorCost = "operator_cost"
 
 // NoteDirectiveInThread marks a thread continue whose vendor-kept system
 // prompt holds the directive (added at the thread's create): billed by

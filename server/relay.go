@@ -310,9 +310,11 @@ func streamOutcome(in *proxy.Inbound, end streamEnd) (o proxy.Outcome, broke *gw
 		}
 	case end.vendorErr != nil:
 		o.Err = end.vendorErr
+		o.Usage = spentUsage(in, end)
 	case !end.done:
 		broke = streamBreak(in.Vendor, end.readErr)
 		o.Err = broke
+		o.Usage = spentUsage(in, end)
 	default:
 		o.Success, o.Usage = true, end.usage
 		if !usable(end.usage) {
@@ -372,6 +374,17 @@ func writeStreamError(w io.Writer, shape gw.Shape, rid string, e *gw.Error) {
 // than the content relayed since (fewer tokens than content events, as
 // Anthropic's message_start), the output is the estimate from the text
 // relayed (see estimateUsage) when that is larger.
+// spentUsage is what a stream the vendor broke may have cost at the
+// vendor: the usage it reported, or what was relayed (nothing when no
+// event came). It is recorded as the operator's cost; the caller pays
+// nothing for a broken stream.
+func spentUsage(in *proxy.Inbound, end streamEnd) gw.Usage {
+	if !end.usage.Reported && end.events == 0 {
+		return gw.Usage{}
+	}
+	return abandonedUsage(in, end.usage, end.events, end.textBytes)
+}
+
 func abandonedUsage(in *proxy.Inbound, u gw.Usage, events, textBytes int64) gw.Usage {
 	if !usable(u) {
 		return estimateUsage(in, textBytes)

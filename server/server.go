@@ -415,7 +415,21 @@ func parseEnvelope(shape gw.Shape, body []byte) (parsed, error) {
 		if err != nil {
 			return parsed{}, err
 		}
-		return parsed{model: r.Model, stream: r.Stream, maxOutput: r.MaxOutput, text: r.Text, r: r}, nil
+		p := parsed{model: r.Model, stream: r.Stream, maxOutput: r.MaxOutput, text: r.Text, r: r}
+		if raw := rawjson.Get(body, "models"); raw != nil {
+			// The fallback list, as on the other endpoints (the strict
+			// parse already refused duplicate keys).
+			p.hasModels = true
+			if err := json.Unmarshal(raw, &p.models); err != nil {
+				return parsed{}, gw.Errorf(gw.CodeInvalidRequest, "models must be an array of model ids")
+			}
+			for _, m := range p.models {
+				if m == "" || len(m) > responses.MaxModelBytes {
+					return parsed{}, gw.Errorf(gw.CodeInvalidRequest, "models: a model id has 1 to %d bytes", responses.MaxModelBytes)
+				}
+			}
+		}
+		return p, nil
 	}
 	b, err := reqbody.Parse(shape, body)
 	if err != nil {

@@ -131,8 +131,11 @@ func TestStreamOutcome(t *testing.T) {
 		{"abandoned mid-way, stale count", streamEnd{callerLeft: true, usage: reported, events: 30, textBytes: 120}, true, "abandoned", "", false, 120},
 		{"abandoned mid-way, current count", streamEnd{callerLeft: true, usage: reported, events: 12, textBytes: 120}, true, "abandoned", "", false, 20},
 		{"abandoned before any usage", streamEnd{callerLeft: true, events: 3, textBytes: 17}, true, "abandoned; usage_missing", "", false, 17},
-		{"vendor error", streamEnd{vendorErr: vendorErr, callerLeft: true, usage: reported}, false, "", gw.CodeOverloaded, false, 0},
+		// A vendor that failed after producing tokens: not a success (no
+		// charge), but its usage is kept as the operator's cost.
+		{"vendor error", streamEnd{vendorErr: vendorErr, callerLeft: true, usage: reported}, false, "", gw.CodeOverloaded, false, 20},
 		{"cut without a word", streamEnd{readErr: errors.New("reset")}, false, "", gw.CodeUpstream, true, 0},
+		{"cut after tokens", streamEnd{readErr: errors.New("reset"), events: 4, textBytes: 25}, false, "", gw.CodeUpstream, true, 25},
 		{"ended early", streamEnd{}, false, "", gw.CodeUpstream, true, 0},
 	}
 	for _, tt := range tests {

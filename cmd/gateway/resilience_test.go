@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -344,6 +345,43 @@ func TestRouteFallbackDropsForeignThinking(t *testing.T) {
 		}
 		if !bytes.Contains(rec.Body, []byte("toolu_01abc")) {
 			t.Fatalf("stream=%v: the tool call is missing from the fallback's body: %s", stream, rec.Body)
+		}
+	}
+}
+
+// Issue 27: a stream the vendor cut after producing tokens is not
+// charged, and what the vendor may bill for it is recorded as the
+// operator's cost.
+func TestBrokenStreamIsOperatorCost(t *testing.T) {
+	e := newEnv(t, withFaultTimings)
+	for _, rt := range faultRoutes {
+		resp := e.post(rt.path, e.key, rt.body(faultPrimary, "hello there friend [fake:break=3]", true, ""))
+		readAll(t, resp.Body)
+		rec := waitRecord(t, e.m.Store(), resp.Header.Get("X-Gateway-Request-Id"))
+		if rec.ErrorCode == "" || rec.Charge != 0 || rec.Cost <= 0 || !strings.Contains(rec.Note, "operator_cost") {
+			t.Fatalf("%s: record error %q charge %v cost %v note %q", rt.path, rec.ErrorCode, rec.Charge, rec.Cost, rec.Note)
+		}
+		if bal, err := e.m.Store().Balance(context.Background(), e.acct); err != nil || bal.Charged != 0 || bal.Held != 0 {
+			t.Fatalf("balance %+v %v", bal, err)
+		}
+	}
+}
+
+// Issue 27: the models list works on /v1/responses too.
+func TestResponsesFallback(t *testing.T) {
+	e := newEnv(t, withFaultTimings)
+	for _, stream := range []bool{false, true} {
+		body := fmt.Sprintf(`{"model":"anthropic/claude-sonnet-5-5","models":["google/gemini-3-flash"],"stream":%t,"max_output_tokens":256,"input":"hello [fake:status=529][fake:on=anthropic]"}`, stream)
+		resp := e.post("/v1/responses", e.key, []byte(body))
+		b := readAll(t, resp.Body)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Gateway-Model") != "google/gemini-3-flash" || resp.Header.Get("X-Gateway-Attempts") != "2" {
+			t.Fatalf("stream=%v: status %d model %q attempts %q: %.300s", stream, resp.StatusCode, resp.Header.Get("X-Gateway-Model"), resp.Header.Get("X-Gateway-Attempts"), b)
+		}
+		if !bytes.Contains(b, []byte("Hello from google")) {
+			t.Fatalf("stream=%v: not the fallback's answer: %.300s", stream, b)
+		}
+		if rec := e.lastRequest(); bytes.Contains(rec.Body, []byte(`"models"`)) {
+			t.Fatalf("the vendor was sent the models list: %s", rec.Body)
 		}
 	}
 }

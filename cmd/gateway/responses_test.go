@@ -87,7 +87,13 @@ func TestResponsesMappedSDK(t *testing.T) {
 // same with store:false and the output items replayed, on every mapped
 // prefix.
 func TestResponsesMappedToolLoop(t *testing.T) {
-	e := newEnv(t)
+	for store, dbURL := range storesUnderTest(t) {
+		t.Run(store, func(t *testing.T) { testResponsesMappedToolLoop(t, dbURL) })
+	}
+}
+
+func testResponsesMappedToolLoop(t *testing.T, dbURL string) {
+	e := newEnv(t, func(c *Config) { c.DatabaseURL = dbURL })
 	c := e.rClient()
 	ctx := context.Background()
 	tool := responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{
@@ -273,7 +279,13 @@ func (e *env) rPost(t *testing.T, key, body string) (map[string]any, *http.Respo
 // must reach the vendor again from the sealed blob alone; a blob altered
 // by one byte, or sent by another account, is a 400.
 func TestResponsesStatelessReasoning(t *testing.T) {
-	e := newEnv(t)
+	for store, dbURL := range storesUnderTest(t) {
+		t.Run(store, func(t *testing.T) { testResponsesStatelessReasoning(t, dbURL) })
+	}
+}
+
+func testResponsesStatelessReasoning(t *testing.T, dbURL string) {
+	e := newEnv(t, func(c *Config) { c.DatabaseURL = dbURL })
 	tools := `[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]`
 	for _, v := range mappedRPrefixes {
 		t.Run(v, func(t *testing.T) {

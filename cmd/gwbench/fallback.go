@@ -62,7 +62,7 @@ func RunFallback(ctx context.Context, cfg FallbackConfig, log io.Writer) (string
 	defer client.CloseIdleConnections()
 	var b strings.Builder
 	fmt.Fprintf(&b, "load average at start: %s\n\n", loadAvg())
-	fmt.Fprintf(&b, "| gateway | primary | round | ok / errors | p50 | p99 | primary 503s | fallback served |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| gateway | primary | round | ok / errors | p50 | p99 | primary 503s | served by the fallback |\n|---|---|---|---|---|---|---|---|\n")
 	for i, g := range gws {
 		p, key, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: bin, Database: fmt.Sprintf("%s/gw%d.db", dir, i), Env: g.env, Name: fmt.Sprintf("gateway-%d", i)}, ms.URL)
 		if err != nil {
@@ -79,18 +79,23 @@ func RunFallback(ctx context.Context, cfg FallbackConfig, log io.Writer) (string
 			for _, fail := range []int{0, cfg.FailPercent} {
 				mock.Set(MockConfig{Chunks: 20, FailModel: "gpt-6-sol", FailPercent: fail})
 				mock.Failed.Store(0)
-				before := mock.Served.Load()
+				before := mock.Messages.Load()
 				r := Rate(ctx, client, t, cfg.Rate, cfg.Duration, drainRate)
 				primary := "healthy"
 				if fail > 0 {
 					primary = fmt.Sprintf("503 to %d%%", fail)
 				}
-				served := mock.Served.Load() - before
+				served := mock.Messages.Load() - before
 				fmt.Fprintf(log, "%-45s %-12s round %d ok %d err %d p50 %v p99 %v 503s %d served %d %s\n", g.name, primary, rnd+1, r.OK, r.Errors,
 					r.P50.Round(10*time.Microsecond), r.P99.Round(10*time.Microsecond), mock.Failed.Load(), served, r.FirstErr)
 				fmt.Fprintf(&b, "| %s | %s | %d | %d / %d | %v | %v | %d | %d |\n", g.name, primary, rnd+1, r.OK, r.Errors,
 					r.P50.Round(10*time.Microsecond), r.P99.Round(10*time.Microsecond), mock.Failed.Load(), served)
 				client.CloseIdleConnections()
+				if fail > 0 {
+					// Let an open breaker (10 s by default) close
+					// before the next healthy run.
+					time.Sleep(11 * time.Second)
+				}
 			}
 		}
 		p.stop()

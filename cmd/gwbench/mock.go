@@ -31,8 +31,10 @@ type MockConfig struct {
 // The configuration can change between runs (Set).
 type Mock struct {
 	cfg atomic.Pointer[MockConfig]
-	// Failed counts the 503 answers (FailPercent); Served the others.
-	Failed, Served atomic.Int64
+	// Failed counts the 503 answers (FailPercent); Served the others,
+	// Messages those of them on /v1/messages (the fallback of a
+	// -fallback run).
+	Failed, Served, Messages atomic.Int64
 }
 
 // NewMock returns a mock with cfg.
@@ -78,6 +80,9 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	m.Served.Add(1)
+	if r.URL.Path == "/v1/messages" {
+		m.Messages.Add(1)
+	}
 	p := r.URL.Path
 	switch {
 	case p == "/v1/chat/completions":
