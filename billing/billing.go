@@ -38,6 +38,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
@@ -153,8 +154,16 @@ func (b *Biller) ContextWindow(vendor, model string) int64 {
 func (b *Biller) Priceable(vendor, model string) error {
 	if vendor != OpenRouter {
 		if _, ok := b.card.Lookup(vendor, model); !ok {
+			// Only priced ids are proposed.
+			hint := ""
+			switch close, ids := b.card.Suggest(vendor, model, 5); {
+			case close:
+				hint = fmt.Sprintf("did you mean %q? ", ids[0])
+			case len(ids) > 0:
+				hint = fmt.Sprintf("priced %s models include %s; ", vendor, strings.Join(ids, ", "))
+			}
 			return &gw.Error{Code: gw.CodeInvalidRequest, NoRetry: true, Err: ErrUnknownModel, Message: fmt.Sprintf(
-				"model %q has no price on the rate card; GET /v1/models lists the priced models", vendor+"/"+model)}
+				"model %q has no price on the rate card; %sGET /v1/models lists the priced models", vendor+"/"+model, hint)}
 		}
 		return nil
 	}

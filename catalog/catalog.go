@@ -1,7 +1,9 @@
 // Package catalog is the customer's model list behind GET /v1/models and
-// GET /v1/models/{id} (the server package serves it). It lists only the models a caller can reach through
-// this gateway (their vendor is configured) with the price the caller
-// pays, the vendor's price x 1.09, and the model's limits.
+// GET /v1/models/{id} (the server package serves it). It lists only the
+// models a caller can reach through this gateway (their vendor is
+// configured and, with For, the caller's key may call them) with the
+// price the caller pays, the vendor's price x 1.09, and the model's
+// limits.
 //
 // The list answers in the shape of the SDK that asks: OpenAI's list
 // ({"object":"list","data":[...]}) by default, and Anthropic's paged list
@@ -130,6 +132,21 @@ func (c *Catalog) AddRoute(name string, members []string) {
 
 // Models returns the listed models, sorted by id.
 func (c *Catalog) Models() []Model { return c.models }
+
+// For returns the catalog a key whose model allow list is allowed sees:
+// the models gw.ModelAllowed lets it call (c itself for an empty list).
+func (c *Catalog) For(allowed []string) *Catalog {
+	if len(allowed) == 0 {
+		return c
+	}
+	out := &Catalog{}
+	for _, m := range c.models {
+		if gw.ModelAllowed(allowed, m.OwnedBy, strings.TrimPrefix(m.ID, m.OwnedBy+"/")) {
+			out.models = append(out.models, m)
+		}
+	}
+	return out
+}
 
 // customer returns the caller's price: the vendor's x 1.09, exactly.
 func customer(p ratecard.Price) Pricing {

@@ -374,6 +374,55 @@ func (c *Card) Lookup(vendor, model string) (*Model, bool) {
 	return &c.models[i], true
 }
 
+// Suggest returns the priced ids ("vendor/id") to propose for an unpriced
+// vendor/model: the closest id of that vendor when one is close (an edit
+// distance of at most a third of the name, and 4, case-insensitive), else
+// up to max ids of that vendor in card order; none for a vendor with no
+// entry.
+func (c *Card) Suggest(vendor, model string, max int) (close bool, ids []string) {
+	model = strings.ToLower(model)
+	best, bestD := "", min(4, len(model)/3)+1
+	for i := range c.models {
+		m := &c.models[i]
+		if m.Vendor != vendor {
+			continue
+		}
+		if len(ids) < max {
+			ids = append(ids, m.Name())
+		}
+		for _, n := range append([]string{m.ID}, m.Aliases...) {
+			if d := editDistance(model, strings.ToLower(n)); d < bestD {
+				best, bestD = m.Name(), d
+			}
+		}
+	}
+	if best != "" {
+		return true, []string{best}
+	}
+	return false, ids
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
 // Models returns a copy of every entry, sorted by vendor then id.
 func (c *Card) Models() []Model {
 	out := make([]Model, len(c.models))

@@ -322,3 +322,30 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// Suggest proposes only priced ids: the closest of the vendor's, or some
+// of them when none is close.
+func TestSuggestOnlyPricedIDs(t *testing.T) {
+	card, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := card.Models()[0]
+	near := m.ID[:len(m.ID)-1] + "x" // one edit away
+	if close, ids := card.Suggest(m.Vendor, near, 5); !close || len(ids) != 1 || ids[0] != m.Name() {
+		t.Errorf("Suggest(%s, %s) = %v %v, want %s", m.Vendor, near, close, ids, m.Name())
+	}
+	close, ids := card.Suggest("openai", "gpt-4o", 5)
+	if len(ids) == 0 || len(ids) > 5 {
+		t.Fatalf("Suggest(openai, gpt-4o) = %v %v", close, ids)
+	}
+	for _, id := range ids {
+		v, name, _ := strings.Cut(id, "/")
+		if _, ok := card.Lookup(v, name); !ok || v != "openai" {
+			t.Errorf("suggested %s, which is not a priced openai id", id)
+		}
+	}
+	if _, ids := card.Suggest("nosuchvendor", "x", 5); len(ids) != 0 {
+		t.Errorf("suggestions for an unknown vendor: %v", ids)
+	}
+}

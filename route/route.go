@@ -61,7 +61,7 @@ func Parse(model string) (Target, error) {
 	}
 	model = strings.TrimSpace(model)
 	if model == "" {
-		return Target{}, gw.Errorf(gw.CodeInvalidRequest, "model is required, in the form <vendor>/<model>, e.g. openai/gpt-4.1")
+		return Target{}, gw.Errorf(gw.CodeInvalidRequest, "model is required, in the form <vendor>/<model>, e.g. openai/gpt-6-sol (GET /v1/models lists the ids you can use)")
 	}
 	prefix, rest, ok := strings.Cut(model, "/")
 	if !ok || !Known(prefix) {
@@ -104,7 +104,10 @@ func suggestion(model string) string {
 		return ""
 	}
 	if p := guess(model); p != "" {
-		return "did you mean \"" + p + "/" + model + "\"?"
+		// Only the prefix is proposed: whether p/model is a model the
+		// gateway prices is not known here (the billing refusal names
+		// priced ids).
+		return "it looks like an id of " + p + ": \"" + p + "/<model>\" (GET /v1/models lists the ids you can use)"
 	}
 	// "meta-llama/Llama-3.3-70B" and other provider/model names: the
 	// aggregator's doubled form takes them all.

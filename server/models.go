@@ -10,10 +10,12 @@ import (
 	"github.com/gwlabs/gateway/internal/id"
 )
 
-// models serves GET /v1/models and GET /v1/models/{id} from the catalog:
-// in Anthropic's shape (paged with limit, after_id, before_id) when the
-// request carries anthropic-version, as Anthropic's SDKs send, and in
-// OpenAI's otherwise.
+// models serves GET /v1/models and GET /v1/models/{id} from the catalog,
+// for the key in Authorization (or x-api-key, as Anthropic's SDKs send
+// it): without a valid key 401; with one, only the models it may call
+// (its allow list). In Anthropic's shape (paged with limit, after_id,
+// before_id) when the request carries anthropic-version, as Anthropic's
+// SDKs send, and in OpenAI's otherwise.
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	rid := id.New("req_", s.cfg.Now())
 	w.Header().Set(HeaderRequestID, rid)
@@ -21,12 +23,21 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Anthropic-Version") != "" {
 		shape = gw.ShapeM
 	}
-	c := s.cfg.Catalog
+	authz := r.Header.Get("Authorization")
+	if k := r.Header.Get("X-Api-Key"); authz == "" && k != "" {
+		authz = "Bearer " + k
+	}
+	p, err := s.cfg.Gateway.Authenticate(r.Context(), authz)
+	if err != nil {
+		writeError(w, shape, rid, gw.AsError(err))
+		return
+	}
+	c := s.cfg.Catalog.For(p.Models)
 	if mid, ok := strings.CutPrefix(r.URL.Path, "/v1/models/"); ok {
 		m, found := c.Lookup(mid)
 		switch {
 		case !found:
-			writeError(w, shape, rid, gw.Errorf(gw.CodeNotFound, "model %q is not available on this gateway; GET /v1/models lists the models you can use", mid))
+			writeError(w, shape, rid, gw.Errorf(gw.CodeNotFound, "model %q is not available to this key on this gateway; GET /v1/models lists the models you can use", mid))
 		case shape == gw.ShapeM:
 			writeJSON(w, http.StatusOK, catalog.ToAnthropic(m))
 		default:

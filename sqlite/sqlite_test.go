@@ -222,7 +222,7 @@ func BenchmarkSettle(b *testing.B) {
 // and the time per request it adds.
 func BenchmarkSettleAtRate(b *testing.B) {
 	for _, rate := range []float64{1000, 2000, 4000} {
-		for _, linger := range []time.Duration{-1, time.Millisecond, 2 * time.Millisecond} {
+		for _, linger := range []time.Duration{-1, time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond} {
 			name := fmt.Sprintf("%g/linger=%v", rate, max(linger, 0))
 			b.Run(name, func(b *testing.B) {
 				db, err := OpenWith(b.Context(), filepath.Join(b.TempDir(), "gateway.db"), Options{SyncInterval: time.Hour, Exclusive: true, Linger: linger, backstop: 1 << 30})

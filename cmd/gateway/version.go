@@ -10,6 +10,11 @@ import (
 // (-ldflags "-X main.buildTime=2026-11-26T10:00:00Z"); empty otherwise.
 var buildTime string
 
+// version is the release's version, stamped by scripts/build (-ldflags
+// "-X main.version=v1.2.0"); empty otherwise, and then the module's
+// version from the build information is shown ("(devel)" in a checkout).
+var version string
+
 // buildInfo is version --json: what the binary is and was built from.
 type buildInfo struct {
 	Version    string `json:"version"`               // the module version, "(devel)" from a checkout
@@ -33,6 +38,9 @@ func currentBuild() buildInfo {
 
 func readBuild(bi *debug.BuildInfo) buildInfo {
 	out := buildInfo{Version: bi.Main.Version, GoVersion: bi.GoVersion}
+	if version != "" {
+		out.Version = version
+	}
 	if out.Version == "" {
 		out.Version = "(devel)"
 	}
@@ -80,6 +88,9 @@ func describeBuild(bi *debug.BuildInfo) string {
 		}
 	}
 	v := bi.Main.Version
+	if version != "" {
+		v = version
+	}
 	if v == "" {
 		v = "(devel)"
 	}
