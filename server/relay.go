@@ -259,11 +259,19 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		textBytes:  text,
 	})
 	o.TTFB = ttfb
+	streamErr := func(e *gw.Error) {
+		if rm, ok := m.(rMeter); ok {
+			// Numbered after the vendor's last event.
+			_, _ = fw.Write(responses.ErrorEvent(rm.NextSeq(), e, in.RequestID))
+			return
+		}
+		writeStreamError(fw, in.Endpoint, in.RequestID, e)
+	}
 	switch {
 	case broke != nil:
-		writeStreamError(fw, in.Endpoint, in.RequestID, broke)
+		streamErr(broke)
 	case !clientGone && !m.Done() && m.Err() == nil && cutByShutdown(ctx):
-		writeStreamError(fw, in.Endpoint, in.RequestID, shutdownError())
+		streamErr(shutdownError())
 	case m.Err() != nil && in.Endpoint == gw.ShapeC && !m.Done():
 		// The vendor's own error chunk was relayed as is; a C stream
 		// still ends with its terminator, which vendors leave out after

@@ -233,6 +233,9 @@ func parseDuration(s string) (time.Duration, error) {
 			return 0, fmt.Errorf("%q is too long", s)
 		}
 		total += time.Duration(n * float64(unit))
+		if total > math.MaxInt64/2 {
+			return 0, fmt.Errorf("%q is too long", s)
+		}
 		in = in[i+1:]
 	}
 	if in == "" {
@@ -244,6 +247,9 @@ func parseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(in)
 	if err != nil {
 		return 0, bad
+	}
+	if d > 0 && total > math.MaxInt64-d {
+		return 0, fmt.Errorf("%q is too long", s)
 	}
 	return total + d, nil
 }

@@ -27,7 +27,7 @@ func cliRun(t *testing.T, db string, args ...string) (stdout, stderr string, err
 }
 
 func TestCLIHelpEverywhere(t *testing.T) {
-	for _, cmd := range []string{"", "serve", "keys", "keys create", "keys list", "keys rotate", "keys revoke", "balance", "balance add", "balance show",
+	for _, cmd := range []string{"", "serve", "keys", "keys create", "keys list", "keys show", "keys rotate", "keys revoke", "balance", "balance add", "balance show",
 		"balance history", "accounts", "accounts create", "accounts list", "accounts show",
 		"models", "ratecard", "ratecard check", "incidents", "incidents list", "incidents show", "incidents review", "incidents export", "keys update", "optimize", "optimize eval", "guard", "guard eval", "config", "config check", "version"} {
 		args := append(strings.Fields(cmd), "--help")

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/ratecard"
 )
@@ -474,4 +475,42 @@ func TestAdminGuardPolicyAppliesAtOnce(t *testing.T) {
 	if err != nil || got.Guard.Mode != "monitor" || got.Requests != 2 {
 		t.Errorf("GET key: %+v, %v", got, err)
 	}
+}
+
+// parseDuration never panics; what it accepts is not negative unless
+// Go's own syntax said so, and whole days and weeks come out exact.
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"30d", "2w", "1d12h", "90m", "0", "1.5d", "-1d", "d", "99999999999999w", "3x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseDuration(s)
+		if err != nil {
+			return
+		}
+		if d < 0 && !strings.Contains(s, "-") {
+			t.Fatalf("parseDuration(%q) = %v", s, d)
+		}
+	})
+}
+
+// parseUSDFlag never panics; an accepted amount is not negative, has at
+// most 8 decimals and prints back to the same value.
+func FuzzParseUSDFlag(f *testing.F) {
+	for _, s := range []string{"12.5", "1.123456789", "-5", "0", "1e3", "1/3", ".5", "five", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := parseUSDFlag(s)
+		if err != nil {
+			return
+		}
+		if m < 0 {
+			t.Fatalf("parseUSDFlag(%q) = %d", s, m)
+		}
+		back, err := gw.ParseUSD(m.USDString())
+		if err != nil || back != m {
+			t.Fatalf("%q -> %d -> %q -> %d, %v", s, m, m.USDString(), back, err)
+		}
+	})
 }

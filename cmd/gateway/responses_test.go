@@ -537,3 +537,22 @@ func TestResponsesNativeState(t *testing.T) {
 		t.Fatalf("get after delete: %v", err)
 	}
 }
+
+// TestResponsesNativeStreamBreak: OpenAI's stream ends before its
+// terminal event: the caller gets an error event numbered after the last
+// relayed one, and the request is not billed.
+func TestResponsesNativeStreamBreak(t *testing.T) {
+	cut := rFakeEvents[:strings.Index(rFakeEvents, "event: response.completed")]
+	f := &rFake{answer: rFakeAnswer, events: cut}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	e := newEnv(t, func(c *Config) { c.Vendors["openai"] = VendorConfig{BaseURL: srv.URL + "/v1", APIKey: "sk-r"} })
+	resp := e.post("/v1/responses", e.key, []byte(`{"model":"openai/gpt-6-sol","input":"hello","stream":true}`))
+	got := string(readAll(t, resp.Body))
+	if !strings.HasPrefix(got, cut) || !strings.Contains(got[len(cut):], "event: error\n") || !strings.Contains(got[len(cut):], `"sequence_number":2`) {
+		t.Fatalf("stream:\n%s", got)
+	}
+	if rec := waitRecord(t, e.m.Store(), resp.Header.Get("X-Gateway-Request-Id")); rec.Charge != 0 {
+		t.Fatalf("a broken stream was charged %v", rec.Charge)
+	}
+}

@@ -154,6 +154,9 @@ func TestMeter(t *testing.T) {
 		ev := sse.Event{Type: strings.Split(d, `"`)[3], Data: []byte(d)}
 		m.Observe(&ev)
 	}
+	if m.NextSeq() != 3 {
+		t.Fatalf("next sequence number %d, want 3", m.NextSeq())
+	}
 	if m.ID() != "resp_9" || !m.Done() || m.Err() != nil || m.Usage().InputTokens != 7 || m.Usage().OutputTokens != 3 {
 		t.Fatalf("id %q done %v err %v usage %+v", m.ID(), m.Done(), m.Err(), m.Usage())
 	}

@@ -65,6 +65,8 @@ func UsageFromBody(body []byte) (gw.Usage, error) {
 // events whose type says they may carry one of these.
 type Meter struct {
 	id     string
+	seq    int64 // the last sequence_number seen, -1 before any
+	seqSet bool
 	vendor string
 	usage  gw.Usage
 	done   bool
@@ -75,6 +77,7 @@ type Meter struct {
 func NewMeter(vendor string) *Meter { return &Meter{vendor: vendor} }
 
 var (
+	keySeq        = []byte(`"sequence_number":`)
 	keyCreated    = []byte(`"response.created"`)
 	keyCompleted  = []byte(`"response.completed"`)
 	keyIncomplete = []byte(`"response.incomplete"`)
@@ -87,6 +90,18 @@ func (m *Meter) Observe(ev *sse.Event) {
 	d := ev.Data
 	if len(d) == 0 {
 		return
+	}
+	if i := bytes.Index(d, keySeq); i >= 0 {
+		n, ok := int64(0), false
+		for _, c := range d[i+len(keySeq):] {
+			if c < '0' || c > '9' || n > 1<<40 {
+				break
+			}
+			n, ok = n*10+int64(c-'0'), true
+		}
+		if ok && (!m.seqSet || n > m.seq) {
+			m.seq, m.seqSet = n, true
+		}
 	}
 	if m.id == "" && (ev.Type == "response.created" || bytes.Contains(d, keyCreated)) {
 		var v struct {
@@ -143,6 +158,15 @@ func (m *Meter) Observe(ev *sse.Event) {
 		}
 		m.err = &gw.Error{Code: gw.CodeUpstream, Message: m.vendor + ": " + msg}
 	}
+}
+
+// NextSeq is the sequence_number an event the gateway adds to the
+// stream takes: one past the last the vendor sent (0 before any).
+func (m *Meter) NextSeq() int64 {
+	if !m.seqSet {
+		return 0
+	}
+	return m.seq + 1
 }
 
 // ID returns the response id the stream announced ("" before).

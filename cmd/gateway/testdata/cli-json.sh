@@ -8,7 +8,7 @@
 #                                           needs go, jq and curl)
 set -eu
 dir=$(mktemp -d)
-trap 'kill $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
 go build -o "$dir/gateway" ./cmd/gateway
 gw() { "$dir/gateway" "$@"; }
 export GATEWAY_DATABASE_URL="$dir/gateway.db"
@@ -19,9 +19,10 @@ step() { printf '\n$ gateway %s\n' "$*"; }
 
 # A running gateway (fake vendors) on the same store, for --server and
 # for a request that spends and one the guard blocks.
-gw serve --fake-vendors >"$dir/serve.out" 2>"$dir/serve.err" &
+"$dir/gateway" serve --fake-vendors >"$dir/serve.out" 2>"$dir/serve.err" & # not through gw(): $! must be the gateway's pid
 pid=$!
-for _ in $(seq 50); do curl -sf "http://$GATEWAY_ADDR/healthz" >/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do curl -sf "http://$GATEWAY_ADDR/healthz" >/dev/null && break; sleep 0.1; done
+curl -sf "http://$GATEWAY_ADDR/healthz" >/dev/null || { echo "the gateway did not start:"; cat "$dir/serve.err"; exit 1; }
 key=$(sed -n 's/.*export GATEWAY_KEY=//p' "$dir/serve.out")
 curl -s "http://$GATEWAY_ADDR/v1/chat/completions" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
 	-d '{"model":"openai/gpt-6-sol","messages":[{"role":"user","content":"Hello"}]}' >/dev/null
