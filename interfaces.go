@@ -325,6 +325,13 @@ type HoldRenewer interface {
 	RenewHold(ctx context.Context, holdID string, expiresAt time.Time) error
 }
 
+// AccountIncidents is implemented by stores that list one account's
+// incidents from an index (both do): the incidents page of an account
+// never scans the other accounts'.
+type AccountIncidents interface {
+	IncidentsOf(ctx context.Context, accountID string, limit int) ([]Incident, error)
+}
+
 // NoteOperatorLoss marks a record whose charge the account could not
 // cover at its settle; Record.Loss says how much.
 const NoteOperatorLoss = "operator_loss"

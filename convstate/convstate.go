@@ -44,6 +44,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -72,7 +73,24 @@ const (
 	DefaultReasoningTTL    = 15 * time.Minute
 	maxReasoningBytes      = 1 << 20
 	defaultStorageDeadline = 10 * time.Second
+
+	DefaultAccountMaxBytes   = 64 << 20
+	DefaultAccountMaxEntries = 10_000
 )
+
+// StateUsage is implemented by Stores that can say what one account
+// keeps: its live entries and their bytes at now.
+type StateUsage interface {
+	StateUsage(ctx context.Context, accountID string, kinds []string, now time.Time) (entries, bytes int64, err error)
+}
+
+// boundedKinds are the entries that hold content, bounded per account
+// (the small markers, an answer's owner or a native thread's size, are
+// not).
+var boundedKinds = []string{KindThread, KindReasoning, KindResponse, KindSignature}
+
+// ErrAccountFull is returned for an entry past the account's bounds.
+var ErrAccountFull = errors.New("convstate: the account keeps as much state as it may")
 
 // Config configures a Keeper. Store is required.
 type Config struct {
@@ -88,8 +106,16 @@ type Config struct {
 	// ReasoningTTL is how long DeepSeek reasoning is kept (default
 	// DefaultReasoningTTL); negative turns it off.
 	ReasoningTTL time.Duration
-	Now          func() time.Time
-	Logger       *slog.Logger
+	// AccountMaxBytes and AccountMaxEntries bound what one account keeps
+	// at once (threads, stored responses, reasoning, signatures: every
+	// live entry; defaults DefaultAccountMaxBytes and
+	// DefaultAccountMaxEntries), when the store can say (StateUsage). An
+	// entry past either is not kept: its continue is not found and the
+	// client replays the conversation.
+	AccountMaxBytes   int64
+	AccountMaxEntries int64
+	Now               func() time.Time
+	Logger            *slog.Logger
 }
 
 // Keeper keeps threads and reasoning. It is safe for concurrent use.
@@ -110,6 +136,12 @@ func New(cfg Config) (*Keeper, error) {
 	}
 	if cfg.ReasoningTTL == 0 {
 		cfg.ReasoningTTL = DefaultReasoningTTL
+	}
+	if cfg.AccountMaxBytes <= 0 {
+		cfg.AccountMaxBytes = DefaultAccountMaxBytes
+	}
+	if cfg.AccountMaxEntries <= 0 {
+		cfg.AccountMaxEntries = DefaultAccountMaxEntries
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -135,5 +167,15 @@ func (k *Keeper) Sweep(ctx context.Context) (int, error) {
 func (k *Keeper) put(ctx context.Context, kind, account, key string, value []byte, ttl time.Duration) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultStorageDeadline)
 	defer cancel()
+	if su, ok := k.cfg.Store.(StateUsage); ok && len(value) > 0 && slices.Contains(boundedKinds, kind) {
+		n, b, err := su.StateUsage(wctx, account, boundedKinds, k.cfg.Now())
+		if err != nil {
+			return err
+		}
+		if n+1 > k.cfg.AccountMaxEntries || b+int64(len(value)) > k.cfg.AccountMaxBytes {
+			return fmt.Errorf("keep %s of %d bytes (the account keeps %d entries, %d bytes; at most %d, %d): %w",
+				kind, len(value), n, b, k.cfg.AccountMaxEntries, k.cfg.AccountMaxBytes, ErrAccountFull)
+		}
+	}
 	return k.cfg.Store.PutState(wctx, kind, account, key, value, k.cfg.Now().Add(ttl))
 }

@@ -42,7 +42,15 @@ func (d *Dashboard) incidents(w http.ResponseWriter, r *http.Request, v *viewer)
 	q := r.URL.Query()
 	account := v.scope(q)
 	request := strings.TrimSpace(q.Get("request"))
-	all, err := d.store.Incidents(r.Context(), incidentsScan)
+	var all []gw.Incident
+	var err error
+	if ai, ok := d.store.(gw.AccountIncidents); ok && account != "" {
+		// One account's page reads its own incidents from their index:
+		// another account's flood cannot push them out of the scan.
+		all, err = ai.IncidentsOf(r.Context(), account, incidentsScan)
+	} else {
+		all, err = d.store.Incidents(r.Context(), incidentsScan)
+	}
 	if err != nil {
 		d.fail(w, r, v, err)
 		return

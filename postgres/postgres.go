@@ -706,6 +706,20 @@ func (db *DB) Incidents(ctx context.Context, n int) ([]gw.Incident, error) {
 	return out, nil
 }
 
+// IncidentsOf returns the account's latest incidents, newest first (an
+// index range: never the other accounts').
+func (db *DB) IncidentsOf(ctx context.Context, accountID string, n int) ([]gw.Incident, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, accountID, limit(n))
+	if err != nil {
+		return nil, fmt.Errorf("incidents of %q: %w", accountID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (gw.Incident, error) { return scanIncident(row) })
+	if err != nil {
+		return nil, fmt.Errorf("incidents of %q: %w", accountID, err)
+	}
+	return out, nil
+}
+
 // Incident returns one incident.
 func (db *DB) Incident(ctx context.Context, id string) (*gw.Incident, error) {
 	in, err := scanIncident(db.pool.QueryRow(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE id = $1`, id))

@@ -34,6 +34,17 @@ func (db *DB) GetState(ctx context.Context, kind, accountID, key string, now tim
 	return v, nil
 }
 
+// StateUsage returns the account's live entries and their bytes at now.
+func (db *DB) StateUsage(ctx context.Context, accountID string, kinds []string, now time.Time) (entries, bytes int64, err error) {
+	err = db.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(octet_length(value)), 0)::bigint FROM client_state
+		WHERE account_id = $1 AND expires_at > $2 AND kind = ANY($3::text[])`,
+		accountID, now, kinds).Scan(&entries, &bytes)
+	if err != nil {
+		return 0, 0, fmt.Errorf("state usage: %w", err)
+	}
+	return entries, bytes, nil
+}
+
 // SweepState deletes the entries expired at now.
 func (db *DB) SweepState(ctx context.Context, now time.Time) (int, error) {
 	tag, err := db.pool.Exec(ctx, `DELETE FROM client_state WHERE expires_at <= $1`, now)

@@ -209,3 +209,62 @@ func TestLongStreamOutlivesHoldTTL(t *testing.T) {
 		}
 	}
 }
+
+// windowBiller holds from the body size like billing (1 uc per 3 bytes)
+// and knows a context window.
+type windowBiller struct{ window int64 }
+
+func (b windowBiller) Known(vendor, model string) bool { return true }
+func (b windowBiller) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
+	return proxy.HoldPlan{Amount: gw.Money((r.BodyBytes + 2) / 3)}, nil
+}
+func (b windowBiller) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
+	return proxy.Quote{}, nil
+}
+func (b windowBiller) ContextWindow(vendor, model string) int64 { return b.window }
+
+// Issue 29 item 2 (before -> after): a document or image by URL, or an
+// uploaded file, is billed by the vendor as prompt although the body
+// does not hold it; the hold was sized from the body alone (80,000 input
+// tokens charged 0.232 instead of 26.18 cents once capped). Now its hold
+// covers the model's whole context window: a 200,000-token window holds
+// 200,000 tokens (600,000 body bytes at 3 bytes a token), so an account
+// with less available is refused before the vendor is called, and one
+// with enough holds exactly that.
+func TestExternalInputHoldsContextWindow(t *testing.T) {
+	p := &provider{send: func(ctx context.Context, c *gw.Call) (*gw.Upstream, error) { return okUpstream(), nil }}
+	f := newFixture(t, p, nil, nil, 0)
+	ctx := context.Background()
+	if err := f.store.TopUp(ctx, f.principal.AccountID, 150_000, "t"); err != nil {
+		t.Fatal(err)
+	}
+	g, err := proxy.New(proxy.Config{Store: f.store, Auth: &auth.Authenticator{Keys: f.store}, Providers: map[string]gw.Provider{"openai": p}, Biller: windowBiller{window: 200_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := f.inbound("req_url")
+	in.Body = []byte(`{"model":"openai/m","max_tokens":10,"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://example.com/a.png"}}]}]}`)
+	if _, err := g.Begin(ctx, in); gw.ErrorCode(err) != gw.CodeInsufficientBalance {
+		t.Errorf("URL image on 150,000 available: %v, want insufficient_balance (the hold is 200,000)", err)
+	}
+	if err := f.store.TopUp(ctx, f.principal.AccountID, 100_000, "t"); err != nil {
+		t.Fatal(err)
+	}
+	in.RequestID = "req_url2"
+	x, err := g.Begin(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := f.balance(t); b.Held != 200_000 {
+		t.Errorf("held %d, want the context window's 200,000", b.Held)
+	}
+	_, _ = x.Finish(ctx, proxy.Outcome{Status: 502, Err: &gw.Error{Code: gw.CodeUpstream}})
+	// The same request with the image inline holds its body only.
+	in.RequestID, in.Body = "req_inline", []byte(`{"model":"openai/m","max_tokens":10,"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}`)
+	if _, err := g.Begin(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if b := f.balance(t); b.Held != gw.Money((len(in.Body)+2)/3) {
+		t.Errorf("inline image held %d, want its body's %d", b.Held, (len(in.Body)+2)/3)
+	}
+}

@@ -156,6 +156,10 @@ type ContextCap interface {
 	ContextWindow(vendor, model string) int64
 }
 
+// holdBytesPerToken is billing's HoldBytesPerToken: a prompt of n tokens
+// is held as a body of 3n bytes.
+const holdBytesPerToken = 3
+
 // maxEstimate bounds a request's token estimate, far above any model's
 // output, so that no caller-supplied number can overflow the count.
 const maxEstimate = 1 << 40
@@ -730,6 +734,14 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 					return HoldPlan{}, err
 				}
 				reqs[i] = HoldRequest{Vendor: c.Vendor, Model: c.Model, BodyBytes: max(len(c.body), len(in.Body)+in.ExtraInputBytes), MaxOutput: lim.MaxOutput, Choices: lim.Choices, CallerLimit: callerLimit}
+				if cc, ok := g.cfg.Biller.(ContextCap); ok && billable.ExternalInput(c.body) {
+					// A document or image by URL, or an uploaded file:
+					// the vendor may bill up to the whole context window
+					// as prompt (held at the hold's bytes per token).
+					if w := cc.ContextWindow(c.Vendor, c.Model); w > 0 {
+						reqs[i].BodyBytes = max(reqs[i].BodyBytes, int(min(w, 1<<40))*holdBytesPerToken)
+					}
+				}
 			}
 			r := reqs[i]
 			r.Available = available

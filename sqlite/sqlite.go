@@ -1022,6 +1022,25 @@ func (db *DB) Incidents(ctx context.Context, n int) ([]gw.Incident, error) {
 	return out, nil
 }
 
+// IncidentsOf returns the account's latest incidents, newest first (an
+// index range: never the other accounts').
+func (db *DB) IncidentsOf(ctx context.Context, accountID string, n int) ([]gw.Incident, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`, accountID, limit(n))
+	if err != nil {
+		return nil, fmt.Errorf("incidents of %q: %w", accountID, err)
+	}
+	defer rows.Close()
+	var out []gw.Incident
+	for rows.Next() {
+		in, err := scanIncident(rows)
+		if err != nil {
+			return nil, fmt.Errorf("incidents of %q: %w", accountID, err)
+		}
+		out = append(out, *in)
+	}
+	return out, rows.Err()
+}
+
 // Incident returns one incident.
 func (db *DB) Incident(ctx context.Context, id string) (*gw.Incident, error) {
 	in, err := scanIncident(db.r.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE id = ?`, id))

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -32,6 +33,18 @@ func (db *DB) GetState(ctx context.Context, kind, accountID, key string, now tim
 		v = []byte{}
 	}
 	return v, nil
+}
+
+// StateUsage returns the account's live entries and their bytes at now.
+func (db *DB) StateUsage(ctx context.Context, accountID string, kinds []string, now time.Time) (entries, bytes int64, err error) {
+	ks, _ := json.Marshal(kinds)
+	err = db.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(length(value)), 0) FROM client_state
+		WHERE account_id = ? AND expires_at > ? AND kind IN (SELECT value FROM json_each(?))`,
+		accountID, micros(now), string(ks)).Scan(&entries, &bytes)
+	if err != nil {
+		return 0, 0, fmt.Errorf("state usage: %w", err)
+	}
+	return entries, bytes, nil
 }
 
 // SweepState deletes the entries expired at now.

@@ -311,3 +311,42 @@ func testNeverBelowZero(t *testing.T, s gw.Store) {
 	}
 	verifyLedger(t, s, b.ID)
 }
+
+// testIncidentsOfAccount (issue 29 item 8): an account's incidents come
+// from their own index: after another account's flood of 1,200 newer
+// incidents, the latest 1,000 of all accounts hold none of the first
+// account's, and IncidentsOf still finds its one.
+func testIncidentsOfAccount(t *testing.T, s gw.Store) {
+	ctx := t.Context()
+	ai, ok := s.(gw.AccountIncidents)
+	if !ok {
+		t.Fatalf("%T does not implement gw.AccountIncidents", s)
+	}
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Microsecond).UTC()
+	if err := s.CreateIncident(ctx, &gw.Incident{ID: "inc_quiet", RequestID: "req_q", AccountID: "acct_quiet", KeyID: "key_q", Kind: "extraction", CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1200 {
+		in := &gw.Incident{ID: fmt.Sprintf("inc_flood_%04d", i), RequestID: fmt.Sprintf("req_f%d", i), AccountID: "acct_flood", KeyID: "key_f", Kind: "extraction", CreatedAt: t0.Add(time.Duration(i+1) * time.Millisecond)}
+		if err := s.CreateIncident(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := s.Incidents(ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range all {
+		if in.AccountID == "acct_quiet" {
+			t.Fatal("the flood did not push the quiet account's incident out of the all-accounts scan; the test proves nothing")
+		}
+	}
+	got, err := ai.IncidentsOf(ctx, "acct_quiet", 1000)
+	if err != nil || len(got) != 1 || got[0].ID != "inc_quiet" {
+		t.Errorf("IncidentsOf(quiet) = %+v, %v; want inc_quiet", got, err)
+	}
+	flood, err := ai.IncidentsOf(ctx, "acct_flood", 10)
+	if err != nil || len(flood) != 10 || flood[0].ID != "inc_flood_1199" {
+		t.Errorf("IncidentsOf(flood, 10): %d, first %v, %v; want 10, newest first", len(flood), flood, err)
+	}
+}

@@ -22,6 +22,7 @@ func RunState(t *testing.T, open func(t *testing.T) convstate.Store) {
 		{"StateRoundTripsAndReplaces", testStateRoundTrip},
 		{"StateIsScopedToAccountAndKind", testStateScope},
 		{"StateExpiresAndIsSwept", testStateExpiry},
+		{"StateBoundedPerAccount", testStateBoundedPerAccount},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,5 +139,45 @@ func testStateExpiry(t *testing.T, s convstate.Store) {
 	}
 	if n, err := s.SweepState(ctx, at); err != nil || n != 0 {
 		t.Errorf("second sweep: %d, %v; want 0", n, err)
+	}
+}
+
+// testStateBoundedPerAccount (issue 29 item 8, the 165 MB case): 100
+// kept answers of 1.5 MB each (a thinking signature) grew the database by
+// 165 MB for one account. With the account bound (64 MiB by default;
+// 16 MiB here) the Keeper keeps what fits, 10 of 1,572,885 bytes =
+// 15.7 MB, refuses the other 90 with ErrAccountFull, and another account
+// keeps its own.
+func testStateBoundedPerAccount(t *testing.T, s convstate.Store) {
+	ctx := t.Context()
+	if _, ok := s.(convstate.StateUsage); !ok {
+		t.Fatalf("%T does not implement convstate.StateUsage", s)
+	}
+	k, err := convstate.New(convstate.Config{Store: s, AccountMaxBytes: 16 << 20, Now: func() time.Time { return stateT0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := bytes.Repeat([]byte("s"), 1_572_864)
+	kept, full := 0, 0
+	for i := range 100 {
+		err := k.KeepResponse(ctx, "acct_big", fmt.Sprintf("resp_%d", i), &convstate.StoredResponse{Object: []byte(`"` + string(sig) + `"`)})
+		switch {
+		case err == nil:
+			kept++
+		case errors.Is(err, convstate.ErrAccountFull):
+			full++
+		default:
+			t.Fatal(err)
+		}
+	}
+	n, b, err := s.(convstate.StateUsage).StateUsage(ctx, "acct_big", []string{convstate.KindResponse}, stateT0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept != 10 || full != 90 || n != 10 || b > 16<<20 {
+		t.Errorf("kept %d, refused %d; the account holds %d entries, %d bytes; want 10, 90, 10, at most %d", kept, full, n, b, 16<<20)
+	}
+	if err := k.KeepResponse(ctx, "acct_small", "resp_x", &convstate.StoredResponse{Object: []byte(`"` + string(sig) + `"`)}); err != nil {
+		t.Errorf("another account: %v", err)
 	}
 }

@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) gw.Store) {
 		{"SettleBoundedByAvailable", testSettleBoundedByAvailable},
 		{"RenewHoldKeepsItAlive", testRenewHold},
 		{"NeverBelowZero", testNeverBelowZero},
+		{"IncidentsOfAccountIndexed", testIncidentsOfAccount},
 		{"ExpiredHoldsDoNotCountAndAreSwept", testExpiredHolds},
 		{"HeldIsOpenUnexpiredHolds", testHeldIsOpenUnexpiredHolds},
 		{"ConcurrentHoldsNeverOvercommit", testConcurrentHolds},

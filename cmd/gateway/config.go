@@ -93,6 +93,8 @@ type Config struct {
 
 	ThreadRetention    time.Duration // GATEWAY_THREAD_RETENTION: how long a message thread is kept (default 1h; 0: threads off)
 	ThreadMaxBytes     int64         // GATEWAY_THREAD_MAX_BYTES: largest thread kept (default 8 MiB)
+	StateMaxBytes      int64         // GATEWAY_STATE_MAX_BYTES: client state (threads, stored responses, reasoning) one account keeps at once, default 64 MiB
+	StateMaxEntries    int64         // GATEWAY_STATE_MAX_ENTRIES: entries one account keeps at once, default 10000
 	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning (per tool call) and Gemini text signatures are kept (default 15m; 0: off)
 
 	// Routes are the operator's named routes, from the configuration
@@ -295,6 +297,8 @@ func envConfig(getenv func(string) string) (Config, error) {
 	oneOf("GATEWAY_LOG_FORMAT", &c.LogFormat, "text", "json")
 	dur("GATEWAY_THREAD_RETENTION", &c.ThreadRetention)
 	num("GATEWAY_THREAD_MAX_BYTES", &c.ThreadMaxBytes)
+	num("GATEWAY_STATE_MAX_BYTES", &c.StateMaxBytes)
+	num("GATEWAY_STATE_MAX_ENTRIES", &c.StateMaxEntries)
 	dur("GATEWAY_REASONING_RETENTION", &c.ReasoningRetention)
 	str("GATEWAY_PPROF_ADDR", &c.PprofAddr)
 	for _, v := range route.Vendors() {
@@ -408,6 +412,8 @@ var settingDefaults = map[string]string{
 	"GATEWAY_LOG_FORMAT":                 "text",
 	"GATEWAY_THREAD_RETENTION":           "1h",
 	"GATEWAY_THREAD_MAX_BYTES":           "8388608",
+	"GATEWAY_STATE_MAX_BYTES":            "67108864",
+	"GATEWAY_STATE_MAX_ENTRIES":          "10000",
 	"GATEWAY_REASONING_RETENTION":        "15m",
 	"GATEWAY_PPROF_ADDR":                 "(none: off)",
 }

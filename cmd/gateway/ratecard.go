@@ -9,7 +9,7 @@ import (
 )
 
 type ratecardCmd struct {
-	Check ratecardCheckCmd `cmd:"" help:"Validate a rate-card file and list every difference from the embedded card."`
+	Check ratecardCheckCmd `cmd:"" help:"Validate a rate-card file, list every difference from the embedded card, every billable unit per model with its source, and the fields refused."`
 }
 
 // ratecardCheckCmd is "gateway ratecard check FILE": FILE is validated as a
@@ -19,6 +19,9 @@ type ratecardCmd struct {
 type ratecardCheckCmd struct {
 	File string `arg:"" help:"A rate-card file." type:"existingfile"`
 	JSON bool   `name:"json" help:"Print JSON: the file's version and model count, the embedded card's version, and the changes."`
+	// Units adds every billable unit per model with its source, and the
+	// units beyond tokens that are refused.
+	Units bool `name:"units" help:"Also list every billable unit per model with its source, and the fields refused (priced by no card)."`
 }
 
 // ratecardCheckJSON is ratecard check --json.
@@ -29,6 +32,10 @@ type ratecardCheckJSON struct {
 	Models          int              `json:"models"`
 	EmbeddedVersion string           `json:"embedded_version"`
 	Changes         []ratecardChange `json:"changes"`
+	// Units is every billable unit the file prices, per model, with its
+	// source; Refused the units beyond tokens refused on every model.
+	Units   []ratecardUnit `json:"units,omitempty"`
+	Refused []refusedUnit  `json:"refused,omitempty"`
 }
 
 // ratecardChange is one difference from the embedded card.
@@ -56,11 +63,17 @@ func (c *ratecardCheckCmd) Run(rc *runCtx) error {
 	}
 	if c.JSON {
 		out := ratecardCheckJSON{File: c.File, Valid: true, Version: file.Version, Models: len(file.Models()), EmbeddedVersion: card.Version, Changes: []ratecardChange{}}
+		if c.Units {
+			out.Units, out.Refused = ratecardUnits(file), refusedUnits()
+		}
 		for _, ch := range ratecard.Diff(card, file) {
 			out.Changes = append(out.Changes, ratecardChange{ch.Model, ch.Kind, ch.Field, ch.Old, ch.New})
 		}
 		return printJSON(rc.stdout, out)
 	}
 	fmt.Fprintf(rc.stdout, "%s: valid, %d models (version %s); against the embedded card %s:\n", c.File, len(file.Models()), file.Version, card.Version)
-	return ratecard.WriteDiff(rc.stdout, ratecard.Diff(card, file))
+	if err := ratecard.WriteDiff(rc.stdout, ratecard.Diff(card, file)); err != nil || !c.Units {
+		return err
+	}
+	return writeUnits(rc.stdout, file)
 }

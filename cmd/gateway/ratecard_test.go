@@ -60,3 +60,31 @@ func TestRatecardCheck(t *testing.T) {
 		t.Errorf("a negative price: err %v", err)
 	}
 }
+
+// Issue 29 item 4: ratecard check --units lists every billable unit per
+// model with its source, and the units beyond tokens refused.
+func TestRatecardCheckUnits(t *testing.T) {
+	card, err := ratecard.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"ratecard", "check", "--units", "../../ratecard/rates.json"}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, m := range card.Models() {
+		if !strings.Contains(got, m.Vendor+"/"+m.ID) || !strings.Contains(got, m.Source) {
+			t.Errorf("%s/%s or its source missing", m.Vendor, m.ID)
+		}
+	}
+	for _, want := range []string{"openai/gpt-6-sol", "cache_write_5m", "output (reasoning included)", "off-peak", "long-context tier",
+		"service_tier_priority", "fast_mode", "web_search", "code_execution", "grounding"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if n := strings.Count(got, "\n"); n < 5*len(card.Models()) {
+		t.Errorf("%d lines for %d models: want at least five units each", n, len(card.Models()))
+	}
+}

@@ -65,11 +65,13 @@ func newKeeper(store gw.Store, c Config, logger *slog.Logger) (*convstate.Keeper
 		return d
 	}
 	return convstate.New(convstate.Config{
-		Store:          cs,
-		ThreadTTL:      off(c.ThreadRetention),
-		ThreadMaxBytes: int(min(c.ThreadMaxBytes, 1<<40)),
-		ReasoningTTL:   off(c.ReasoningRetention),
-		Logger:         logger,
+		Store:             cs,
+		ThreadTTL:         off(c.ThreadRetention),
+		ThreadMaxBytes:    int(min(c.ThreadMaxBytes, 1<<40)),
+		ReasoningTTL:      off(c.ReasoningRetention),
+		AccountMaxBytes:   c.StateMaxBytes,
+		AccountMaxEntries: c.StateMaxEntries,
+		Logger:            logger,
 	})
 }
 

@@ -12,6 +12,7 @@
 package billable
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -167,4 +168,30 @@ func Refusal(uses []Use, allowed map[string]bool, vendor, model string) error {
 			u.Unit, u.Field, vendor, model, u.Unit)}
 	}
 	return nil
+}
+
+// externalMarks are the members by which a body points at input the
+// vendor fetches itself (documents and images by URL, uploaded files):
+// their size is not in the body.
+var externalMarks = [][]byte{
+	[]byte(`"type":"url"`), []byte(`"type": "url"`), // M document/image source
+	[]byte(`"file_id"`),                       // M, C, R uploaded files
+	[]byte(`"file_url"`),                      // R input_file
+	[]byte(`"fileUri"`), []byte(`"file_uri"`), // G fileData
+	[]byte(`"url":"http`), []byte(`"url": "http`), // C image_url
+	[]byte(`"image_url":"http`), []byte(`"image_url": "http`), // R input_image
+}
+
+// ExternalInput reports whether body points at input the vendor fetches
+// and bills as prompt although the body does not hold it (a document or
+// image by URL, an uploaded file): its hold must cover the model's whole
+// context window. The members are matched as written (a JSON key, never
+// text inside a string, where the quotes would be escaped).
+func ExternalInput(body []byte) bool {
+	for _, m := range externalMarks {
+		if bytes.Contains(body, m) {
+			return true
+		}
+	}
+	return false
 }

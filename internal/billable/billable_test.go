@@ -75,3 +75,22 @@ func FuzzFind(f *testing.F) {
 		}
 	})
 }
+
+// Issue 29 item 2: input the vendor fetches itself is found in every
+// shape; text that merely mentions it is not.
+func TestExternalInput(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"messages":[{"role":"user","content":[{"type":"document","source":{"type":"url","url":"https://x/a.pdf"}}]}]}`:   true,
+		`{"messages":[{"role":"user","content":[{"type":"image","source": {"type": "url", "url": "https://x/a.png"}}]}]}`:  true,
+		`{"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file_id":"file_1"}}]}]}`:       true,
+		`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/a.png"}}]}]}`:            true,
+		`{"input":[{"role":"user","content":[{"type":"input_file","file_url":"https://x/a.pdf"}]}]}`:                       true,
+		`{"contents":[{"parts":[{"fileData":{"fileUri":"gs://b/a.pdf","mimeType":"application/pdf"}}]}]}`:                  true,
+		`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}`: false,
+		`{"messages":[{"role":"user","content":"what is \"file_id\"? and \"type\":\"url\""}]}`:                             false,
+	} {
+		if got := ExternalInput([]byte(body)); got != want {
+			t.Errorf("ExternalInput(%s) = %v, want %v", body, got, want)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math/big"
+	"strings"
+
+	"github.com/gwlabs/gateway/internal/billable"
+	"github.com/gwlabs/gateway/ratecard"
+)
+
+// ratecardUnit is one billable unit of a model: what it is, its price in
+// USD per million tokens (exact), and where that price comes from.
+type ratecardUnit struct {
+	Model         string `json:"model"`
+	Unit          string `json:"unit"`
+	USDPerMillion string `json:"usd_per_million_tokens"`
+	Note          string `json:"note,omitempty"`
+	Source        string `json:"source"`
+	Date          string `json:"date"`
+}
+
+// ratecardUnits lists every unit the card prices, per model: the prompt
+// buckets (plain input, cache read, cache writes of 5 minutes and 1
+// hour: a bucket the card leaves out is billed at the rate it stands
+// for, said in the note), output (reasoning included), and each
+// long-context tier and off-peak window.
+func ratecardUnits(card *ratecard.Card) []ratecardUnit {
+	var out []ratecardUnit
+	for _, m := range card.Models() {
+		name := m.Vendor + "/" + m.ID
+		add := func(prefix, note string, p ratecard.Price) {
+			r := p.Resolved()
+			for _, u := range []struct {
+				unit  string
+				rate  *big.Rat
+				given bool
+				as    string
+			}{
+				{"input", r.Input, p.Input != nil, ""},
+				{"cache_read", r.CachedInput, p.CachedInput != nil, "input"},
+				{"cache_write_5m", r.CacheWrite5m, p.CacheWrite5m != nil, "input"},
+				{"cache_write_1h", r.CacheWrite1h, p.CacheWrite1h != nil, "cache_write_5m"},
+				{"output (reasoning included)", r.Output, p.Output != nil, ""},
+			} {
+				n := note
+				if !u.given && u.as != "" {
+					n = strings.TrimPrefix(n+"; billed at the "+u.as+" rate (none listed)", "; ")
+				}
+				out = append(out, ratecardUnit{Model: name, Unit: prefix + u.unit, USDPerMillion: exactDecimal(u.rate), Note: n, Source: m.Source, Date: m.Date})
+			}
+		}
+		add("", "", m.Price)
+		for _, t := range m.Tiers {
+			add(fmt.Sprintf("prompt above %d: ", t.AbovePromptTokens), "long-context tier", t.Price)
+		}
+		if m.OffPeak != nil {
+			add(fmt.Sprintf("off-peak %02d:%02d-%02d:%02d UTC: ", m.OffPeak.Start/60, m.OffPeak.Start%60, m.OffPeak.End/60, m.OffPeak.End%60), "off-peak window", m.OffPeak.Price)
+		}
+	}
+	return out
+}
+
+// writeUnits prints the units and the refused fields.
+func writeUnits(w io.Writer, card *ratecard.Card) error {
+	fmt.Fprintln(w, "\nBillable units the card prices (USD per million tokens):")
+	for _, u := range ratecardUnits(card) {
+		note := ""
+		if u.Note != "" {
+			note = " (" + u.Note + ")"
+		}
+		if _, err := fmt.Fprintf(w, "  %-48s %-52s %12s%s  source %s, %s\n", u.Model, u.Unit, u.USDPerMillion, note, u.Source, u.Date); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, "\nRefused on every model with 400 naming the field (the card prices tokens only; GATEWAY_ALLOW_UNPRICED lets a unit through at the operator's cost):")
+	for _, r := range refusedUnits() {
+		fmt.Fprintf(w, "  %-22s %s\n", r.Unit, r.Fields)
+	}
+	return nil
+}
+
+// refusedUnit is a unit beyond tokens and the request fields that ask
+// for it.
+type refusedUnit struct {
+	Unit   string `json:"unit"`
+	Fields string `json:"fields"`
+}
+
+func refusedUnits() []refusedUnit {
+	fields := map[string]string{
+		billable.PriorityTier:  `service_tier "priority" (chat completions, responses)`,
+		billable.FlexTier:      `service_tier "flex"`,
+		billable.FastMode:      `speed "fast" (messages)`,
+		billable.WebSearch:     `tools[].type web_search_* (messages, responses), web_search_options (chat completions)`,
+		billable.WebFetch:      `tools[].type web_fetch_* (messages)`,
+		billable.CodeExecution: `tools[].type code_execution_* (messages), code_interpreter (responses), tools[].codeExecution (Gemini)`,
+		billable.MCP:           `mcp_servers (messages), tools[].type mcp (responses)`,
+		billable.FileSearch:    `tools[].type file_search (responses)`,
+		billable.ImageGen:      `tools[].type image_generation (responses)`,
+		billable.ComputerUse:   `tools[].type computer_use_preview (responses), tools[].computerUse (Gemini)`,
+		billable.Grounding:     `tools[].googleSearch, googleSearchRetrieval, urlContext, googleMaps (Gemini)`,
+	}
+	out := make([]refusedUnit, 0, len(billable.Units))
+	for _, u := range billable.Units {
+		out = append(out, refusedUnit{u, fields[u]})
+	}
+	return out
+}
+
+// exactDecimal prints r in decimals, exactly when it terminates within 10
+// places, without trailing zeros.
+func exactDecimal(r *big.Rat) string {
+	s := r.FloatString(10)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
