@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -64,8 +65,8 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	w = httptest.NewRecorder()
 	s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
-	if w.Code != http.StatusOK || w.Body.Len() != len(openAPI) {
-		t.Errorf("GET /openapi.json: %d, %d bytes", w.Code, w.Body.Len())
+	if w.Code != http.StatusOK || w.Body.Len() != len(openAPI)+len("http://example.com")-1 || !json.Valid(w.Body.Bytes()) {
+		t.Errorf("GET /openapi.json: %d, %d bytes (the document with its server URL)", w.Code, w.Body.Len())
 	}
 }
 
@@ -87,5 +88,99 @@ func TestAdminRoutesMounted(t *testing.T) {
 		if w.Code != http.StatusUnauthorized {
 			t.Errorf("%s %s without a token: %d, want 401", method, path, w.Code)
 		}
+	}
+}
+
+// GET /openapi.json names the server it was asked on: the Host, https
+// over TLS or from a trusted proxy's X-Forwarded-Proto (an untrusted
+// peer's is ignored); a Host that is not a plain host leaves "/". Every
+// operation names its error answers, all in the one Error schema, and the
+// document carries a license.
+func TestOpenAPIServerURLAndErrors(t *testing.T) {
+	s := New(Config{Catalog: &catalog.Catalog{}, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	url := func(host, peer, proto string) string {
+		r := httptest.NewRequest(http.MethodGet, "/openapi.json", nil)
+		r.Host, r.RemoteAddr = host, peer+":4444"
+		if proto != "" {
+			r.Header.Set("X-Forwarded-Proto", proto)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		var doc struct {
+			Servers []struct {
+				URL string `json:"url"`
+			} `json:"servers"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil || len(doc.Servers) != 1 {
+			t.Fatalf("host %q: %v %s", host, err, w.Body.Bytes()[:200])
+		}
+		return doc.Servers[0].URL
+	}
+	for _, c := range []struct{ host, peer, proto, want string }{
+		{"gw.example.net", "203.0.113.5", "", "http://gw.example.net"},
+		{"gw.example.net:8443", "10.1.2.3", "https", "https://gw.example.net:8443"},
+		{"gw.example.net", "203.0.113.5", "https", "http://gw.example.net"}, // not a trusted proxy
+		{"[::1]:8080", "127.0.0.1", "", "http://[::1]:8080"},
+		{`evil"}],"x":{"a`, "203.0.113.5", "", "/"},
+	} {
+		if got := url(c.host, c.peer, c.proto); got != c.want {
+			t.Errorf("Host %q from %s (X-Forwarded-Proto %q): %q, want %q", c.host, c.peer, c.proto, got, c.want)
+		}
+	}
+
+	var doc struct {
+		Info struct {
+			License struct {
+				Identifier string `json:"identifier"`
+			} `json:"license"`
+		} `json:"info"`
+		Paths      map[string]map[string]json.RawMessage `json:"paths"`
+		Components struct {
+			Responses map[string]struct {
+				Content map[string]struct {
+					Schema struct {
+						Ref string `json:"$ref"`
+					} `json:"schema"`
+				} `json:"content"`
+			} `json:"responses"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Info.License.Identifier != "Apache-2.0" {
+		t.Errorf("license %q", doc.Info.License.Identifier)
+	}
+	for name, r := range doc.Components.Responses {
+		if r.Content["application/json"].Schema.Ref != "#/components/schemas/Error" {
+			t.Errorf("response %s is not the Error schema", name)
+		}
+	}
+	for path, ops := range doc.Paths {
+		for method, raw := range ops {
+			var op struct {
+				Responses map[string]json.RawMessage `json:"responses"`
+			}
+			if err := json.Unmarshal(raw, &op); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := op.Responses["default"]; ok {
+				t.Errorf("%s %s has a default response instead of its error statuses", method, path)
+			}
+			errs := 0
+			for code := range op.Responses {
+				if code >= "400" {
+					errs++
+				}
+			}
+			if errs == 0 && path != "/healthz" && path != "/openapi.json" {
+				t.Errorf("%s %s names no error response", method, path)
+			}
+		}
+	}
+	// Without a key the model list is a 401 (cmd/gateway tests it), as
+	// documented.
+	if !strings.Contains(string(doc.Paths["/v1/models"]["get"]), `"401"`) {
+		t.Error("GET /v1/models documents no 401")
 	}
 }

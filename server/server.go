@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -73,6 +74,9 @@ const (
 // Config assembles a Server. Gateway is required.
 type Config struct {
 	Gateway *proxy.Gateway
+	// TrustedProxies are the reverse proxies whose X-Forwarded-Proto is
+	// believed (GET /openapi.json's server URL).
+	TrustedProxies []netip.Prefix
 	// MaxBodyBytes bounds a request body (default 32 MiB), enforced while
 	// reading.
 	MaxBodyBytes int64
@@ -236,7 +240,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case p == "/openapi.json":
 		if allow(w, r, s.cfg.Now(), http.MethodGet) {
-			serveOpenAPI(w)
+			s.serveOpenAPI(w, r)
 		}
 	case p == "/healthz":
 		if allow(w, r, s.cfg.Now(), http.MethodGet) {

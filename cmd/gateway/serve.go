@@ -286,6 +286,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.server = server.New(server.Config{
 		State:            state,
 		Gateway:          gwy,
+		TrustedProxies:   c.TrustedProxies,
 		MaxBodyBytes:     c.MaxBodyBytes,
 		MaxInflightBytes: c.MaxInflightBytes,
 		BodyReadTimeout:  c.BodyReadTimeout,
