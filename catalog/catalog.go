@@ -141,11 +141,22 @@ func (c *Catalog) For(allowed []string) *Catalog {
 	}
 	out := &Catalog{}
 	for _, m := range c.models {
-		if gw.ModelAllowed(allowed, m.OwnedBy, strings.TrimPrefix(m.ID, m.OwnedBy+"/")) {
+		if gw.ModelAllowed(allowed, m.OwnedBy, strings.TrimPrefix(m.ID, m.OwnedBy+"/")) || routeAllowed(allowed, m.RouteModels) {
 			out.models = append(out.models, m)
 		}
 	}
 	return out
+}
+
+// routeAllowed reports whether an allow list lets a key call a route:
+// some member of it (the others are passed over when tried).
+func routeAllowed(allowed, members []string) bool {
+	for _, id := range members {
+		if v, model, ok := strings.Cut(id, "/"); ok && gw.ModelAllowed(allowed, v, model) {
+			return true
+		}
+	}
+	return false
 }
 
 // customer returns the caller's price: the vendor's x 1.09, exactly.

@@ -81,3 +81,21 @@ func TestAnthropicPaging(t *testing.T) {
 		t.Fatalf("past the end %+v", empty)
 	}
 }
+
+func TestRouteListedForKeysThatMayCallAMember(t *testing.T) {
+	c := &Catalog{models: []Model{
+		{ID: "anthropic/claude-x", OwnedBy: "anthropic", Pricing: Pricing{Output: "16.35"}, ContextWindow: 200000, MaxOutputTokens: 64000},
+		{ID: "openai/gpt-y", OwnedBy: "openai", Pricing: Pricing{Output: "10.9"}, ContextWindow: 400000, MaxOutputTokens: 128000},
+	}}
+	c.AddRoute("gw/code", []string{"anthropic/claude-x", "openai/gpt-y"})
+	m, ok := c.Lookup("gw/code")
+	if !ok || m.Pricing.Output != "16.35" || m.ContextWindow != 200000 || m.MaxOutputTokens != 64000 || m.OwnedBy != "gateway" {
+		t.Fatalf("route entry %+v", m)
+	}
+	if _, ok := c.For([]string{"openai/*"}).Lookup("gw/code"); !ok {
+		t.Error("a key allowed one member does not see the route")
+	}
+	if _, ok := c.For([]string{"google/*"}).Lookup("gw/code"); ok {
+		t.Error("a key allowed no member sees the route")
+	}
+}

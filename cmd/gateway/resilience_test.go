@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -383,5 +384,71 @@ func TestResponsesFallback(t *testing.T) {
 		if rec := e.lastRequest(); bytes.Contains(rec.Body, []byte(`"models"`)) {
 			t.Fatalf("the vendor was sent the models list: %s", rec.Body)
 		}
+	}
+}
+
+// Operator routes come from the configuration file's [routes] tables,
+// are checked, and are listed by GET /v1/models with their members.
+func TestRoutesFromConfigFileListed(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.toml", "rpm = 60\n[routes.\"gw/sonnet\"]\nmodels = [\"anthropic/claude-sonnet-5-5\", \"openai/gpt-6-sol\"]\nweights = [3, 1]\n")
+	c, err := loadConfigFile(good, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := c.Routes.Get("gw/sonnet")
+	if !ok || len(r.Members) != 2 || r.Members[1] != (route.Target{Vendor: "openai", Model: "gpt-6-sol"}) || len(r.Weights) != 2 || c.RPM != 60 {
+		t.Fatalf("route %+v, rpm %d", r, c.RPM)
+	}
+	for name, text := range map[string]string{
+		"noprefix.toml": "[routes.\"sonnet\"]\nmodels = [\"openai/gpt-6-sol\"]\n",
+		"badmodel.toml": "[routes.\"gw/x\"]\nmodels = [\"gpt-6-sol\"]\n",
+		"weights.toml":  "[routes.\"gw/x\"]\nmodels = [\"openai/gpt-6-sol\"]\nweights = [1, 2]\n",
+		"unknown.toml":  "[routes.\"gw/x\"]\nmodels = [\"openai/gpt-6-sol\"]\norder = \"random\"\n",
+		"empty.toml":    "[routes.\"gw/x\"]\nmodels = []\n",
+	} {
+		if _, err := loadConfigFile(write(name, text), func(string) string { return "" }); err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+
+	e := newEnv(t, func(cfg *Config) { cfg.Routes = c.Routes })
+	req, _ := http.NewRequest(http.MethodGet, e.url+"/v1/models", nil)
+	req.Header.Set("Authorization", "Bearer "+e.key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Data []struct {
+			ID          string                  `json:"id"`
+			OwnedBy     string                  `json:"owned_by"`
+			RouteModels []string                `json:"route_models"`
+			Pricing     struct{ Output string } `json:"pricing"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(readAll(t, resp.Body), &list); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range list.Data {
+		if m.ID == "gw/sonnet" {
+			found = m.OwnedBy == "gateway" && len(m.RouteModels) == 2 && m.Pricing.Output != ""
+		}
+	}
+	if !found {
+		t.Fatalf("GET /v1/models does not list gw/sonnet with its members: %+v", list.Data)
+	}
+	// An unknown route is a 400 naming it.
+	resp = e.post("/v1/chat/completions", e.key, chatBody("gw/nope", "hi", false, ""))
+	if b := readAll(t, resp.Body); resp.StatusCode != 400 || !bytes.Contains(b, []byte("no such route")) {
+		t.Fatalf("unknown route: %d %s", resp.StatusCode, b)
 	}
 }
