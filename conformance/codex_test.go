@@ -164,7 +164,9 @@ func TestCodexRequest(t *testing.T) {
 
 	// The native route: the fake got Codex's requests with the model's
 	// prefix removed; only instructions (the optimizer's directive) may
-	// be added.
+	// be added, and the hosted web_search, which the rate card cannot
+	// price, is left out (named in X-Gateway-Dropped-Tools) instead of
+	// refusing every Codex turn.
 	var got [][]byte
 	for _, r := range fake.Requests() {
 		if r.Path == "/v1/responses" {
@@ -185,6 +187,19 @@ func TestCodexRequest(t *testing.T) {
 		for _, m := range []map[string]any{a, b} {
 			delete(m, "model")
 			delete(m, "instructions")
+		}
+		if tools, ok := a["tools"].([]any); ok {
+			kept := tools[:0:0]
+			for _, tl := range tools {
+				if m, ok := tl.(map[string]any); ok && m["type"] == "web_search" {
+					continue
+				}
+				kept = append(kept, tl)
+			}
+			if len(kept) == len(tools) {
+				t.Errorf("request %d: Codex sent no web_search tool", i)
+			}
+			a["tools"] = kept
 		}
 		if !reflect.DeepEqual(a, b) {
 			for k := range a {

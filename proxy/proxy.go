@@ -405,6 +405,8 @@ type candidate struct {
 	// bodyShape is the shape of body: the endpoint's on a native route,
 	// else the vendor's own.
 	bodyShape gw.Shape
+	// strippedTools are the hosted tools left out of body (their types).
+	strippedTools []string
 }
 
 // Exchange is one request's trip through the policies.
@@ -636,6 +638,13 @@ func (x *Exchange) prepare(c *candidate, multi bool) error {
 		return err
 	}
 	if g.cfg.Biller != nil {
+		if c.native && c.bodyShape == gw.ShapeR {
+			// Responses callers (Codex on every turn) declare hosted tools
+			// they can do without: one the card cannot price is left out
+			// of the vendor request and named to the caller, as on the
+			// mapped routes, rather than refused.
+			c.body, c.strippedTools = billable.StripTools(c.bodyShape, c.body, g.cfg.AllowUnpriced)
+		}
 		// Features billed beyond tokens, read from the exact vendor body:
 		// refused unless the operator allows them.
 		if err := billable.Refusal(billable.Find(c.bodyShape, c.body), g.cfg.AllowUnpriced, c.Vendor, c.Model); err != nil {
@@ -679,6 +688,17 @@ func (x *Exchange) use(i int) {
 	x.Body, x.HideUsage, x.Optimized = c.body, c.hideUsage, c.optimized
 	x.outputBound, x.ImposedMaxOutput = c.outputBound, c.imposed
 	x.in.Vendor, x.in.Model = c.Vendor, c.Model
+}
+
+// StrippedTools returns the types of the hosted tools left out of the
+// serving vendor's request because the rate card cannot price them (a
+// native Responses request; the mapped routes drop hosted tools in the
+// mapping).
+func (x *Exchange) StrippedTools() []string {
+	if x.cur < 0 || x.cur >= len(x.cands) {
+		return nil
+	}
+	return x.cands[x.cur].strippedTools
 }
 
 // Attempts returns the models tried (and skipped) by Call, in order;

@@ -27,6 +27,10 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	if k := r.Header.Get("X-Api-Key"); authz == "" && k != "" {
 		authz = "Bearer " + k
 	}
+	if s.cfg.Gateway == nil {
+		writeError(w, shape, rid, gw.Errorf(gw.CodeInternal, "the model list needs the gateway's key check, which is not configured"))
+		return
+	}
 	p, err := s.cfg.Gateway.Authenticate(r.Context(), authz)
 	if err != nil {
 		writeError(w, shape, rid, gw.AsError(err))

@@ -678,6 +678,9 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	if rt != nil && !rt.native && len(rt.req.HostedTools) > 0 {
 		h.Set(HeaderDroppedTools, strings.Join(rt.req.HostedTools, ","))
 	}
+	if st := x.StrippedTools(); len(st) > 0 {
+		h.Set(HeaderDroppedTools, strings.Join(st, ","))
+	}
 	if err != nil {
 		e := gw.AsError(err)
 		if cutByShutdown(ctx) {

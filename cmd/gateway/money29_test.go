@@ -10,6 +10,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/auth"
+	"github.com/gwlabs/gateway/optimize"
 )
 
 // Issue 29 item 4 (before -> after): features a vendor bills beyond
@@ -274,5 +275,38 @@ func TestNativeThreadContinueDirective(t *testing.T) {
 	}
 	if create.Usage.OptimizerTokens != cont.Usage.OptimizerTokens {
 		t.Errorf("directive tokens %d on create, %d on continue; want the same", create.Usage.OptimizerTokens, cont.Usage.OptimizerTokens)
+	}
+}
+
+// Issue 29 item 3, the small-balance limit (before -> after): on a
+// mapped route the gateway imposes the output limit a small balance
+// covers by encoding the body again; that body lost the directive, yet
+// its tokens were still taken off the charge and the header said
+// "applied" (charged 211,678, expected 223,450). Now the re-encoded body
+// carries the directive again, and what is taken off is what was sent:
+// gemini-3.1-pro (a mapped route from chat completions) at 200 uc per
+// input and 1,200 per output token, ((input - directive) x 200 + output
+// x 1,200) x 1.09, rounded once.
+func TestImposedLimitKeepsDirective(t *testing.T) {
+	e := newEnv(t, withOptimizer)
+	ctx := context.Background()
+	secret, _, err := createKey(ctx, e.m.Store(), uniqueAccount("impose"), 50*gw.Cent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := e.post("/v1/chat/completions", secret, chatBody("google/gemini-3.1-pro", "Hi", false, ""))
+	b := readAll(t, resp.Body)
+	if resp.StatusCode != 200 || resp.Header.Get("X-Gateway-Max-Tokens") == "" {
+		t.Fatalf("status %d, imposed %q: %s", resp.StatusCode, resp.Header.Get("X-Gateway-Max-Tokens"), b)
+	}
+	sent := e.lastRequest()
+	if !strings.Contains(string(sent.Body), optimize.Text[:40]) || !strings.HasPrefix(resp.Header.Get(optimize.Header), "applied") {
+		t.Fatalf("imposed body without the directive (header %q): %s", resp.Header.Get(optimize.Header), sent.Body)
+	}
+	rec := waitRecord(t, e.m.Store(), resp.Header.Get("X-Gateway-Request-Id"))
+	u := rec.Usage
+	want := gw.Money((((u.InputTokens-u.OptimizerTokens)*200+u.OutputTokens*1200)*109 + 50) / 100)
+	if u.OptimizerTokens <= 0 || u.CacheReadTokens+u.CacheWrite5mTokens+u.CacheWrite1hTokens != 0 || rec.Charge != want {
+		t.Errorf("usage %+v charge %d, want the directive's tokens taken off: %d", u, rec.Charge, want)
 	}
 }

@@ -195,3 +195,45 @@ func ExternalInput(body []byte) bool {
 	}
 	return false
 }
+
+// StripTools returns body without the entries of its top-level tools
+// array whose unit is not in allowed, and the types of the entries it
+// took out (nil, and body itself, when it took none). It is for a route
+// whose callers always send a hosted tool they can do without (Codex
+// declares web_search on every turn): the tool is left out of the vendor
+// request and named to the caller instead of refused. Gemini's tools
+// (one object holding several) are left as they are.
+func StripTools(shape gw.Shape, body []byte, allowed map[string]bool) ([]byte, []string) {
+	if shape == gw.ShapeG {
+		return body, nil
+	}
+	v := rawjson.Get(body, "tools")
+	if len(v) == 0 {
+		return body, nil
+	}
+	els, err := rawjson.Elements(v)
+	if err != nil {
+		return body, nil
+	}
+	var kept [][]byte
+	var stripped []string
+	for _, el := range els {
+		t := v[el.Start:el.End]
+		typ := str(rawjson.Get(t, "type"))
+		if u := toolUnit(shape, typ); u != "" && !allowed[u] {
+			stripped = append(stripped, typ)
+			continue
+		}
+		kept = append(kept, t)
+	}
+	if len(stripped) == 0 {
+		return body, nil
+	}
+	arr := append([]byte{'['}, bytes.Join(kept, []byte{','})...)
+	arr = append(arr, ']')
+	out, err := rawjson.Set(body, "tools", arr)
+	if err != nil {
+		return body, nil
+	}
+	return out, stripped
+}

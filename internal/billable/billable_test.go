@@ -94,3 +94,24 @@ func TestExternalInput(t *testing.T) {
 		}
 	}
 }
+
+func TestStripTools(t *testing.T) {
+	body := []byte(`{"model":"gpt-6-sol","tools":[{"type":"function","name":"exec_command"},{"type":"web_search","external_web_access":false},{"type":"namespace","name":"ns","tools":[]},{"type":"file_search"}],"stream":true}`)
+	out, stripped := StripTools(gw.ShapeR, body, map[string]bool{FileSearch: true})
+	want := `{"model":"gpt-6-sol","tools":[{"type":"function","name":"exec_command"},{"type":"namespace","name":"ns","tools":[]},{"type":"file_search"}],"stream":true}`
+	if string(out) != want || len(stripped) != 1 || stripped[0] != "web_search" {
+		t.Fatalf("StripTools = %s, %v\nwant %s, [web_search]", out, stripped, want)
+	}
+	if uses := Find(gw.ShapeR, out); Refusal(uses, map[string]bool{FileSearch: true}, "openai", "m") != nil {
+		t.Errorf("a stripped body is still refused: %v", uses)
+	}
+	// Nothing to take out: the same bytes.
+	same := []byte(`{"tools":[{"type":"function","name":"f"}]}`)
+	if out, st := StripTools(gw.ShapeR, same, nil); string(out) != string(same) || st != nil {
+		t.Errorf("StripTools without hosted tools = %s, %v", out, st)
+	}
+	// Every tool hosted: an empty array remains.
+	if out, st := StripTools(gw.ShapeR, []byte(`{"tools":[{"type":"web_search"}]}`), nil); string(out) != `{"tools":[]}` || len(st) != 1 {
+		t.Errorf("StripTools of the only tool = %s, %v", out, st)
+	}
+}
