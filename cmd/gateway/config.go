@@ -52,6 +52,10 @@ type Config struct {
 	// memory with each limit divided by Instances (GATEWAY_INSTANCES,
 	// default 1); "closed": answer 503.
 	RedisFailLocal bool
+	// RedisTimeout bounds one Redis round trip (zero: the limiter's
+	// default, 250 ms). Set by embedders and tests, which run under
+	// loads where a round trip can exceed the production budget.
+	RedisTimeout time.Duration
 	// GATEWAY_OPENAI_FORWARD_ORG=on forwards callers' OpenAI-Organization
 	// and OpenAI-Project headers to OpenAI (default off: dropped).
 	OpenAIForwardOrg bool

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,9 +24,21 @@ func TestTwoInstancesShareLimitsAndMoney(t *testing.T) {
 	if pg == "" || rd == "" {
 		t.Skip("GATEWAY_TEST_POSTGRES_URL and GATEWAY_TEST_REDIS_URL are unset: the scale-out test needs both (CI sets them)")
 	}
+	// The Redis budget is the test's, not production's 250 ms: with 30
+	// requests opening connections at once under -race on a loaded
+	// machine, a dial or round trip past 250 ms answered 503 (fail
+	// closed), which this test is not about.
+	if !strings.Contains(rd, "dial_timeout") {
+		sep := "?"
+		if strings.Contains(rd, "?") {
+			sep = "&"
+		}
+		rd += sep + "dial_timeout=10s"
+	}
 	shared := func(c *Config) {
 		c.DatabaseURL, c.RedisURL = pg, rd
 		c.RedisFailOpen, c.RedisFailLocal = false, false // limits stay global: a Redis hiccup must not admit more
+		c.RedisTimeout = 10 * time.Second
 	}
 	a, b := newEnv(t, shared), newEnv(t, shared)
 	ctx := context.Background()

@@ -143,7 +143,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("redis: %w", err)
 		}
 		m.closers = append(m.closers, client.Close)
-		opts := redis.Options{FailOpen: c.RedisFailOpen, Instances: c.Instances, Logger: m.Logger}
+		opts := redis.Options{FailOpen: c.RedisFailOpen, Instances: c.Instances, Logger: m.Logger, Timeout: c.RedisTimeout}
 		if c.RedisFailLocal {
 			mem := ratelimit.NewMemory(ratelimit.MemoryOptions{})
 			m.closers = append(m.closers, mem.Close)
