@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/datauri"
 )
 
 // inRequest is a chat completion request as a C client sends it.
@@ -522,7 +522,7 @@ func userParts(raw json.RawMessage, i int) ([]gw.Part, error) {
 			if p.ImageURL == nil || p.ImageURL.URL == "" {
 				return nil, invalid("%s.image_url.url is required", pf)
 			}
-			img, err := imagePart(p.ImageURL.URL, pf+".image_url.url")
+			img, err := datauri.Image(p.ImageURL.URL, pf+".image_url.url")
 			if err != nil {
 				return nil, err
 			}
@@ -535,7 +535,7 @@ func userParts(raw json.RawMessage, i int) ([]gw.Part, error) {
 			if p.File.FileData == "" {
 				return nil, invalid("%s.file: only file_data is supported on this route (file_id is not)", pf)
 			}
-			mt, data, ok := parseDataURI(p.File.FileData)
+			mt, data, ok := datauri.Parse(p.File.FileData)
 			if !ok {
 				return nil, invalid("%s.file.file_data must be a base64 data: URI", pf)
 			}
@@ -547,45 +547,6 @@ func userParts(raw json.RawMessage, i int) ([]gw.Part, error) {
 		}
 	}
 	return out, nil
-}
-
-func imagePart(url, field string) (gw.Part, error) {
-	if strings.HasPrefix(url, "data:") {
-		mt, data, ok := parseDataURI(url)
-		if !ok {
-			return gw.Part{}, invalid("%s must be a base64 data: URI or an http(s) URL", field)
-		}
-		if mt == "image/jpg" {
-			mt = "image/jpeg"
-		}
-		switch mt {
-		case "image/jpeg", "image/png", "image/gif", "image/webp":
-		default:
-			return gw.Part{}, invalid("%s: image media type %q is not one of image/jpeg, image/png, image/gif, image/webp", field, mt)
-		}
-		return gw.Part{Type: gw.PartImage, MediaType: mt, Data: data}, nil
-	}
-	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") {
-		return gw.Part{Type: gw.PartImage, URL: url}, nil
-	}
-	return gw.Part{}, invalid("%s must be a base64 data: URI or an http(s) URL", field)
-}
-
-// parseDataURI splits "data:<media type>[;params];base64,<data>".
-func parseDataURI(s string) (mediaType, data string, ok bool) {
-	rest, found := strings.CutPrefix(s, "data:")
-	if !found {
-		return "", "", false
-	}
-	meta, data, found := strings.Cut(rest, ",")
-	if !found {
-		return "", "", false
-	}
-	params := strings.Split(meta, ";")
-	if len(params) < 2 || params[len(params)-1] != "base64" {
-		return "", "", false
-	}
-	return strings.ToLower(strings.TrimSpace(params[0])), data, true
 }
 
 func assistantMessage(m inReqMessage, i int) (gw.Message, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/datauri"
 )
 
 // Opener opens an encrypted_content blob: the canonical reasoning parts
@@ -214,7 +215,7 @@ func inputParts(parts []wirePart, where string) ([]gw.Part, error) {
 				}
 				return nil, invalid("%s.image_url is required", pf)
 			}
-			img, err := imagePart(*p.ImageURL, pf+".image_url")
+			img, err := datauri.Image(*p.ImageURL, pf+".image_url")
 			if err != nil {
 				return nil, err
 			}
@@ -222,7 +223,7 @@ func inputParts(parts []wirePart, where string) ([]gw.Part, error) {
 		case "input_file":
 			switch {
 			case p.FileData != nil && *p.FileData != "":
-				mt, data, ok := parseDataURI(*p.FileData)
+				mt, data, ok := datauri.Parse(*p.FileData)
 				if !ok {
 					return nil, invalid("%s.file_data must be a base64 data: URI", pf)
 				}
@@ -237,45 +238,6 @@ func inputParts(parts []wirePart, where string) ([]gw.Part, error) {
 		}
 	}
 	return out, nil
-}
-
-func imagePart(url, field string) (gw.Part, error) {
-	if strings.HasPrefix(url, "data:") {
-		mt, data, ok := parseDataURI(url)
-		if !ok {
-			return gw.Part{}, invalid("%s must be a base64 data: URI or an http(s) URL", field)
-		}
-		if mt == "image/jpg" {
-			mt = "image/jpeg"
-		}
-		switch mt {
-		case "image/jpeg", "image/png", "image/gif", "image/webp":
-		default:
-			return gw.Part{}, invalid("%s: image media type %q is not one of image/jpeg, image/png, image/gif, image/webp", field, mt)
-		}
-		return gw.Part{Type: gw.PartImage, MediaType: mt, Data: data}, nil
-	}
-	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") {
-		return gw.Part{Type: gw.PartImage, URL: url}, nil
-	}
-	return gw.Part{}, invalid("%s must be a base64 data: URI or an http(s) URL", field)
-}
-
-// parseDataURI splits "data:<media type>[;params];base64,<data>".
-func parseDataURI(s string) (mediaType, data string, ok bool) {
-	rest, found := strings.CutPrefix(s, "data:")
-	if !found {
-		return "", "", false
-	}
-	meta, data, found := strings.Cut(rest, ",")
-	if !found {
-		return "", "", false
-	}
-	params := strings.Split(meta, ";")
-	if len(params) < 2 || params[len(params)-1] != "base64" {
-		return "", "", false
-	}
-	return strings.ToLower(strings.TrimSpace(params[0])), data, true
 }
 
 // Canonical builds the canonical request for a mapped route from msgs,
