@@ -92,26 +92,29 @@ type GuardStore interface {
 // fields over the account's over the default (block, scope all, the
 // guard's thresholds). Either may be nil.
 func EffectiveGuardPolicy(key, account *GuardPolicy) GuardPolicy {
-	p := GuardPolicy{Mode: GuardBlock, Scope: "all"}
-	for _, o := range []*GuardPolicy{account, key} {
-		if o == nil {
-			continue
-		}
-		if o.Mode != "" {
-			p.Mode = o.Mode
-		}
-		if o.Scope != "" {
-			p.Scope = o.Scope
-		}
-		if o.UserThreshold > 0 {
-			p.UserThreshold = o.UserThreshold
-		}
-		if o.ToolThreshold > 0 {
-			p.ToolThreshold = o.ToolThreshold
-		}
-		if o.AssistantThreshold > 0 {
-			p.AssistantThreshold = o.AssistantThreshold
-		}
+	return GuardPolicy{Mode: GuardBlock, Scope: "all"}.With(account).With(key)
+}
+
+// With returns p with o's set fields laid over it (a mode, a scope, a
+// threshold above 0); a nil o changes nothing.
+func (p GuardPolicy) With(o *GuardPolicy) GuardPolicy {
+	if o == nil {
+		return p
+	}
+	if o.Mode != "" {
+		p.Mode = o.Mode
+	}
+	if o.Scope != "" {
+		p.Scope = o.Scope
+	}
+	if o.UserThreshold > 0 {
+		p.UserThreshold = o.UserThreshold
+	}
+	if o.ToolThreshold > 0 {
+		p.ToolThreshold = o.ToolThreshold
+	}
+	if o.AssistantThreshold > 0 {
+		p.AssistantThreshold = o.AssistantThreshold
 	}
 	return p
 }

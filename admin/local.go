@@ -289,28 +289,12 @@ func validPolicy(p *GuardPolicy) error {
 	return nil
 }
 
-// mergePolicy lays the set fields of over on base.
+// mergePolicy lays the set fields of over on base (nil: none yet).
 func mergePolicy(base *gw.GuardPolicy, over gw.GuardPolicy) gw.GuardPolicy {
 	if base == nil {
 		return over
 	}
-	m := over
-	if m.Mode == "" {
-		m.Mode = base.Mode
-	}
-	if m.Scope == "" {
-		m.Scope = base.Scope
-	}
-	if m.UserThreshold == 0 {
-		m.UserThreshold = base.UserThreshold
-	}
-	if m.ToolThreshold == 0 {
-		m.ToolThreshold = base.ToolThreshold
-	}
-	if m.AssistantThreshold == 0 {
-		m.AssistantThreshold = base.AssistantThreshold
-	}
-	return m
+	return base.With(&over)
 }
 
 // MaxModels bounds a key's allow list.

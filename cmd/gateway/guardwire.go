@@ -208,30 +208,6 @@ func (a *policyGuard) forgetAll() {
 	a.mu.Unlock()
 }
 
-// mergePolicy lays the set fields of over on base.
-func mergePolicy(base gw.GuardPolicy, over *gw.GuardPolicy) gw.GuardPolicy {
-	if over == nil {
-		return base
-	}
-	m := *over
-	if m.Mode == "" {
-		m.Mode = base.Mode
-	}
-	if m.Scope == "" {
-		m.Scope = base.Scope
-	}
-	if m.UserThreshold == 0 {
-		m.UserThreshold = base.UserThreshold
-	}
-	if m.ToolThreshold == 0 {
-		m.ToolThreshold = base.ToolThreshold
-	}
-	if m.AssistantThreshold == 0 {
-		m.AssistantThreshold = base.AssistantThreshold
-	}
-	return m
-}
-
 // effectivePolicy is the policy a key runs under, for the CLI and the
 // dashboard.
 func effectivePolicy(ctx context.Context, st gw.Store, keyID, accountID string) (gw.GuardPolicy, error) {
