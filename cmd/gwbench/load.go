@@ -55,7 +55,7 @@ type Result struct {
 	Redone int
 	Busy   bool
 	// ServerCPU is the CPU time PostgreSQL's and Redis's processes took
-	// during the run, and RedisCmds the commands Redis processed (-1:
+	// during the run, and RedisCmds the scripts Redis ran (-1:
 	// unknown), for a target with Services.
 	ServerCPU time.Duration
 	RedisCmds int64
@@ -78,7 +78,7 @@ func (r Result) ServerCPUPerReq() time.Duration {
 	return r.ServerCPU / time.Duration(r.OK)
 }
 
-// RedisPerReq is the Redis commands per request sent (-1: unknown).
+// RedisPerReq is the Redis scripts run per request sent (-1: unknown).
 func (r Result) RedisPerReq() float64 {
 	if r.RedisCmds < 0 || r.Sent == 0 {
 		return -1

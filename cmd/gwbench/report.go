@@ -61,7 +61,7 @@ func (r *Report) Markdown() string {
 			{"CPU per request", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).CPUPerReq()) }, showMS, "ratio", false},
 			{"RSS peak", func(i, j, rnd int) float64 { return float64(res(i, j, rnd).RSSPeak >> 20) }, func(v float64) string { return fmt.Sprintf("%.0f MB", v) }, "ratio", false},
 			{"PostgreSQL + Redis CPU per request", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).ServerCPUPerReq()) }, showMS, "", true},
-			{"Redis commands per request", func(i, j, rnd int) float64 { return res(i, j, rnd).RedisPerReq() }, func(v float64) string {
+			{"Redis scripts per request", func(i, j, rnd int) float64 { return res(i, j, rnd).RedisPerReq() }, func(v float64) string {
 				if v < 0 {
 					return "?"
 				}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -14,8 +15,9 @@ import (
 // services measures what a PostgreSQL target costs its servers: the CPU
 // time of every PostgreSQL and Redis server process on the machine
 // (found by name in /proc, so other clients of the same servers count
-// too) and the number of commands Redis processed (its INFO counter, one
-// a round trip for the gateway's scripts).
+// too) and the number of scripts Redis ran (its INFO commandstats calls
+// of EVAL and EVALSHA: the gateway's limiter calls Redis only through
+// scripts, one a round trip unless pipelined).
 type services struct {
 	redis string // host:port, or empty
 	auth  []string
@@ -48,15 +50,11 @@ func newServices(redisURL string) *services {
 // serviceSnap is one reading.
 type serviceSnap struct {
 	cpu  map[int]time.Duration // per server process
-	cmds int64                 // Redis's total_commands_processed; -1: unknown
-	own  int64                 // commands the reading itself sent
+	cmds int64                 // Redis's script calls; -1: unknown
 }
 
 func (s *services) snap() serviceSnap {
-	r := serviceSnap{cpu: map[int]time.Duration{}, cmds: -1, own: 1}
-	if len(s.auth) > 0 {
-		r.own = 2
-	}
+	r := serviceSnap{cpu: map[int]time.Duration{}, cmds: -1}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -81,8 +79,7 @@ func (s *services) snap() serviceSnap {
 
 // since returns the servers' CPU time between two readings (a process
 // started meanwhile counts from zero; one that ended is lost) and the
-// Redis commands processed, -1 when unknown. The later reading's own
-// commands are left out.
+// Redis script calls, -1 when unknown.
 func (b serviceSnap) since(a serviceSnap) (time.Duration, int64) {
 	var cpu time.Duration
 	for pid, c := range b.cpu {
@@ -90,12 +87,12 @@ func (b serviceSnap) since(a serviceSnap) (time.Duration, int64) {
 	}
 	cmds := int64(-1)
 	if a.cmds >= 0 && b.cmds >= 0 {
-		cmds = max(b.cmds-a.cmds-b.own, 0)
+		cmds = max(b.cmds-a.cmds, 0)
 	}
 	return cpu, cmds
 }
 
-// commands reads Redis's total_commands_processed over RESP.
+// commands reads Redis's count of EVAL and EVALSHA calls over RESP.
 func (s *services) commands() (int64, error) {
 	c, err := net.DialTimeout("tcp", s.redis, time.Second)
 	if err != nil {
@@ -121,20 +118,34 @@ func (s *services) commands() (int64, error) {
 			return 0, fmt.Errorf("redis auth: %q %v", line, err)
 		}
 	}
-	if err := send("INFO", "stats"); err != nil {
+	if err := send("INFO", "commandstats"); err != nil {
 		return 0, err
 	}
 	line, err := rd.ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "$") {
 		return 0, fmt.Errorf("redis info: %q %v", line, err)
 	}
-	for {
-		line, err := rd.ReadString('\n')
-		if err != nil {
-			return 0, err
-		}
-		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
-			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		}
+	size, err := strconv.Atoi(strings.TrimSpace(line[1:]))
+	if err != nil || size < 0 || size > 1<<20 {
+		return 0, fmt.Errorf("redis info: bad length %q", line)
 	}
+	body := make([]byte, size)
+	if _, err := io.ReadFull(rd, body); err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, l := range strings.Split(string(body), "\n") {
+		// cmdstat_evalsha:calls=77100,usec=...
+		name, rest, ok := strings.Cut(strings.TrimSpace(l), ":")
+		if !ok || name != "cmdstat_eval" && name != "cmdstat_evalsha" && name != "cmdstat_eval_ro" && name != "cmdstat_evalsha_ro" {
+			continue
+		}
+		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
+		v, err := strconv.ParseInt(calls, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("redis info: %q", l)
+		}
+		n += v
+	}
+	return n, nil
 }
