@@ -116,7 +116,7 @@ func main() {
 	}
 	full := flag.Bool("full", false, "run the whole matrix (rates 200/1000/2000, mock 0 and 20 ms, three vendors, 200 streams x 50 chunks)")
 	gateway := flag.String("gateway", "", "prebuilt gateway binary (default: go build ./cmd/gateway)")
-	compare := flag.String("compare", "", "another gateway binary (e.g. built from the previous commit) run beside the gateway on SQLite, as target gateway-compare: before/after in one run")
+	compare := flag.String("compare", "", "another gateway binary (e.g. built from the previous commit) run beside the gateway on SQLite, as target gateway-compare (and with -pg on PostgreSQL too, as gateway-pg-compare): before/after in one run")
 	pg := flag.String("pg", "", "also run the gateway on this PostgreSQL URL")
 	redis := flag.String("redis", "", "Redis URL for the PostgreSQL gateway's limits")
 	instances := flag.Int("instances", 0, "with -pg: also run this many gateway instances on the one PostgreSQL (+ Redis), each pinned to its own CPU, the load shared among them")
@@ -326,6 +326,18 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 		m.ours = append(m.ours, ourProc{gwPG.pid, cpuOf(pin)})
 		targets = append(targets, Target{Name: "gateway-pg", URLs: []string{gwPG.url}, Pids: []int{gwPG.pid}, CPUs: targetCPUs, Request: gatewayRequest(pgKey, "openai"), Services: svc})
 		keys["gateway-pg"] = pgKey
+		if cfg.Compare != "" {
+			// The other binary on the same PostgreSQL and Redis: before
+			// and after on the scale-out path too.
+			gwPC, pcKey, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: cfg.Compare, Database: cfg.Postgres, Redis: cfg.Redis, Name: "gateway-pg-compare"}, ms.URL)
+			if err != nil {
+				return nil, err
+			}
+			defer gwPC.stop()
+			m.ours = append(m.ours, ourProc{gwPC.pid, cpuOf(pin)})
+			targets = append(targets, Target{Name: "gateway-pg-compare", URLs: []string{gwPC.url}, Pids: []int{gwPC.pid}, CPUs: targetCPUs, Request: gatewayRequest(pcKey, "openai"), Services: svc})
+			keys["gateway-pg-compare"] = pcKey
+		}
 	}
 	if cfg.Instances > 1 {
 		// Each instance on a CPU of its own (as many as there are), all
