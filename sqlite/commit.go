@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/groupcommit"
@@ -27,6 +28,9 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 	for i, o := range ops {
 		if o.Kind == groupcommit.Load {
 			results[i] = db.loadBalance(ctx, tx, o.ID)
+			if results[i] == nil {
+				results[i] = db.loadSpends(ctx, tx, &o.Hold)
+			}
 		}
 	}
 	// The live holds finished earlier in this batch, per account: their
@@ -34,6 +38,7 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 	var done map[string]int64
 	if db.book != nil {
 		done = map[string]int64{}
+		db.bu = batchUse{}
 	}
 	for i, o := range ops {
 		if o.Kind == groupcommit.Load {
@@ -56,10 +61,14 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 		for i, o := range ops {
 			if results[i] == nil && (o.Kind == groupcommit.Settle || o.Kind == groupcommit.Release) {
 				var charge int64
+				var at time.Time
 				if o.Kind == groupcommit.Settle && o.Rec != nil {
 					charge = int64(o.Rec.Charge)
 				}
-				db.book.finish(o.ID, charge)
+				if o.Rec != nil {
+					at = o.Rec.CreatedAt
+				}
+				db.book.finish(o.ID, charge, at)
 			}
 		}
 	}
@@ -75,8 +84,10 @@ func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, done 
 		return db.placeHold(ctx, tx, o.Hold)
 	case groupcommit.Settle, groupcommit.Release:
 		var account, key string
-		var amount int64
-		err := tx.StmtContext(ctx, db.ps.deleteHold).QueryRowContext(ctx, o.ID).Scan(&account, &key, &amount)
+		var amount, expires, created int64
+		var kb, ab gw.Budget
+		err := tx.StmtContext(ctx, db.ps.deleteHold).QueryRowContext(ctx, o.ID).
+			Scan(&account, &key, &amount, &expires, &created, &kb.Daily, &kb.Monthly, &ab.Daily, &ab.Monthly)
 		if err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("hold %q: %w", o.ID, gw.ErrNotFound)
@@ -93,7 +104,20 @@ func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, done 
 				return err
 			}
 			bounded := settleBound(o.Rec, covers)
-			charge = int64(bounded)
+			h := gw.Hold{ID: o.ID, AccountID: account, KeyID: key, At: fromMicros(created), KeyBudget: kb, AccountBudget: ab}
+			now := db.now()
+			own := gw.Money(0)
+			if expires > micros(now) {
+				own = gw.Money(amount)
+			}
+			// The hold is deleted: the sum of open holds leaves it out.
+			if err := budgetBound(o.Rec, &h, func(l gw.BudgetLimit) (gw.Money, error) {
+				u, err := useIn(ctx, tx, account, l, h.At, o.ID, now)
+				return gw.BudgetCover(l.Limit, u, own), err
+			}); err != nil {
+				return err
+			}
+			charge = int64(min(bounded, o.Rec.Charge))
 		}
 		// One update frees the hold from the running total and debits
 		// the charge.
@@ -125,8 +149,17 @@ func (db *DB) finishMem(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, done
 			return err
 		}
 		charge = int64(settleBound(o.Rec, bal-(others-done[acct])))
+		if err := budgetBound(o.Rec, &o.Hold, func(l gw.BudgetLimit) (gw.Money, error) {
+			return db.book.cover(l, &o.Hold, own, now, &db.bu), nil
+		}); err != nil {
+			return err
+		}
+		charge = int64(o.Rec.Charge)
 	}
 	done[acct] += own
+	if o.Rec != nil {
+		db.book.tally(&o.Hold, own, charge, o.Rec.CreatedAt, &db.bu)
+	}
 	if charge > 0 {
 		if _, err := tx.StmtContext(ctx, db.ps.charge).ExecContext(ctx, charge, o.Hold.AccountID); err != nil {
 			return err
@@ -154,6 +187,26 @@ func (db *DB) writeCharge(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, ac
 		}
 	}
 	return db.insertRecord(ctx, tx, o.Rec)
+}
+
+// loadSpends reads into the book the committed spends of h's budget
+// periods it does not know yet.
+func (db *DB) loadSpends(ctx context.Context, tx *sql.Tx, h *gw.Hold) error {
+	for _, l := range h.BudgetLimits() {
+		k := keyOf(l.Owner, l.Period, h.At)
+		db.book.mu.Lock()
+		_, known := db.book.spend[k]
+		db.book.mu.Unlock()
+		if known {
+			continue
+		}
+		spent, err := spentIn(ctx, tx, l, h.At)
+		if err != nil {
+			return fmt.Errorf("budget spend: %w", err)
+		}
+		db.book.loadedSpend(k, int64(spent))
+	}
+	return nil
 }
 
 // loadBalance reads the account's committed balance into the book.
@@ -189,7 +242,12 @@ func (db *DB) placeHold(ctx context.Context, tx *sql.Tx, h gw.Hold) error {
 	if avail := gw.Money(balance - held); avail < h.Amount {
 		return insufficient(h.Amount, avail)
 	}
-	if _, err = tx.StmtContext(ctx, db.ps.insertHold).ExecContext(ctx, h.ID, h.AccountID, h.KeyID, int64(h.Amount), micros(h.ExpiresAt), now); err != nil {
+	if err := checkBudgets(ctx, tx, &h, fromMicros(now)); err != nil {
+		return err
+	}
+	kb, ab := h.KeyBudget, h.AccountBudget
+	if _, err = tx.StmtContext(ctx, db.ps.insertHold).ExecContext(ctx, h.ID, h.AccountID, h.KeyID, int64(h.Amount), micros(h.ExpiresAt), micros(h.At),
+		int64(kb.Daily), int64(kb.Monthly), int64(ab.Daily), int64(ab.Monthly)); err != nil {
 		return err
 	}
 	_, err = tx.StmtContext(ctx, db.ps.addHeld).ExecContext(ctx, int64(h.Amount), h.AccountID)
@@ -245,7 +303,8 @@ func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
 		dst **sql.Stmt
 		q   string
 	}{
-		{w, &ps.deleteHold, `DELETE FROM holds WHERE id = ? RETURNING account_id, key_id, amount`},
+		{w, &ps.deleteHold, `DELETE FROM holds WHERE id = ? RETURNING account_id, key_id, amount, expires_at, created_at,
+		key_daily_budget, key_monthly_budget, account_daily_budget, account_monthly_budget`},
 		{w, &ps.settleCovers, `SELECT balance - (held - ?1 - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = ?2 AND expires_at <= ?3))
 		FROM accounts WHERE id = ?2`},
 		{w, &ps.finish, `UPDATE accounts SET held = held - ?1, charged = charged + ?2, balance = balance - ?2 WHERE id = ?3`},
@@ -256,11 +315,13 @@ func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
 		a.held - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id AND expires_at <= ?),
 		EXISTS (SELECT 1 FROM holds WHERE id = ?)
 		FROM accounts a WHERE a.id = ?`},
-		{w, &ps.insertHold, `INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
+		{w, &ps.insertHold, `INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at,
+		key_daily_budget, key_monthly_budget, account_daily_budget, account_monthly_budget) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{w, &ps.addHeld, `UPDATE accounts SET held = held + ?1 WHERE id = ?2`},
 		{w, &ps.insertRecord, `INSERT INTO records (` + recordColumns + `)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		{r, &ps.keyByHash, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at, k.optimize_off, k.models
+		{r, &ps.keyByHash, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at, k.optimize_off, k.models,
+		k.daily_budget, k.monthly_budget, a.daily_budget, a.monthly_budget
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`},
 	} {
 		st, err := s.db.PrepareContext(ctx, s.q)
