@@ -15,8 +15,11 @@ import (
 // changed nothing and leaves the transaction usable; any other error
 // aborts the transaction and is returned.
 func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
-	defer cancel()
+	// No deadline: a context that can end makes the driver start a
+	// watching goroutine for every statement (and database/sql one for
+	// the transaction), a tenth of the commit's CPU; the waits a batch
+	// can meet (another process's write lock) end with the busy timeout.
+	ctx := context.Background()
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
