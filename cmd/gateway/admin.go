@@ -414,7 +414,7 @@ func (c *keysRotateCmd) Run(rc *runCtx) error {
 }
 
 type keysUpdateCmd struct {
-	KeyID    string   `arg:"" optional:"" name:"key-id" help:"The key's id (key_...)."`
+	KeyID      string   `arg:"" optional:"" name:"key-id" help:"The key's id (key_...)."`
 	Account    string   `help:"Update this account's guard policy (its keys' default) or budgets instead of one key's."`
 	Optimize   string   `enum:"on,off," default:"" help:"The optimization layer for this key's requests: on or off."`
 	Models     []string `sep:"," placeholder:"LIST" help:"Replace the key's model allow list (comma-separated prefixed ids or patterns ending in *)."`
