@@ -30,7 +30,7 @@ type Usage struct {
 
 	// Hosted counts what the vendor bills beyond tokens, as its answer
 	// reports it.
-	Hosted Hosted
+	Hosted Hosted `json:",omitzero"`
 
 	// Reported is true when the vendor reported usage at all. A stream cut
 	// before its usage arrived has Reported false.
@@ -135,9 +135,10 @@ func (u *Usage) Merge(v Usage) {
 // its answer: the mode that served it and the hosted-tool calls it made.
 // The zero value is a plain request at the standard tier.
 type Hosted struct {
-	// ServiceTier is the tier the vendor says served the request, as it
-	// names it ("priority", "flex", "default", "standard"); "" when the
-	// answer does not say.
+	// ServiceTier is the tier the vendor says served the request when it
+	// is priced apart from the standard one ("priority", "flex",
+	// "batch"; see NonStandardTier); "" for the standard tier or when
+	// the answer does not say.
 	ServiceTier string
 	// Fast is true when Anthropic served the request in fast mode
 	// (usage.speed "fast").
@@ -178,4 +179,22 @@ func (h Hosted) Max(o Hosted) Hosted {
 	r.GroundingQueries = max(r.GroundingQueries, o.GroundingQueries)
 	r.FileSearches = max(r.FileSearches, o.FileSearches)
 	return r
+}
+
+// NonStandardTier returns a vendor's service-tier name when it is one
+// priced apart from the standard tier ("priority", "flex", "batch"),
+// lower-cased; "" for the standard tier under any of its names
+// ("default", "standard", "auto", "on_demand", ...).
+func NonStandardTier(s string) string {
+	switch s {
+	case "priority", "flex", "batch":
+		return s
+	case "Priority", "PRIORITY":
+		return "priority"
+	case "Flex", "FLEX":
+		return "flex"
+	case "Batch", "BATCH":
+		return "batch"
+	}
+	return ""
 }
