@@ -192,6 +192,20 @@ func (b *book) liveOthers(accountID, id string, now time.Time) (others, own int6
 	return held - own, own
 }
 
+// settleView is liveOthers with the account's balance as the book knows
+// it: the committed balance loaded last, less the charges committed
+// since, which is never above the table's (see finishMem); 0 when never
+// loaded.
+func (b *book) settleView(accountID, id string, now time.Time) (balance, others, own int64) {
+	others, own = b.liveOthers(accountID, id, now)
+	b.mu.Lock()
+	if a := b.accts[accountID]; a != nil {
+		balance = a.balance
+	}
+	b.mu.Unlock()
+	return balance, others, own
+}
+
 // renew moves a live hold's expiry to exp (never earlier); false when the
 // hold is unknown, finishing or already past its expiry. The account's
 // minExp stays a lower bound of its holds' expiries.

@@ -874,12 +874,16 @@ const recordColumns = `request_id, account_id, key_id, endpoint, vendor, model, 
 	reasoning_tokens, optimizer_tokens, usage_reported, reported_cost, has_reported_cost,
 	cost, charge, latency_us, ttfb_us, guard, note, created_at, loss, directive_share`
 
-func recordArgs(r *gw.Record) []any {
+// recordArgCount is the number of recordColumns.
+const recordArgCount = 28
+
+// appendRecordArgs appends r's values for recordColumns to args.
+func appendRecordArgs(args []any, r *gw.Record) []any {
 	u := r.Usage
-	return []any{r.RequestID, r.AccountID, r.KeyID, string(r.Endpoint), r.Vendor, r.Model, r.Stream, r.Status, string(r.ErrorCode),
+	return append(args, r.RequestID, r.AccountID, r.KeyID, string(r.Endpoint), r.Vendor, r.Model, r.Stream, r.Status, string(r.ErrorCode),
 		u.InputTokens, u.CacheReadTokens, u.CacheWrite5mTokens, u.CacheWrite1hTokens, u.OutputTokens,
 		u.ReasoningTokens, u.OptimizerTokens, u.Reported, int64(u.ReportedCost), u.HasReportedCost,
-		int64(r.Cost), int64(r.Charge), r.Latency.Microseconds(), r.TTFB.Microseconds(), r.Guard, r.Note, micros(r.CreatedAt), int64(r.Loss), int64(r.DirectiveShare)}
+		int64(r.Cost), int64(r.Charge), r.Latency.Microseconds(), r.TTFB.Microseconds(), r.Guard, r.Note, micros(r.CreatedAt), int64(r.Loss), int64(r.DirectiveShare))
 }
 
 type scanner interface{ Scan(dest ...any) error }

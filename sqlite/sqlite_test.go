@@ -15,6 +15,7 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/groupcommit"
 	"github.com/gwlabs/gateway/storetest"
 	"go.uber.org/goleak"
 )
@@ -586,5 +587,81 @@ func TestExclusiveOwnsHolds(t *testing.T) {
 	}
 	if _, err := OpenWith(ctx, path, Options{Exclusive: true}); !errors.Is(err, errHoldsLocked) {
 		t.Fatalf("exclusive Open beside a store with table holds = %v, want %v", err, errHoldsLocked)
+	}
+}
+
+// TestExclusiveSettleBound: on a store keeping holds in memory, the
+// settle bound starts from the book's balance and reads the table only
+// when that does not cover the charge: a top-up by another process
+// covers a charge above the hold, and settles of one account in one
+// batch are bounded by each other's charges, which the batch writes to
+// the account only at its end.
+func TestExclusiveSettleBound(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	ex, err := OpenWith(ctx, path, Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ex.Close() })
+	admin := open2(t, path)
+	a, err := admin.EnsureAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.TopUp(ctx, a.ID, 100, "t"); err != nil {
+		t.Fatal(err)
+	}
+	exp := time.Now().Add(time.Hour)
+	if err := ex.PlaceHold(ctx, gw.Hold{ID: "req_1", AccountID: a.ID, Amount: 100, ExpiresAt: exp}); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.TopUp(ctx, a.ID, 500, "t"); err != nil {
+		t.Fatal(err)
+	}
+	r := &gw.Record{Status: 200, Charge: 400}
+	if err := ex.Settle(ctx, "req_1", r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Charge != 400 || r.Loss != 0 {
+		t.Fatalf("settle covered by another process's top-up: charge %d loss %d, want 400, 0", r.Charge, r.Loss)
+	}
+
+	// Balance 200: three holds of 50 settled in one batch at 120 each.
+	var batch []*groupcommit.Op
+	for _, id := range []string{"req_a", "req_b", "req_c"} {
+		if err := ex.PlaceHold(ctx, gw.Hold{ID: id, AccountID: a.ID, Amount: 50, ExpiresAt: exp}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"req_a", "req_b", "req_c"} {
+		h, err := ex.book.take(id, "settle")
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, &groupcommit.Op{Kind: groupcommit.Settle, ID: id, Hold: h, Rec: ex.prepare(&gw.Record{Status: 200, Charge: 120}, id)})
+	}
+	for i, err := range ex.gc.Commit(batch) {
+		if err != nil {
+			t.Fatalf("settle %d: %v", i, err)
+		}
+	}
+	// a: 200 less the others' 100 held covers 100. b: 200 less a's 100
+	// charged, less c's 50 held, covers 50. c: the 50 left.
+	for i, want := range []gw.Money{100, 50, 50} {
+		if r := batch[i].Rec; r.Charge != want || r.Loss != 120-want {
+			t.Errorf("%s: charge %d loss %d, want %d, %d", r.RequestID, r.Charge, r.Loss, want, 120-want)
+		}
+	}
+	b, err := ex.Balance(ctx, a.ID)
+	if err != nil || b.Balance != 0 || b.Held != 0 || b.Charged != 600 {
+		t.Errorf("Balance = %+v, %v; want all 600 charged, nothing held", b, err)
+	}
+	if err := ex.VerifyLedger(ctx, a.ID); err != nil {
+		t.Error(err)
+	}
+	// The book's balance follows: nothing is left to hold.
+	if err := ex.PlaceHold(ctx, gw.Hold{ID: "req_d", AccountID: a.ID, Amount: 1, ExpiresAt: exp}); err == nil {
+		t.Error("PlaceHold on an empty balance succeeded")
 	}
 }
