@@ -234,8 +234,9 @@ type Config struct {
 	GuardFailClosed bool
 	// AllowUnpriced names the billable units beyond tokens (package
 	// internal/billable: service_tier_priority, web_search, ...) that pass
-	// through although the rate card cannot price them: the operator
-	// pays for them. Any other is refused with 400 naming the field.
+	// through where the rate card cannot price them for the model: the
+	// operator pays for them. A unit the Biller prices (UnitPricer) is
+	// billed; any other is refused with 400 naming the field.
 	AllowUnpriced map[string]bool
 	// RefusedPerMinute is how many refused requests of one key a minute
 	// get a record each (default DefaultRefusedPerMinute; negative: all);
