@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 	"strings"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/groupcommit"
@@ -32,6 +33,9 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 	for i, o := range ops {
 		if o.Kind == groupcommit.Load {
 			results[i] = db.loadBalance(ctx, tx, o.ID)
+			if results[i] == nil {
+				results[i] = db.loadSpends(ctx, tx, &o.Hold)
+			}
 		}
 	}
 	w := &batch{}
@@ -59,10 +63,14 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 		for i, o := range ops {
 			if results[i] == nil && (o.Kind == groupcommit.Settle || o.Kind == groupcommit.Release) {
 				var charge int64
+				var at time.Time
 				if o.Kind == groupcommit.Settle && o.Rec != nil {
 					charge = int64(o.Rec.Charge)
 				}
-				db.book.finish(o.ID, charge)
+				if o.Rec != nil {
+					at = o.Rec.CreatedAt
+				}
+				db.book.finish(o.ID, charge, at)
 			}
 		}
 	}
@@ -75,11 +83,19 @@ func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, w *ba
 	}
 	switch o.Kind {
 	case groupcommit.Hold:
+		if len(o.Hold.BudgetLimits()) > 0 {
+			// Its budgets sum the records: write the batch's so far.
+			if err := db.flushRows(ctx, tx, w); err != nil {
+				return err
+			}
+		}
 		return db.placeHold(ctx, tx, o.Hold)
 	case groupcommit.Settle, groupcommit.Release:
 		var account, key string
-		var amount int64
-		err := tx.StmtContext(ctx, db.ps.deleteHold).QueryRowContext(ctx, o.ID).Scan(&account, &key, &amount)
+		var amount, expires, created int64
+		var kb, ab gw.Budget
+		err := tx.StmtContext(ctx, db.ps.deleteHold).QueryRowContext(ctx, o.ID).
+			Scan(&account, &key, &amount, &expires, &created, &kb.Daily, &kb.Monthly, &ab.Daily, &ab.Monthly)
 		if err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("hold %q: %w", o.ID, gw.ErrNotFound)
@@ -96,7 +112,25 @@ func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, w *ba
 				return err
 			}
 			bounded := settleBound(o.Rec, covers)
-			charge = int64(bounded)
+			if !kb.IsZero() || !ab.IsZero() {
+				if err := db.flushRows(ctx, tx, w); err != nil {
+					return err
+				}
+			}
+			h := gw.Hold{ID: o.ID, AccountID: account, KeyID: key, At: fromMicros(created), KeyBudget: kb, AccountBudget: ab}
+			now := db.now()
+			own := gw.Money(0)
+			if expires > micros(now) {
+				own = gw.Money(amount)
+			}
+			// The hold is deleted: the sum of open holds leaves it out.
+			if err := budgetBound(o.Rec, &h, func(l gw.BudgetLimit) (gw.Money, error) {
+				u, err := useIn(ctx, tx, account, l, h.At, o.ID, now)
+				return gw.BudgetCover(l.Limit, u, own), err
+			}); err != nil {
+				return err
+			}
+			charge = int64(min(bounded, o.Rec.Charge))
 		}
 		// One update frees the hold from the running total and debits
 		// the charge.
@@ -145,8 +179,17 @@ func (db *DB) finishMem(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, w *b
 			}
 			charge = int64(settleBound(o.Rec, bal-pending-live))
 		}
+		if err := budgetBound(o.Rec, &o.Hold, func(l gw.BudgetLimit) (gw.Money, error) {
+			return db.book.cover(l, &o.Hold, own, now, &w.bu), nil
+		}); err != nil {
+			return err
+		}
+		charge = int64(o.Rec.Charge)
 	}
 	w.done[acct] += own
+	if o.Rec != nil {
+		db.book.tally(&o.Hold, own, charge, o.Rec.CreatedAt, &w.bu)
+	}
 	if charge > 0 {
 		w.charge(acct, charge)
 	}
@@ -166,6 +209,7 @@ type batch struct {
 	charged map[string]int64
 	accts   []string
 	done    map[string]int64
+	bu      batchUse // the batch's settles by budget period
 }
 
 const ledgerArgs = 5
@@ -213,6 +257,19 @@ func (db *DB) flush(ctx context.Context, tx *sql.Tx, w *batch) error {
 	return insertRows(ctx, tx, db.ps.recordInsert, w.records, recordArgCount)
 }
 
+// flushRows writes the batch's ledger entries and records so far (holds
+// in the table: budgets sum the records), and empties them.
+func (db *DB) flushRows(ctx context.Context, tx *sql.Tx, w *batch) error {
+	if err := insertRows(ctx, tx, db.ps.ledgerInsert, w.ledger, ledgerArgs); err != nil {
+		return err
+	}
+	if err := insertRows(ctx, tx, db.ps.recordInsert, w.records, recordArgCount); err != nil {
+		return err
+	}
+	w.ledger, w.records = w.ledger[:0], w.records[:0]
+	return nil
+}
+
 // insertRows inserts the rows of args (per row each) with the largest
 // multi-row statements that fit: stmts[k] inserts 1<<k rows.
 func insertRows(ctx context.Context, tx *sql.Tx, stmts []*sql.Stmt, args []any, per int) error {
@@ -223,6 +280,26 @@ func insertRows(ctx context.Context, tx *sql.Tx, stmts []*sql.Stmt, args []any, 
 			return err
 		}
 		args, n = args[rows*per:], n-rows
+	}
+	return nil
+}
+
+// loadSpends reads into the book the committed spends of h's budget
+// periods it does not know yet.
+func (db *DB) loadSpends(ctx context.Context, tx *sql.Tx, h *gw.Hold) error {
+	for _, l := range h.BudgetLimits() {
+		k := keyOf(l.Owner, l.Period, h.At)
+		db.book.mu.Lock()
+		_, known := db.book.spend[k]
+		db.book.mu.Unlock()
+		if known {
+			continue
+		}
+		spent, err := spentIn(ctx, tx, l, h.At)
+		if err != nil {
+			return fmt.Errorf("budget spend: %w", err)
+		}
+		db.book.loadedSpend(k, int64(spent))
 	}
 	return nil
 }
@@ -260,7 +337,12 @@ func (db *DB) placeHold(ctx context.Context, tx *sql.Tx, h gw.Hold) error {
 	if avail := gw.Money(balance - held); avail < h.Amount {
 		return insufficient(h.Amount, avail)
 	}
-	if _, err = tx.StmtContext(ctx, db.ps.insertHold).ExecContext(ctx, h.ID, h.AccountID, h.KeyID, int64(h.Amount), micros(h.ExpiresAt), now); err != nil {
+	if err := checkBudgets(ctx, tx, &h, fromMicros(now)); err != nil {
+		return err
+	}
+	kb, ab := h.KeyBudget, h.AccountBudget
+	if _, err = tx.StmtContext(ctx, db.ps.insertHold).ExecContext(ctx, h.ID, h.AccountID, h.KeyID, int64(h.Amount), micros(h.ExpiresAt), micros(h.At),
+		int64(kb.Daily), int64(kb.Monthly), int64(ab.Daily), int64(ab.Monthly)); err != nil {
 		return err
 	}
 	_, err = tx.StmtContext(ctx, db.ps.addHeld).ExecContext(ctx, int64(h.Amount), h.AccountID)
@@ -324,7 +406,8 @@ func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
 		dst **sql.Stmt
 		q   string
 	}{
-		{w, &ps.deleteHold, `DELETE FROM holds WHERE id = ? RETURNING account_id, key_id, amount`},
+		{w, &ps.deleteHold, `DELETE FROM holds WHERE id = ? RETURNING account_id, key_id, amount, expires_at, created_at,
+		key_daily_budget, key_monthly_budget, account_daily_budget, account_monthly_budget`},
 		{w, &ps.settleCovers, `SELECT balance - (held - ?1 - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = ?2 AND expires_at <= ?3))
 		FROM accounts WHERE id = ?2`},
 		{w, &ps.finish, `UPDATE accounts SET held = held - ?1, charged = charged + ?2, balance = balance - ?2 WHERE id = ?3`},
@@ -334,9 +417,11 @@ func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
 		a.held - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id AND expires_at <= ?),
 		EXISTS (SELECT 1 FROM holds WHERE id = ?)
 		FROM accounts a WHERE a.id = ?`},
-		{w, &ps.insertHold, `INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
+		{w, &ps.insertHold, `INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at,
+		key_daily_budget, key_monthly_budget, account_daily_budget, account_monthly_budget) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{w, &ps.addHeld, `UPDATE accounts SET held = held + ?1 WHERE id = ?2`},
-		{r, &ps.keyByHash, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at, k.optimize_off, k.models
+		{r, &ps.keyByHash, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at, k.optimize_off, k.models,
+		k.daily_budget, k.monthly_budget, a.daily_budget, a.monthly_budget
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`},
 	} {
 		st, err := s.db.PrepareContext(ctx, s.q)
