@@ -93,19 +93,32 @@ const lossNote = `CASE WHEN a.debit < $21::bigint THEN concat_ws('; ', nullif($2
 const insertRecord = `INSERT INTO records (` + recordColumns + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`
 
+// relaxSync makes the rest of the transaction commit without waiting for
+// the WAL flush (set_config's third argument: for this transaction only).
+const relaxSync = `SELECT set_config('synchronous_commit', 'off', true)`
+
 // apply runs ops in one transaction, as one pipelined batch, storing each
 // call's own outcome in results. A call's clean failure (ErrNotFound,
 // insufficient balance) has changed nothing and leaves the transaction
 // usable; any other error aborts the transaction and is returned.
+//
+// The batch is the whole transaction, in one round trip: with no BEGIN,
+// the statements sent before the batch's single Sync run in one implicit
+// transaction, which the server commits at the Sync when every statement
+// succeeded and rolls back when one failed (the statements after a
+// failure are not run). So a batch commits all or nothing, as with an
+// explicit transaction, without the round trips of BEGIN and COMMIT.
 func (db *DB) apply(ops []*groupcommit.Op, results []error) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
 	now := db.now()
 
 	b := &pgx.Batch{}
-	if !db.syncEach {
-		// Queued with the batch: no round trip of its own.
-		b.Queue(`SET LOCAL synchronous_commit = off`)
+	relax := !db.syncEach || !groupcommit.NeedsSync(ops)
+	if relax {
+		// No charge in this batch, or flushes not wanted: the commit
+		// need not wait for the WAL flush.
+		b.Queue(relaxSync)
 	}
 	var accounts, holds []string
 	for _, o := range ops {
@@ -145,20 +158,9 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) (err error) {
 		}
 	}
 
-	tx, err := db.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer tx.Rollback(ctx)
-	if db.syncEach && !groupcommit.NeedsSync(ops) {
-		// No charge in this batch: it need not wait for the WAL flush.
-		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-			return fmt.Errorf("relax sync: %w", err)
-		}
-	}
-	br := tx.SendBatch(ctx, b)
+	br := db.pool.SendBatch(ctx, b)
 	defer br.Close()
-	if !db.syncEach {
+	if relax {
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("relax sync: %w", err)
 		}
@@ -175,10 +177,8 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) (err error) {
 		}
 		results[i] = err
 	}
+	// Close reads the Sync's answer: the commit.
 	if err := br.Close(); err != nil {
-		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
@@ -29,6 +30,9 @@ type book struct {
 	mu    sync.Mutex
 	holds map[string]*memHold
 	accts map[string]*account
+	// open counts the holds not being finished: requests in flight,
+	// whose settles the group commit can wait for.
+	open atomic.Int64
 	// spend is the committed charges of a key or account in a budget
 	// period, for those a hold under a budget needed (see budget.go):
 	// loaded once on the committer, then kept by finish.
@@ -119,6 +123,7 @@ func (db *DB) placeHoldMem(ctx context.Context, h gw.Hold) error {
 					return err
 				}
 				mh := &memHold{Hold: h}
+				b.open.Add(1)
 				b.holds[h.ID] = mh
 				a.holds[h.ID] = mh
 				a.held += int64(h.Amount)
@@ -171,14 +176,16 @@ func (b *book) take(id, what string) (gw.Hold, error) {
 		return gw.Hold{}, fmt.Errorf("%s: hold %q: %w", what, id, gw.ErrNotFound)
 	}
 	h.finishing = true
+	b.open.Add(-1)
 	return h.Hold, nil
 }
 
 // untake gives back a hold whose Settle or Release failed.
 func (b *book) untake(id string) {
 	b.mu.Lock()
-	if h := b.holds[id]; h != nil {
+	if h := b.holds[id]; h != nil && h.finishing {
 		h.finishing = false
+		b.open.Add(1)
 	}
 	b.mu.Unlock()
 }
@@ -192,6 +199,9 @@ func (b *book) finish(id string, charge int64, at time.Time) {
 	h := b.holds[id]
 	if h == nil {
 		return
+	}
+	if !h.finishing {
+		b.open.Add(-1)
 	}
 	delete(b.holds, id)
 	a := b.accts[h.AccountID]
@@ -267,6 +277,7 @@ func (b *book) expire(now time.Time) int {
 			continue
 		}
 		delete(b.holds, id)
+		b.open.Add(-1)
 		a := b.accts[h.AccountID]
 		delete(a.holds, id)
 		a.held -= int64(h.Amount)

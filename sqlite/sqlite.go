@@ -152,6 +152,10 @@ type Options struct {
 	// Zero means DefaultLinger; below zero, never.
 	Linger time.Duration
 
+	// rateLinger makes an exclusive store's group commit wait for the
+	// calls its arrival rate promises, not only those in flight
+	// (benchmarks comparing the two).
+	rateLinger bool
 	// backstop overrides backstopPages (benchmarks counting log frames
 	// keep the log from restarting).
 	backstop int
@@ -284,7 +288,11 @@ func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
 	if linger == 0 {
 		linger = DefaultLinger
 	}
-	db.gc = groupcommit.StartWith(groupcommit.Options{MaxBatch: maxBatch, Linger: linger}, db.apply)
+	gopt := groupcommit.Options{MaxBatch: maxBatch, Linger: linger}
+	if db.book != nil && !opt.rateLinger {
+		gopt.InFlight = func() int { return int(db.book.open.Load()) }
+	}
+	db.gc = groupcommit.StartWith(gopt, db.apply)
 	if syncInterval > 0 {
 		ck, err := sql.Open("sqlite", path+params)
 		if err != nil {

@@ -241,6 +241,36 @@ func BenchmarkSettleAtRate(b *testing.B) {
 	}
 }
 
+// BenchmarkRequestsAtRate is the store path of requests arriving at a
+// steady rate and taking 500 us from hold to settle, with the group
+// commit waiting for the calls the arrival rate promises (rate) or only
+// for the requests in flight (inflight, the default), or not at all.
+func BenchmarkRequestsAtRate(b *testing.B) {
+	for _, rate := range []float64{1000, 2000} {
+		for _, mode := range []string{"off", "rate", "inflight"} {
+			b.Run(fmt.Sprintf("%g/%s", rate, mode), func(b *testing.B) {
+				opt := Options{SyncInterval: time.Hour, Exclusive: true, backstop: 1 << 30}
+				switch mode {
+				case "off":
+					opt.Linger = -1
+				case "rate":
+					opt.rateLinger = true
+				}
+				db, err := OpenWith(b.Context(), filepath.Join(b.TempDir(), "gateway.db"), opt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer db.Close()
+				wal := walSize(b, db)
+				storetest.BenchmarkRequestsAtRate(b, db, rate, 500*time.Microsecond)
+				st := db.Stats()
+				b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
+				b.ReportMetric(float64(walSize(b, db)-wal)/(4096+24)/float64(b.N), "frames/op")
+			})
+		}
+	}
+}
+
 // walSize returns the size of db's write-ahead log.
 func walSize(b *testing.B, db *DB) int64 {
 	fi, err := os.Stat(db.path + "-wal")
@@ -664,4 +694,59 @@ func TestExclusiveSettleBound(t *testing.T) {
 	if err := ex.PlaceHold(ctx, gw.Hold{ID: "req_d", AccountID: a.ID, Amount: 1, ExpiresAt: exp}); err == nil {
 		t.Error("PlaceHold on an empty balance succeeded")
 	}
+}
+
+// TestBookCountsInFlight: the holds the group commit may wait for are
+// those placed and not yet being settled or released, swept or given
+// back after a failed settle.
+func TestBookCountsInFlight(t *testing.T) {
+	ctx := t.Context()
+	db := openWith(t, Options{Exclusive: true})
+	a, err := db.EnsureAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.TopUp(ctx, a.ID, 1000, "t"); err != nil {
+		t.Fatal(err)
+	}
+	want := func(n int64) {
+		t.Helper()
+		if got := db.book.open.Load(); got != n {
+			t.Fatalf("in flight = %d, want %d", got, n)
+		}
+	}
+	now := time.Now()
+	for _, h := range []gw.Hold{
+		{ID: "req_1", AccountID: a.ID, Amount: 10, ExpiresAt: now.Add(time.Hour)},
+		{ID: "req_2", AccountID: a.ID, Amount: 10, ExpiresAt: now.Add(time.Hour)},
+		{ID: "req_3", AccountID: a.ID, Amount: 10, ExpiresAt: now.Add(time.Hour)},
+		{ID: "req_old", AccountID: a.ID, Amount: 10, ExpiresAt: now.Add(-time.Second)},
+	} {
+		if err := db.PlaceHold(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want(4)
+	if err := db.Settle(ctx, "req_1", &gw.Record{Status: 200, Charge: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Release(ctx, "req_2", nil); err != nil {
+		t.Fatal(err)
+	}
+	want(2)
+	if _, err := db.book.take("req_3", "settle"); err != nil {
+		t.Fatal(err)
+	}
+	want(1)
+	db.book.untake("req_3")
+	db.book.untake("req_3") // a second give-back changes nothing
+	want(2)
+	if n, err := db.ExpireHolds(ctx, now); err != nil || n != 1 {
+		t.Fatalf("ExpireHolds = %d, %v; want 1", n, err)
+	}
+	want(1)
+	if err := db.Release(ctx, "req_3", &gw.Record{Status: 499}); err != nil {
+		t.Fatal(err)
+	}
+	want(0)
 }
