@@ -176,7 +176,10 @@ func DecodeUsage(raw []byte) (gw.Usage, error) {
 // usageBody is the part of a C response body (or chunk) that carries usage.
 type usageBody struct {
 	Usage *wireUsage `json:"usage"`
-	XGroq *struct {
+	// ServiceTier is the tier that served the request (priced by the
+	// answer's word).
+	ServiceTier string `json:"service_tier"`
+	XGroq       *struct {
 		Usage *wireUsage `json:"usage"`
 	} `json:"x_groq"`
 }
@@ -216,6 +219,12 @@ func unmarshalUsageBody(body []byte, b *usageBody) error {
 			dst = &b.Usage
 		case strings.EqualFold(m.Key, "x_groq"):
 			dst = &b.XGroq
+		case strings.EqualFold(m.Key, "service_tier"):
+			var t any
+			if json.Unmarshal(body[m.ValStart:m.ValEnd], &t) == nil {
+				b.ServiceTier, _ = t.(string)
+			}
+			continue
 		default:
 			continue
 		}
@@ -242,6 +251,9 @@ func UsageFromBody(body []byte) (gw.Usage, error) {
 	u, err := w.normalise()
 	if err != nil {
 		return gw.Usage{}, upstreamErr("malformed usage", err)
+	}
+	if u.Reported {
+		u.Hosted.ServiceTier = gw.NonStandardTier(b.ServiceTier)
 	}
 	return u, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/sse"
@@ -43,11 +44,43 @@ func (w *wireUsage) normalize() gw.Usage {
 	return u
 }
 
+// billedItem is what billing reads of a response's output item: hosted
+// tool calls are billed per call (web and file search) or per container
+// (code interpreter).
+type billedItem struct {
+	Type        string `json:"type"`
+	ContainerID string `json:"container_id"`
+}
+
+// hosted counts the hosted-tool calls among a response's output items
+// and takes the tier that served it.
+func hosted(tier string, items []billedItem) gw.Hosted {
+	h := gw.Hosted{ServiceTier: gw.NonStandardTier(tier)}
+	var containers []string
+	for _, it := range items {
+		switch it.Type {
+		case "web_search_call":
+			h.WebSearches++
+		case "file_search_call":
+			h.FileSearches++
+		case "code_interpreter_call":
+			if !slices.Contains(containers, it.ContainerID) {
+				containers = append(containers, it.ContainerID)
+			}
+		}
+	}
+	h.CodeContainers = int64(len(containers))
+	return h
+}
+
 // UsageFromBody reads the usage of a vendor's Responses answer (a
-// response object). Reported is false when it has none.
+// response object): its token counts, the tier that served it and its
+// hosted-tool calls. Reported is false when it has none.
 func UsageFromBody(body []byte) (gw.Usage, error) {
 	var v struct {
-		Usage *wireUsage `json:"usage"`
+		Usage       *wireUsage   `json:"usage"`
+		ServiceTier string       `json:"service_tier"`
+		Output      []billedItem `json:"output"`
 	}
 	if err := json.Unmarshal(body, &v); err != nil {
 		return gw.Usage{}, fmt.Errorf("responses: usage: %w", err)
@@ -55,7 +88,9 @@ func UsageFromBody(body []byte) (gw.Usage, error) {
 	if v.Usage == nil {
 		return gw.Usage{}, nil
 	}
-	return v.Usage.normalize(), nil
+	u := v.Usage.normalize()
+	u.Hosted = hosted(v.ServiceTier, v.Output)
+	return u, nil
 }
 
 // Meter reads the usage of a Responses stream relayed unchanged: the
@@ -125,9 +160,11 @@ func (m *Meter) Observe(ev *sse.Event) {
 		Code     any    `json:"code"`
 		Message  string `json:"message"`
 		Response *struct {
-			ID    string     `json:"id"`
-			Usage *wireUsage `json:"usage"`
-			Error *struct {
+			ID          string       `json:"id"`
+			Usage       *wireUsage   `json:"usage"`
+			ServiceTier string       `json:"service_tier"`
+			Output      []billedItem `json:"output"`
+			Error       *struct {
 				Code    any    `json:"code"`
 				Message string `json:"message"`
 			} `json:"error"`
@@ -140,7 +177,9 @@ func (m *Meter) Observe(ev *sse.Event) {
 		m.id = v.Response.ID
 	}
 	if v.Response != nil && v.Response.Usage != nil {
-		m.usage.Merge(v.Response.Usage.normalize())
+		u := v.Response.Usage.normalize()
+		u.Hosted = hosted(v.Response.ServiceTier, v.Response.Output)
+		m.usage.Merge(u)
 	}
 	switch v.Type {
 	case "response.completed", "response.incomplete":
