@@ -198,3 +198,23 @@ func NonStandardTier(s string) string {
 	}
 	return ""
 }
+
+// TierName is a vendor's service_tier member decoded straight into
+// NonStandardTier's form: "" for the standard tier, a JSON null or
+// anything that is not a string. It allocates nothing.
+type TierName string
+
+// UnmarshalJSON reads any JSON value (see TierName).
+func (t *TierName) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"priority"`, `"Priority"`, `"PRIORITY"`:
+		*t = "priority"
+	case `"flex"`, `"Flex"`, `"FLEX"`:
+		*t = "flex"
+	case `"batch"`, `"Batch"`, `"BATCH"`:
+		*t = "batch"
+	default:
+		*t = ""
+	}
+	return nil
+}

@@ -197,6 +197,10 @@ type Plan struct {
 	// request carries web_search_20260209 or web_fetch_20260209
 	// (dynamic filtering).
 	FreeCode bool
+	// Bound is the most calls of each hosted tool the request allows
+	// when it sets a limit (max_uses, max_tool_calls; 0: no limit): a
+	// reported count above it is a vendor error, billed at the limit.
+	Bound gw.Hosted
 }
 
 // PlanFor reads the limits of the uses Find found in body. It parses the
@@ -219,7 +223,9 @@ func PlanFor(shape gw.Shape, body []byte, uses []Use) Plan {
 	}
 	// calls is a tool's limit: its own max_uses (Anthropic), else the
 	// request's max_tool_calls, else DefaultCalls.
+	var bounded bool
 	calls := func(u Use) int64 {
+		bounded = true
 		if i, ok := toolIndex(u.Field); ok && i < len(toolEls) {
 			if n, ok := count(rawjson.Get(toolsV[toolEls[i].Start:toolEls[i].End], "max_uses")); ok {
 				return n
@@ -228,7 +234,19 @@ func PlanFor(shape gw.Shape, body []byte, uses []Use) Plan {
 		if limit > 0 {
 			return limit
 		}
+		bounded = false
 		return DefaultCalls
+	}
+	// bound adds a limit to the per-tool bounds; one unbounded use of a
+	// unit leaves it unbounded (-1).
+	bound := func(dst *int64, n int64) {
+		switch {
+		case *dst < 0:
+		case !bounded:
+			*dst = -1
+		default:
+			*dst += n
+		}
 	}
 	for _, u := range uses {
 		switch u.Unit {
@@ -244,12 +262,16 @@ func PlanFor(shape gw.Shape, body []byte, uses []Use) Plan {
 				p.Hold.WebSearches++
 				continue
 			}
-			p.Hold.WebSearches += calls(u)
+			n := calls(u)
+			p.Hold.WebSearches += n
+			bound(&p.Bound.WebSearches, n)
 			if strings.Contains(u.Field, `"web_search_20260209"`) {
 				p.FreeCode = true
 			}
 		case WebFetch:
-			p.Hold.WebFetches += calls(u)
+			n := calls(u)
+			p.Hold.WebFetches += n
+			bound(&p.Bound.WebFetches, n)
 			if strings.Contains(u.Field, `"web_fetch_20260209"`) {
 				p.FreeCode = true
 			}
@@ -266,7 +288,9 @@ func PlanFor(shape gw.Shape, body []byte, uses []Use) Plan {
 		case Grounding:
 			p.Hold.GroundingQueries += calls(u)
 		case FileSearch:
-			p.Hold.FileSearches += calls(u)
+			n := calls(u)
+			p.Hold.FileSearches += n
+			bound(&p.Bound.FileSearches, n)
 		}
 	}
 	return p
@@ -277,6 +301,14 @@ func PlanFor(shape gw.Shape, body []byte, uses []Use) Plan {
 // search; code execution beside Anthropic's dynamic-filtering web tools
 // costs nothing.
 func (p Plan) Bill(h gw.Hosted) gw.Hosted {
+	clamp := func(n *int64, bound int64) {
+		if bound > 0 && *n > bound {
+			*n = bound
+		}
+	}
+	clamp(&h.WebSearches, p.Bound.WebSearches)
+	clamp(&h.WebFetches, p.Bound.WebFetches)
+	clamp(&h.FileSearches, p.Bound.FileSearches)
 	if p.SearchPerRequest {
 		h.WebSearches = max(h.WebSearches, 1)
 	}

@@ -80,11 +80,11 @@ func TestPlan(t *testing.T) {
 		want  Plan
 	}{
 		{"max_uses 50", gw.ShapeM, `{"speed":"fast","tools":[{"type":"web_search_20250305","name":"web_search","max_uses":50},{"type":"web_fetch_20250910","name":"web_fetch"}]}`,
-			Plan{Hold: gw.Hosted{Fast: true, WebSearches: 50, WebFetches: DefaultCalls}}},
+			Plan{Hold: gw.Hosted{Fast: true, WebSearches: 50, WebFetches: DefaultCalls}, Bound: gw.Hosted{WebSearches: 50, WebFetches: -1}}},
 		{"dynamic filtering makes code free", gw.ShapeM, `{"tools":[{"type":"web_search_20260209","name":"web_search","max_uses":3},{"type":"code_execution_20250825","name":"code_execution"}]}`,
-			Plan{Hold: gw.Hosted{WebSearches: 3, CodeContainers: 1, CodeSeconds: 3600}, FreeCode: true}},
+			Plan{Hold: gw.Hosted{WebSearches: 3, CodeContainers: 1, CodeSeconds: 3600}, FreeCode: true, Bound: gw.Hosted{WebSearches: 3}}},
 		{"responses max_tool_calls", gw.ShapeR, `{"service_tier":"priority","max_tool_calls":7,"tools":[{"type":"web_search"},{"type":"file_search"}]}`,
-			Plan{Hold: gw.Hosted{ServiceTier: "priority", WebSearches: 7, FileSearches: 7}}},
+			Plan{Hold: gw.Hosted{ServiceTier: "priority", WebSearches: 7, FileSearches: 7}, Bound: gw.Hosted{WebSearches: 7, FileSearches: 7}}},
 		{"chat web_search_options", gw.ShapeC, `{"service_tier":"flex","web_search_options":{}}`,
 			Plan{Hold: gw.Hosted{ServiceTier: "flex", WebSearches: 1}, SearchPerRequest: true}},
 		{"gemini grounding", gw.ShapeG, `{"tools":[{"googleSearch":{}}]}`, Plan{Hold: gw.Hosted{GroundingQueries: DefaultCalls}}},
@@ -101,6 +101,13 @@ func TestPlan(t *testing.T) {
 	p := Plan{SearchPerRequest: true, FreeCode: true}
 	if got := p.Bill(gw.Hosted{CodeContainers: 1}); got != (gw.Hosted{WebSearches: 1}) {
 		t.Errorf("Bill = %+v", got)
+	}
+	// Issue 29 item 5: a count above the request's max_uses is a vendor
+	// error, billed at the limit; without a limit it stands.
+	b := []byte(`{"tools":[{"type":"web_search_20250305","name":"web_search","max_uses":5},{"type":"web_fetch_20250910","name":"web_fetch"}]}`)
+	lp := PlanFor(gw.ShapeM, b, Find(gw.ShapeM, b))
+	if got := lp.Bill(gw.Hosted{WebSearches: 1_000_000_000_000, WebFetches: 40}); got.WebSearches != 5 || got.WebFetches != 40 {
+		t.Errorf("Bill of 1e12 searches with max_uses 5 = %+v", got)
 	}
 }
 

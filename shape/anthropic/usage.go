@@ -21,8 +21,26 @@ type wireUsage struct {
 	// ServiceTier and Speed say how the request was served (priced by
 	// the answer's word, not the request's).
 	ServerToolUse *wireServerToolUse `json:"server_tool_use"`
-	ServiceTier   *string            `json:"service_tier"`
-	Speed         *string            `json:"speed"`
+	ServiceTier   gw.TierName        `json:"service_tier"`
+	Speed         speed              `json:"speed"`
+}
+
+// speed is usage.speed: fastSpeed for "fast", standardSpeed for any other
+// value, 0 when absent (a message_delta keeps message_start's). It
+// allocates nothing.
+type speed int8
+
+const (
+	standardSpeed speed = iota + 1
+	fastSpeed
+)
+
+func (s *speed) UnmarshalJSON(b []byte) error {
+	*s = standardSpeed
+	if string(b) == `"fast"` {
+		*s = fastSpeed
+	}
+	return nil
 }
 
 type wireServerToolUse struct {
@@ -99,11 +117,11 @@ func applyUsage(u *gw.Usage, w *wireUsage) {
 		set(&u.Hosted.WebSearches, t.WebSearchRequests)
 		set(&u.Hosted.WebFetches, t.WebFetchRequests)
 	}
-	if w.ServiceTier != nil {
-		u.Hosted.ServiceTier = gw.NonStandardTier(*w.ServiceTier)
+	if w.ServiceTier != "" {
+		u.Hosted.ServiceTier = string(w.ServiceTier)
 	}
-	if w.Speed != nil {
-		u.Hosted.Fast = *w.Speed == "fast"
+	if w.Speed != 0 {
+		u.Hosted.Fast = w.Speed == fastSpeed
 	}
 	set(&u.CacheReadTokens, w.CacheReadInputTokens)
 	set(&u.OutputTokens, w.OutputTokens)

@@ -35,8 +35,8 @@ type meterChunk struct {
 	Choices []struct {
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage       *wireUsage `json:"usage"`
-	ServiceTier *string    `json:"service_tier"`
+	Usage       *wireUsage  `json:"usage"`
+	ServiceTier gw.TierName `json:"service_tier"`
 	XGroq       *struct {
 		Usage *wireUsage      `json:"usage"`
 		Error json.RawMessage `json:"error"`
@@ -77,9 +77,9 @@ func (m *Meter) Observe(ev *sse.Event) (hide bool) {
 	if c.Usage != nil {
 		if u, err := c.Usage.normalise(); err == nil {
 			u.Malformed = u.Malformed || m.usage.Malformed
-			if c.ServiceTier != nil && u.Reported {
+			if u.Reported {
 				// The usage chunk says which tier served the request.
-				u.Hosted.ServiceTier = gw.NonStandardTier(*c.ServiceTier)
+				u.Hosted.ServiceTier = string(c.ServiceTier)
 			}
 			m.usage = u
 		}

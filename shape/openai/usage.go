@@ -178,7 +178,7 @@ type usageBody struct {
 	Usage *wireUsage `json:"usage"`
 	// ServiceTier is the tier that served the request (priced by the
 	// answer's word).
-	ServiceTier string `json:"service_tier"`
+	ServiceTier gw.TierName `json:"service_tier"`
 	XGroq       *struct {
 		Usage *wireUsage `json:"usage"`
 	} `json:"x_groq"`
@@ -220,10 +220,7 @@ func unmarshalUsageBody(body []byte, b *usageBody) error {
 		case strings.EqualFold(m.Key, "x_groq"):
 			dst = &b.XGroq
 		case strings.EqualFold(m.Key, "service_tier"):
-			var t any
-			if json.Unmarshal(body[m.ValStart:m.ValEnd], &t) == nil {
-				b.ServiceTier, _ = t.(string)
-			}
+			_ = b.ServiceTier.UnmarshalJSON(body[m.ValStart:m.ValEnd])
 			continue
 		default:
 			continue
@@ -253,7 +250,7 @@ func UsageFromBody(body []byte) (gw.Usage, error) {
 		return gw.Usage{}, upstreamErr("malformed usage", err)
 	}
 	if u.Reported {
-		u.Hosted.ServiceTier = gw.NonStandardTier(b.ServiceTier)
+		u.Hosted.ServiceTier = string(b.ServiceTier)
 	}
 	return u, nil
 }

@@ -48,22 +48,47 @@ func (w *wireUsage) normalize() gw.Usage {
 // tool calls are billed per call (web and file search) or per container
 // (code interpreter).
 type billedItem struct {
-	Type        string `json:"type"`
-	ContainerID string `json:"container_id"`
+	Type        itemType `json:"type"`
+	ContainerID string   `json:"container_id"`
+}
+
+// itemType is an output item's type as billing sees it: only the hosted
+// tool calls matter. It allocates nothing.
+type itemType int8
+
+const (
+	otherItem itemType = iota
+	webSearchItem
+	fileSearchItem
+	codeInterpreterItem
+)
+
+func (t *itemType) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"web_search_call"`:
+		*t = webSearchItem
+	case `"file_search_call"`:
+		*t = fileSearchItem
+	case `"code_interpreter_call"`:
+		*t = codeInterpreterItem
+	default:
+		*t = otherItem
+	}
+	return nil
 }
 
 // hosted counts the hosted-tool calls among a response's output items
 // and takes the tier that served it.
-func hosted(tier string, items []billedItem) gw.Hosted {
-	h := gw.Hosted{ServiceTier: gw.NonStandardTier(tier)}
+func hosted(tier gw.TierName, items []billedItem) gw.Hosted {
+	h := gw.Hosted{ServiceTier: string(tier)}
 	var containers []string
 	for _, it := range items {
 		switch it.Type {
-		case "web_search_call":
+		case webSearchItem:
 			h.WebSearches++
-		case "file_search_call":
+		case fileSearchItem:
 			h.FileSearches++
-		case "code_interpreter_call":
+		case codeInterpreterItem:
 			if !slices.Contains(containers, it.ContainerID) {
 				containers = append(containers, it.ContainerID)
 			}
@@ -79,7 +104,7 @@ func hosted(tier string, items []billedItem) gw.Hosted {
 func UsageFromBody(body []byte) (gw.Usage, error) {
 	var v struct {
 		Usage       *wireUsage   `json:"usage"`
-		ServiceTier string       `json:"service_tier"`
+		ServiceTier gw.TierName  `json:"service_tier"`
 		Output      []billedItem `json:"output"`
 	}
 	if err := json.Unmarshal(body, &v); err != nil {
@@ -162,7 +187,7 @@ func (m *Meter) Observe(ev *sse.Event) {
 		Response *struct {
 			ID          string       `json:"id"`
 			Usage       *wireUsage   `json:"usage"`
-			ServiceTier string       `json:"service_tier"`
+			ServiceTier gw.TierName  `json:"service_tier"`
 			Output      []billedItem `json:"output"`
 			Error       *struct {
 				Code    any    `json:"code"`
