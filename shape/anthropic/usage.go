@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 )
 
 // wireUsage is an M usage object. Every count is a pointer so that a
@@ -54,7 +55,12 @@ func UsageFromBody(body []byte) (gw.Usage, error) {
 	var msg struct {
 		Usage *wireUsage `json:"usage"`
 	}
-	if err := json.Unmarshal(body, &msg); err != nil {
+	// Only the usage is decoded; the rest is validated, not decoded.
+	ok, err := rawjson.DecodeMember(body, "usage", &msg.Usage)
+	if !ok {
+		err = json.Unmarshal(body, &msg)
+	}
+	if err != nil {
 		return gw.Usage{}, upstreamErr("malformed response body", err)
 	}
 	var u gw.Usage

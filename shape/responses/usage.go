@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/sse"
 )
 
@@ -49,7 +50,12 @@ func UsageFromBody(body []byte) (gw.Usage, error) {
 	var v struct {
 		Usage *wireUsage `json:"usage"`
 	}
-	if err := json.Unmarshal(body, &v); err != nil {
+	// Only the usage is decoded; the rest is validated, not decoded.
+	ok, err := rawjson.DecodeMember(body, "usage", &v.Usage)
+	if !ok {
+		err = json.Unmarshal(body, &v)
+	}
+	if err != nil {
 		return gw.Usage{}, fmt.Errorf("responses: usage: %w", err)
 	}
 	if v.Usage == nil {
