@@ -114,6 +114,10 @@ type Principal struct {
 	// EndsAt, when not zero, is when the key stops working (an expiry,
 	// or a rotated key's grace).
 	EndsAt time.Time
+	// KeyBudget and AccountBudget are the key's and its account's spend
+	// caps (zero: none); the proxy puts them on the request's hold.
+	KeyBudget     Budget
+	AccountBudget Budget
 }
 
 // ModelAllowed reports whether a key whose allow list is models may call
@@ -173,6 +177,8 @@ type Key struct {
 	OptimizeOff bool
 	// Models is the key's model allow list (empty: every model).
 	Models []string
+	// Budget is the key's spend cap (zero: none).
+	Budget Budget
 }
 
 // Balance is an account's money. Balance = TopUps - Charged, always, to
@@ -194,6 +200,15 @@ type Hold struct {
 	KeyID     string
 	Amount    Money
 	ExpiresAt time.Time
+	// At is when the request arrived (its record's CreatedAt): the hold
+	// and its charge count toward the budget periods containing it.
+	// Zero: the store's clock when the hold is placed.
+	At time.Time
+	// KeyBudget and AccountBudget are the caps in force (see Budget);
+	// PlaceHold refuses a hold that does not fit in one of them with
+	// CodeInsufficientBalance and ErrorCodeBudgetExceeded.
+	KeyBudget     Budget
+	AccountBudget Budget
 }
 
 // Record is one request's row in the log and usage ledger: metadata only,

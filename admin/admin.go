@@ -48,6 +48,9 @@ type Account struct {
 	// Guard is the account's own guard policy (its keys' default), on
 	// the answer of an update.
 	Guard *GuardPolicy `json:"guard,omitempty"`
+	// Budgets are the account's spend caps over all its keys (absent:
+	// none).
+	Budgets *Budgets `json:"budgets,omitempty"`
 }
 
 // AccountUpdate changes an account's settings; absent fields are left
@@ -55,6 +58,10 @@ type Account struct {
 type AccountUpdate struct {
 	// Guard's set fields replace those of the account's policy.
 	Guard *GuardPolicy `json:"guard,omitempty"`
+	// DailyBudgetUSD and MonthlyBudgetUSD replace the account's spend
+	// caps (decimal US dollars; "0" clears one).
+	DailyBudgetUSD   *string `json:"daily_budget_usd,omitempty"`
+	MonthlyBudgetUSD *string `json:"monthly_budget_usd,omitempty"`
 }
 
 // GuardPolicy is how the guard treats a key's or an account's requests.
@@ -151,6 +158,10 @@ type KeyRequest struct {
 	// Guard, when set, is the key's own guard policy (over its
 	// account's).
 	Guard *GuardPolicy `json:"guard,omitempty"`
+	// DailyBudgetUSD and MonthlyBudgetUSD, when set, cap the key's
+	// spend per UTC day and month (decimal US dollars).
+	DailyBudgetUSD   string `json:"daily_budget_usd,omitempty"`
+	MonthlyBudgetUSD string `json:"monthly_budget_usd,omitempty"`
 }
 
 // KeyUpdate changes a key's settings; empty fields are left as they are.
@@ -160,6 +171,10 @@ type KeyUpdate struct {
 	Models *[]string `json:"models,omitempty"`
 	// Guard's set fields replace those of the key's own guard policy.
 	Guard *GuardPolicy `json:"guard,omitempty"`
+	// DailyBudgetUSD and MonthlyBudgetUSD replace the key's spend caps
+	// (decimal US dollars; "0" clears one).
+	DailyBudgetUSD   *string `json:"daily_budget_usd,omitempty"`
+	MonthlyBudgetUSD *string `json:"monthly_budget_usd,omitempty"`
 }
 
 // Key is a key as listed: never its secret. Status is "active",
@@ -184,6 +199,9 @@ type Key struct {
 	// Guard is the policy the key runs under (its own over its
 	// account's over the defaults), on single-key answers.
 	Guard *GuardPolicy `json:"guard,omitempty"`
+	// Budgets are the key's own spend caps (absent: none; its account's
+	// are on the account).
+	Budgets *Budgets `json:"budgets,omitempty"`
 }
 
 func toKey(k *gw.Key, u gw.KeyUsage, now time.Time) Key {

@@ -97,7 +97,11 @@ func (l *Local) withBalance(ctx context.Context, a *gw.Account) (*Account, error
 	if err != nil {
 		return nil, err
 	}
-	return &Account{ID: a.ID, Name: a.Name, CreatedAt: a.CreatedAt, Balance: toBalance(b)}, nil
+	budgets, err := l.accountBudgets(ctx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &Account{ID: a.ID, Name: a.Name, CreatedAt: a.CreatedAt, Balance: toBalance(b), Budgets: budgets}, nil
 }
 
 func (l *Local) Accounts(ctx context.Context) ([]Account, error) {
@@ -206,6 +210,22 @@ func (l *Local) CreateKey(ctx context.Context, req KeyRequest) (*CreatedKey, err
 	if err != nil {
 		return nil, err
 	}
+	var budget gw.Budget
+	if req.DailyBudgetUSD != "" || req.MonthlyBudgetUSD != "" {
+		d, m := &req.DailyBudgetUSD, &req.MonthlyBudgetUSD
+		if *d == "" {
+			d = nil
+		}
+		if *m == "" {
+			m = nil
+		}
+		if budget, _, err = budgetUpdate(d, m, gw.Budget{}); err != nil {
+			return nil, err
+		}
+		if _, err := l.budgetStore(); err != nil {
+			return nil, err
+		}
+	}
 	var gs gw.GuardStore
 	if req.Guard != nil {
 		if err := validPolicy(req.Guard); err != nil {
@@ -222,7 +242,7 @@ func (l *Local) CreateKey(ctx context.Context, req KeyRequest) (*CreatedKey, err
 	if err != nil {
 		return nil, err
 	}
-	k, err := l.issue(ctx, a, req.Name, gw.Limit{RPM: req.RPM, TPM: req.TPM}, req.ExpiresAt, off)
+	k, err := l.issue(ctx, a, req.Name, gw.Limit{RPM: req.RPM, TPM: req.TPM}, req.ExpiresAt, off, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -333,16 +353,21 @@ func optimizeOff(s string, def bool) (bool, error) {
 	return false, invalid("optimize must be on or off, not %q", s)
 }
 
-func (l *Local) issue(ctx context.Context, a *gw.Account, name string, lim gw.Limit, ends *time.Time, optimizeOff bool) (*CreatedKey, error) {
+func (l *Local) issue(ctx context.Context, a *gw.Account, name string, lim gw.Limit, ends *time.Time, optimizeOff bool, budget gw.Budget) (*CreatedKey, error) {
 	secret, id, hash, err := auth.NewKey()
 	if err != nil {
 		return nil, err
 	}
-	k := &gw.Key{ID: id, AccountID: a.ID, AccountName: a.Name, Name: name, Hint: auth.Hint(secret), CreatedAt: l.now(), RPM: lim.RPM, TPM: lim.TPM, RevokedAt: ends, OptimizeOff: optimizeOff}
+	k := &gw.Key{ID: id, AccountID: a.ID, AccountName: a.Name, Name: name, Hint: auth.Hint(secret), CreatedAt: l.now(), RPM: lim.RPM, TPM: lim.TPM, RevokedAt: ends, OptimizeOff: optimizeOff,
+		Budget: budget}
 	if err := l.Store.CreateKey(ctx, k, hash); err != nil {
 		return nil, err
 	}
-	return &CreatedKey{Key: toKey(k, gw.KeyUsage{}, l.now()), Secret: secret}, nil
+	out := &CreatedKey{Key: toKey(k, gw.KeyUsage{}, l.now()), Secret: secret}
+	if out.Budgets, err = l.keyBudgets(ctx, k); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (l *Local) Keys(ctx context.Context) ([]Key, error) {
@@ -357,7 +382,11 @@ func (l *Local) Keys(ctx context.Context) ([]Key, error) {
 	now := l.now()
 	out := make([]Key, 0, len(keys))
 	for i := range keys {
-		out = append(out, toKey(&keys[i], usage[keys[i].ID], now))
+		k := toKey(&keys[i], usage[keys[i].ID], now)
+		if k.Budgets, err = l.keyBudgets(ctx, &keys[i]); err != nil {
+			return nil, err
+		}
+		out = append(out, k)
 	}
 	return out, nil
 }
@@ -393,7 +422,7 @@ func (l *Local) RotateKey(ctx context.Context, id string, grace time.Duration) (
 	if err != nil {
 		return nil, err
 	}
-	created, err := l.issue(ctx, a, old.Name, gw.Limit{RPM: old.RPM, TPM: old.TPM}, old.RevokedAt, old.OptimizeOff)
+	created, err := l.issue(ctx, a, old.Name, gw.Limit{RPM: old.RPM, TPM: old.TPM}, old.RevokedAt, old.OptimizeOff, old.Budget)
 	if err != nil {
 		return nil, err
 	}
@@ -454,6 +483,23 @@ func (l *Local) UpdateKey(ctx context.Context, id string, u KeyUpdate) (*Key, er
 			return nil, err
 		}
 	}
+	budget, budgetChanged, err := budgetUpdate(u.DailyBudgetUSD, u.MonthlyBudgetUSD, k.Budget)
+	if err != nil {
+		return nil, err
+	}
+	if budgetChanged {
+		bs, err := l.budgetStore()
+		if err != nil {
+			return nil, err
+		}
+		if err := bs.SetKeyBudget(ctx, id, budget); err != nil {
+			return nil, err
+		}
+		k.Budget = budget
+		if l.OnRevoke != nil {
+			l.OnRevoke(id) // the cached principal carries the old budget
+		}
+	}
 	if u.Guard != nil {
 		if err := validPolicy(u.Guard); err != nil {
 			return nil, err
@@ -502,6 +548,9 @@ func (l *Local) withUse(ctx context.Context, k *gw.Key) (*Key, error) {
 	if out.Guard, err = l.effectivePolicy(ctx, k.ID, k.AccountID); err != nil {
 		return nil, err
 	}
+	if out.Budgets, err = l.keyBudgets(ctx, k); err != nil {
+		return nil, err
+	}
 	return &out, nil
 }
 
@@ -514,10 +563,19 @@ func (l *Local) Key(ctx context.Context, id string) (*Key, error) {
 	return l.withUse(ctx, k)
 }
 
-// UpdateAccount changes an account's guard policy.
+// UpdateAccount changes an account's guard policy and budgets.
 func (l *Local) UpdateAccount(ctx context.Context, account string, u AccountUpdate) (*Account, error) {
+	budgetGiven := u.DailyBudgetUSD != nil || u.MonthlyBudgetUSD != nil
+	if u.Guard == nil && !budgetGiven {
+		return nil, invalid("nothing to change: give guard, daily_budget_usd or monthly_budget_usd")
+	}
+	if budgetGiven {
+		if _, _, err := budgetUpdate(u.DailyBudgetUSD, u.MonthlyBudgetUSD, gw.Budget{}); err != nil {
+			return nil, err
+		}
+	}
 	if u.Guard == nil {
-		return nil, invalid("nothing to change: give guard")
+		return l.updateAccountBudget(ctx, account, u)
 	}
 	if err := validPolicy(u.Guard); err != nil {
 		return nil, err
@@ -529,6 +587,11 @@ func (l *Local) UpdateAccount(ctx context.Context, account string, u AccountUpda
 	a, err := l.account(ctx, account)
 	if err != nil {
 		return nil, err
+	}
+	if budgetGiven {
+		if _, err := l.updateAccountBudget(ctx, a.ID, u); err != nil {
+			return nil, err
+		}
 	}
 	_, cur, err := gs.GuardPolicies(ctx, "", a.ID)
 	if err != nil {

@@ -27,13 +27,14 @@ const lockAccounts = `SELECT id FROM accounts
 // are the running total less the expired holds not yet swept (an index
 // range ExpireHolds keeps short), so the check costs the same however
 // many holds are open. $1 id, $2 account, $3 key, $4 amount, $5 expiry,
-// $6 now.
+// $6 now, $7 the request's arrival (the hold's created_at: its budget
+// periods). A hold under budgets goes through placeHoldBudgeted instead.
 const placeHold = `WITH acct AS (SELECT balance, held - (SELECT coalesce(sum(amount), 0)::bigint
 		FROM holds WHERE account_id = $2 AND expires_at <= $6) AS live FROM accounts WHERE id = $2),
 	dup AS (SELECT EXISTS (SELECT 1 FROM holds WHERE id = $1) AS e),
 	ins AS (
 		INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at)
-		SELECT $1::text, $2::text, $3::text, $4::bigint, $5::timestamptz, $6::timestamptz FROM acct, dup
+		SELECT $1::text, $2::text, $3::text, $4::bigint, $5::timestamptz, $7::timestamptz FROM acct, dup
 		WHERE NOT dup.e AND acct.balance - acct.live >= $4::bigint
 		RETURNING amount
 	),
@@ -50,12 +51,15 @@ const placeHold = `WITH acct AS (SELECT balance, held - (SELECT coalesce(sum(amo
 // the rest is added to the record's loss ($27) and noted. It returns the
 // hold's account and the debit, or no row when the hold does not exist
 // (and then writes nothing).
-const finishHold = `WITH h AS (DELETE FROM holds WHERE id = $29 RETURNING account_id, key_id, amount),
+var finishHold = `WITH h AS (DELETE FROM holds WHERE id = $29 RETURNING account_id, key_id, amount, expires_at, created_at,
+		key_daily_budget, key_monthly_budget, account_daily_budget, account_monthly_budget),
 	a AS (
-		SELECT least($21::bigint, greatest(0::bigint, accounts.balance - (accounts.held - h.amount -
-			(SELECT coalesce(sum(amount), 0)::bigint FROM holds
-			 WHERE account_id = h.account_id AND expires_at <= $31::timestamptz AND id <> $29)))) AS debit
-		FROM accounts, h WHERE accounts.id = h.account_id
+		SELECT least(c.covers, c.budget) AS debit, c.budget < least($21::bigint, c.covers) AS by_budget FROM (
+			SELECT least($21::bigint, greatest(0::bigint, accounts.balance - (accounts.held - h.amount -
+				(SELECT coalesce(sum(amount), 0)::bigint FROM holds
+				 WHERE account_id = h.account_id AND expires_at <= $31::timestamptz AND id <> $29)))) AS covers,
+				` + budgetCovers + ` AS budget
+			FROM accounts, h WHERE accounts.id = h.account_id) c
 	),
 	debit AS (
 		UPDATE accounts SET held = held - h.amount, charged = charged + a.debit, balance = balance - a.debit
@@ -77,30 +81,44 @@ const finishHold = `WITH h AS (DELETE FROM holds WHERE id = $29 RETURNING accoun
 		FROM h, a WHERE $30::boolean
 		RETURNING 1
 	)
-	SELECT h.account_id, a.debit FROM h, a`
+	SELECT h.account_id, a.debit, a.by_budget FROM h, a`
 
 // lossNote is the record's note ($25) with the operator's loss appended
 // when the debit (a.debit) is below the charge ($21).
 const lossNote = `CASE WHEN a.debit < $21::bigint THEN concat_ws('; ', nullif($25::text, ''),
-	'` + gw.NoteOperatorLoss + `: the charge exceeded the hold and the available balance by ' || ($21::bigint - a.debit)::text)
+	'` + gw.NoteOperatorLoss + `: the charge exceeded the hold and ' ||
+	CASE WHEN a.by_budget THEN 'what the budgets cover' ELSE 'the available balance' END || ' by ' || ($21::bigint - a.debit)::text)
 	ELSE $25::text END`
 
 const insertRecord = `INSERT INTO records (` + recordColumns + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`
 
+// relaxSync makes the rest of the transaction commit without waiting for
+// the WAL flush (set_config's third argument: for this transaction only).
+const relaxSync = `SELECT set_config('synchronous_commit', 'off', true)`
+
 // apply runs ops in one transaction, as one pipelined batch, storing each
 // call's own outcome in results. A call's clean failure (ErrNotFound,
 // insufficient balance) has changed nothing and leaves the transaction
 // usable; any other error aborts the transaction and is returned.
+//
+// The batch is the whole transaction, in one round trip: with no BEGIN,
+// the statements sent before the batch's single Sync run in one implicit
+// transaction, which the server commits at the Sync when every statement
+// succeeded and rolls back when one failed (the statements after a
+// failure are not run). So a batch commits all or nothing, as with an
+// explicit transaction, without the round trips of BEGIN and COMMIT.
 func (db *DB) apply(ops []*groupcommit.Op, results []error) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
 	now := db.now()
 
 	b := &pgx.Batch{}
-	if !db.syncEach {
-		// Queued with the batch: no round trip of its own.
-		b.Queue(`SET LOCAL synchronous_commit = off`)
+	relax := !db.syncEach || !groupcommit.NeedsSync(ops)
+	if relax {
+		// No charge in this batch, or flushes not wanted: the commit
+		// need not wait for the WAL flush.
+		b.Queue(relaxSync)
 	}
 	var accounts, holds []string
 	for _, o := range ops {
@@ -120,7 +138,11 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) (err error) {
 		switch o.Kind {
 		case groupcommit.Hold:
 			h := o.Hold
-			b.Queue(placeHold, h.ID, h.AccountID, h.KeyID, int64(h.Amount), h.ExpiresAt, now)
+			if len(h.BudgetLimits()) > 0 {
+				b.Queue(placeHoldBudgeted, budgetedArgs(&h, now)...)
+			} else {
+				b.Queue(placeHold, h.ID, h.AccountID, h.KeyID, int64(h.Amount), h.ExpiresAt, now, h.At)
+			}
 		case groupcommit.Settle, groupcommit.Release:
 			rec := o.Rec
 			if rec == nil {
@@ -136,20 +158,9 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) (err error) {
 		}
 	}
 
-	tx, err := db.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer tx.Rollback(ctx)
-	if db.syncEach && !groupcommit.NeedsSync(ops) {
-		// No charge in this batch: it need not wait for the WAL flush.
-		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-			return fmt.Errorf("relax sync: %w", err)
-		}
-	}
-	br := tx.SendBatch(ctx, b)
+	br := db.pool.SendBatch(ctx, b)
 	defer br.Close()
-	if !db.syncEach {
+	if relax {
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("relax sync: %w", err)
 		}
@@ -166,10 +177,8 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) (err error) {
 		}
 		results[i] = err
 	}
+	// Close reads the Sync's answer: the commit.
 	if err := br.Close(); err != nil {
-		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
@@ -179,6 +188,9 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) (err error) {
 func read(br pgx.BatchResults, o *groupcommit.Op) error {
 	switch o.Kind {
 	case groupcommit.Hold:
+		if len(o.Hold.BudgetLimits()) > 0 {
+			return readBudgeted(br, &o.Hold)
+		}
 		var balance, held int64
 		var dup, placed bool
 		if err := br.QueryRow().Scan(&balance, &held, &dup, &placed); err != nil {
@@ -197,7 +209,8 @@ func read(br pgx.BatchResults, o *groupcommit.Op) error {
 	case groupcommit.Settle, groupcommit.Release:
 		var account string
 		var debit int64
-		if err := br.QueryRow().Scan(&account, &debit); err != nil {
+		var byBudget bool
+		if err := br.QueryRow().Scan(&account, &debit, &byBudget); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("hold %q: %w", o.ID, gw.ErrNotFound)
 			}
@@ -207,7 +220,11 @@ func read(br pgx.BatchResults, o *groupcommit.Op) error {
 			short := o.Rec.Charge - gw.Money(debit)
 			o.Rec.Loss += short
 			o.Rec.Charge = gw.Money(debit)
-			o.Rec.Note = gw.JoinNote(o.Rec.Note, fmt.Sprintf("%s: the charge exceeded the hold and the available balance by %d", gw.NoteOperatorLoss, short))
+			what := "the available balance"
+			if byBudget {
+				what = "what the budgets cover"
+			}
+			o.Rec.Note = gw.JoinNote(o.Rec.Note, fmt.Sprintf("%s: the charge exceeded the hold and %s by %d", gw.NoteOperatorLoss, what, short))
 		}
 		return nil
 	}

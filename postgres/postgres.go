@@ -308,10 +308,12 @@ func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
 		k.CreatedAt = db.now()
 	}
 	k.CreatedAt = k.CreatedAt.Truncate(time.Microsecond)
-	err := db.pool.QueryRow(ctx, `INSERT INTO api_keys (id, account_id, hash, hint, rpm, tpm, created_at, revoked_at, name, optimize_off, models)
-		SELECT $1::text, a.id, $3::bytea, $4::text, $5::bigint, $6::bigint, $7::timestamptz, $8::timestamptz, $9::text, $10::boolean, $11::text FROM accounts a WHERE a.id = $2
+	err := db.pool.QueryRow(ctx, `INSERT INTO api_keys (id, account_id, hash, hint, rpm, tpm, created_at, revoked_at, name, optimize_off, models, daily_budget, monthly_budget)
+		SELECT $1::text, a.id, $3::bytea, $4::text, $5::bigint, $6::bigint, $7::timestamptz, $8::timestamptz, $9::text, $10::boolean, $11::text, $12::bigint, $13::bigint
+		FROM accounts a WHERE a.id = $2
 		RETURNING (SELECT name FROM accounts WHERE id = $2)`,
-		k.ID, k.AccountID, hash[:], k.Hint, k.RPM, k.TPM, k.CreatedAt, k.RevokedAt, k.Name, k.OptimizeOff, gw.JoinModels(k.Models)).Scan(&k.AccountName)
+		k.ID, k.AccountID, hash[:], k.Hint, k.RPM, k.TPM, k.CreatedAt, k.RevokedAt, k.Name, k.OptimizeOff, gw.JoinModels(k.Models),
+		int64(k.Budget.Daily), int64(k.Budget.Monthly)).Scan(&k.AccountName)
 	if err != nil {
 		return fmt.Errorf("create key: %w", notFound(err))
 	}
@@ -320,7 +322,8 @@ func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
 
 // Keys lists every key, revoked ones included, newest first.
 func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
-	rows, err := db.pool.Query(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at, k.name, k.optimize_off, k.models
+	rows, err := db.pool.Query(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at, k.name, k.optimize_off, k.models,
+		k.daily_budget, k.monthly_budget
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id
 		ORDER BY k.created_at DESC, k.id DESC`)
 	if err != nil {
@@ -329,7 +332,8 @@ func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
 	keys, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (gw.Key, error) {
 		var k gw.Key
 		var models string
-		err := row.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &k.CreatedAt, &k.RevokedAt, &k.Name, &k.OptimizeOff, &models)
+		err := row.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &k.CreatedAt, &k.RevokedAt, &k.Name, &k.OptimizeOff, &models,
+			&k.Budget.Daily, &k.Budget.Monthly)
 		k.Models = gw.SplitModels(models)
 		k.CreatedAt = k.CreatedAt.UTC()
 		if k.RevokedAt != nil {
@@ -378,9 +382,11 @@ func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, erro
 	var stored []byte
 	var revoked *time.Time
 	var models string
-	err := db.pool.QueryRow(ctx, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at, k.optimize_off, k.models
+	err := db.pool.QueryRow(ctx, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at, k.optimize_off, k.models,
+		k.daily_budget, k.monthly_budget, a.daily_budget, a.monthly_budget
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1`, hash[:]).
-		Scan(&p.KeyID, &p.AccountID, &p.AccountName, &p.RPM, &p.TPM, &stored, &revoked, &p.OptimizeOff, &models)
+		Scan(&p.KeyID, &p.AccountID, &p.AccountName, &p.RPM, &p.TPM, &stored, &revoked, &p.OptimizeOff, &models,
+			&p.KeyBudget.Daily, &p.KeyBudget.Monthly, &p.AccountBudget.Daily, &p.AccountBudget.Monthly)
 	p.Models = gw.SplitModels(models)
 	if err != nil {
 		return nil, fmt.Errorf("key by hash: %w", notFound(err))
@@ -462,6 +468,9 @@ func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
 	}
 	if h.ExpiresAt.IsZero() {
 		return errors.New("place hold: no expiry")
+	}
+	if h.At.IsZero() {
+		h.At = db.now()
 	}
 	return db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Hold, Hold: h}, "place hold")
 }

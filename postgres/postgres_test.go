@@ -82,6 +82,7 @@ func TestStore(t *testing.T) {
 
 func BenchmarkSettle(b *testing.B) {
 	db := open(b)
+	defer serverCPU(b)()
 	storetest.BenchmarkSettle(b, db)
 	st := db.Stats()
 	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
@@ -96,6 +97,7 @@ func BenchmarkSettleSyncEach(b *testing.B) {
 		b.Fatalf("Open: %v", err)
 	}
 	defer db.Close()
+	defer serverCPU(b)()
 	storetest.BenchmarkSettle(b, db)
 	st := db.Stats()
 	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
@@ -232,7 +234,11 @@ func TestCommitIsolatesFailingCall(t *testing.T) {
 // the default synchronous_commit=off for group commits and with every
 // commit flushed.
 func BenchmarkHoldSettleRecord(b *testing.B) {
-	b.Run("async", func(b *testing.B) { storetest.BenchmarkHoldSettleRecord(b, open(b)) })
+	b.Run("async", func(b *testing.B) {
+		db := open(b)
+		defer serverCPU(b)()
+		storetest.BenchmarkHoldSettleRecord(b, db)
+	})
 	b.Run("synceach", func(b *testing.B) {
 		url, schema := testSchema(b)
 		db, err := OpenWith(b.Context(), url, Options{Schema: schema, SyncEachCommit: true})
@@ -240,6 +246,7 @@ func BenchmarkHoldSettleRecord(b *testing.B) {
 			b.Fatalf("Open: %v", err)
 		}
 		defer db.Close()
+		defer serverCPU(b)()
 		storetest.BenchmarkHoldSettleRecord(b, db)
 	})
 }

@@ -800,15 +800,56 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 	if gw.ErrorCode(err) != gw.CodeInsufficientBalance {
 		return err
 	}
-	// Too little for the whole output: size the hold to the balance.
+	// Too little for the whole output: size the hold to the balance,
+	// and to what the budgets leave.
 	bal, berr := g.cfg.Store.Balance(ctx, in.Principal.AccountID)
 	if berr != nil {
 		return err
 	}
-	if p, err = plan(bal.Balance - bal.Held); err != nil {
-		return err
+	available := bal.Balance - bal.Held
+	budget := gw.AsError(err).ErrorCode == gw.ErrorCodeBudgetExceeded
+	if budget {
+		left, lerr := x.budgetLeft(ctx)
+		if lerr != nil {
+			return err
+		}
+		available = min(available, left)
+	}
+	p, perr := plan(available)
+	if perr != nil {
+		if budget {
+			return err // the budget's refusal says more than the balance's
+		}
+		return perr
 	}
 	return x.tryHold(ctx, p)
+}
+
+// budgetLeft is the least that the budgets in force on the request leave
+// for it (the period's charges and open holds taken off).
+func (x *Exchange) budgetLeft(ctx context.Context) (gw.Money, error) {
+	in := &x.in
+	bu, ok := x.g.cfg.Store.(gw.BudgetUser)
+	if !ok {
+		return 0, errors.New("store reports no budget use")
+	}
+	u, err := bu.BudgetUse(ctx, in.Principal.AccountID, in.Principal.KeyID, in.Received)
+	if err != nil {
+		return 0, err
+	}
+	left := gw.Money(1<<63 - 1)
+	for _, c := range []struct {
+		limit gw.Money
+		use   gw.PeriodUse
+	}{
+		{in.Principal.KeyBudget.Daily, u.KeyDay}, {in.Principal.KeyBudget.Monthly, u.KeyMonth},
+		{in.Principal.AccountBudget.Daily, u.AccountDay}, {in.Principal.AccountBudget.Monthly, u.AccountMonth},
+	} {
+		if c.limit > 0 {
+			left = min(left, c.use.Remaining(c.limit))
+		}
+	}
+	return left, nil
 }
 
 func holdErr(err error) error {
@@ -820,7 +861,8 @@ func holdErr(err error) error {
 
 func (x *Exchange) tryHold(ctx context.Context, plan HoldPlan) error {
 	g, in := x.g, &x.in
-	h := gw.Hold{ID: in.RequestID, AccountID: in.Principal.AccountID, KeyID: in.Principal.KeyID, Amount: plan.Amount, ExpiresAt: g.cfg.Now().Add(g.cfg.HoldTTL)}
+	h := gw.Hold{ID: in.RequestID, AccountID: in.Principal.AccountID, KeyID: in.Principal.KeyID, Amount: plan.Amount, ExpiresAt: g.cfg.Now().Add(g.cfg.HoldTTL),
+		At: in.Received, KeyBudget: in.Principal.KeyBudget, AccountBudget: in.Principal.AccountBudget}
 	if err := g.cfg.Store.PlaceHold(ctx, h); err != nil {
 		if gw.ErrorCode(err) == gw.CodeInsufficientBalance {
 			e := gw.AsError(err)
@@ -1345,7 +1387,8 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 		if !x.holdLost {
 			r.Note = joinNote(r.Note, NoteHoldExpired)
 		}
-		if err = g.cfg.Store.PlaceHold(wctx, gw.Hold{ID: in.RequestID, AccountID: in.Principal.AccountID, KeyID: in.Principal.KeyID, ExpiresAt: g.cfg.Now().Add(time.Minute)}); err == nil {
+		if err = g.cfg.Store.PlaceHold(wctx, gw.Hold{ID: in.RequestID, AccountID: in.Principal.AccountID, KeyID: in.Principal.KeyID, ExpiresAt: g.cfg.Now().Add(time.Minute),
+			At: in.Received, KeyBudget: in.Principal.KeyBudget, AccountBudget: in.Principal.AccountBudget}); err == nil {
 			err = g.cfg.Store.Settle(wctx, in.RequestID, r)
 		}
 	}

@@ -2,7 +2,10 @@
 -- KEYS[1]: the key's hash. Fields: "h" = newest bucket index; "r<i>" and
 -- "t<i>" = requests and tokens counted in bucket i (Unix seconds).
 -- ARGV: rpm, tpm, tokens (>= 0), now in microseconds ("" = server TIME),
--- TTL in milliseconds.
+-- TTL in milliseconds, and a token correction to apply first (an integer,
+-- "0" for none; see adjust.lua: a positive one is counted in the current
+-- bucket, a negative one refunded from the newest buckets, never below
+-- zero).
 -- Returns {allowed (0/1), requests in the window after the call,
 -- retry-after in microseconds}.
 local RES = 1000000
@@ -50,6 +53,36 @@ if #dead > 0 then
   redis.call('HDEL', KEYS[1], unpack(dead))
 end
 
+-- The corrections Adjust deferred to this call, as adjust.lua would have
+-- applied them.
+local adj = tonumber(ARGV[6] or '0') or 0
+local wrote = false
+if adj > 0 then
+  redis.call('HINCRBY', KEYS[1], 't' .. cur, ARGV[6])
+  tok[cur] = (tok[cur] or 0) + adj
+  toks = toks + adj
+  wrote = true
+elseif adj < 0 then
+  local left = -adj
+  for j = cur, lo, -1 do
+    if left <= 0 then break end
+    local v = tok[j] or 0
+    if v > 0 then
+      if v <= left then
+        redis.call('HDEL', KEYS[1], 't' .. j)
+        tok[j] = nil
+        toks = toks - v
+        left = left - v
+      else
+        redis.call('HINCRBY', KEYS[1], 't' .. j, string.format('%d', -left))
+        tok[j] = v - left
+        toks = toks - left
+        left = 0
+      end
+    end
+  end
+end
+
 -- wait: microseconds until the oldest buckets holding at least excess
 -- have left the window; bucket j leaves when bucket j+N begins.
 local function wait(b, excess)
@@ -79,6 +112,10 @@ if tpm > 0 and tokens > 0 then
   end
 end
 if w > 0 then
+  if wrote then
+    redis.call('HSET', KEYS[1], 'h', cur)
+    redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  end
   return {0, reqs, w}
 end
 redis.call('HINCRBY', KEYS[1], 'r' .. cur, 1)

@@ -54,6 +54,21 @@
 // In the last two modes Allow's error wraps ErrUnavailable. Adjust
 // returns the error too (it changes only a reservation, so callers log
 // it and go on), except with a fallback, which it adjusts instead.
+//
+// # Round trips
+//
+// Allow is one round trip (one script). Adjust, by default, is another.
+// With Options.AdjustDelay set (the gateway sets it), Adjust makes none:
+// it adds the correction to the key's pending total in this instance's
+// memory, and the key's next Allow here carries it into its script,
+// which applies it before it decides; a key with no Allow meanwhile has
+// its corrections sent after at most AdjustDelay, every pending key in
+// one pipelined round trip. So a request costs one round trip to Redis,
+// not two. What it costs: this instance's own decisions see every
+// correction at once, but other instances see it up to AdjustDelay
+// late, and a correction counts in the bucket of the second it reaches
+// Redis, not of the Adjust call; a crash loses the corrections of the
+// last AdjustDelay at most (Close sends them).
 package redis
 
 import (
@@ -64,6 +79,8 @@ import (
 	"log/slog"
 	"net/url"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -127,6 +144,11 @@ type Options struct {
 	Cooldown time.Duration
 	// Logger receives the outage and the recovery; nil: discarded.
 	Logger *slog.Logger
+	// AdjustDelay, when positive, defers Adjust's corrections: they ride
+	// on the key's next Allow, or are sent at most this long after they
+	// were made (see Round trips in the package doc). Zero: Adjust calls
+	// Redis itself. A Limiter with it set should be closed.
+	AdjustDelay time.Duration
 }
 
 // Limiter is a gw.Limiter whose counts live in Redis, shared by every
@@ -150,6 +172,15 @@ type Limiter struct {
 	// closed. lastErr is the failure that opened it.
 	openUntil atomic.Int64
 	lastErr   atomic.Pointer[error]
+
+	// delay is Options.AdjustDelay; pending holds the deferred
+	// corrections by Redis key, and flushing is the timer that sends
+	// them (nil: none pending or deferral off).
+	delay    time.Duration
+	mu       sync.Mutex
+	pending  map[string]correction // guarded by mu
+	flushing *time.Timer           // guarded by mu
+	closed   bool                  // guarded by mu
 }
 
 // New returns a Limiter that keeps its counts in client.
@@ -170,6 +201,7 @@ func New(client goredis.UniversalClient, opts Options) *Limiter {
 		l.timeout = DefaultTimeout
 	}
 	l.fallback, l.instances, l.cooldown, l.log = opts.Fallback, max(opts.Instances, 1), opts.Cooldown, opts.Logger
+	l.delay = max(opts.AdjustDelay, 0)
 	if l.cooldown <= 0 {
 		l.cooldown = DefaultCooldown
 	}
@@ -278,8 +310,10 @@ func (l *Limiter) Allow(ctx context.Context, key string, lim gw.Limit, tokens in
 	}
 	rctx, cancel := l.bound(ctx)
 	defer cancel()
-	res, err := l.allow.Run(rctx, l.client, []string{l.prefix + key},
-		rpm, tpm, max(tokens, 0), l.nowArg(), ttl.Milliseconds()).Int64Slice()
+	rkey := l.prefix + key
+	adj := l.take(rkey)
+	res, err := l.allow.Run(rctx, l.client, []string{rkey},
+		rpm, tpm, max(tokens, 0), l.nowArg(), ttl.Milliseconds(), adj).Int64Slice()
 	if err == nil && len(res) != 3 {
 		err = fmt.Errorf("unexpected script reply %v", res)
 	}
@@ -287,6 +321,9 @@ func (l *Limiter) Allow(ctx context.Context, key string, lim gw.Limit, tokens in
 		err = fmt.Errorf("%w: redis allow: %w", ErrUnavailable, err)
 		if ctx.Err() == nil { // not the caller going away
 			l.trip(err)
+		}
+		if adj != 0 && l.fallback != nil {
+			l.fallback.Adjust(ctx, key, l.share(lim), adj)
 		}
 		return l.fail(ctx, key, lim, tokens, err)
 	}
@@ -342,6 +379,9 @@ func (l *Limiter) Adjust(ctx context.Context, key string, lim gw.Limit, delta in
 		}
 		return l.breakerErr()
 	}
+	if l.defer_(key, lim, delta) {
+		return nil
+	}
 	rctx, cancel := l.bound(ctx)
 	defer cancel()
 	err := l.adjust.Run(rctx, l.client, []string{l.prefix + key},
@@ -358,6 +398,126 @@ func (l *Limiter) Adjust(ctx context.Context, key string, lim gw.Limit, delta in
 	}
 	l.heal()
 	return nil
+}
+
+// correction is a key's pending token correction, with the limit of its
+// latest Adjust (for the fallback's share).
+type correction struct {
+	key   string
+	lim   gw.Limit
+	delta int64
+}
+
+// defer_ adds delta to rkey's pending correction and reports whether it
+// did (false: deferral is off or the limiter closed).
+func (l *Limiter) defer_(key string, lim gw.Limit, delta int64) bool {
+	if l.delay <= 0 {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	if l.pending == nil {
+		l.pending = map[string]correction{}
+	}
+	rkey := l.prefix + key
+	if v := l.pending[rkey].delta + delta; v != 0 {
+		l.pending[rkey] = correction{key, lim, v}
+	} else {
+		delete(l.pending, rkey)
+	}
+	if l.flushing == nil && len(l.pending) > 0 {
+		l.flushing = time.AfterFunc(l.delay, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), max(l.timeout, DefaultTimeout))
+			defer cancel()
+			if err := l.Flush(ctx); err != nil {
+				l.log.Warn("redis: deferred rate limit corrections not sent", "err", err)
+			}
+		})
+	}
+	return true
+}
+
+// take removes and returns rkey's pending correction (0: none).
+func (l *Limiter) take(rkey string) int64 {
+	if l.delay <= 0 {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.pending[rkey]
+	delete(l.pending, rkey)
+	return c.delta
+}
+
+// Flush sends every pending correction now, in one pipelined round trip.
+// On failure the corrections go to the fallback when there is one, and
+// are dropped otherwise (as a failed Adjust's would be).
+func (l *Limiter) Flush(ctx context.Context) error {
+	l.mu.Lock()
+	all := l.pending
+	l.pending = nil
+	if l.flushing != nil {
+		l.flushing.Stop()
+		l.flushing = nil
+	}
+	l.mu.Unlock()
+	if len(all) == 0 {
+		return nil
+	}
+	var err error
+	if !l.skip() {
+		rctx, cancel := l.bound(ctx)
+		defer cancel()
+		now := l.nowArg()
+		cmds := map[string]*goredis.Cmd{}
+		_, err = l.client.Pipelined(rctx, func(p goredis.Pipeliner) error {
+			for rkey, c := range all {
+				cmds[rkey] = l.adjust.EvalSha(rctx, p, []string{rkey}, c.delta, now, ttl.Milliseconds())
+			}
+			return nil
+		})
+		if err != nil && strings.Contains(err.Error(), "NOSCRIPT") {
+			// The server lost its script cache: once more, each with
+			// its body.
+			err = nil
+			for rkey, c := range all {
+				if cmds[rkey].Err() != nil {
+					err = errors.Join(err, l.adjust.Run(rctx, l.client, []string{rkey}, c.delta, now, ttl.Milliseconds()).Err())
+				}
+			}
+		}
+		if err == nil {
+			l.heal()
+			return nil
+		}
+		err = fmt.Errorf("%w: redis adjust: %w", ErrUnavailable, err)
+		if ctx.Err() == nil {
+			l.trip(err)
+		}
+	} else {
+		err = l.breakerErr()
+	}
+	if l.fallback != nil {
+		for _, c := range all {
+			l.fallback.Adjust(ctx, c.key, l.share(c.lim), c.delta)
+		}
+		return nil
+	}
+	return err
+}
+
+// Close sends the pending corrections and stops deferring: Adjust calls
+// Redis itself from now on. It does not close the client.
+func (l *Limiter) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), max(l.timeout, DefaultTimeout))
+	defer cancel()
+	return l.Flush(ctx)
 }
 
 func (l *Limiter) bound(ctx context.Context) (context.Context, context.CancelFunc) {

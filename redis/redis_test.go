@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +71,115 @@ func TestConformance(t *testing.T) {
 	limitertest.Run(t, func(t *testing.T) gw.Limiter {
 		return New(c, Options{Prefix: p})
 	})
+}
+
+// TestConformanceDeferred: with Adjust's corrections deferred to the
+// key's next Allow, the limiter's own answers are the same.
+func TestConformanceDeferred(t *testing.T) {
+	c := client(t)
+	p := prefix(t, c)
+	limitertest.Run(t, func(t *testing.T) gw.Limiter {
+		l := New(c, Options{Prefix: p, AdjustDelay: time.Hour})
+		t.Cleanup(func() { l.Close() })
+		return l
+	})
+}
+
+// TestDeferredAdjust: a deferred correction makes no round trip of its
+// own, rides on the key's next Allow, and reaches another instance once
+// flushed (by the timer, or by Close).
+func TestDeferredAdjust(t *testing.T) {
+	c := client(t)
+	p := prefix(t, c)
+	ctx := context.Background()
+	lim := gw.Limit{TPM: 100}
+	t.Run("RidesOnAllow", func(t *testing.T) {
+		a := New(c, Options{Prefix: p, AdjustDelay: time.Hour})
+		defer a.Close()
+		b := New(c, Options{Prefix: p})
+		if d, err := a.Allow(ctx, "ride", lim, 50); err != nil || !d.Allowed {
+			t.Fatalf("Allow: %+v, %v", d, err)
+		}
+		if err := a.Adjust(ctx, "ride", lim, 50); err != nil {
+			t.Fatal(err)
+		}
+		// No round trip: the key is as the Allow left it.
+		if got := c.HGetAll(ctx, p+"ride").Val(); tokensIn(got) != 50 {
+			t.Fatalf("after a deferred Adjust the key holds %d tokens, want the 50 of the Allow only", tokensIn(got))
+		}
+		// The other instance does not see it yet; this one does.
+		if d, err := b.Allow(ctx, "ride", lim, 50); err != nil || !d.Allowed {
+			t.Fatalf("other instance before the correction arrived: %+v, %v; want admitted", d, err)
+		}
+		if d, err := a.Allow(ctx, "ride", lim, 1); err != nil || d.Allowed {
+			t.Fatalf("this instance after its correction: %+v, %v; want denied (50+50+50 > 100)", d, err)
+		}
+		if got := c.HGetAll(ctx, p+"ride").Val(); tokensIn(got) != 150 {
+			t.Fatalf("the Allow carried the correction: key holds %d tokens, want 150", tokensIn(got))
+		}
+	})
+	t.Run("RefundRidesOnDeniedAllow", func(t *testing.T) {
+		a := New(c, Options{Prefix: p, AdjustDelay: time.Hour})
+		defer a.Close()
+		if d, err := a.Allow(ctx, "refund", lim, 100); err != nil || !d.Allowed {
+			t.Fatalf("Allow: %+v, %v", d, err)
+		}
+		if err := a.Adjust(ctx, "refund", lim, -30); err != nil {
+			t.Fatal(err)
+		}
+		// Denied (70 + 40 > 100), yet the refund is applied.
+		if d, err := a.Allow(ctx, "refund", lim, 40); err != nil || d.Allowed {
+			t.Fatalf("Allow: %+v, %v; want denied", d, err)
+		}
+		if got := c.HGetAll(ctx, p+"refund").Val(); tokensIn(got) != 70 {
+			t.Fatalf("key holds %d tokens, want 70", tokensIn(got))
+		}
+	})
+	t.Run("FlushedByTimer", func(t *testing.T) {
+		a := New(c, Options{Prefix: p, AdjustDelay: 10 * time.Millisecond})
+		defer a.Close()
+		if _, err := a.Allow(ctx, "timer", lim, 10); err != nil {
+			t.Fatal(err)
+		}
+		a.Adjust(ctx, "timer", lim, 20)
+		a.Adjust(ctx, "other-timer", lim, 5)
+		for deadline := time.Now().Add(30 * time.Second); tokensIn(c.HGetAll(ctx, p+"timer").Val()) != 30 || tokensIn(c.HGetAll(ctx, p+"other-timer").Val()) != 5; {
+			if time.Now().After(deadline) {
+				t.Fatalf("corrections not flushed: %v %v", c.HGetAll(ctx, p+"timer").Val(), c.HGetAll(ctx, p+"other-timer").Val())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	t.Run("FlushedByClose", func(t *testing.T) {
+		a := New(c, Options{Prefix: p, AdjustDelay: time.Hour})
+		if _, err := a.Allow(ctx, "close", lim, 10); err != nil {
+			t.Fatal(err)
+		}
+		a.Adjust(ctx, "close", lim, -4)
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := tokensIn(c.HGetAll(ctx, p+"close").Val()); got != 6 {
+			t.Fatalf("after Close the key holds %d tokens, want 6", got)
+		}
+		// Closed: Adjust calls Redis itself.
+		a.Adjust(ctx, "close", lim, 4)
+		if got := tokensIn(c.HGetAll(ctx, p+"close").Val()); got != 10 {
+			t.Fatalf("Adjust after Close: key holds %d tokens, want 10", got)
+		}
+	})
+}
+
+// tokensIn sums a key hash's token buckets.
+func tokensIn(h map[string]string) int64 {
+	var n int64
+	for f, v := range h {
+		if strings.HasPrefix(f, "t") {
+			x, _ := strconv.ParseInt(v, 10, 64)
+			n += x
+		}
+	}
+	return n
 }
 
 func TestConformanceClock(t *testing.T) {

@@ -32,6 +32,37 @@ type BalanceResponse struct {
 	SpendToday     string     `json:"spend_today"`
 	SpendThisMonth string     `json:"spend_this_month"`
 	Key            BalanceKey `json:"key"`
+	// Budgets are the spend caps in force for the key: its own and its
+	// account's, per UTC day and calendar month (null: no cap).
+	Budgets BalanceBudgets `json:"budgets"`
+}
+
+// BalanceBudgets are the calling key's and its account's budgets.
+type BalanceBudgets struct {
+	KeyDaily       *BalanceBudget `json:"key_daily"`
+	KeyMonthly     *BalanceBudget `json:"key_monthly"`
+	AccountDaily   *BalanceBudget `json:"account_daily"`
+	AccountMonthly *BalanceBudget `json:"account_monthly"`
+}
+
+// BalanceBudget is one budget and its period's use: remaining = budget -
+// spent - held (requests in flight), never below 0; a request whose hold
+// does not fit in it is refused with 402 until resets_at.
+type BalanceBudget struct {
+	Budget    string    `json:"budget"`
+	Spent     string    `json:"spent"`
+	Held      string    `json:"held"`
+	Remaining string    `json:"remaining"`
+	ResetsAt  time.Time `json:"resets_at"`
+}
+
+func balanceBudget(limit gw.Money, u gw.PeriodUse, p gw.BudgetPeriod, now time.Time) *BalanceBudget {
+	if limit == 0 {
+		return nil
+	}
+	_, resets := gw.PeriodOf(p, now)
+	return &BalanceBudget{Budget: limit.USDString(), Spent: u.Spent.USDString(), Held: u.Held.USDString(),
+		Remaining: u.Remaining(limit).USDString(), ResetsAt: resets}
 }
 
 // BalanceKey is the calling key and the limits in force for it (0:
@@ -84,6 +115,19 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		out.SpendToday, out.SpendThisMonth = today.USDString(), thisMonth.USDString()
+	}
+	if bu, ok := store.(gw.BudgetUser); ok && !(p.KeyBudget.IsZero() && p.AccountBudget.IsZero()) {
+		u, err := bu.BudgetUse(r.Context(), p.AccountID, p.KeyID, now)
+		if err != nil {
+			fail(&gw.Error{Code: gw.CodeInternal, Message: "could not read the budgets", Err: err})
+			return
+		}
+		out.Budgets = BalanceBudgets{
+			KeyDaily:       balanceBudget(p.KeyBudget.Daily, u.KeyDay, gw.Daily, now),
+			KeyMonthly:     balanceBudget(p.KeyBudget.Monthly, u.KeyMonth, gw.Monthly, now),
+			AccountDaily:   balanceBudget(p.AccountBudget.Daily, u.AccountDay, gw.Daily, now),
+			AccountMonthly: balanceBudget(p.AccountBudget.Monthly, u.AccountMonth, gw.Monthly, now),
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
@@ -29,6 +30,26 @@ type book struct {
 	mu    sync.Mutex
 	holds map[string]*memHold
 	accts map[string]*account
+	// open counts the holds not being finished: requests in flight,
+	// whose settles the group commit can wait for.
+	open atomic.Int64
+	// spend is the committed charges of a key or account in a budget
+	// period, for those a hold under a budget needed (see budget.go):
+	// loaded once on the committer, then kept by finish.
+	spend map[spendKey]int64
+}
+
+// spendKey is a key's or an account's budget period: owner is the key or
+// account id, start the period's first instant (Unix seconds).
+type spendKey struct {
+	owner  string
+	period gw.BudgetPeriod
+	start  int64
+}
+
+func keyOf(owner string, p gw.BudgetPeriod, at time.Time) spendKey {
+	start, _ := gw.PeriodOf(p, at)
+	return spendKey{owner, p, start.Unix()}
 }
 
 type memHold struct {
@@ -47,7 +68,7 @@ type account struct {
 }
 
 func newBook() *book {
-	return &book{holds: map[string]*memHold{}, accts: map[string]*account{}}
+	return &book{holds: map[string]*memHold{}, accts: map[string]*account{}, spend: map[spendKey]int64{}}
 }
 
 // heldAt returns what a's open holds hold at now: those past their
@@ -92,10 +113,17 @@ func (db *DB) placeHoldMem(ctx context.Context, h gw.Hold) error {
 			return fmt.Errorf("place hold: hold %q: %w", h.ID, groupcommit.ErrHoldExists)
 		}
 		a := b.account(h.AccountID)
-		if a.known {
-			avail := gw.Money(a.balance - a.heldAt(db.now()))
+		limits := h.BudgetLimits()
+		if a.known && b.spendKnown(limits, h.At) {
+			now := db.now()
+			avail := gw.Money(a.balance - a.heldAt(now))
 			if avail >= h.Amount {
+				if err := b.fits(a, &h, limits, now); err != nil {
+					b.mu.Unlock()
+					return err
+				}
 				mh := &memHold{Hold: h}
+				b.open.Add(1)
 				b.holds[h.ID] = mh
 				a.holds[h.ID] = mh
 				a.held += int64(h.Amount)
@@ -111,9 +139,9 @@ func (db *DB) placeHoldMem(ctx context.Context, h gw.Hold) error {
 			}
 		}
 		b.mu.Unlock()
-		// Load (or, before refusing, reload) the committed balance on
-		// the committer, between batches.
-		if err := db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Load, ID: h.AccountID}, "place hold"); err != nil {
+		// Load (or, before refusing, reload) the committed balance, and
+		// the budget periods' spends, on the committer, between batches.
+		if err := db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Load, ID: h.AccountID, Hold: h}, "place hold"); err != nil {
 			return err
 		}
 	}
@@ -148,32 +176,45 @@ func (b *book) take(id, what string) (gw.Hold, error) {
 		return gw.Hold{}, fmt.Errorf("%s: hold %q: %w", what, id, gw.ErrNotFound)
 	}
 	h.finishing = true
+	b.open.Add(-1)
 	return h.Hold, nil
 }
 
 // untake gives back a hold whose Settle or Release failed.
 func (b *book) untake(id string) {
 	b.mu.Lock()
-	if h := b.holds[id]; h != nil {
+	if h := b.holds[id]; h != nil && h.finishing {
 		h.finishing = false
+		b.open.Add(1)
 	}
 	b.mu.Unlock()
 }
 
 // finish removes the hold and applies its charge to the known balance,
-// once the charge is committed.
-func (b *book) finish(id string, charge int64) {
+// and to the known spends of the budget periods containing at (its
+// record's time), once the charge is committed.
+func (b *book) finish(id string, charge int64, at time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	h := b.holds[id]
 	if h == nil {
 		return
 	}
+	if !h.finishing {
+		b.open.Add(-1)
+	}
 	delete(b.holds, id)
 	a := b.accts[h.AccountID]
 	delete(a.holds, id)
 	a.held -= int64(h.Amount)
 	a.balance -= charge
+	if charge > 0 && len(b.spend) > 0 {
+		for _, k := range spendKeys(&h.Hold, at) {
+			if s, ok := b.spend[k]; ok {
+				b.spend[k] = s + charge
+			}
+		}
+	}
 }
 
 // liveOthers returns what the account's live holds other than id hold at
@@ -190,6 +231,20 @@ func (b *book) liveOthers(accountID, id string, now time.Time) (others, own int6
 		own = int64(h.Amount)
 	}
 	return held - own, own
+}
+
+// settleView is liveOthers with the account's balance as the book knows
+// it: the committed balance loaded last, less the charges committed
+// since, which is never above the table's (see finishMem); 0 when never
+// loaded.
+func (b *book) settleView(accountID, id string, now time.Time) (balance, others, own int64) {
+	others, own = b.liveOthers(accountID, id, now)
+	b.mu.Lock()
+	if a := b.accts[accountID]; a != nil {
+		balance = a.balance
+	}
+	b.mu.Unlock()
+	return balance, others, own
 }
 
 // renew moves a live hold's expiry to exp (never earlier); false when the
@@ -209,7 +264,7 @@ func (b *book) renew(id string, exp, now time.Time) bool {
 }
 
 // release removes a hold that wrote nothing.
-func (b *book) release(id string) { b.finish(id, 0) }
+func (b *book) release(id string) { b.finish(id, 0, time.Time{}) }
 
 // expire removes the holds whose expiry is not after now (except those
 // being finished: their commit removes them) and returns how many.
@@ -222,6 +277,7 @@ func (b *book) expire(now time.Time) int {
 			continue
 		}
 		delete(b.holds, id)
+		b.open.Add(-1)
 		a := b.accts[h.AccountID]
 		delete(a.holds, id)
 		a.held -= int64(h.Amount)
@@ -254,4 +310,129 @@ func (db *DB) lockShared() error {
 	}
 	db.lock = l
 	return nil
+}
+
+// spendKeys are the four budget periods a hold's charge counts in: its
+// key's and its account's day and month containing at.
+func spendKeys(h *gw.Hold, at time.Time) [4]spendKey {
+	return [4]spendKey{
+		keyOf(h.KeyID, gw.Daily, at), keyOf(h.KeyID, gw.Monthly, at),
+		keyOf(h.AccountID, gw.Daily, at), keyOf(h.AccountID, gw.Monthly, at),
+	}
+}
+
+// spendKnown reports whether the book knows the spend of every period
+// in limits (b.mu held).
+func (b *book) spendKnown(limits []gw.BudgetLimit, at time.Time) bool {
+	for _, l := range limits {
+		if _, ok := b.spend[keyOf(l.Owner, l.Period, at)]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// loadedSpend records the committed spend of a budget period, read on
+// the committer before a batch's writes, and forgets the owner's earlier
+// periods of the same kind.
+func (b *book) loadedSpend(k spendKey, spent int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for o := range b.spend {
+		if o.owner == k.owner && o.period == k.period && o.start < k.start {
+			delete(b.spend, o)
+		}
+	}
+	b.spend[k] = spent
+}
+
+// heldIn sums the live holds of l's owner (in a's account) placed in the
+// period of l containing at, except the hold except.
+func (b *book) heldIn(accountID string, l gw.BudgetLimit, at time.Time, except string, now time.Time) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a := b.accts[accountID]
+	if a == nil {
+		return 0
+	}
+	return a.heldIn(l, at, except, now)
+}
+
+func (a *account) heldIn(l gw.BudgetLimit, at time.Time, except string, now time.Time) int64 {
+	start, end := gw.PeriodOf(l.Period, at)
+	var sum int64
+	for id, h := range a.holds {
+		if id == except || !h.ExpiresAt.After(now) || h.At.Before(start) || !h.At.Before(end) {
+			continue
+		}
+		if l.Scope == gw.BudgetKey && h.KeyID != l.Owner {
+			continue
+		}
+		sum += int64(h.Amount)
+	}
+	return sum
+}
+
+// fits refuses h when it does not fit in one of its budgets (b.mu held,
+// every spend known).
+func (b *book) fits(a *account, h *gw.Hold, limits []gw.BudgetLimit, now time.Time) error {
+	for _, l := range limits {
+		u := gw.PeriodUse{
+			Spent: gw.Money(b.spend[keyOf(l.Owner, l.Period, h.At)]),
+			Held:  gw.Money(a.heldIn(l, h.At, h.ID, now)),
+		}
+		if !gw.FitsBudget(l.Limit, u, h.Amount) {
+			return gw.BudgetExceeded(l, u, h.Amount, h.At)
+		}
+	}
+	return nil
+}
+
+// batchUse is what a group commit batch has settled so far and the book
+// does not show yet: charges committed in the transaction (by budget
+// period of their record) and the live holds they finished (by period of
+// the hold), which the book still counts as open.
+type batchUse struct {
+	charged map[spendKey]int64
+	held    map[spendKey]int64
+}
+
+// cover is what a settle of h may debit under l: its hold (own, 0 when
+// expired) plus what the budget still covers after the period's charges
+// and the other live holds. A period the book no longer keeps (its hold
+// outlived the period) is not bounded.
+func (b *book) cover(l gw.BudgetLimit, h *gw.Hold, own int64, now time.Time, bu *batchUse) gw.Money {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := keyOf(l.Owner, l.Period, h.At)
+	spent, ok := b.spend[k]
+	a := b.accts[h.AccountID]
+	if !ok || a == nil {
+		return gw.Money(1<<63 - 1)
+	}
+	u := gw.PeriodUse{
+		Spent: gw.Money(spent + bu.charged[k]),
+		Held:  gw.Money(a.heldIn(l, h.At, h.ID, now) - bu.held[k]),
+	}
+	return gw.BudgetCover(l.Limit, u, gw.Money(own))
+}
+
+// tally adds a settle of h (own: its live amount; charge; at: its
+// record's time) to the batch's use, when the book keeps any spend.
+func (b *book) tally(h *gw.Hold, own, charge int64, at time.Time, bu *batchUse) {
+	b.mu.Lock()
+	tracking := len(b.spend) > 0
+	b.mu.Unlock()
+	if !tracking {
+		return
+	}
+	if bu.charged == nil {
+		bu.charged, bu.held = map[spendKey]int64{}, map[spendKey]int64{}
+	}
+	for _, k := range spendKeys(h, h.At) {
+		bu.held[k] += own
+	}
+	for _, k := range spendKeys(h, at) {
+		bu.charged[k] += charge
+	}
 }

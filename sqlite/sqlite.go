@@ -152,6 +152,10 @@ type Options struct {
 	// Zero means DefaultLinger; below zero, never.
 	Linger time.Duration
 
+	// rateLinger makes an exclusive store's group commit wait for the
+	// calls its arrival rate promises, not only those in flight
+	// (benchmarks comparing the two).
+	rateLinger bool
 	// backstop overrides backstopPages (benchmarks counting log frames
 	// keep the log from restarting).
 	backstop int
@@ -284,7 +288,11 @@ func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
 	if linger == 0 {
 		linger = DefaultLinger
 	}
-	db.gc = groupcommit.StartWith(groupcommit.Options{MaxBatch: maxBatch, Linger: linger}, db.apply)
+	gopt := groupcommit.Options{MaxBatch: maxBatch, Linger: linger}
+	if db.book != nil && !opt.rateLinger {
+		gopt.InFlight = func() int { return int(db.book.open.Load()) }
+	}
+	db.gc = groupcommit.StartWith(gopt, db.apply)
 	if syncInterval > 0 {
 		ck, err := sql.Open("sqlite", path+params)
 		if err != nil {
@@ -525,9 +533,10 @@ func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
 	if k.RevokedAt != nil {
 		revoked = micros(*k.RevokedAt)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, hash, hint, rpm, tpm, created_at, revoked_at, name, optimize_off, models)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, k.AccountID, hash[:], k.Hint, k.RPM, k.TPM, micros(k.CreatedAt), revoked, k.Name, k.OptimizeOff, gw.JoinModels(k.Models)); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, hash, hint, rpm, tpm, created_at, revoked_at, name, optimize_off, models, daily_budget, monthly_budget)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, k.AccountID, hash[:], k.Hint, k.RPM, k.TPM, micros(k.CreatedAt), revoked, k.Name, k.OptimizeOff, gw.JoinModels(k.Models),
+		int64(k.Budget.Daily), int64(k.Budget.Monthly)); err != nil {
 		return fmt.Errorf("create key: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -538,7 +547,8 @@ func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
 
 // Keys lists every key, revoked ones included, newest first.
 func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at, k.name, k.optimize_off, k.models
+	rows, err := db.r.QueryContext(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at, k.name, k.optimize_off, k.models,
+		k.daily_budget, k.monthly_budget
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id
 		ORDER BY k.created_at DESC, k.id DESC`)
 	if err != nil {
@@ -551,7 +561,8 @@ func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
 		var created int64
 		var revoked sql.NullInt64
 		var models string
-		if err := rows.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &created, &revoked, &k.Name, &k.OptimizeOff, &models); err != nil {
+		if err := rows.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &created, &revoked, &k.Name, &k.OptimizeOff, &models,
+			&k.Budget.Daily, &k.Budget.Monthly); err != nil {
 			return nil, fmt.Errorf("keys: %w", err)
 		}
 		k.Models = gw.SplitModels(models)
@@ -607,7 +618,8 @@ func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (*gw.Principal, erro
 	var revoked sql.NullInt64
 	var models string
 	err := db.ps.keyByHash.QueryRowContext(ctx, hash[:]).
-		Scan(&p.KeyID, &p.AccountID, &p.AccountName, &p.RPM, &p.TPM, &stored, &revoked, &p.OptimizeOff, &models)
+		Scan(&p.KeyID, &p.AccountID, &p.AccountName, &p.RPM, &p.TPM, &stored, &revoked, &p.OptimizeOff, &models,
+			&p.KeyBudget.Daily, &p.KeyBudget.Monthly, &p.AccountBudget.Daily, &p.AccountBudget.Monthly)
 	p.Models = gw.SplitModels(models)
 	if err != nil {
 		return nil, fmt.Errorf("key by hash: %w", notFound(err))
@@ -723,6 +735,9 @@ func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
 	}
 	if h.ExpiresAt.IsZero() {
 		return errors.New("place hold: no expiry")
+	}
+	if h.At.IsZero() {
+		h.At = db.now()
 	}
 	if db.book != nil {
 		if db.closed.Load() {
@@ -874,12 +889,16 @@ const recordColumns = `request_id, account_id, key_id, endpoint, vendor, model, 
 	reasoning_tokens, optimizer_tokens, usage_reported, reported_cost, has_reported_cost,
 	cost, charge, latency_us, ttfb_us, guard, note, created_at, loss, directive_share`
 
-func recordArgs(r *gw.Record) []any {
+// recordArgCount is the number of recordColumns.
+const recordArgCount = 28
+
+// appendRecordArgs appends r's values for recordColumns to args.
+func appendRecordArgs(args []any, r *gw.Record) []any {
 	u := r.Usage
-	return []any{r.RequestID, r.AccountID, r.KeyID, string(r.Endpoint), r.Vendor, r.Model, r.Stream, r.Status, string(r.ErrorCode),
+	return append(args, r.RequestID, r.AccountID, r.KeyID, string(r.Endpoint), r.Vendor, r.Model, r.Stream, r.Status, string(r.ErrorCode),
 		u.InputTokens, u.CacheReadTokens, u.CacheWrite5mTokens, u.CacheWrite1hTokens, u.OutputTokens,
 		u.ReasoningTokens, u.OptimizerTokens, u.Reported, int64(u.ReportedCost), u.HasReportedCost,
-		int64(r.Cost), int64(r.Charge), r.Latency.Microseconds(), r.TTFB.Microseconds(), r.Guard, r.Note, micros(r.CreatedAt), int64(r.Loss), int64(r.DirectiveShare)}
+		int64(r.Cost), int64(r.Charge), r.Latency.Microseconds(), r.TTFB.Microseconds(), r.Guard, r.Note, micros(r.CreatedAt), int64(r.Loss), int64(r.DirectiveShare))
 }
 
 type scanner interface{ Scan(dest ...any) error }

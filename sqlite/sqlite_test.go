@@ -15,6 +15,7 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/groupcommit"
 	"github.com/gwlabs/gateway/storetest"
 	"go.uber.org/goleak"
 )
@@ -232,6 +233,36 @@ func BenchmarkSettleAtRate(b *testing.B) {
 				defer db.Close()
 				wal := walSize(b, db)
 				storetest.BenchmarkSettleAtRate(b, db, rate)
+				st := db.Stats()
+				b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
+				b.ReportMetric(float64(walSize(b, db)-wal)/(4096+24)/float64(b.N), "frames/op")
+			})
+		}
+	}
+}
+
+// BenchmarkRequestsAtRate is the store path of requests arriving at a
+// steady rate and taking 500 us from hold to settle, with the group
+// commit waiting for the calls the arrival rate promises (rate) or only
+// for the requests in flight (inflight, the default), or not at all.
+func BenchmarkRequestsAtRate(b *testing.B) {
+	for _, rate := range []float64{1000, 2000} {
+		for _, mode := range []string{"off", "rate", "inflight"} {
+			b.Run(fmt.Sprintf("%g/%s", rate, mode), func(b *testing.B) {
+				opt := Options{SyncInterval: time.Hour, Exclusive: true, backstop: 1 << 30}
+				switch mode {
+				case "off":
+					opt.Linger = -1
+				case "rate":
+					opt.rateLinger = true
+				}
+				db, err := OpenWith(b.Context(), filepath.Join(b.TempDir(), "gateway.db"), opt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer db.Close()
+				wal := walSize(b, db)
+				storetest.BenchmarkRequestsAtRate(b, db, rate, 500*time.Microsecond)
 				st := db.Stats()
 				b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
 				b.ReportMetric(float64(walSize(b, db)-wal)/(4096+24)/float64(b.N), "frames/op")
@@ -587,4 +618,135 @@ func TestExclusiveOwnsHolds(t *testing.T) {
 	if _, err := OpenWith(ctx, path, Options{Exclusive: true}); !errors.Is(err, errHoldsLocked) {
 		t.Fatalf("exclusive Open beside a store with table holds = %v, want %v", err, errHoldsLocked)
 	}
+}
+
+// TestExclusiveSettleBound: on a store keeping holds in memory, the
+// settle bound starts from the book's balance and reads the table only
+// when that does not cover the charge: a top-up by another process
+// covers a charge above the hold, and settles of one account in one
+// batch are bounded by each other's charges, which the batch writes to
+// the account only at its end.
+func TestExclusiveSettleBound(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	ex, err := OpenWith(ctx, path, Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ex.Close() })
+	admin := open2(t, path)
+	a, err := admin.EnsureAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.TopUp(ctx, a.ID, 100, "t"); err != nil {
+		t.Fatal(err)
+	}
+	exp := time.Now().Add(time.Hour)
+	if err := ex.PlaceHold(ctx, gw.Hold{ID: "req_1", AccountID: a.ID, Amount: 100, ExpiresAt: exp}); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.TopUp(ctx, a.ID, 500, "t"); err != nil {
+		t.Fatal(err)
+	}
+	r := &gw.Record{Status: 200, Charge: 400}
+	if err := ex.Settle(ctx, "req_1", r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Charge != 400 || r.Loss != 0 {
+		t.Fatalf("settle covered by another process's top-up: charge %d loss %d, want 400, 0", r.Charge, r.Loss)
+	}
+
+	// Balance 200: three holds of 50 settled in one batch at 120 each.
+	var batch []*groupcommit.Op
+	for _, id := range []string{"req_a", "req_b", "req_c"} {
+		if err := ex.PlaceHold(ctx, gw.Hold{ID: id, AccountID: a.ID, Amount: 50, ExpiresAt: exp}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"req_a", "req_b", "req_c"} {
+		h, err := ex.book.take(id, "settle")
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, &groupcommit.Op{Kind: groupcommit.Settle, ID: id, Hold: h, Rec: ex.prepare(&gw.Record{Status: 200, Charge: 120}, id)})
+	}
+	for i, err := range ex.gc.Commit(batch) {
+		if err != nil {
+			t.Fatalf("settle %d: %v", i, err)
+		}
+	}
+	// a: 200 less the others' 100 held covers 100. b: 200 less a's 100
+	// charged, less c's 50 held, covers 50. c: the 50 left.
+	for i, want := range []gw.Money{100, 50, 50} {
+		if r := batch[i].Rec; r.Charge != want || r.Loss != 120-want {
+			t.Errorf("%s: charge %d loss %d, want %d, %d", r.RequestID, r.Charge, r.Loss, want, 120-want)
+		}
+	}
+	b, err := ex.Balance(ctx, a.ID)
+	if err != nil || b.Balance != 0 || b.Held != 0 || b.Charged != 600 {
+		t.Errorf("Balance = %+v, %v; want all 600 charged, nothing held", b, err)
+	}
+	if err := ex.VerifyLedger(ctx, a.ID); err != nil {
+		t.Error(err)
+	}
+	// The book's balance follows: nothing is left to hold.
+	if err := ex.PlaceHold(ctx, gw.Hold{ID: "req_d", AccountID: a.ID, Amount: 1, ExpiresAt: exp}); err == nil {
+		t.Error("PlaceHold on an empty balance succeeded")
+	}
+}
+
+// TestBookCountsInFlight: the holds the group commit may wait for are
+// those placed and not yet being settled or released, swept or given
+// back after a failed settle.
+func TestBookCountsInFlight(t *testing.T) {
+	ctx := t.Context()
+	db := openWith(t, Options{Exclusive: true})
+	a, err := db.EnsureAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.TopUp(ctx, a.ID, 1000, "t"); err != nil {
+		t.Fatal(err)
+	}
+	want := func(n int64) {
+		t.Helper()
+		if got := db.book.open.Load(); got != n {
+			t.Fatalf("in flight = %d, want %d", got, n)
+		}
+	}
+	now := time.Now()
+	for _, h := range []gw.Hold{
+		{ID: "req_1", AccountID: a.ID, Amount: 10, ExpiresAt: now.Add(time.Hour)},
+		{ID: "req_2", AccountID: a.ID, Amount: 10, ExpiresAt: now.Add(time.Hour)},
+		{ID: "req_3", AccountID: a.ID, Amount: 10, ExpiresAt: now.Add(time.Hour)},
+		{ID: "req_old", AccountID: a.ID, Amount: 10, ExpiresAt: now.Add(-time.Second)},
+	} {
+		if err := db.PlaceHold(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want(4)
+	if err := db.Settle(ctx, "req_1", &gw.Record{Status: 200, Charge: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Release(ctx, "req_2", nil); err != nil {
+		t.Fatal(err)
+	}
+	want(2)
+	if _, err := db.book.take("req_3", "settle"); err != nil {
+		t.Fatal(err)
+	}
+	want(1)
+	db.book.untake("req_3")
+	db.book.untake("req_3") // a second give-back changes nothing
+	want(2)
+	if n, err := db.ExpireHolds(ctx, now); err != nil || n != 1 {
+		t.Fatalf("ExpireHolds = %d, %v; want 1", n, err)
+	}
+	want(1)
+	if err := db.Release(ctx, "req_3", &gw.Record{Status: 499}); err != nil {
+		t.Fatal(err)
+	}
+	want(0)
 }

@@ -67,6 +67,14 @@ func (m cpuMeter) report() {
 // percentile time a request spent in the store (hold + settle), which a
 // group commit that waits for more calls trades against its CPU.
 func BenchmarkSettleAtRate(b *testing.B, s gw.Store, rate float64) {
+	BenchmarkRequestsAtRate(b, s, rate, 0)
+}
+
+// BenchmarkRequestsAtRate is BenchmarkSettleAtRate with requests that
+// take d between their hold and their settle (the vendor's answer), so
+// that, as in a gateway, requests are in flight when a settle comes.
+// The times it reports include d.
+func BenchmarkRequestsAtRate(b *testing.B, s gw.Store, rate float64, d time.Duration) {
 	ctx := b.Context()
 	a, err := s.EnsureAccount(ctx, "bench")
 	if err != nil {
@@ -92,6 +100,9 @@ func BenchmarkSettleAtRate(b *testing.B, s gw.Store, rate float64) {
 			if err := s.PlaceHold(ctx, hold(id, a.ID, gw.Cent)); err != nil {
 				b.Errorf("PlaceHold: %v", err)
 				return
+			}
+			if d > 0 {
+				time.Sleep(d)
 			}
 			if err := s.Settle(ctx, id, record(id, a.ID, gw.Cent/2, at)); err != nil {
 				b.Errorf("Settle: %v", err)

@@ -165,6 +165,8 @@ type keysCreateCmd struct {
 	ExpiresIn  duration `name:"expires-in" placeholder:"D" help:"End the key after this long (e.g. 30d, 2w, 12h; 0: never)."`
 	Optimize   string   `enum:"on,off" default:"on" help:"The optimization layer for this key's requests: on or off."`
 	Models     []string `sep:"," placeholder:"LIST" help:"The only models the key may call, comma-separated: prefixed ids (openai/gpt-6-sol) or patterns ending in * (openai/*); default every model."`
+	DailyUSD   usd      `name:"daily-budget-usd" default:"0" placeholder:"X" help:"Cap the key's spend per UTC day at X US dollars (0: no cap)."`
+	MonthlyUSD usd      `name:"monthly-budget-usd" default:"0" placeholder:"Y" help:"Cap the key's spend per UTC calendar month at Y US dollars (0: no cap)."`
 	guardFlags
 	JSON bool `name:"json" help:"Print JSON."`
 }
@@ -215,6 +217,12 @@ func createKeyVia(ctx context.Context, svc admin.Service, c *keysCreateCmd) (*cr
 		}
 	}
 	req := admin.KeyRequest{Account: acct.ID, Name: c.Name, RPM: c.RPM, TPM: c.TPM, Optimize: c.Optimize, Models: c.Models, Guard: c.guardFlags.policy()}
+	if c.DailyUSD > 0 {
+		req.DailyBudgetUSD = gw.Money(c.DailyUSD).USDString()
+	}
+	if c.MonthlyUSD > 0 {
+		req.MonthlyBudgetUSD = gw.Money(c.MonthlyUSD).USDString()
+	}
 	if c.ExpiresIn > 0 {
 		at := time.Now().Add(time.Duration(c.ExpiresIn))
 		req.ExpiresAt = &at
@@ -297,7 +305,35 @@ func printKey(w io.Writer, k *admin.Key) error {
 	_, err := fmt.Fprintf(w, "key       %s\nname      %s\naccount   %s (%s)\nhint      %s\nstatus    %s\ncreated   %s\nlast used %s\nrequests  %d\nspend     %s\nrpm       %s\ntpm       %s\noptimize  %s\nmodels    %s\nguard     %s\n",
 		k.ID, dash(k.Name), k.Account, k.AccountID, k.Hint, status, k.CreatedAt.UTC().Format(time.RFC3339), last, k.Requests, dollars(k.SpendUSD),
 		limitText(k.RPM), limitText(k.TPM), k.Optimize, models, guard)
+	if err == nil {
+		err = printBudgets(w, k.Budgets)
+	}
 	return err
+}
+
+// printBudgets writes a key's or an account's budgets as text lines:
+// "daily     $0.01 (spent $0.003, held $0.002, remaining $0.005; resets 2026-11-27T00:00:00Z)".
+func printBudgets(w io.Writer, b *admin.Budgets) error {
+	for _, c := range []struct {
+		name string
+		s    *admin.BudgetStatus
+	}{{"daily", nil}, {"monthly", nil}} {
+		if b != nil {
+			c.s = b.Daily
+			if c.name == "monthly" {
+				c.s = b.Monthly
+			}
+		}
+		text := "no budget"
+		if c.s != nil {
+			text = fmt.Sprintf("%s (spent %s, held %s, remaining %s; resets %s)", dollars(c.s.BudgetUSD), dollars(c.s.SpentUSD),
+				dollars(c.s.HeldUSD), dollars(c.s.RemainingUSD), c.s.ResetsAt.UTC().Format(time.RFC3339))
+		}
+		if _, err := fmt.Fprintf(w, "%-9s %s\n", c.name, text); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // describeGuard is a guard policy in one line.
@@ -378,20 +414,44 @@ func (c *keysRotateCmd) Run(rc *runCtx) error {
 }
 
 type keysUpdateCmd struct {
-	KeyID    string   `arg:"" optional:"" name:"key-id" help:"The key's id (key_...)."`
-	Account  string   `help:"Update this account's guard policy (its keys' default) instead of one key's."`
-	Optimize string   `enum:"on,off," default:"" help:"The optimization layer for this key's requests: on or off."`
-	Models   []string `sep:"," placeholder:"LIST" help:"Replace the key's model allow list (comma-separated prefixed ids or patterns ending in *)."`
-	AnyModel bool     `name:"any-model" help:"Clear the key's model allow list: every model."`
+	KeyID      string   `arg:"" optional:"" name:"key-id" help:"The key's id (key_...)."`
+	Account    string   `help:"Update this account's guard policy (its keys' default) or budgets instead of one key's."`
+	Optimize   string   `enum:"on,off," default:"" help:"The optimization layer for this key's requests: on or off."`
+	Models     []string `sep:"," placeholder:"LIST" help:"Replace the key's model allow list (comma-separated prefixed ids or patterns ending in *)."`
+	AnyModel   bool     `name:"any-model" help:"Clear the key's model allow list: every model."`
+	DailyUSD   string   `name:"daily-budget-usd" placeholder:"X" help:"Cap the key's (or with --account the account's) spend per UTC day at X US dollars; 0 clears the cap."`
+	MonthlyUSD string   `name:"monthly-budget-usd" placeholder:"Y" help:"Cap the key's (or with --account the account's) spend per UTC calendar month at Y US dollars; 0 clears the cap."`
 	guardFlags
 	JSON bool `name:"json" help:"Print JSON."`
 }
 
+// budgetFlag reads an update's budget flag: nil when not given.
+func budgetFlag(name, s string) (*string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	m, err := parseUSDFlag(s)
+	if err != nil {
+		return nil, usagef("--%s: %v", name, err)
+	}
+	v := m.USDString()
+	return &v, nil
+}
+
 func (c *keysUpdateCmd) Run(rc *runCtx) error {
 	keySettings := c.Optimize != "" || len(c.Models) > 0 || c.AnyModel
+	daily, err := budgetFlag("daily-budget-usd", c.DailyUSD)
+	if err != nil {
+		return err
+	}
+	monthly, err := budgetFlag("monthly-budget-usd", c.MonthlyUSD)
+	if err != nil {
+		return err
+	}
+	budgets := daily != nil || monthly != nil
 	switch {
-	case !keySettings && !c.guardFlags.set():
-		return usagef("nothing to change: give --optimize on|off, --models LIST, --any-model or guard policy flags")
+	case !keySettings && !c.guardFlags.set() && !budgets:
+		return usagef("nothing to change: give --optimize on|off, --models LIST, --any-model, --daily-budget-usd, --monthly-budget-usd or guard policy flags")
 	case len(c.Models) > 0 && c.AnyModel:
 		return usagef("--models and --any-model contradict each other")
 	case (c.KeyID == "") == (c.Account == ""):
@@ -401,17 +461,23 @@ func (c *keysUpdateCmd) Run(rc *runCtx) error {
 	}
 	return withService(rc, func(svc admin.Service) error {
 		if c.Account != "" {
-			a, err := svc.UpdateAccount(rc.ctx, c.Account, admin.AccountUpdate{Guard: c.guardFlags.policy()})
+			a, err := svc.UpdateAccount(rc.ctx, c.Account, admin.AccountUpdate{Guard: c.guardFlags.policy(), DailyBudgetUSD: daily, MonthlyBudgetUSD: monthly})
 			if err != nil {
 				return err
 			}
 			if c.JSON {
 				return printJSON(rc.stdout, a)
 			}
-			fmt.Fprintf(rc.stdout, "account %s: guard policy %s\n", a.Name, describeGuard(a.Guard))
+			if a.Guard != nil {
+				fmt.Fprintf(rc.stdout, "account %s: guard policy %s\n", a.Name, describeGuard(a.Guard))
+			}
+			if budgets {
+				fmt.Fprintf(rc.stdout, "account %s budgets:\n", a.Name)
+				return printBudgets(rc.stdout, a.Budgets)
+			}
 			return nil
 		}
-		u := admin.KeyUpdate{Optimize: c.Optimize, Guard: c.guardFlags.policy()}
+		u := admin.KeyUpdate{Optimize: c.Optimize, Guard: c.guardFlags.policy(), DailyBudgetUSD: daily, MonthlyBudgetUSD: monthly}
 		switch {
 		case c.AnyModel:
 			u.Models = &[]string{}
@@ -434,6 +500,9 @@ func (c *keysUpdateCmd) Run(rc *runCtx) error {
 			guard = describeGuard(k.Guard)
 		}
 		fmt.Fprintf(rc.stdout, "key %s: optimize %s; models: %s; guard %s\n", k.ID, k.Optimize, models, guard)
+		if budgets {
+			return printBudgets(rc.stdout, k.Budgets)
+		}
 		return nil
 	})
 }
@@ -523,7 +592,7 @@ func printAccount(w io.Writer, a *admin.Account, asJSON bool) error {
 	b := a.Balance
 	fmt.Fprintf(w, "account %s (%s)\nbalance   %s\nheld      %s\navailable %s\ncharged   %s\ntop-ups   %s\n",
 		a.Name, a.ID, dollars(b.Balance), dollars(b.Held), dollars(b.Available), dollars(b.Charged), dollars(b.TopUps))
-	return nil
+	return printBudgets(w, a.Budgets)
 }
 
 type balanceCmd struct {

@@ -2,9 +2,9 @@
 //
 //	gateway serve [--addr A] [--fake-vendors]
 //	gateway accounts create NAME | list | show NAME [--json]
-//	gateway keys create --account NAME [--name N] [--balance-usd N] [--rpm N] [--tpm N] [--expires-in D] [--optimize on|off] [--models LIST] [GUARD POLICY] [--json]
+//	gateway keys create --account NAME [--name N] [--balance-usd N] [--rpm N] [--tpm N] [--expires-in D] [--optimize on|off] [--models LIST] [--daily-budget-usd X] [--monthly-budget-usd Y] [GUARD POLICY] [--json]
 //	gateway keys list | show KEY_ID | rotate KEY_ID [--grace D] | revoke KEY_ID [--json]
-//	gateway keys update KEY_ID|--account NAME [--optimize on|off] [--models LIST | --any-model] [GUARD POLICY] [--json]
+//	gateway keys update KEY_ID|--account NAME [--optimize on|off] [--models LIST | --any-model] [--daily-budget-usd X] [--monthly-budget-usd Y] [GUARD POLICY] [--json]
 //	gateway balance add --account NAME --usd N [--reference R] [--note T] [--create] [--json]
 //	gateway balance show | history --account NAME [--json]
 //	gateway models [--json]

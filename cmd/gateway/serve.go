@@ -70,6 +70,11 @@ type Main struct {
 // has server.Config.BodyReadTimeout).
 const readHeaderTimeout = 10 * time.Second
 
+// adjustDelay is how long the Redis limiter keeps a key's token
+// corrections for its next check before it sends them on their own: the
+// most other instances see them late.
+const adjustDelay = 50 * time.Millisecond
+
 // finishGrace bounds how long requests cut at the end of the shutdown
 // grace get to record their outcome before the store closes (a settle
 // waits at most 15 s).
@@ -149,7 +154,11 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			m.closers = append(m.closers, mem.Close)
 			opts.Fallback = mem
 		}
+		// A request's token correction rides on the key's next check
+		// (or is sent within 50 ms): one Redis round trip a request.
+		opts.AdjustDelay = adjustDelay
 		rl := redis.New(client, opts)
+		m.closers = append(m.closers, rl.Close) // before the client's
 		mode := "refusing requests (503)"
 		switch {
 		case c.RedisFailLocal:

@@ -33,6 +33,9 @@ type Target struct {
 	CPUs []int
 	// Request returns the path, headers and body of one request.
 	Request func(stream bool) (path string, hdr http.Header, body []byte)
+	// Services, when set, measures the store's servers (PostgreSQL and
+	// Redis) during the target's runs.
+	Services *services
 }
 
 // Result is one run's figures.
@@ -51,6 +54,11 @@ type Result struct {
 	Other  float64
 	Redone int
 	Busy   bool
+	// ServerCPU is the CPU time PostgreSQL's and Redis's processes took
+	// during the run, and RedisCmds the scripts Redis ran (-1:
+	// unknown), for a target with Services.
+	ServerCPU time.Duration
+	RedisCmds int64
 }
 
 // CPUPerReq is the target's CPU time per successful request.
@@ -59,6 +67,23 @@ func (r Result) CPUPerReq() time.Duration {
 		return 0
 	}
 	return r.CPU / time.Duration(r.OK)
+}
+
+// ServerCPUPerReq is the store's servers' CPU time per successful
+// request.
+func (r Result) ServerCPUPerReq() time.Duration {
+	if r.OK == 0 {
+		return 0
+	}
+	return r.ServerCPU / time.Duration(r.OK)
+}
+
+// RedisPerReq is the Redis scripts run per request sent (-1: unknown).
+func (r Result) RedisPerReq() float64 {
+	if r.RedisCmds < 0 || r.Sent == 0 {
+		return -1
+	}
+	return float64(r.RedisCmds) / float64(r.Sent)
 }
 
 // newClient returns a client for loopback load: plenty of idle

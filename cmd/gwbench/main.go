@@ -47,27 +47,30 @@ import (
 
 // Config is one harness run.
 type Config struct {
-	Gateway   string          // prebuilt gateway binary; empty: go build
-	Compare   string          // another gateway binary run beside it on SQLite (e.g. the last release), empty: none
-	Postgres  string          // also run the gateway on this PostgreSQL URL
-	Redis     string          // with this Redis for its limits
-	Instances int             // with Postgres: also run this many gateway instances on it side by side (0, 1: none)
-	Pprof     string          // GATEWAY_PPROF_ADDR of the SQLite gateway
-	Repeats   int             // rounds, targets alternating
-	Duration  time.Duration   // per constant-rate run
-	Rates     []float64       // constant rates, requests/s
-	Latencies []time.Duration // mock latencies for the rate runs
-	Vendors   []string        // openai, anthropic, google, responses (OpenAI's Responses API, relayed: the R row beside C)
-	Streams   int             // concurrent streams
-	Chunks    int             // events per stream
-	Spacing   time.Duration   // between stream events
-	MaxRate   bool            // search the highest rate with p99 < P99Limit
-	Step      time.Duration   // per max-rate probe
-	MaxStart  float64         // first rate probed
-	Ceiling   float64         // highest rate probed
-	P99Limit  time.Duration
-	Searches  int // max-rate searches per target and round; the median is reported
-	Warmup    time.Duration
+	Gateway   string // prebuilt gateway binary; empty: go build
+	Compare   string // another gateway binary run beside it on SQLite (e.g. the last release), empty: none
+	Postgres  string // also run the gateway on this PostgreSQL URL
+	Redis     string // with this Redis for its limits
+	Instances int    // with Postgres: also run this many gateway instances on it side by side (0, 1: none)
+	Pprof     string // GATEWAY_PPROF_ADDR of the profiled gateway
+	// PprofTarget names the gateway Pprof applies to: "gateway" (SQLite,
+	// the default) or "gateway-pg".
+	PprofTarget string
+	Repeats     int             // rounds, targets alternating
+	Duration    time.Duration   // per constant-rate run
+	Rates       []float64       // constant rates, requests/s
+	Latencies   []time.Duration // mock latencies for the rate runs
+	Vendors     []string        // openai, anthropic, google, responses (OpenAI's Responses API, relayed: the R row beside C)
+	Streams     int             // concurrent streams
+	Chunks      int             // events per stream
+	Spacing     time.Duration   // between stream events
+	MaxRate     bool            // search the highest rate with p99 < P99Limit
+	Step        time.Duration   // per max-rate probe
+	MaxStart    float64         // first rate probed
+	Ceiling     float64         // highest rate probed
+	P99Limit    time.Duration
+	Searches    int // max-rate searches per target and round; the median is reported
+	Warmup      time.Duration
 	// MaxOther is the most CPU (in cores) the machine's other processes
 	// may take during a run (on the target's CPUs when pinned) before
 	// the run is redone, at most Redo times; a run still above it is
@@ -113,7 +116,7 @@ func main() {
 	}
 	full := flag.Bool("full", false, "run the whole matrix (rates 200/1000/2000, mock 0 and 20 ms, three vendors, 200 streams x 50 chunks)")
 	gateway := flag.String("gateway", "", "prebuilt gateway binary (default: go build ./cmd/gateway)")
-	compare := flag.String("compare", "", "another gateway binary (e.g. built from the previous commit) run beside the gateway on SQLite, as target gateway-compare: before/after in one run")
+	compare := flag.String("compare", "", "another gateway binary (e.g. built from the previous commit) run beside the gateway on SQLite, as target gateway-compare (and with -pg on PostgreSQL too, as gateway-pg-compare): before/after in one run")
 	pg := flag.String("pg", "", "also run the gateway on this PostgreSQL URL")
 	redis := flag.String("redis", "", "Redis URL for the PostgreSQL gateway's limits")
 	instances := flag.Int("instances", 0, "with -pg: also run this many gateway instances on the one PostgreSQL (+ Redis), each pinned to its own CPU, the load shared among them")
@@ -121,6 +124,7 @@ func main() {
 	maxOther := flag.Float64("max-other", -1, "redo a run when other processes took more than this many cores of the target's CPUs (default 0.25)")
 	redo := flag.Int("redo", -1, "how many times a disturbed run is redone before it is kept and marked (default 2)")
 	pprofAddr := flag.String("pprof", "", "GATEWAY_PPROF_ADDR for the SQLite gateway (profile it while the harness runs)")
+	pprofTarget := flag.String("pprof-target", "gateway", "which gateway -pprof applies to: gateway (SQLite) or gateway-pg")
 	repeats := flag.Int("repeats", 0, "rounds (default 2)")
 	dur := flag.Duration("duration", 0, "per constant-rate run (default 2s, 5s with -full)")
 	rates := flag.String("rates", "", "comma-separated constant rates, requests/s")
@@ -141,7 +145,11 @@ func main() {
 		cfg = Full()
 	}
 	cfg.Gateway, cfg.Postgres, cfg.Redis, cfg.Pprof, cfg.ProfileDir = *gateway, *pg, *redis, *pprofAddr, *profDir
-	cfg.Instances, cfg.Compare = *instances, *compare
+	cfg.Instances, cfg.Compare, cfg.PprofTarget = *instances, *compare, *pprofTarget
+	if cfg.PprofTarget != "gateway" && cfg.PprofTarget != "gateway-pg" || cfg.PprofTarget == "gateway-pg" && cfg.Postgres == "" {
+		fmt.Fprintln(os.Stderr, "-pprof-target: gateway, or gateway-pg with -pg")
+		os.Exit(2)
+	}
 	if cfg.Instances > 1 && cfg.Postgres == "" {
 		fmt.Fprintln(os.Stderr, "-instances needs -pg (instances share one PostgreSQL store)")
 		os.Exit(2)
@@ -224,6 +232,8 @@ type Report struct {
 	Results   [][][]Result
 	MaxRates  [][][]float64
 	Pinned    bool
+	// Services says which targets' runs measured the store's servers.
+	Services  []bool
 	LoadStart string
 	LoadEnd   string
 	Started   time.Time
@@ -278,7 +288,13 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	}
 	defer floor.stop()
 	m.ours = append(m.ours, ourProc{floor.pid, cpuOf(pin)})
-	gwSQLite, key, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: bin, Database: dir + "/gateway.db", Pprof: cfg.Pprof}, ms.URL)
+	pprofOf := func(name string) string {
+		if name == cmp.Or(cfg.PprofTarget, "gateway") {
+			return cfg.Pprof
+		}
+		return ""
+	}
+	gwSQLite, key, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: bin, Database: dir + "/gateway.db", Pprof: pprofOf("gateway")}, ms.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -299,21 +315,35 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 		targets = append(targets, Target{Name: "gateway-compare", URLs: []string{gwC.url}, Pids: []int{gwC.pid}, CPUs: targetCPUs, Request: gatewayRequest(cKey, "openai")})
 		keys["gateway-compare"] = cKey
 	}
+	var svc *services
 	if cfg.Postgres != "" {
-		gwPG, pgKey, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: bin, Database: cfg.Postgres, Redis: cfg.Redis}, ms.URL)
+		svc = newServices(cfg.Redis)
+		gwPG, pgKey, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: bin, Database: cfg.Postgres, Redis: cfg.Redis, Pprof: pprofOf("gateway-pg"), Name: "gateway-pg"}, ms.URL)
 		if err != nil {
 			return nil, err
 		}
 		defer gwPG.stop()
 		m.ours = append(m.ours, ourProc{gwPG.pid, cpuOf(pin)})
-		targets = append(targets, Target{Name: "gateway-pg", URLs: []string{gwPG.url}, Pids: []int{gwPG.pid}, CPUs: targetCPUs, Request: gatewayRequest(pgKey, "openai")})
+		targets = append(targets, Target{Name: "gateway-pg", URLs: []string{gwPG.url}, Pids: []int{gwPG.pid}, CPUs: targetCPUs, Request: gatewayRequest(pgKey, "openai"), Services: svc})
 		keys["gateway-pg"] = pgKey
+		if cfg.Compare != "" {
+			// The other binary on the same PostgreSQL and Redis: before
+			// and after on the scale-out path too.
+			gwPC, pcKey, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: cfg.Compare, Database: cfg.Postgres, Redis: cfg.Redis, Name: "gateway-pg-compare"}, ms.URL)
+			if err != nil {
+				return nil, err
+			}
+			defer gwPC.stop()
+			m.ours = append(m.ours, ourProc{gwPC.pid, cpuOf(pin)})
+			targets = append(targets, Target{Name: "gateway-pg-compare", URLs: []string{gwPC.url}, Pids: []int{gwPC.pid}, CPUs: targetCPUs, Request: gatewayRequest(pcKey, "openai"), Services: svc})
+			keys["gateway-pg-compare"] = pcKey
+		}
 	}
 	if cfg.Instances > 1 {
 		// Each instance on a CPU of its own (as many as there are), all
 		// on the one PostgreSQL and Redis, sharing one key.
 		name := fmt.Sprintf("gateway-pg x%d", cfg.Instances)
-		t := Target{Name: name}
+		t := Target{Name: name, Services: svc}
 		var shared string
 		for i := range cfg.Instances {
 			ipin := pinning((1 + i) % runtime.NumCPU())
@@ -344,8 +374,15 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 		return func(f func() Result) Result {
 			for n := 0; ; n++ {
 				stop := m.start(t.CPUs)
+				var s0 serviceSnap
+				if t.Services != nil {
+					s0 = t.Services.snap()
+				}
 				r := f()
 				r.Other, r.Redone = stop(), n
+				if t.Services != nil {
+					r.ServerCPU, r.RedisCmds = t.Services.snap().since(s0)
+				}
 				if r.Other <= cfg.MaxOther || n >= cfg.Redo || ctx.Err() != nil {
 					r.Busy = r.Other > cfg.MaxOther
 					return r
@@ -389,6 +426,7 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	rep := &Report{Config: cfg, Scenarios: scs, Pinned: pinned, LoadStart: loadAvg(), Started: time.Now()}
 	for _, t := range targets {
 		rep.Targets = append(rep.Targets, t.Name)
+		rep.Services = append(rep.Services, t.Services != nil)
 	}
 	rep.Results = make([][][]Result, len(scs))
 	rep.MaxRates = make([][][]float64, len(scs))
@@ -438,7 +476,7 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 						t.Request = streamOnly(t.Request)
 					}
 					var saved func()
-					if cfg.Pprof != "" && cfg.ProfileDir != "" && t.Name == "gateway" && rnd == 0 && !sc.Stream &&
+					if cfg.Pprof != "" && cfg.ProfileDir != "" && t.Name == cmp.Or(cfg.PprofTarget, "gateway") && rnd == 0 && !sc.Stream &&
 						sc.Rate == slices.Max(cfg.Rates) && sc.Latency == cfg.Latencies[0] {
 						saved = profile(ctx, cfg.Pprof, cfg.ProfileDir, cfg.Duration, log)
 					}

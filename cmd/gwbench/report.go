@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -45,39 +46,51 @@ func (r *Report) Markdown() string {
 		val  func(i, j, rnd int) float64
 		show func(float64) string
 		cmp  string // "ratio" or "added"
+		svc  bool   // only for targets on PostgreSQL ("-" for the others)
 	}
 	res := func(i, j, rnd int) Result { return r.Results[i][j][rnd] }
-	other := fig{"other CPU", func(i, j, rnd int) float64 { return res(i, j, rnd).Other }, func(v float64) string { return fmt.Sprintf("%.2f", v) }, ""}
+	other := fig{"other CPU", func(i, j, rnd int) float64 { return res(i, j, rnd).Other }, func(v float64) string { return fmt.Sprintf("%.2f", v) }, "", false}
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	showMS := func(v float64) string { return fmt.Sprintf("%.2f ms", v) }
-	okRate := fig{"ok / errors", func(i, j, rnd int) float64 { return float64(res(i, j, rnd).OK) }, nil, ""}
+	okRate := fig{"ok / errors", func(i, j, rnd int) float64 { return float64(res(i, j, rnd).OK) }, nil, "", false}
 	figs := map[string][]fig{
 		"rate": {
 			okRate,
-			{"p50", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).P50) }, showMS, "added"},
-			{"p99", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).P99) }, showMS, "added"},
-			{"CPU per request", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).CPUPerReq()) }, showMS, "ratio"},
-			{"RSS peak", func(i, j, rnd int) float64 { return float64(res(i, j, rnd).RSSPeak >> 20) }, func(v float64) string { return fmt.Sprintf("%.0f MB", v) }, "ratio"},
+			{"p50", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).P50) }, showMS, "added", false},
+			{"p99", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).P99) }, showMS, "added", false},
+			{"CPU per request", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).CPUPerReq()) }, showMS, "ratio", false},
+			{"RSS peak", func(i, j, rnd int) float64 { return float64(res(i, j, rnd).RSSPeak >> 20) }, func(v float64) string { return fmt.Sprintf("%.0f MB", v) }, "ratio", false},
+			{"PostgreSQL + Redis CPU per request", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).ServerCPUPerReq()) }, showMS, "", true},
+			{"Redis scripts per request", func(i, j, rnd int) float64 { return res(i, j, rnd).RedisPerReq() }, func(v float64) string {
+				if v < 0 {
+					return "?"
+				}
+				return fmt.Sprintf("%.2f", v)
+			}, "", true},
 			other,
 		},
 		"streams": {
 			okRate,
-			{"TTFB p50", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).TTFB50) }, showMS, "added"},
-			{"TTFB p99", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).TTFB99) }, showMS, "added"},
-			{"stream p50", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).P50) }, showMS, "added"},
-			{"CPU per stream", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).CPUPerReq()) }, showMS, "ratio"},
-			{"RSS peak", func(i, j, rnd int) float64 { return float64(res(i, j, rnd).RSSPeak >> 20) }, func(v float64) string { return fmt.Sprintf("%.0f MB", v) }, "ratio"},
+			{"TTFB p50", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).TTFB50) }, showMS, "added", false},
+			{"TTFB p99", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).TTFB99) }, showMS, "added", false},
+			{"stream p50", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).P50) }, showMS, "added", false},
+			{"CPU per stream", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).CPUPerReq()) }, showMS, "ratio", false},
+			{"RSS peak", func(i, j, rnd int) float64 { return float64(res(i, j, rnd).RSSPeak >> 20) }, func(v float64) string { return fmt.Sprintf("%.0f MB", v) }, "ratio", false},
 			other,
 		},
 		"maxrate": {
-			{"req/s", func(i, j, rnd int) float64 { return r.MaxRates[i][j][rnd] }, func(v float64) string { return fmt.Sprintf("%.0f", v) }, "ratio"},
-			{"CPU per request there", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).CPUPerReq()) }, showMS, "ratio"},
-			{"searches", nil, nil, "searches"},
+			{"req/s", func(i, j, rnd int) float64 { return r.MaxRates[i][j][rnd] }, func(v float64) string { return fmt.Sprintf("%.0f", v) }, "ratio", false},
+			{"CPU per request there", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).CPUPerReq()) }, showMS, "ratio", false},
+			{"searches", nil, nil, "searches", false},
 			other,
 		},
 	}
+	anySvc := slices.Contains(r.Services, true)
 	for i, sc := range r.Scenarios {
 		for _, f := range figs[sc.Kind] {
+			if f.svc && !anySvc {
+				continue
+			}
 			fmt.Fprintf(&b, "| %s | %s |", sc.Name, f.name)
 			for rnd := range c.Repeats {
 				for j := range r.Targets {
@@ -87,6 +100,10 @@ func (r *Report) Markdown() string {
 							all = append(all, fmt.Sprintf("%.0f", v))
 						}
 						fmt.Fprintf(&b, " %s |", strings.Join(all, " / "))
+						continue
+					}
+					if f.svc && !r.Services[j] {
+						b.WriteString(" - |")
 						continue
 					}
 					if f.show == nil {

@@ -15,7 +15,9 @@
 // Under load a committer can also wait a little for more calls before it
 // commits (Options.Linger): once calls arrive faster than one per linger
 // interval, a batch stays open until about as many calls as that rate
-// brings in the interval joined it, or the interval ended. Each commit
+// brings in the interval joined it, or the interval ended; when the
+// store says how many calls are in flight (Options.InFlight: requests
+// holding money that will settle), it waits for no more than those. Each commit
 // costs about the same whatever its size, so this trades at most one
 // interval of latency for fewer commits per call; below that rate it
 // never waits, nor for a while after two waits that no call joined
@@ -118,6 +120,7 @@ type Committer struct {
 	apply    Apply
 	maxBatch int
 	linger   time.Duration
+	inFlight func() int
 	ops      chan *Op
 	quit     chan struct{}
 	done     chan struct{}
@@ -132,6 +135,12 @@ type Options struct {
 	// Linger is the longest a batch waits for more calls once they arrive
 	// at least one per Linger (0: never waits).
 	Linger time.Duration
+	// InFlight, when set, says how many calls are on their way: for a
+	// store keeping its holds in memory, the holds whose settle or
+	// release has not been submitted yet. A batch then waits only for
+	// as many as are in flight (and the rate brings within Linger): a
+	// request that has not started yet is not waited for.
+	InFlight func() int
 }
 
 // Start starts a committer applying batches of at most maxBatch calls.
@@ -145,6 +154,7 @@ func StartWith(opt Options, apply Apply) *Committer {
 	c := &Committer{
 		apply:    apply,
 		linger:   max(opt.Linger, 0),
+		inFlight: opt.InFlight,
 		maxBatch: max(maxBatch, 1),
 		ops:      make(chan *Op),
 		quit:     make(chan struct{}),
@@ -220,7 +230,11 @@ func (c *Committer) run() {
 				runtime.Gosched()
 			}
 		}
-		if want := arr.expected(now, c.linger); want > len(batch) && len(batch) < c.maxBatch && now.After(lingerOff) {
+		want := arr.expected(now, c.linger)
+		if c.inFlight != nil && want > len(batch) {
+			want = lingerWant(want, len(batch), c.inFlight())
+		}
+		if want > len(batch) && len(batch) < c.maxBatch && now.After(lingerOff) {
 			before := len(batch)
 			// Calls come fast enough for more to join within the
 			// linger interval: wait for about as many as the rate
@@ -300,6 +314,13 @@ func (a *arrivals) expected(now time.Time, linger time.Duration) int {
 		return 0
 	}
 	return n
+}
+
+// lingerWant is the size a batch of n calls waits for: want, what the
+// arrival rate brings within the linger, but no more than the calls in
+// flight can bring.
+func lingerWant(want, n, inFlight int) int {
+	return min(want, n+max(inFlight, 0))
 }
 
 func (c *Committer) commit(batch []*Op) {

@@ -144,6 +144,22 @@ func TestArrivalsDecideLinger(t *testing.T) {
 	}
 }
 
+// TestLingerWaitsForCallsInFlight: with the calls in flight known, a
+// batch waits for no more of them than there are, and never when none is
+// in flight.
+func TestLingerWaitsForCallsInFlight(t *testing.T) {
+	for _, c := range []struct{ want, n, inFlight, got int }{
+		{4, 1, 0, 1},  // nobody in flight: no wait
+		{4, 1, 1, 2},  // one in flight: wait for it
+		{4, 1, 10, 4}, // many: the rate's figure
+		{4, 2, -1, 2}, // a count below zero counts as none
+	} {
+		if got := lingerWant(c.want, c.n, c.inFlight); got != c.got {
+			t.Errorf("lingerWant(%d, %d, %d) = %d, want %d", c.want, c.n, c.inFlight, got, c.got)
+		}
+	}
+}
+
 // TestLingerBatchesUnderLoad: with a linger, calls arriving steadily
 // share commits, and every call still gets its own answer.
 func TestLingerBatchesUnderLoad(t *testing.T) {
