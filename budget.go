@@ -137,16 +137,16 @@ const ErrorCodeBudgetExceeded = "budget_exceeded"
 // hold's amount.
 func BudgetExceeded(l BudgetLimit, u PeriodUse, need Money, at time.Time) *Error {
 	_, resets := PeriodOf(l.Period, at)
-	what := "day (UTC)"
+	when := "today (UTC)"
 	if l.Period == Monthly {
-		what = "month (UTC)"
+		when = "this month (UTC)"
 	}
 	return &Error{
 		Code:      CodeInsufficientBalance,
 		ErrorCode: ErrorCodeBudgetExceeded,
 		NoRetry:   true,
-		Message: fmt.Sprintf("%s budget of this %s reached: $%s a %s; $%s spent and $%s held by requests in flight this %s, this request needs up to $%s; it resets at %s",
-			l.Period, l.Scope, l.Limit.USDString(), periodNoun(l.Period), u.Spent.USDString(), u.Held.USDString(), what,
+		Message: fmt.Sprintf("%s budget of this %s reached: $%s a %s; $%s spent and $%s held by requests in flight %s, this request needs up to $%s; it resets at %s",
+			l.Period, l.Scope, l.Limit.USDString(), periodNoun(l.Period), u.Spent.USDString(), u.Held.USDString(), when,
 			need.USDString(), resets.Format("2006-01-02 15:04 UTC")),
 	}
 }

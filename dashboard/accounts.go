@@ -30,13 +30,16 @@ type accountsPage struct {
 type accountRow struct {
 	admin.Account
 	Keys []keyRow
+	// Budget is what remains of the account's budgets, a line each.
+	Budget []string
 }
 
 type keyRow struct {
 	admin.Key
 	Live     bool
 	LastUsed string
-	Spend    string // brief dollars
+	Spend    string   // brief dollars
+	Budget   []string // what remains of its budgets, a line each
 }
 
 type issuedKey struct {
@@ -62,7 +65,7 @@ func (d *Dashboard) renderAccounts(w http.ResponseWriter, r *http.Request, v *vi
 	}
 	byAccount := map[string][]keyRow{}
 	for _, k := range keys {
-		row := keyRow{Key: k, Live: k.Status != "revoked", LastUsed: "never", Spend: "$" + k.SpendUSD}
+		row := keyRow{Key: k, Live: k.Status != "revoked", LastUsed: "never", Spend: "$" + k.SpendUSD, Budget: budgetText(k.Budgets)}
 		if m, err := gw.ParseUSD(k.SpendUSD); err == nil {
 			row.Spend = usdBrief(m)
 		}
@@ -76,7 +79,7 @@ func (d *Dashboard) renderAccounts(w http.ResponseWriter, r *http.Request, v *vi
 		p.Vendors = vendorRows(d.health(), d.now())
 	}
 	for _, a := range list {
-		p.Accounts = append(p.Accounts, accountRow{Account: a, Keys: byAccount[a.ID]})
+		p.Accounts = append(p.Accounts, accountRow{Account: a, Keys: byAccount[a.ID], Budget: budgetText(a.Budgets)})
 	}
 	status := http.StatusOK
 	if p.Problem != "" {
@@ -157,7 +160,8 @@ func (d *Dashboard) createKey(ctx context.Context, r *http.Request, p *accountsP
 	if err != nil {
 		return err
 	}
-	k, err := d.admin.CreateKey(ctx, admin.KeyRequest{Account: r.PathValue("id"), Name: strings.TrimSpace(r.PostFormValue("name")), RPM: rpm, TPM: tpm})
+	k, err := d.admin.CreateKey(ctx, admin.KeyRequest{Account: r.PathValue("id"), Name: strings.TrimSpace(r.PostFormValue("name")), RPM: rpm, TPM: tpm,
+		DailyBudgetUSD: strings.TrimSpace(r.PostFormValue("daily_budget_usd")), MonthlyBudgetUSD: strings.TrimSpace(r.PostFormValue("monthly_budget_usd"))})
 	if err != nil {
 		return err
 	}

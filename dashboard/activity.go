@@ -187,12 +187,15 @@ type activityPage struct {
 	// Balance is shown when the page is about one account.
 	HasBalance bool
 	Balance    []card
-	Charts     []chart
-	Tokens     []card
-	Groups     []groupTable
-	Capped     bool
-	CapNote    string
-	Empty      bool
+	// Budgets are the account's budgets and its keys', what remains of
+	// each in the current UTC day or month.
+	Budgets []card
+	Charts  []chart
+	Tokens  []card
+	Groups  []groupTable
+	Capped  bool
+	CapNote string
+	Empty   bool
 }
 
 // rangeTab is one link of the period switcher.
@@ -281,6 +284,10 @@ func (d *Dashboard) activity(w http.ResponseWriter, r *http.Request, v *viewer) 
 			moneyCard("Available", bal.Available, "balance minus holds", "accent"),
 			moneyCard("Balance", bal.Balance, "top-ups "+usdBrief(bal.TopUps)+" · charged "+usdBrief(bal.Charged), ""),
 			moneyCard("Held", bal.Held, "reserved by requests in flight", ""),
+		}
+		if p.Budgets, err = d.budgetCards(r.Context(), account, v); err != nil {
+			d.fail(w, r, v, err)
+			return
 		}
 	}
 	p.Charts = charts(agg, rg)

@@ -189,11 +189,13 @@ func New(cfg Config) (*Dashboard, error) {
 	if d.admin != nil {
 		m.HandleFunc("GET /dashboard/accounts", d.signedIn(d.adminOnly(d.accounts)))
 		for pattern, f := range map[string]func(context.Context, *http.Request, *accountsPage) error{
-			"POST /dashboard/accounts":            d.createAccount,
-			"POST /dashboard/accounts/{id}/topup": d.topUp,
-			"POST /dashboard/accounts/{id}/keys":  d.createKey,
-			"POST /dashboard/keys/{id}/rotate":    d.rotateKey,
-			"POST /dashboard/keys/{id}/revoke":    d.revokeKey,
+			"POST /dashboard/accounts":             d.createAccount,
+			"POST /dashboard/accounts/{id}/topup":  d.topUp,
+			"POST /dashboard/accounts/{id}/keys":   d.createKey,
+			"POST /dashboard/keys/{id}/rotate":     d.rotateKey,
+			"POST /dashboard/keys/{id}/revoke":     d.revokeKey,
+			"POST /dashboard/keys/{id}/budget":     d.setKeyBudget,
+			"POST /dashboard/accounts/{id}/budget": d.setAccountBudget,
 		} {
 			m.Handle(pattern, csrf.Handler(d.signedIn(d.adminForm(f))))
 		}

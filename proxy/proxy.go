@@ -461,6 +461,9 @@ type Exchange struct {
 	estTokens  int64
 	limited    bool // the request was counted against the key's limits
 	holdPlaced bool
+	// count marks a token count screened by the guard (Screen): its
+	// record says NoteCountTokens.
+	count bool
 	// hold is the amount held; outputBound the most output tokens the
 	// vendor may bill for this body (0: unbounded). Usage above it is
 	// clamped and a charge above the hold is capped at it.
@@ -1114,23 +1117,34 @@ func fallOver(err error) bool {
 }
 
 // Screen runs the guard on a request that has no vendor call of its own
-// to guard beside (count_tokens): the cool-down, both stages, then the
+// to guard beside (a token count): the cool-down, both stages, then the
 // verdict. It returns rate_limited for a key or account cooled down,
-// request_blocked (the incident stored) when the request must not go on,
-// and records nothing else: the caller's handler answers.
+// request_blocked (the incident stored) when the request must not go on.
+// A count that leaves an incident (blocked, or flagged in monitor mode)
+// is recorded, never billed, noted NoteCountTokens, so that the
+// incident's request id names a record as a chat request's does; a
+// blocked one counts among the key's refusals (RefusedPerMinute), not in
+// its chat requests' rate-limit bucket. Other counts leave no record.
 // in.Text is the text the route read; in.Principal the caller.
 func (g *Gateway) Screen(ctx context.Context, in Inbound) error {
 	if err := g.cool.check(in.Principal, g.cfg.Now()); err != nil {
 		return err
 	}
-	x := &Exchange{g: g, in: in}
+	x := &Exchange{g: g, in: in, count: true, limited: true}
 	v, second, err := x.firstStage(ctx)
 	v, blocked := x.judge(ctx, v, err)
 	if !blocked && second != nil {
 		v, blocked = x.secondStage(ctx, second)
 	}
 	if blocked {
-		return x.block(ctx, v)
+		err := x.block(ctx, v)
+		x.finishErr(ctx, err)
+		return err
+	}
+	if strings.HasPrefix(x.Guard, "monitor:") {
+		if _, err := x.Finish(ctx, Outcome{Status: 200}); err != nil {
+			g.cfg.Logger.Error("record a flagged count", "request_id", in.RequestID, "err", err)
+		}
 	}
 	return nil
 }
@@ -1417,6 +1431,10 @@ const NoteDirectiveInThread = "directive_in_thread"
 // (the request outlived it without renewals: a stalled process).
 const NoteHoldExpired = "hold_expired"
 
+// NoteCountTokens marks the record of a token count (count_tokens,
+// input_tokens) that the guard blocked or flagged: never billed.
+const NoteCountTokens = "count_tokens"
+
 // ClampUsage bounds vendor-reported usage by what the request allowed:
 // output (reasoning included) at most outputBound when it is positive,
 // reasoning at most output. It reports whether anything changed.
@@ -1548,6 +1566,9 @@ func (x *Exchange) record(o Outcome) *gw.Record {
 		r.Note = joinNote(r.Note, note)
 	} else if x.in.KeptDirective {
 		r.Note = joinNote(r.Note, NoteDirectiveInThread)
+	}
+	if x.count {
+		r.Note = joinNote(r.Note, NoteCountTokens)
 	}
 	if in.Principal != nil {
 		r.AccountID, r.KeyID = in.Principal.AccountID, in.Principal.KeyID

@@ -1,4 +1,6 @@
--- Token reconciliation for one key; see allow.lua for the layout.
+-- Token reconciliation for one key; see allow.lua for the layout (it
+-- keeps the token sum T up to date, or drops the sums when it moves the
+-- head, for allow.lua to recount).
 -- ARGV: delta (non-zero), now in microseconds ("" = server TIME), TTL in
 -- milliseconds. A positive delta is counted in the current bucket; a
 -- negative one is taken back from the newest buckets of the window first,
@@ -21,6 +23,13 @@ if head then
 end
 if delta > 0 then
   redis.call('HINCRBY', KEYS[1], 't' .. cur, ARGV[1])
+  if head and cur == head then
+    if redis.call('HEXISTS', KEYS[1], 'T') == 1 then
+      redis.call('HINCRBY', KEYS[1], 'T', ARGV[1])
+    end
+  else
+    redis.call('HDEL', KEYS[1], 'R', 'T')
+  end
   redis.call('HSET', KEYS[1], 'h', cur)
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   return delta
@@ -43,4 +52,8 @@ for j = cur, cur - N + 1, -1 do
     end
   end
 end
-return -(-delta - left)
+local refunded = -delta - left
+if refunded > 0 and redis.call('HEXISTS', KEYS[1], 'T') == 1 then
+  redis.call('HINCRBY', KEYS[1], 'T', string.format('%d', -refunded))
+end
+return -refunded

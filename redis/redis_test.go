@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -280,9 +281,10 @@ func TestOldBucketsAreDeleted(t *testing.T) {
 		}
 		now = now.Add(time.Second)
 	}
-	// The window's 61 buckets of each kind, plus the head.
-	if n := c.HLen(ctx, p+"k").Val(); n > 2*61+1 {
-		t.Fatalf("hash holds %d fields, want at most %d", n, 2*61+1)
+	// The window's 61 buckets of each kind, plus the head and the two
+	// sums.
+	if n := c.HLen(ctx, p+"k").Val(); n > 2*61+3 {
+		t.Fatalf("hash holds %d fields, want at most %d", n, 2*61+3)
 	}
 }
 
@@ -534,4 +536,101 @@ func TestFallbackWhileDown(t *testing.T) {
 	if err := l.Adjust(context.Background(), "k", gw.Limit{TPM: 100}, 5); err != nil {
 		t.Errorf("Adjust with a fallback: %v", err)
 	}
+}
+
+// TestSumsRecounted: a key whose window sums are missing (written by an
+// older script, or dropped by an Adjust that moved the head) is recounted
+// from its buckets.
+func TestSumsRecounted(t *testing.T) {
+	c := client(t)
+	p := prefix(t, c)
+	ctx := context.Background()
+	now := time.Unix(1_900_000_000, 0)
+	l := New(c, Options{Prefix: p, Now: func() time.Time { return now }})
+	sec := now.Unix()
+	// The older layout: head and buckets, no sums.
+	if err := c.HSet(ctx, p+"old", "h", sec-1, fmt.Sprintf("r%d", sec-1), 3, fmt.Sprintf("t%d", sec-1), 50).Err(); err != nil {
+		t.Fatal(err)
+	}
+	lim := gw.Limit{RPM: 4, TPM: 100}
+	if d, err := l.Allow(ctx, "old", lim, 50); err != nil || !d.Allowed || d.RequestsRemaining != 0 {
+		t.Fatalf("Allow on the older layout: %+v, %v; want admitted with 0 remaining", d, err)
+	}
+	if d, err := l.Allow(ctx, "old", gw.Limit{TPM: 100}, 1); err != nil || d.Allowed {
+		t.Fatalf("Allow past the recounted tokens: %+v, %v; want denied", d, err)
+	}
+
+	// An Adjust that moves the head drops the sums; the next Allow
+	// recounts them, the departed buckets left out.
+	tl := gw.Limit{TPM: 40}
+	if d, err := l.Allow(ctx, "moved", tl, 10); err != nil || !d.Allowed {
+		t.Fatalf("Allow: %+v, %v", d, err)
+	}
+	now = now.Add(2 * time.Second)
+	if err := l.Adjust(ctx, "moved", tl, 20); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.HExists(ctx, p+"moved", "T").Val(); n {
+		t.Fatal("the token sum survived an Adjust that moved the head")
+	}
+	now = now.Add(time.Second)
+	if d, err := l.Allow(ctx, "moved", tl, 10); err != nil || !d.Allowed {
+		t.Fatalf("Allow at 40 of 40 tokens: %+v, %v; want admitted", d, err)
+	}
+	if d, err := l.Allow(ctx, "moved", tl, 1); err != nil || d.Allowed {
+		t.Fatalf("Allow past 40 tokens: %+v, %v; want denied", d, err)
+	}
+	// 62 seconds after the first, its bucket (10 tokens) has left the
+	// window; the Adjust's 20 and the third call's 10 remain.
+	now = now.Add(59 * time.Second)
+	if d, err := l.Allow(ctx, "moved", tl, 10); err != nil || !d.Allowed {
+		t.Fatalf("Allow once the older buckets left: %+v, %v; want admitted", d, err)
+	}
+	if got := c.HGet(ctx, p+"moved", "T").Val(); got != "40" {
+		t.Fatalf("token sum %q, want 40", got)
+	}
+}
+
+// BenchmarkRedisAllowBusyKey is the check and count of a key busy for a
+// minute (every second of its window holds counts), serially, with the
+// script's own time on the Redis server per call (redis-us/op, from INFO
+// commandstats; other clients' scripts count too).
+func BenchmarkRedisAllowBusyKey(b *testing.B) {
+	c := client(b)
+	p := prefix(b, c)
+	at := time.Unix(1_900_000_000, 0)
+	l := New(c, Options{Prefix: p, Now: func() time.Time { return at }})
+	ctx := context.Background()
+	lim := gw.Limit{RPM: 1 << 40, TPM: 1 << 50}
+	for i := 60; i >= 0; i-- {
+		at = time.Unix(1_900_000_000-int64(i), 0)
+		if _, err := l.Allow(ctx, "bench", lim, 100); err != nil {
+			b.Fatal(err)
+		}
+	}
+	usec := func() float64 {
+		res, err := c.Info(ctx, "commandstats").Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, line := range strings.Split(res, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:"); ok {
+				for _, kv := range strings.Split(v, ",") {
+					if u, ok := strings.CutPrefix(kv, "usec="); ok {
+						f, _ := strconv.ParseFloat(u, 64)
+						return f
+					}
+				}
+			}
+		}
+		return 0
+	}
+	b.ReportAllocs()
+	u0 := usec()
+	for b.Loop() {
+		if _, err := l.Allow(ctx, "bench", lim, 100); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric((usec()-u0)/float64(b.N), "redis-us/op")
 }

@@ -28,14 +28,17 @@ type counter interface {
 }
 
 // countTokens serves POST /v1/messages/count_tokens, Anthropic's shape, on
-// every prefix, guarded as chat requests are (a blocked count is 403
-// request_blocked and reaches no vendor; a cooled-down key is 429), and
-// never billed: Anthropic counts its own body; for Gemini
-// the body is mapped and Gemini's countTokens asked; the other vendors
-// publish no count endpoint and get an estimate in OpenAI's o200k
-// encoding of the text (system, messages, tool calls and results, tool
-// definitions) plus 4 tokens a message, their own tokenizers differing
-// by a few per cent.
+// every prefix, governed like a request but never billed: the key
+// (Authorization or x-api-key), a body of at most MaxCountBodyBytes, the
+// key's allow list and a rate-limit bucket of its own
+// (proxy.Gateway.AllowCount), model names of at most route.MaxModelBytes
+// (never echoed), and the guard as chat requests have it (a blocked count
+// is 403 request_blocked, recorded, and reaches no vendor; a cooled-down
+// key is 429). Anthropic counts its own body; for Gemini the body is
+// mapped and Gemini's countTokens asked; the other vendors publish no
+// count endpoint and get an estimate in OpenAI's o200k encoding of the
+// text (system, messages, tool calls and results, tool definitions) plus
+// 4 tokens a message, their own tokenizers differing by a few per cent.
 func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 	rid := id.New("req_", s.cfg.Now())
 	w.Header().Set(HeaderRequestID, rid)
@@ -51,12 +54,18 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	body, held, err := s.readBody(w, r)
+	body, held, err := s.readBodyMax(w, r, s.cfg.MaxCountBodyBytes)
 	defer s.bodyBytes.Add(-held)
 	if err != nil {
 		fail(err)
 		return
 	}
+	release, err := s.countSlot(r.Context(), len(body))
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer release()
 	var head struct {
 		Model     string          `json:"model"`
 		MaxTokens json.RawMessage `json:"max_tokens"`
@@ -70,18 +79,9 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	// Governed like a request: the key's allow list and a rate-limit
-	// bucket of its own.
-	d, err := gwy.AllowCount(r.Context(), principal, target.Vendor, target.Model)
-	if d.RequestsLimit > 0 {
-		w.Header().Set(headerRateLimit, strconv.FormatInt(d.RequestsLimit, 10))
-		w.Header().Set(headerRateRemain, strconv.FormatInt(max(d.RequestsRemaining, 0), 10))
-	}
-	if err != nil {
-		fail(err)
+	if !s.allowCount(w, r, principal, target, fail) {
 		return
 	}
-	w.Header().Set(HeaderVendor, target.Vendor)
 	// The guard reads a count request as it reads a chat request (the
 	// vendor is sent its text too): the key's cool-down, then both
 	// stages, before any vendor is asked.
@@ -113,14 +113,7 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 	case canCount && p.Shape() == gw.ShapeM:
 		n, err = c.CountTokens(r.Context(), target.Model, body)
 	default:
-		// A count request has no max_tokens; the decoder wants one.
-		if len(head.MaxTokens) == 0 {
-			if body, err = rawjson.Set(body, "max_tokens", []byte("1")); err != nil {
-				fail(gw.Errorf(gw.CodeInvalidRequest, "request body is not a JSON object"))
-				return
-			}
-		}
-		req, derr := anthropicshape.DecodeRequest(body)
+		req, derr := anthropicshape.DecodeRequest(gb)
 		if derr != nil {
 			fail(derr)
 			return
@@ -144,6 +137,45 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set(HeaderTokenCount, how)
 	writeJSON(w, http.StatusOK, map[string]int64{"input_tokens": n})
+}
+
+// allowCount applies the key's allow list and the counts' rate-limit
+// bucket to a token count, setting the rate-limit headers; false: fail
+// was called.
+func (s *Server) allowCount(w http.ResponseWriter, r *http.Request, p *gw.Principal, t route.Target, fail func(error)) bool {
+	d, err := s.cfg.Gateway.AllowCount(r.Context(), p, t.Vendor, t.Model)
+	if d.RequestsLimit > 0 {
+		w.Header().Set(headerRateLimit, strconv.FormatInt(d.RequestsLimit, 10))
+		w.Header().Set(headerRateRemain, strconv.FormatInt(max(d.RequestsRemaining, 0), 10))
+	}
+	if err != nil {
+		fail(err)
+		return false
+	}
+	w.Header().Set(HeaderVendor, t.Vendor)
+	return true
+}
+
+// countSmallBytes is the largest count body worked on without a count
+// slot: below it the parse, the guard and an estimate take well under a
+// millisecond.
+const countSmallBytes = 256 << 10
+
+// countSlot waits for one of the count slots when a count's body is
+// larger than countSmallBytes: at most half the CPUs read, guard and
+// estimate large counts at once, the rest stay with the requests (a
+// 30 MB count took 10 s of CPU, and four at once moved other callers'
+// median latency from 5 to 240 ms). release gives the slot back.
+func (s *Server) countSlot(ctx context.Context, n int) (release func(), err error) {
+	if n <= countSmallBytes {
+		return func() {}, nil
+	}
+	select {
+	case s.countSlots <- struct{}{}:
+		return func() { <-s.countSlots }, nil
+	case <-ctx.Done():
+		return nil, &gw.Error{Code: gw.CodeOverloaded, Message: "the caller went away while waiting to count", Err: ctx.Err()}
+	}
 }
 
 // estimateCountBytes bounds the text an estimate tokenizes: past it, the

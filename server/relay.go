@@ -203,13 +203,14 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		fix = n.NormalizeStream()
 	}
 	var events, text int64
-	clientGone, ownerMarked := false, false
+	clientGone, ownerMarked, terminated := false, false, false
 	collect := s.relayCollector(in)
 	for rd.Next() {
 		// The hold lives as long as the stream (a clock read per event,
 		// a store write per third of the hold's life).
 		x.KeepAlive(ctx)
 		ev := rd.Event()
+		terminated = terminated || ev.Type == "message_stop" || string(ev.Data) == "[DONE]"
 		if collect != nil && ev.Data != nil {
 			if string(ev.Data) == "[DONE]" {
 				// Kept before the client sees the end of the
@@ -249,8 +250,11 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		}
 	}
 	readErr := rd.Err()
+	// The meter says the answer is whole once the vendor said how it
+	// ended (a finish_reason, a stop_reason): a cut after that loses
+	// nothing of it, and it is billed as complete.
 	o, broke := streamOutcome(in, streamEnd{
-		done:       m.Done() && readErr == nil,
+		done:       m.Done(),
 		vendorErr:  m.Err(),
 		readErr:    readErr,
 		callerLeft: clientGone || ctx.Err() != nil,
@@ -277,6 +281,15 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		// still ends with its terminator, which vendors leave out after
 		// an error.
 		_, _ = fw.Write(sse.AppendEvent(nil, "", []byte("[DONE]")))
+	case m.Done() && !terminated && !clientGone && m.Err() == nil:
+		// Whole, but cut before its terminator: the caller gets the
+		// terminator its SDK waits for.
+		switch in.Endpoint {
+		case gw.ShapeC:
+			_, _ = fw.Write(sse.AppendEvent(nil, "", []byte("[DONE]")))
+		case gw.ShapeM:
+			_, _ = fw.Write(sse.AppendEvent(nil, "message_stop", []byte(`{"type":"message_stop"}`)))
+		}
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())

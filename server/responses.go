@@ -289,8 +289,10 @@ func itemID(raw json.RawMessage) any {
 }
 
 // countResponseTokens serves POST /v1/responses/input_tokens (openai-go's
-// and openai-node's responses.inputTokens.count) on every prefix, never
-// billed or recorded: the request is mapped as for POST /v1/responses
+// and openai-node's responses.inputTokens.count) on every prefix,
+// governed as count_tokens is (key, body limit, allow list, the counts'
+// rate-limit bucket, the guard) and never billed: the request is mapped
+// as for POST /v1/responses
 // (the kept conversation of previous_response_id included) and counted by
 // the vendor's own free endpoint where it has one (anthropic/, google/),
 // else estimated in OpenAI's o200k encoding as count_tokens does.
@@ -305,12 +307,18 @@ func (s *Server) countResponseTokens(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	body, held, err := s.readBody(w, r)
+	body, held, err := s.readBodyMax(w, r, s.cfg.MaxCountBodyBytes)
 	defer s.bodyBytes.Add(-held)
 	if err != nil {
 		fail(err)
 		return
 	}
+	release, err := s.countSlot(r.Context(), len(body))
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer release()
 	req, err := responses.Parse(body)
 	if err != nil {
 		fail(err)
@@ -321,14 +329,12 @@ func (s *Server) countResponseTokens(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	w.Header().Set(HeaderVendor, target.Vendor)
+	if !s.allowCount(w, r, principal, target, fail) {
+		return
+	}
 	p, ok := gwy.Provider(target.Vendor)
 	if !ok {
 		fail(gw.Errorf(gw.CodeVendorUnavailable, "%s is not configured on this gateway", target.Vendor))
-		return
-	}
-	if !gw.ModelAllowed(principal.Models, target.Vendor, target.Model) {
-		fail(gw.Errorf(gw.CodeInvalidRequest, "model %q is not allowed for this API key", target.Vendor+"/"+target.Model))
 		return
 	}
 	in := &proxy.Inbound{RequestID: rid, Endpoint: gw.ShapeR, Principal: principal, Body: body, Received: s.cfg.Now()}
@@ -338,6 +344,14 @@ func (s *Server) countResponseTokens(w http.ResponseWriter, r *http.Request) {
 		if st, _, err := s.cfg.State.LoadResponse(r.Context(), principal.AccountID, req.PreviousResponseID); err == nil {
 			rt.prior = st.Messages
 		}
+	}
+	// Guarded as the request would be: the kept conversation and the
+	// new input (the vendor is sent both).
+	in.Vendor, in.Model, in.Header = target.Vendor, target.Model, r.Header
+	in.Text = append(gw.MessagesText(rt.prior), req.Text...)
+	if err := gwy.Screen(r.Context(), *in); err != nil {
+		fail(err)
+		return
 	}
 	sl, err := s.sealer(r.Context())
 	if err != nil {

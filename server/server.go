@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,6 +70,8 @@ const (
 	headerRateLimit    = "X-Ratelimit-Limit-Requests"
 	headerRateRemain   = "X-Ratelimit-Remaining-Requests"
 	defaultMaxBodySize = 32 << 20
+	// defaultMaxCountBodySize is Config.MaxCountBodyBytes's default.
+	defaultMaxCountBodySize = 8 << 20
 )
 
 // Config assembles a Server. Gateway is required.
@@ -80,6 +83,11 @@ type Config struct {
 	// MaxBodyBytes bounds a request body (default 32 MiB), enforced while
 	// reading.
 	MaxBodyBytes int64
+	// MaxCountBodyBytes bounds the body of a token count
+	// (POST /v1/messages/count_tokens, /v1/responses/input_tokens;
+	// default 8 MiB, never above MaxBodyBytes): a count is free, so its
+	// work is bounded apart from the chat endpoints'.
+	MaxCountBodyBytes int64
 	// Catalog lists the models for GET /v1/models and /v1/models/{id};
 	// nil: 404.
 	Catalog *catalog.Catalog
@@ -136,6 +144,9 @@ type Server struct {
 	inflight sync.WaitGroup // chat requests being served
 	// bodyBytes counts the request body bytes read and still held.
 	bodyBytes atomic.Int64
+	// countSlots bounds the large token counts worked on at once (half
+	// the CPUs), so that free counts cannot take the CPU from requests.
+	countSlots chan struct{}
 	// o200kCodec is OpenAI's encoding, for count_tokens estimates,
 	// loaded on first use.
 	o200kOnce  sync.Once
@@ -178,6 +189,10 @@ func New(cfg Config) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = defaultMaxBodySize
 	}
+	if cfg.MaxCountBodyBytes <= 0 {
+		cfg.MaxCountBodyBytes = defaultMaxCountBodySize
+	}
+	cfg.MaxCountBodyBytes = min(cfg.MaxCountBodyBytes, cfg.MaxBodyBytes)
 	if cfg.MaxInflightBytes <= 0 {
 		cfg.MaxInflightBytes = 256 << 20
 	}
@@ -199,7 +214,7 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{cfg: cfg}
+	return &Server{cfg: cfg, countSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 }
 
 // SetDraining makes /readyz fail and new chat requests answer 503, while
@@ -721,7 +736,11 @@ func decodeRequest(shape gw.Shape, body []byte) (*gw.Request, error) {
 // MaxInflightBytes: past it, 503 with Retry-After. held is what the
 // caller must give back to the count when the request is done.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, err error) {
-	limit := s.cfg.MaxBodyBytes
+	return s.readBodyMax(w, r, s.cfg.MaxBodyBytes)
+}
+
+// readBodyMax is readBody with a limit of its own.
+func (s *Server) readBodyMax(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, held int64, err error) {
 	if r.ContentLength > limit {
 		return nil, 0, gw.Errorf(gw.CodeRequestTooLarge, "request body is %d bytes; the limit is %d", r.ContentLength, limit)
 	}

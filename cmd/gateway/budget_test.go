@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -99,5 +101,91 @@ func TestBudgetRefusesOnEveryEndpoint(t *testing.T) {
 	readAll(t, again.Body)
 	if again.StatusCode != http.StatusOK {
 		t.Errorf("after clearing the budget: %d", again.StatusCode)
+	}
+}
+
+// The dashboard shows budgets: the customer's activity page what remains
+// of its key's and its account's, exactly on hover; the administrator's
+// accounts page each key's and account's, and its form sets a key's.
+func TestDashboardShowsBudgets(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AdminToken = testAdminToken })
+	ctx := t.Context()
+	c := &admin.Client{BaseURL: e.url, Token: testAdminToken}
+	keys, err := c.Keys(ctx)
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("keys %+v, %v", keys, err)
+	}
+	keyID := keys[0].ID
+	daily, monthly := "0.01", "1"
+	if _, err := c.UpdateKey(ctx, keyID, admin.KeyUpdate{DailyBudgetUSD: &daily}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.UpdateAccount(ctx, e.acct, admin.AccountUpdate{MonthlyBudgetUSD: &monthly}); err != nil {
+		t.Fatal(err)
+	}
+	resp := e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], "hi", false, `,"max_tokens":16`))
+	readAll(t, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("request: %d", resp.StatusCode)
+	}
+	recs, err := e.m.Store().Records(ctx, gw.RecordFilter{AccountID: e.acct})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("records %+v, %v", recs, err)
+	}
+	charge := recs[0].Charge
+	signIn := func(secret string) *http.Client {
+		jar, _ := cookiejar.New(nil)
+		client := &http.Client{Jar: jar}
+		req, _ := http.NewRequest("POST", e.url+"/dashboard/signin", strings.NewReader(url.Values{"key": {secret}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", e.url)
+		r, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, r.Body)
+		return client
+	}
+	page := func(client *http.Client, path string) string {
+		r, err := client.Get(e.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := string(readAll(t, r.Body))
+		if r.StatusCode != 200 {
+			t.Fatalf("%s: %d", path, r.StatusCode)
+		}
+		return b
+	}
+	customer := signIn(e.key)
+	act := page(customer, "/dashboard/activity")
+	keyLeft := (1_000_000 - charge).USDString()
+	acctLeft := (gw.USD - charge).USDString()
+	for _, want := range []string{`aria-label="Budgets"`, "daily budget", `title="$` + keyLeft + `"`, "Account monthly budget", `title="$` + acctLeft + `"`} {
+		if !strings.Contains(act, want) {
+			t.Errorf("activity page lacks %q", want)
+		}
+	}
+	adm := signIn(testAdminToken)
+	accts := page(adm, "/dashboard/accounts")
+	for _, want := range []string{"left of $0.0100 a day", "left of $1.0000 a month", `action="/dashboard/keys/` + keyID + `/budget"`} {
+		if !strings.Contains(accts, want) {
+			t.Errorf("accounts page lacks %q", want)
+		}
+	}
+	req, _ := http.NewRequest("POST", e.url+"/dashboard/keys/"+keyID+"/budget", strings.NewReader(url.Values{"monthly_budget_usd": {"2"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", e.url)
+	r, err := adm.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(readAll(t, r.Body))
+	if r.StatusCode != 200 || !strings.Contains(body, "Budgets of "+keyID+": ") || !strings.Contains(body, "left of $2.0000 a month") {
+		t.Errorf("set key budget: %d", r.StatusCode)
+	}
+	k, err := c.Key(ctx, keyID)
+	if err != nil || k.Budgets == nil || k.Budgets.Monthly == nil || k.Budgets.Monthly.BudgetUSD != "2.00000000" || k.Budgets.Daily == nil {
+		t.Errorf("key budgets after the form: %+v, %v", k, err)
 	}
 }

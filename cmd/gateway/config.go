@@ -45,6 +45,7 @@ type Config struct {
 	RefusedPerMinute       int
 	IncidentTextsPerMinute int
 	CountTokensRPM         int64         // GATEWAY_COUNT_TOKENS_RPM: token counts per minute per key, a bucket of their own (0: the key's RPM)
+	MaxCountBodyBytes      int64         // GATEWAY_MAX_COUNT_BODY_BYTES: a token count's body, default 8 MiB (at most GATEWAY_MAX_BODY_BYTES)
 	WriteTimeout           time.Duration // GATEWAY_WRITE_TIMEOUT: writing one non-streaming answer, default 60s
 	TPM                    int64         // GATEWAY_TPM: default tokens per minute per key (0: unlimited)
 	RedisFailOpen          bool          // GATEWAY_REDIS_FAIL "open": admit while Redis is down
@@ -210,6 +211,7 @@ func envConfig(getenv func(string) string) (Config, error) {
 	num("GATEWAY_RPM", &c.RPM)
 	num("GATEWAY_TPM", &c.TPM)
 	num("GATEWAY_COUNT_TOKENS_RPM", &c.CountTokensRPM)
+	num("GATEWAY_MAX_COUNT_BODY_BYTES", &c.MaxCountBodyBytes)
 	var refused, texts int64 = -1, -1
 	num("GATEWAY_REFUSED_RECORDS_PER_MINUTE", &refused)
 	num("GATEWAY_INCIDENT_TEXTS_PER_MINUTE", &texts)
@@ -390,6 +392,7 @@ var settingDefaults = map[string]string{
 	"GATEWAY_INSTANCES":                  "1",
 	"GATEWAY_SQLITE_SHARED":              "off",
 	"GATEWAY_COUNT_TOKENS_RPM":           "0",
+	"GATEWAY_MAX_COUNT_BODY_BYTES":       "8388608",
 	"GATEWAY_REFUSED_RECORDS_PER_MINUTE": "60",
 	"GATEWAY_INCIDENT_TEXTS_PER_MINUTE":  "30",
 	"GATEWAY_WRITE_TIMEOUT":              "60s",

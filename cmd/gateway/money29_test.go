@@ -286,7 +286,10 @@ func TestNativeThreadContinueDirective(t *testing.T) {
 // carries the directive again, and what is taken off is what was sent:
 // gemini-3.1-pro (a mapped route from chat completions) at 200 uc per
 // input and 1,200 per output token, ((input - directive) x 200 + output
-// x 1,200) x 1.09, rounded once.
+// x 1,200) x 1.09, rounded once. This test passes with the fix reverted
+// too (the fake's usage is read back, not set); the one that fails
+// without it, with hand-worked figures, is
+// TestImposedLimitDirectiveHandWorked.
 func TestImposedLimitKeepsDirective(t *testing.T) {
 	e := newEnv(t, withOptimizer)
 	ctx := context.Background()

@@ -293,14 +293,15 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	m.state = state
 	m.server = server.New(server.Config{
-		State:            state,
-		Gateway:          gwy,
-		TrustedProxies:   c.TrustedProxies,
-		MaxBodyBytes:     c.MaxBodyBytes,
-		MaxInflightBytes: c.MaxInflightBytes,
-		BodyReadTimeout:  c.BodyReadTimeout,
-		MaxResponseBytes: c.MaxResponseBytes,
-		MaxEventBytes:    int(min(c.MaxEventBytes, 1<<30)),
+		State:             state,
+		Gateway:           gwy,
+		TrustedProxies:    c.TrustedProxies,
+		MaxBodyBytes:      c.MaxBodyBytes,
+		MaxCountBodyBytes: c.MaxCountBodyBytes,
+		MaxInflightBytes:  c.MaxInflightBytes,
+		BodyReadTimeout:   c.BodyReadTimeout,
+		MaxResponseBytes:  c.MaxResponseBytes,
+		MaxEventBytes:     int(min(c.MaxEventBytes, 1<<30)),
 		// A caller gets as long to take a stream event as the vendor
 		// gets to send one.
 		StreamWriteTimeout: c.HTTP.IdleTimeout,

@@ -65,7 +65,9 @@ func (d *StreamDecoder) Recv() (gw.Event, error) {
 func (d *StreamDecoder) step() {
 	if !d.rd.Next() {
 		d.done = true
-		if err := d.rd.Err(); err != nil {
+		if err := d.rd.Err(); err != nil && d.asm.finish == "" {
+			// Cut before any finishReason: broken. After one, the
+			// answer is whole and ends as a finished stream (billed).
 			d.asm.fail(readError(err))
 			return
 		}

@@ -138,9 +138,27 @@ func (d *StreamDecoder) fail(err *gw.Error) {
 	d.done = true
 }
 
+// finish ends the stream with Finish.
+func (d *StreamDecoder) finish() {
+	d.closeOpen()
+	fin := gw.Event{Type: gw.EventFinish, StopReason: d.stopReason, StopSequence: d.stopSequence}
+	if d.usage.Reported {
+		u := d.usage
+		fin.Usage = &u
+	}
+	d.push(fin)
+	d.done = true
+}
+
 // step reads one wire event and queues what it becomes.
 func (d *StreamDecoder) step() {
 	if !d.r.Next() {
+		if d.stopReason != "" {
+			// message_delta said how the answer ended: it is whole, and
+			// a cut before message_stop ends it as finished (billed).
+			d.finish()
+			return
+		}
 		if err := d.r.Err(); err != nil {
 			d.fail(upstreamErr("stream read failed", err))
 			return
@@ -225,14 +243,7 @@ func (d *StreamDecoder) step() {
 			applyUsage(&d.usage, ev.Usage)
 		}
 	case "message_stop":
-		d.closeOpen()
-		fin := gw.Event{Type: gw.EventFinish, StopReason: d.stopReason, StopSequence: d.stopSequence}
-		if d.usage.Reported {
-			u := d.usage
-			fin.Usage = &u
-		}
-		d.push(fin)
-		d.done = true
+		d.finish()
 	case "error":
 		code, msg := gw.CodeUpstream, "stream error"
 		if ev.Error != nil {

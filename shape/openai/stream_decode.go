@@ -144,12 +144,15 @@ func (s *streamDecoder) fail(e *gw.Error) {
 // step reads one SSE event and queues what it yields.
 func (s *streamDecoder) step() {
 	if !s.rd.Next() {
-		if err := s.rd.Err(); err != nil {
-			s.fail(upstreamErr(s.vendor+": stream read failed", fmt.Errorf("read stream: %w", err)))
+		if s.finished {
+			// A finish_reason was seen: the answer is whole, whether the
+			// stream then ended or was cut before [DONE] (and before a
+			// usage chunk: the gateway's own count bills it).
+			s.end()
 			return
 		}
-		if s.finished {
-			s.end()
+		if err := s.rd.Err(); err != nil {
+			s.fail(upstreamErr(s.vendor+": stream read failed", fmt.Errorf("read stream: %w", err)))
 			return
 		}
 		s.fail(upstreamErr(s.vendor+": stream ended before it finished", nil))
