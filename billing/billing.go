@@ -204,7 +204,8 @@ func (b *Biller) PriceAt(vendor, model string, u gw.Usage, start time.Time) (Quo
 	}
 	t := billed(m, u, start)
 	prompt := t.prompt()
-	cost, chg := pricedAt(m, prompt, t, start)
+	mult, extra, hnote := hostedPrice(m, u.Hosted)
+	cost, chg := pricedHosted(m, t, start, mult, extra)
 	q := Quote{Cost: cost, Charge: chg}
 	if u.OptimizerTokens > 0 {
 		// The vendor bills every token it got, the directive's too, at
@@ -212,13 +213,16 @@ func (b *Biller) PriceAt(vendor, model string, u gw.Usage, start time.Time) (Quo
 		all := billed(m, gw.Usage{InputTokens: u.InputTokens, CacheReadTokens: u.CacheReadTokens,
 			CacheWrite5mTokens: u.CacheWrite5mTokens, CacheWrite1hTokens: u.CacheWrite1hTokens, OutputTokens: u.OutputTokens}, start)
 		var full gw.Money
-		q.Cost, full = pricedAt(m, all.prompt(), all, start)
+		q.Cost, full = pricedHosted(m, all, start, mult, extra)
 		q.DirectiveShare = max(full-chg, 0)
 	}
 	if m.OffPeak.Contains(start) {
 		q.Note = "off-peak price"
 	} else if i := m.TierIndex(prompt); i > 0 {
 		q.Note = "long-context price: prompt above " + strconv.FormatInt(m.Tiers[i-1].AbovePromptTokens, 10) + " tokens"
+	}
+	if hnote != "" {
+		q.Note = strings.TrimPrefix(q.Note+"; "+hnote, "; ")
 	}
 	return q, nil
 }

@@ -126,6 +126,10 @@ type HoldRequest struct {
 	// looked up; CallerLimit says the caller set the output limit.
 	Available   gw.Money
 	CallerLimit bool
+	// Hosted is the most the request may use beyond tokens (service
+	// tier, fast mode, each hosted tool at its call limit): the hold
+	// covers it at the card's prices.
+	Hosted gw.Hosted
 }
 
 // HoldPlan is a sized hold: its amount, the per-answer output and total
@@ -135,6 +139,14 @@ type HoldPlan struct {
 	Amount                 gw.Money
 	MaxOutput, OutputBound int64
 	Imposed                bool
+}
+
+// UnitPricer is implemented by Billers whose rate card prices units
+// beyond tokens (ratecard unit names: service tiers, fast mode, hosted
+// tools) per model; a request using a unit it cannot price for the model
+// is refused unless the operator allows it.
+type UnitPricer interface {
+	UnitPriced(vendor, model, unit string) bool
 }
 
 // Priceable is implemented by Billers that explain why a model cannot be
@@ -232,8 +244,9 @@ type Config struct {
 	GuardFailClosed bool
 	// AllowUnpriced names the billable units beyond tokens (package
 	// internal/billable: service_tier_priority, web_search, ...) that pass
-	// through although the rate card cannot price them: the operator
-	// pays for them. Any other is refused with 400 naming the field.
+	// through where the rate card cannot price them for the model: the
+	// operator pays for them. A unit the Biller prices (UnitPricer) is
+	// billed; any other is refused with 400 naming the field.
 	AllowUnpriced map[string]bool
 	// RefusedPerMinute is how many refused requests of one key a minute
 	// get a record each (default DefaultRefusedPerMinute; negative: all);
@@ -417,6 +430,9 @@ type candidate struct {
 	bodyShape gw.Shape
 	// strippedTools are the hosted tools left out of body (their types).
 	strippedTools []string
+	// plan is what body's billable features mean for the hold and the
+	// bill (service tier, fast mode, hosted tools and their limits).
+	plan billable.Plan
 }
 
 // Exchange is one request's trip through the policies.
@@ -651,18 +667,27 @@ func (x *Exchange) prepare(c *candidate, multi bool) error {
 		return err
 	}
 	if g.cfg.Biller != nil {
+		var priced func(unit string) bool
+		if up, ok := g.cfg.Biller.(UnitPricer); ok {
+			priced = func(unit string) bool { return up.UnitPriced(c.Vendor, c.Model, unit) }
+		}
 		if c.native && c.bodyShape == gw.ShapeR {
 			// Responses callers (Codex on every turn) declare hosted tools
 			// they can do without: one the card cannot price is left out
 			// of the vendor request and named to the caller, as on the
 			// mapped routes, rather than refused.
-			c.body, c.strippedTools = billable.StripTools(c.bodyShape, c.body, g.cfg.AllowUnpriced)
+			keep := func(unit string) bool { return g.cfg.AllowUnpriced[unit] || (priced != nil && priced(unit)) }
+			c.body, c.strippedTools = billable.StripTools(c.bodyShape, c.body, keep)
 		}
 		// Features billed beyond tokens, read from the exact vendor body:
-		// refused unless the operator allows them.
-		if err := billable.Refusal(billable.Find(c.bodyShape, c.body), g.cfg.AllowUnpriced, c.Vendor, c.Model); err != nil {
+		// priced from the card, held for, and refused where the card
+		// cannot price them for this model unless the operator allows
+		// them.
+		uses := billable.Find(c.bodyShape, c.body)
+		if err := billable.Refusal(uses, priced, g.cfg.AllowUnpriced, c.Vendor, c.Model); err != nil {
 			return err
 		}
+		c.plan = billable.PlanFor(c.bodyShape, c.body, uses)
 	}
 	if oc, ok := g.cfg.Biller.(OutputCap); ok && in.MaxOutput > 0 {
 		// Vendors refuse an output cap over the model's maximum; so does
@@ -766,7 +791,7 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 				if err != nil {
 					return HoldPlan{}, err
 				}
-				reqs[i] = HoldRequest{Vendor: c.Vendor, Model: c.Model, BodyBytes: max(len(c.body), len(in.Body)+in.ExtraInputBytes), MaxOutput: lim.MaxOutput, Choices: lim.Choices, CallerLimit: callerLimit}
+				reqs[i] = HoldRequest{Vendor: c.Vendor, Model: c.Model, BodyBytes: max(len(c.body), len(in.Body)+in.ExtraInputBytes), MaxOutput: lim.MaxOutput, Choices: lim.Choices, CallerLimit: callerLimit, Hosted: c.plan.Hold}
 				if cc, ok := g.cfg.Biller.(ContextCap); ok && billable.ExternalInput(c.body) {
 					// A document or image by URL, or an uploaded file:
 					// the vendor may bill up to the whole context window
@@ -1302,9 +1327,15 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 // vendor-reported usage: the gateway's own estimate of a prompt (no usage
 // reported) is read from the caller's body, which never held the
 // directive.
+//
+// It also applies the request's side of the vendor's per-call billing to
+// a reported answer (billable.Plan.Bill).
 func (x *Exchange) withOptimizer(u gw.Usage) gw.Usage {
 	if (x.Optimized || x.in.KeptDirective) && u.Reported {
 		u.OptimizerTokens = min(x.optTokens, u.PromptTokens())
+	}
+	if u.Reported && x.cur >= 0 && x.cur < len(x.cands) {
+		u.Hosted = x.cands[x.cur].plan.Bill(u.Hosted)
 	}
 	return u
 }
