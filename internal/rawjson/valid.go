@@ -212,13 +212,20 @@ func digits(b []byte, i int) int {
 	return i
 }
 
-// DecodeMember is json.Unmarshal(b, &v) for a struct v whose one field
-// is dst, tagged name, without decoding the rest of b: every top-level
-// member whose name folds to name (as encoding/json matches a field) is
-// decoded into dst, in order, as Unmarshal does. ok is false when b is
+// Field is a member for DecodeMembers: Name as a struct field's JSON
+// name, Into where its value is decoded.
+type Field struct {
+	Name string
+	Into any
+}
+
+// DecodeMembers is json.Unmarshal(b, &v) for a struct v whose fields are
+// fields, without decoding the rest of b: every top-level member whose
+// name folds to a field's (as encoding/json matches a field) is decoded
+// into that field, in order, as Unmarshal does. ok is false when b is
 // not a valid JSON object: json.Unmarshal then gives the answer (its
 // error, or nothing for null).
-func DecodeMember(b []byte, name string, dst any) (ok bool, err error) {
+func DecodeMembers(b []byte, fields ...Field) (ok bool, err error) {
 	if !Valid(b) {
 		return false, nil
 	}
@@ -227,11 +234,29 @@ func DecodeMember(b []byte, name string, dst any) (ok bool, err error) {
 		return false, nil
 	}
 	for _, m := range ms {
-		if m.Key == name || strings.EqualFold(m.Key, name) {
-			if err := json.Unmarshal(b[m.ValStart:m.ValEnd], dst); err != nil {
-				return true, err
-			}
+		f := match(m.Key, fields)
+		if f == nil {
+			continue
+		}
+		if err := json.Unmarshal(b[m.ValStart:m.ValEnd], f.Into); err != nil {
+			return true, err
 		}
 	}
 	return true, nil
+}
+
+// match is the field a member named key decodes into: the one named
+// exactly so, else the first whose name folds to key (encoding/json's
+// rule), else nil.
+func match(key string, fields []Field) *Field {
+	var folded *Field
+	for i := range fields {
+		if fields[i].Name == key {
+			return &fields[i]
+		}
+		if folded == nil && strings.EqualFold(fields[i].Name, key) {
+			folded = &fields[i]
+		}
+	}
+	return folded
 }

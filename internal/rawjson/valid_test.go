@@ -2,6 +2,7 @@ package rawjson
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -63,4 +64,37 @@ func BenchmarkValid(b *testing.B) {
 			}
 		}
 	})
+}
+
+func TestDecodeMembers(t *testing.T) {
+	type inner struct {
+		A *int `json:"a"`
+		B int  `json:"b"`
+	}
+	type whole struct {
+		Usage *inner          `json:"usage"`
+		Tier  string          `json:"service_tier"`
+		Raw   json.RawMessage `json:"raw"`
+	}
+	for _, in := range []string{
+		`{"usage":{"a":1,"b":2},"service_tier":"flex","other":[1,{"x":"y"}]}`,
+		`{"USAGE":{"a":1},"usage":{"b":3}}`, // merged into one object, in order
+		`{"usage":{"a":1},"usage":null}`,
+		`{"Service_Tier":"x","service_tier":"y","raw":{"k":[1,2]}}`,
+		`{"usage":{"a":"no"}}`, `{"usage":5}`, `{}`, `null`, `[1]`, `{"usage":{}`, `{"usage":{"a":1}} x`,
+	} {
+		var want, got whole
+		werr := json.Unmarshal([]byte(in), &want)
+		ok, gerr := DecodeMembers([]byte(in), Field{"usage", &got.Usage}, Field{"service_tier", &got.Tier}, Field{"raw", &got.Raw})
+		if !ok {
+			gerr = json.Unmarshal([]byte(in), &got)
+		}
+		if (werr == nil) != (gerr == nil) {
+			t.Errorf("%s: error %v, encoding/json %v", in, gerr, werr)
+			continue
+		}
+		if werr == nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %+v, encoding/json %+v", in, got, want)
+		}
+	}
 }

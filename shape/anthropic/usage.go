@@ -85,8 +85,8 @@ func UsageFromBody(body []byte) (gw.Usage, error) {
 		Usage     *wireUsage      `json:"usage"`
 		Container json.RawMessage `json:"container"`
 	}
-	// Only the usage is decoded; the rest is validated, not decoded.
-	ok, err := rawjson.DecodeMember(body, "usage", &msg.Usage)
+	// Only these members are decoded; the rest is validated, not decoded.
+	ok, err := rawjson.DecodeMembers(body, rawjson.Field{Name: "usage", Into: &msg.Usage}, rawjson.Field{Name: "container", Into: &msg.Container})
 	if !ok {
 		err = json.Unmarshal(body, &msg)
 	}

@@ -108,8 +108,9 @@ func UsageFromBody(body []byte) (gw.Usage, error) {
 		ServiceTier gw.TierName  `json:"service_tier"`
 		Output      []billedItem `json:"output"`
 	}
-	// Only the usage is decoded; the rest is validated, not decoded.
-	ok, err := rawjson.DecodeMember(body, "usage", &v.Usage)
+	// Only these members are decoded; the rest is validated, not decoded.
+	ok, err := rawjson.DecodeMembers(body, rawjson.Field{Name: "usage", Into: &v.Usage}, rawjson.Field{Name: "service_tier", Into: &v.ServiceTier},
+		rawjson.Field{Name: "output", Into: &v.Output})
 	if !ok {
 		err = json.Unmarshal(body, &v)
 	}
