@@ -24,6 +24,12 @@
 //     missing from that list too is not charged: Price returns
 //     ErrCostMissing with a zero quote and the record says so. Never a
 //     flat fee.
+//   - What a vendor bills beyond tokens (service tiers, Anthropic's fast
+//     mode, hosted tools, grounding) is priced from the model's units
+//     table (see hosted.go): a tier or fast mode scales every token rate,
+//     calls are priced per call, per request or per container-hour, and
+//     the exact sum is rounded once like the tokens alone. Holds cover
+//     the request's tier and tool limits.
 //   - Holds over-estimate on purpose; see HoldAmount and Hold. OpenRouter
 //     holds are sized from the listed price when there is one, else
 //     Options.OpenRouterHold; whatever the answer costs, the settle

@@ -1329,13 +1329,23 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 // directive.
 //
 // It also applies the request's side of the vendor's per-call billing to
-// a reported answer (billable.Plan.Bill).
+// a reported answer (billable.Plan.Bill), and prices an answer billed
+// from the gateway's own count at the tier and speed the request asked
+// for.
 func (x *Exchange) withOptimizer(u gw.Usage) gw.Usage {
 	if (x.Optimized || x.in.KeptDirective) && u.Reported {
 		u.OptimizerTokens = min(x.optTokens, u.PromptTokens())
 	}
-	if u.Reported && x.cur >= 0 && x.cur < len(x.cands) {
-		u.Hosted = x.cands[x.cur].plan.Bill(u.Hosted)
+	if x.cur >= 0 && x.cur < len(x.cands) {
+		p := x.cands[x.cur].plan
+		if u.Reported {
+			u.Hosted = p.Bill(u.Hosted)
+		} else if u.Hosted == (gw.Hosted{}) {
+			// Billed from the gateway's own count (no usage, an
+			// over-size answer): at the tier and speed the request asked
+			// for; hosted-tool calls nobody reported are not guessed.
+			u.Hosted = gw.Hosted{ServiceTier: p.Hold.ServiceTier, Fast: p.Hold.Fast}
+		}
 	}
 	return u
 }
