@@ -28,6 +28,10 @@ type Usage struct {
 	// size that picks a long-context tier (package billing).
 	OptimizerTokens int64
 
+	// Hosted counts what the vendor bills beyond tokens, as its answer
+	// reports it.
+	Hosted Hosted `json:",omitzero"`
+
 	// Reported is true when the vendor reported usage at all. A stream cut
 	// before its usage arrived has Reported false.
 	Reported bool
@@ -125,4 +129,92 @@ func (u *Usage) Merge(v Usage) {
 	if v.HasReportedCost {
 		u.ReportedCost, u.HasReportedCost, u.ReportedCostUSD = v.ReportedCost, true, v.ReportedCostUSD
 	}
+}
+
+// Hosted is what a vendor bills beyond tokens for one request, read from
+// its answer: the mode that served it and the hosted-tool calls it made.
+// The zero value is a plain request at the standard tier.
+type Hosted struct {
+	// ServiceTier is the tier the vendor says served the request when it
+	// is priced apart from the standard one ("priority", "flex",
+	// "batch"; see NonStandardTier); "" for the standard tier or when
+	// the answer does not say.
+	ServiceTier string
+	// Fast is true when Anthropic served the request in fast mode
+	// (usage.speed "fast").
+	Fast bool
+	// WebSearches and WebFetches are hosted web-search and fetch calls
+	// (Anthropic's usage.server_tool_use counts, OpenAI's web_search_call
+	// output items, one per Chat request with web_search_options).
+	WebSearches, WebFetches int64
+	// CodeContainers is the number of code-execution containers the
+	// answer used; CodeSeconds their run time when the vendor reports it
+	// (else 0: billed at the card's minimum per container).
+	CodeContainers, CodeSeconds int64
+	// GroundingQueries is the number of Google Search queries that
+	// grounded a Gemini answer (at least 1 when it carried grounding
+	// metadata).
+	GroundingQueries int64
+	// FileSearches is the number of hosted file-search calls.
+	FileSearches int64
+}
+
+// Calls reports whether h has any hosted-tool call.
+func (h Hosted) Calls() bool {
+	return h.WebSearches > 0 || h.WebFetches > 0 || h.CodeContainers > 0 || h.CodeSeconds > 0 || h.GroundingQueries > 0 || h.FileSearches > 0
+}
+
+// Max returns, count by count, the larger of h and o; the tier and fast
+// mode are h's unless h has none.
+func (h Hosted) Max(o Hosted) Hosted {
+	r := h
+	if r.ServiceTier == "" {
+		r.ServiceTier = o.ServiceTier
+	}
+	r.Fast = r.Fast || o.Fast
+	r.WebSearches = max(r.WebSearches, o.WebSearches)
+	r.WebFetches = max(r.WebFetches, o.WebFetches)
+	r.CodeContainers = max(r.CodeContainers, o.CodeContainers)
+	r.CodeSeconds = max(r.CodeSeconds, o.CodeSeconds)
+	r.GroundingQueries = max(r.GroundingQueries, o.GroundingQueries)
+	r.FileSearches = max(r.FileSearches, o.FileSearches)
+	return r
+}
+
+// NonStandardTier returns a vendor's service-tier name when it is one
+// priced apart from the standard tier ("priority", "flex", "batch"),
+// lower-cased; "" for the standard tier under any of its names
+// ("default", "standard", "auto", "on_demand", ...).
+func NonStandardTier(s string) string {
+	switch s {
+	case "priority", "flex", "batch":
+		return s
+	case "Priority", "PRIORITY":
+		return "priority"
+	case "Flex", "FLEX":
+		return "flex"
+	case "Batch", "BATCH":
+		return "batch"
+	}
+	return ""
+}
+
+// TierName is a vendor's service_tier member decoded straight into
+// NonStandardTier's form: "" for the standard tier, a JSON null or
+// anything that is not a string. It allocates nothing.
+type TierName string
+
+// UnmarshalJSON reads any JSON value (see TierName).
+func (t *TierName) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"priority"`, `"Priority"`, `"PRIORITY"`:
+		*t = "priority"
+	case `"flex"`, `"Flex"`, `"FLEX"`:
+		*t = "flex"
+	case `"batch"`, `"Batch"`, `"BATCH"`:
+		*t = "batch"
+	default:
+		*t = ""
+	}
+	return nil
 }

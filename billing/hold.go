@@ -33,6 +33,10 @@ type HoldRequest struct {
 	// CallerLimit is true when the caller set the output limit itself;
 	// only without one may Hold choose a smaller limit.
 	CallerLimit bool
+	// Hosted is the most the request may use beyond tokens: the service
+	// tier and fast mode it asks for and each hosted tool's call limit.
+	// The hold covers them at the card's prices (see holdHosted).
+	Hosted gw.Hosted
 }
 
 // HoldPlan is a sized hold.
@@ -74,20 +78,21 @@ func (b *Biller) Hold(r HoldRequest) (HoldPlan, error) {
 	if per <= 0 || per > m.MaxOutputTokens {
 		per = m.MaxOutputTokens
 	}
-	amount := holdPriced(m, r.BodyBytes, mulSat(per, choices))
+	price := func(output int64) gw.Money { return holdHosted(m, r.Hosted, holdPriced(m, r.BodyBytes, output)) }
+	amount := price(mulSat(per, choices))
 	plan := HoldPlan{Amount: amount, MaxOutput: per, OutputBound: mulSat(per, choices)}
 	if r.Available < 0 || amount <= r.Available {
 		return plan, nil
 	}
 	// The largest per-choice output the balance covers.
-	covers := affordable(m, r, choices, per)
+	covers := affordable(price, r.Available, choices, per)
 	floor := min(m.MaxOutputTokens, DefaultOutputFloor)
 	if m.MinOutputTokens > 0 {
 		floor = min(m.MaxOutputTokens, m.MinOutputTokens)
 	}
 	if !r.CallerLimit && covers >= floor {
 		plan.MaxOutput, plan.OutputBound, plan.Imposed = covers, mulSat(covers, choices), true
-		plan.Amount = holdPriced(m, r.BodyBytes, plan.OutputBound)
+		plan.Amount = price(plan.OutputBound)
 		return plan, nil
 	}
 	return HoldPlan{}, insufficient(r, m.MaxOutputTokens, per, covers, floor, choices, amount)
@@ -104,15 +109,15 @@ func (b *Biller) holdModel(vendor, model string) (*ratecard.Model, error) {
 }
 
 // affordable returns the largest per-choice output, at most limit, whose
-// hold fits r.Available (0 when not even the prompt does).
-func affordable(m *ratecard.Model, r HoldRequest, choices, limit int64) int64 {
-	if holdPriced(m, r.BodyBytes, 0) > r.Available {
+// hold (price) fits available (0 when not even the prompt does).
+func affordable(price func(output int64) gw.Money, available gw.Money, choices, limit int64) int64 {
+	if price(0) > available {
 		return 0
 	}
 	lo, hi := int64(0), limit
 	for lo < hi {
 		mid := lo + (hi-lo+1)/2
-		if holdPriced(m, r.BodyBytes, mulSat(mid, choices)) <= r.Available {
+		if price(mulSat(mid, choices)) <= available {
 			lo = mid
 		} else {
 			hi = mid - 1

@@ -176,7 +176,7 @@ func chatBody(c *call, r *reply) []byte {
 	}
 	switch c.vendor {
 	case "openai":
-		resp["service_tier"] = "default"
+		resp["service_tier"] = c.servedTier("default")
 		resp["system_fingerprint"] = "fp_fake0001"
 	case "groq":
 		resp["system_fingerprint"] = "fp_fake0001"
@@ -206,7 +206,7 @@ func (s *chatStream) chunk(choices []any) map[string]any {
 	}
 	switch c.vendor {
 	case "openai":
-		m["service_tier"] = "default"
+		m["service_tier"] = c.servedTier("default")
 		m["system_fingerprint"] = "fp_fake0001"
 		if c.obfuscate {
 			m["obfuscation"] = idFrom(c.seed, fmt.Sprintf("obf%d", s.n), 4+s.n%7)

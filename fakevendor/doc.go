@@ -312,6 +312,21 @@
 //	fail-status=NNN   status used by fail-first (>= 400).
 //	retry-ms=N        also send retry-after-ms N (and Retry-After N/1000
 //	                  rounded up) with status and fail-first answers.
+//	searches=N        the answer made N hosted web searches, reported as
+//	                  each vendor reports them: Anthropic
+//	                  usage.server_tool_use.web_search_requests (0 at
+//	                  message_start, N in message_delta and the body),
+//	                  OpenAI Responses N web_search_call output items before
+//	                  the message (in the final response object), Gemini
+//	                  groundingMetadata.webSearchQueries on the candidate.
+//	fetches=N         Anthropic: usage.server_tool_use.web_fetch_requests N.
+//	container         Anthropic: the answer names a code-execution container
+//	                  (top-level container; delta.container in a stream).
+//	tier=NAME         OpenAI: the answer's service_tier is NAME. Without it
+//	                  the answer names the tier the request asked for when
+//	                  it is "priority" or "flex", else "default". Anthropic
+//	                  answers a request with speed "fast" with usage.speed
+//	                  "fast".
 //	id=ANY            no effect but to make the directives' sequence (the
 //	                  fail-first counter's key) unique to a request.
 //	on=TARGET         the failures scripted here (hang, slow, fail-first,

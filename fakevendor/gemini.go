@@ -2,6 +2,7 @@ package fakevendor
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -53,6 +54,15 @@ func geminiResponse(c *call, r *reply, parts []any, finish string, usage map[str
 	cand := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
 	if finish != "" {
 		cand["finishReason"] = finish
+	}
+	if n := c.dirs.searches; n > 0 {
+		// Grounding with Google Search: the queries run, on the
+		// candidate (every stream chunk repeats them).
+		qs := make([]any, n)
+		for i := range qs {
+			qs[i] = "fake query " + strconv.Itoa(i+1)
+		}
+		cand["groundingMetadata"] = map[string]any{"webSearchQueries": qs, "groundingChunks": []any{}}
 	}
 	return map[string]any{"candidates": []any{cand}, "usageMetadata": usage, "modelVersion": c.model, "responseId": r.id}
 }

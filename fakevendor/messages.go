@@ -4,9 +4,9 @@ import "encoding/json"
 
 // messagesUsage returns Anthropic's usage object; input_tokens excludes
 // cache reads and writes.
-func messagesUsage(r *reply, output int) map[string]any {
+func messagesUsage(c *call, r *reply, output int, final bool) map[string]any {
 	u := r.usage
-	return map[string]any{
+	m := map[string]any{
 		"input_tokens":                u.prompt - u.cacheRead - u.cacheWrite(),
 		"cache_creation_input_tokens": u.cacheWrite(),
 		"cache_read_input_tokens":     u.cacheRead,
@@ -17,6 +17,30 @@ func messagesUsage(r *reply, output int) map[string]any {
 		"output_tokens": output,
 		"service_tier":  "standard",
 	}
+	if d := c.dirs; d.searches > 0 || d.fetches > 0 {
+		// Hosted tool calls: counted in server_tool_use, 0 at
+		// message_start and the whole count in the final usage.
+		n := func(k int) int {
+			if final {
+				return k
+			}
+			return 0
+		}
+		m["server_tool_use"] = map[string]any{"web_search_requests": n(d.searches), "web_fetch_requests": n(d.fetches)}
+	}
+	if c.fastMode() {
+		m["speed"] = "fast"
+	}
+	return m
+}
+
+// container is the code-execution container an answer names
+// ([fake:container]); nil when it ran none.
+func container(c *call) any {
+	if !c.dirs.container {
+		return nil
+	}
+	return map[string]any{"id": "container_" + idFrom(c.seed, "container", 24), "expires_at": "2026-01-01T00:00:00Z"}
 }
 
 // toolInput decodes a tool call's JSON arguments.
@@ -42,10 +66,14 @@ func messagesBody(c *call, r *reply) []byte {
 	if r.stopSequence != "" {
 		seq = r.stopSequence
 	}
-	b, _ := json.Marshal(map[string]any{
+	m := map[string]any{
 		"id": r.id, "type": "message", "role": "assistant", "model": c.model, "content": content,
-		"stop_reason": r.stop, "stop_sequence": seq, "usage": messagesUsage(r, r.usage.output()),
-	})
+		"stop_reason": r.stop, "stop_sequence": seq, "usage": messagesUsage(c, r, r.usage.output(), true),
+	}
+	if ct := container(c); ct != nil {
+		m["container"] = ct
+	}
+	b, _ := json.Marshal(m)
 	return b
 }
 
@@ -58,7 +86,7 @@ func messagesFrames(c *call, r *reply) []frame {
 	}
 	ev(framePre, "message_start", map[string]any{"message": map[string]any{
 		"id": r.id, "type": "message", "role": "assistant", "model": c.model, "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": messagesUsage(r, 1),
+		"stop_reason": nil, "stop_sequence": nil, "usage": messagesUsage(c, r, 1, false),
 	}})
 	ev(framePre, "ping", map[string]any{})
 	idx := 0
@@ -94,15 +122,21 @@ func messagesFrames(c *call, r *reply) []frame {
 		seq = r.stopSequence
 	}
 	u := r.usage
-	ev(frameOther, "message_delta", map[string]any{
-		"delta": map[string]any{"stop_reason": r.stop, "stop_sequence": seq},
-		"usage": map[string]any{
-			"input_tokens":                u.prompt - u.cacheRead - u.cacheWrite(),
-			"cache_creation_input_tokens": u.cacheWrite(),
-			"cache_read_input_tokens":     u.cacheRead,
-			"output_tokens":               u.output(),
-		},
-	})
+	delta := map[string]any{"stop_reason": r.stop, "stop_sequence": seq}
+	if ct := container(c); ct != nil {
+		// A stream names its container in message_delta's delta.
+		delta["container"] = ct
+	}
+	usage := map[string]any{
+		"input_tokens":                u.prompt - u.cacheRead - u.cacheWrite(),
+		"cache_creation_input_tokens": u.cacheWrite(),
+		"cache_read_input_tokens":     u.cacheRead,
+		"output_tokens":               u.output(),
+	}
+	if d := c.dirs; d.searches > 0 || d.fetches > 0 {
+		usage["server_tool_use"] = map[string]any{"web_search_requests": d.searches, "web_fetch_requests": d.fetches}
+	}
+	ev(frameOther, "message_delta", map[string]any{"delta": delta, "usage": usage})
 	ev(frameOther, "message_stop", map[string]any{})
 	return fs
 }

@@ -625,6 +625,12 @@ func (s *respState) callItem(i int, done bool) map[string]any {
 // output returns the output items (done: their final form).
 func (s *respState) output(done bool) []any {
 	out := []any{}
+	for i := 0; i < s.c.dirs.searches && done; i++ {
+		// Hosted web searches come first, one output item per call
+		// (each billed).
+		out = append(out, map[string]any{"type": "web_search_call", "id": "ws_" + hexFrom(s.c.seed, "ws"+strconv.Itoa(i), 48),
+			"status": "completed", "action": map[string]any{"type": "search", "query": "fake query " + strconv.Itoa(i+1)}})
+	}
 	if s.r.reasoning != "" {
 		out = append(out, s.reasoningItem(done))
 	}
@@ -709,7 +715,7 @@ func (s *respState) response(status string, output []any) []byte {
 		"prompt_cache_key":     s.echo("prompt_cache_key", nil),
 		"reasoning":            s.echo("reasoning", map[string]any{"effort": nil, "summary": nil}),
 		"safety_identifier":    s.echo("safety_identifier", nil),
-		"service_tier":         "default", "store": s.rq.store,
+		"service_tier":         s.c.servedTier("default"), "store": s.rq.store,
 		"temperature": s.echo("temperature", 1.0),
 		"text":        s.echo("text", map[string]any{"format": map[string]any{"type": "text"}, "verbosity": "medium"}),
 		"tool_choice": s.echo("tool_choice", "auto"), "tools": s.echo("tools", []any{}),

@@ -92,6 +92,10 @@ type directives struct {
 	reset      bool   // close the connection with a reset, answering nothing
 	silent     bool   // send 200 headers, then nothing
 	on         string // the faults apply only to this vendor, model or vendor/model
+	searches   int    // hosted web searches the answer reports ([fake:searches=N])
+	fetches    int    // hosted web fetches ([fake:fetches=N], Anthropic)
+	container  bool   // the answer ran code in a container ([fake:container], Anthropic)
+	tier       string // the service tier the answer says served it ([fake:tier=NAME])
 }
 
 // clearFaults drops the failures d scripts (for a call that on does not
@@ -188,6 +192,16 @@ func parseDirectives(text string) (directives, error) {
 		case "on":
 			if d.on = val; val == "" {
 				err = fmt.Errorf("directive %s: want a vendor, model or vendor/model", m[0])
+			}
+		case "searches":
+			d.searches = num(0)
+		case "fetches":
+			d.fetches = num(0)
+		case "container":
+			d.container = true
+		case "tier":
+			if d.tier = val; val == "" {
+				err = fmt.Errorf("directive %s: want a service tier name", m[0])
 			}
 		case "id":
 		case "fail-first":
@@ -1030,4 +1044,29 @@ func responseID(c *call) string {
 		return "chatcmpl-" + uuidFrom(c.seed, "id")
 	}
 	return "chatcmpl-" + idFrom(c.seed, "id", 29)
+}
+
+// servedTier is the service tier the answer names, as OpenAI-dialect
+// vendors answer: [fake:tier=NAME] when given, else the tier the request
+// asked for when it is one the vendor serves apart ("priority", "flex"),
+// else def (the vendor's standard tier name).
+func (c *call) servedTier(def string) string {
+	if c.dirs.tier != "" {
+		return c.dirs.tier
+	}
+	var v struct {
+		ServiceTier string `json:"service_tier"`
+	}
+	if json.Unmarshal(c.body, &v) == nil && (v.ServiceTier == "priority" || v.ServiceTier == "flex") {
+		return v.ServiceTier
+	}
+	return def
+}
+
+// fastMode reports an Anthropic request for fast mode (speed "fast").
+func (c *call) fastMode() bool {
+	var v struct {
+		Speed string `json:"speed"`
+	}
+	return json.Unmarshal(c.body, &v) == nil && v.Speed == "fast"
 }

@@ -19,7 +19,10 @@
 // PlaceHold, Settle, Release and Log go through a group committer: one
 // goroutine per store collects the calls that arrive while the previous
 // transaction commits and sends them as one pipelined batch in one
-// transaction, each caller waiting for its own result. The batch first
+// transaction, each caller waiting for its own result. The batch is the
+// transaction: sent without BEGIN and COMMIT, its statements run as the
+// implicit transaction of its one Sync, so a group commit costs one round
+// trip. The batch first
 // locks every account it touches in id order, so batches of different
 // instances cannot deadlock on accounts. A call that fails cleanly (hold
 // unknown, balance too low) changes nothing and leaves the others alone;

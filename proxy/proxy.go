@@ -126,6 +126,10 @@ type HoldRequest struct {
 	// looked up; CallerLimit says the caller set the output limit.
 	Available   gw.Money
 	CallerLimit bool
+	// Hosted is the most the request may use beyond tokens (service
+	// tier, fast mode, each hosted tool at its call limit): the hold
+	// covers it at the card's prices.
+	Hosted gw.Hosted
 }
 
 // HoldPlan is a sized hold: its amount, the per-answer output and total
@@ -135,6 +139,14 @@ type HoldPlan struct {
 	Amount                 gw.Money
 	MaxOutput, OutputBound int64
 	Imposed                bool
+}
+
+// UnitPricer is implemented by Billers whose rate card prices units
+// beyond tokens (ratecard unit names: service tiers, fast mode, hosted
+// tools) per model; a request using a unit it cannot price for the model
+// is refused unless the operator allows it.
+type UnitPricer interface {
+	UnitPriced(vendor, model, unit string) bool
 }
 
 // Priceable is implemented by Billers that explain why a model cannot be
@@ -186,6 +198,16 @@ type Optimizer interface {
 	Describe(applied bool) (header, note string)
 }
 
+// CachedCounter is implemented by an Optimizer that can give the
+// directive's token count at once when it needs no vendor call: the count
+// then needs no goroutine beside the vendor call.
+type CachedCounter interface {
+	CachedTokens(vendor, model string) (n int64, ok bool)
+}
+
+// closedChan is a closed channel: a wait that is already over.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
 // CacheKeyer is implemented by providers whose vendor routes prompt-cache
 // hits by a key (OpenAI, Mistral and Fireworks prompt_cache_key):
 // SetCacheKey returns the prepared body with key set, or unchanged when
@@ -222,8 +244,9 @@ type Config struct {
 	GuardFailClosed bool
 	// AllowUnpriced names the billable units beyond tokens (package
 	// internal/billable: service_tier_priority, web_search, ...) that pass
-	// through although the rate card cannot price them: the operator
-	// pays for them. Any other is refused with 400 naming the field.
+	// through where the rate card cannot price them for the model: the
+	// operator pays for them. A unit the Biller prices (UnitPricer) is
+	// billed; any other is refused with 400 naming the field.
 	AllowUnpriced map[string]bool
 	// RefusedPerMinute is how many refused requests of one key a minute
 	// get a record each (default DefaultRefusedPerMinute; negative: all);
@@ -407,6 +430,9 @@ type candidate struct {
 	bodyShape gw.Shape
 	// strippedTools are the hosted tools left out of body (their types).
 	strippedTools []string
+	// plan is what body's billable features mean for the hold and the
+	// bill (service tier, fast mode, hosted tools and their limits).
+	plan billable.Plan
 }
 
 // Exchange is one request's trip through the policies.
@@ -641,18 +667,27 @@ func (x *Exchange) prepare(c *candidate, multi bool) error {
 		return err
 	}
 	if g.cfg.Biller != nil {
+		var priced func(unit string) bool
+		if up, ok := g.cfg.Biller.(UnitPricer); ok {
+			priced = func(unit string) bool { return up.UnitPriced(c.Vendor, c.Model, unit) }
+		}
 		if c.native && c.bodyShape == gw.ShapeR {
 			// Responses callers (Codex on every turn) declare hosted tools
 			// they can do without: one the card cannot price is left out
 			// of the vendor request and named to the caller, as on the
 			// mapped routes, rather than refused.
-			c.body, c.strippedTools = billable.StripTools(c.bodyShape, c.body, g.cfg.AllowUnpriced)
+			keep := func(unit string) bool { return g.cfg.AllowUnpriced[unit] || (priced != nil && priced(unit)) }
+			c.body, c.strippedTools = billable.StripTools(c.bodyShape, c.body, keep)
 		}
 		// Features billed beyond tokens, read from the exact vendor body:
-		// refused unless the operator allows them.
-		if err := billable.Refusal(billable.Find(c.bodyShape, c.body), g.cfg.AllowUnpriced, c.Vendor, c.Model); err != nil {
+		// priced from the card, held for, and refused where the card
+		// cannot price them for this model unless the operator allows
+		// them.
+		uses := billable.Find(c.bodyShape, c.body)
+		if err := billable.Refusal(uses, priced, g.cfg.AllowUnpriced, c.Vendor, c.Model); err != nil {
 			return err
 		}
+		c.plan = billable.PlanFor(c.bodyShape, c.body, uses)
 	}
 	if oc, ok := g.cfg.Biller.(OutputCap); ok && in.MaxOutput > 0 {
 		// Vendors refuse an output cap over the model's maximum; so does
@@ -756,7 +791,7 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 				if err != nil {
 					return HoldPlan{}, err
 				}
-				reqs[i] = HoldRequest{Vendor: c.Vendor, Model: c.Model, BodyBytes: max(len(c.body), len(in.Body)+in.ExtraInputBytes), MaxOutput: lim.MaxOutput, Choices: lim.Choices, CallerLimit: callerLimit}
+				reqs[i] = HoldRequest{Vendor: c.Vendor, Model: c.Model, BodyBytes: max(len(c.body), len(in.Body)+in.ExtraInputBytes), MaxOutput: lim.MaxOutput, Choices: lim.Choices, CallerLimit: callerLimit, Hosted: c.plan.Hold}
 				if cc, ok := g.cfg.Biller.(ContextCap); ok && billable.ExternalInput(c.body) {
 					// A document or image by URL, or an uploaded file:
 					// the vendor may bill up to the whole context window
@@ -987,11 +1022,19 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 	}
 	x.called = true
 
-	done := make(chan tried, 1)
-	go func() { done <- x.try(vctx) }()
-	first, counted := x.cur, x.countOptimizer(ctx)
-
-	if second != nil {
+	first := x.cur
+	var r tried
+	if second == nil {
+		// The verdict is in: the call runs on this goroutine (no
+		// goroutine, and no stack to grow, per request), the count of a
+		// directive beside it only when the count is not cached.
+		counted := x.countOptimizer(ctx)
+		r = x.try(vctx)
+		<-counted
+	} else {
+		done := make(chan tried, 1)
+		go func() { done <- x.try(vctx) }()
+		counted := x.countOptimizer(ctx)
 		v, blocked := x.secondStage(gctx, second)
 		gspan.SetAttributes(Attr{AttrGuard, x.Guard})
 		gspan.End()
@@ -1003,9 +1046,9 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 			<-counted
 			return nil, x.block(ctx, v)
 		}
+		r = <-done
+		<-counted
 	}
-	r := <-done
-	<-counted
 	x.attempts = r.attempts
 	x.use(r.served)
 	if x.cur != first && x.Optimized {
@@ -1018,14 +1061,19 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 // countOptimizer counts the directive's tokens for the model in use,
 // beside the vendor call; the channel closes when done.
 func (x *Exchange) countOptimizer(ctx context.Context) <-chan struct{} {
-	counted := make(chan struct{})
 	// A directive kept in a vendor-held thread is counted too: the
 	// vendor bills it in this prompt.
 	if !x.Optimized && !(x.in.KeptDirective && x.g.cfg.Optimizer != nil) {
-		close(counted)
-		return counted
+		return closedChan
 	}
 	vendor, model := x.in.Vendor, x.in.Model
+	if cc, ok := x.g.cfg.Optimizer.(CachedCounter); ok {
+		if n, ok := cc.CachedTokens(vendor, model); ok {
+			x.optTokens = n
+			return closedChan
+		}
+	}
+	counted := make(chan struct{})
 	go func() {
 		defer close(counted)
 		x.optTokens = x.g.cfg.Optimizer.Tokens(ctx, vendor, model)
@@ -1279,9 +1327,25 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 // vendor-reported usage: the gateway's own estimate of a prompt (no usage
 // reported) is read from the caller's body, which never held the
 // directive.
+//
+// It also applies the request's side of the vendor's per-call billing to
+// a reported answer (billable.Plan.Bill), and prices an answer billed
+// from the gateway's own count at the tier and speed the request asked
+// for.
 func (x *Exchange) withOptimizer(u gw.Usage) gw.Usage {
 	if (x.Optimized || x.in.KeptDirective) && u.Reported {
 		u.OptimizerTokens = min(x.optTokens, u.PromptTokens())
+	}
+	if x.cur >= 0 && x.cur < len(x.cands) {
+		p := x.cands[x.cur].plan
+		if u.Reported {
+			u.Hosted = p.Bill(u.Hosted)
+		} else if u.Hosted == (gw.Hosted{}) {
+			// Billed from the gateway's own count (no usage, an
+			// over-size answer): at the tier and speed the request asked
+			// for; hosted-tool calls nobody reported are not guessed.
+			u.Hosted = gw.Hosted{ServiceTier: p.Hold.ServiceTier, Fast: p.Hold.Fast}
+		}
 	}
 	return u
 }

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"slices"
 	"strings"
@@ -154,6 +155,12 @@ type Model struct {
 	// its own for a caller who gave none and whose balance cannot cover
 	// MaxOutputTokens; 0 means the billing default.
 	MinOutputTokens int64
+
+	// Units prices what the vendor bills beyond tokens on this model
+	// (service tiers, fast mode, hosted tools), keyed by unit name (see
+	// UnitNames); a unit missing here cannot be priced for the model.
+	// Shared between copies: treat it as read-only.
+	Units map[string]Unit
 
 	// Source is where the price was read; Date (YYYY-MM-DD) is the date
 	// of that source. Note says anything derived or assumed.
@@ -429,6 +436,7 @@ func (c *Card) Models() []Model {
 	for i, m := range c.models {
 		m.Aliases = slices.Clone(m.Aliases)
 		m.Tiers = slices.Clone(m.Tiers)
+		m.Units = maps.Clone(m.Units)
 		m.rates = nil // a copy may be edited; its rates are derived afresh
 		if m.OffPeak != nil {
 			op := *m.OffPeak
@@ -482,7 +490,7 @@ func (c *Card) WriteJSON(w io.Writer) error {
 		fm := fileModel{
 			Vendor: m.Vendor, ID: m.ID, Aliases: m.Aliases, filePrice: toFilePrice(m.Price),
 			MaxOutputTokens: m.MaxOutputTokens, ContextWindow: m.ContextWindow, MinOutputTokens: m.MinOutputTokens,
-			Source: m.Source, Date: m.Date, Note: m.Note,
+			Source: m.Source, Date: m.Date, Note: m.Note, Units: toFileUnits(m.Units),
 		}
 		for _, t := range m.Tiers {
 			fm.Tiers = append(fm.Tiers, fileTier{AbovePromptTokens: t.AbovePromptTokens, filePrice: toFilePrice(t.Price)})
@@ -538,14 +546,15 @@ type fileModel struct {
 	ID      string   `json:"id"`
 	Aliases []string `json:"aliases,omitempty"`
 	filePrice
-	Tiers           []fileTier   `json:"tiers,omitempty"`
-	MaxOutputTokens int64        `json:"max_output_tokens"`
-	ContextWindow   int64        `json:"context_window,omitempty"`
-	MinOutputTokens int64        `json:"min_output_tokens,omitempty"`
-	OffPeak         *fileOffPeak `json:"off_peak,omitempty"`
-	Source          string       `json:"source"`
-	Date            string       `json:"date"`
-	Note            string       `json:"note,omitempty"`
+	Tiers           []fileTier          `json:"tiers,omitempty"`
+	MaxOutputTokens int64               `json:"max_output_tokens"`
+	ContextWindow   int64               `json:"context_window,omitempty"`
+	MinOutputTokens int64               `json:"min_output_tokens,omitempty"`
+	OffPeak         *fileOffPeak        `json:"off_peak,omitempty"`
+	Units           map[string]fileUnit `json:"units,omitempty"`
+	Source          string              `json:"source"`
+	Date            string              `json:"date"`
+	Note            string              `json:"note,omitempty"`
 }
 
 // fileOffPeak is an off-peak window: "HH:MM" UTC times and its prices.
@@ -599,6 +608,9 @@ func (fm fileModel) model() (Model, error) {
 	}
 	var err error
 	if m.Price, err = fm.price(); err != nil {
+		return Model{}, err
+	}
+	if m.Units, err = units(fm.Units); err != nil {
 		return Model{}, err
 	}
 	if o := fm.OffPeak; o != nil {

@@ -35,7 +35,10 @@ local head, reqs, toks = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])
 if head and head > cur then cur = head end
 local lo = cur - N + 1
 
-if head and reqs and toks and cur - head < N then
+-- The sums are recounted once every N seconds of the head (when it
+-- crosses a multiple of N), so that whatever they missed (an older
+-- script's correction) is forgotten within about a minute.
+if head and reqs and toks and cur - head < N and math.floor(cur / N) == math.floor(head / N) then
   if cur > head then
     -- The buckets that left the window since the head's second.
     local gone = {}
@@ -53,8 +56,9 @@ if head and reqs and toks and cur - head < N then
     redis.call('HDEL', K, unpack(gone))
   end
 else
-  -- Sums unknown (a new key, or one written by an older script) or the
-  -- whole window gone: recount the buckets, dropping those outside.
+  -- Sums unknown (a new key, or one written by an older script), due
+  -- for their recount, or the whole window gone: recount the buckets,
+  -- dropping those outside.
   reqs, toks = 0, 0
   local flat = redis.call('HGETALL', K)
   local dead = {}

@@ -589,6 +589,31 @@ func TestSumsRecounted(t *testing.T) {
 	if got := c.HGet(ctx, p+"moved", "T").Val(); got != "40" {
 		t.Fatalf("token sum %q, want 40", got)
 	}
+
+	// A sum that missed a correction (an older instance's) is forgotten
+	// once the head crosses a multiple of 61 seconds.
+	next := (now.Unix()/61 + 2) * 61
+	now = time.Unix(next-1, 0)
+	if _, err := l.Allow(ctx, "moved", gw.Limit{TPM: 1000}, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.HSet(ctx, p+"moved", "T", 5).Err(); err != nil {
+		t.Fatal(err)
+	}
+	now = time.Unix(next, 0)
+	if _, err := l.Allow(ctx, "moved", gw.Limit{TPM: 1000}, 0); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for f, v := range c.HGetAll(ctx, p+"moved").Val() {
+		if idx, err := strconv.ParseInt(f[1:], 10, 64); err == nil && f[0] == 't' && idx > next-61 {
+			x, _ := strconv.ParseInt(v, 10, 64)
+			want += x
+		}
+	}
+	if got := c.HGet(ctx, p+"moved", "T").Val(); got != strconv.FormatInt(want, 10) || want != 3 {
+		t.Fatalf("token sum %q after the recount, want the buckets' %d (3)", got, want)
+	}
 }
 
 // BenchmarkRedisAllowBusyKey is the check and count of a key busy for a

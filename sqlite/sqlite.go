@@ -20,7 +20,9 @@
 // rolls the batch back and its items are retried one transaction each, so
 // one bad item cannot fail its neighbours. Under load a batch also
 // waits up to Options.Linger for more calls (see groupcommit), so that
-// many settles share one commit. Because the checks and writes of
+// many settles share one commit; a batch writes its ledger entries and
+// records with multi-row inserts, and (holds in memory) each account's
+// charges with one update. Because the checks and writes of
 // a batch run inside one write transaction on the single writer, a hold is
 // checked and inserted atomically: holds never over-commit the balance.
 //
@@ -148,8 +150,10 @@ type Options struct {
 	// place no holds (admin commands) can always open the file.
 	Exclusive bool
 	// Linger is the longest a group commit waits for more calls once
-	// they arrive at least two per Linger (see groupcommit.Options).
-	// Zero means DefaultLinger; below zero, never.
+	// they arrive at least two per Linger (see groupcommit.Options); an
+	// Exclusive store's waits for no more calls than it has requests in
+	// flight (holds not yet being settled or released). Zero means
+	// DefaultLinger; below zero, never.
 	Linger time.Duration
 
 	// rateLinger makes an exclusive store's group commit wait for the

@@ -82,8 +82,9 @@ type Config struct {
 
 	RateCardFile string // GATEWAY_RATECARD_FILE: override file merged over the embedded card
 	// GATEWAY_ALLOW_UNPRICED: comma-separated billable units beyond
-	// tokens (web_search, service_tier_priority, ...) let through although
-	// the rate card cannot price them (the operator pays); default none.
+	// tokens (web_search, service_tier_priority, ...) let through where
+	// the rate card cannot price them for the model (the operator pays);
+	// default none. Units the card prices are billed regardless.
 	AllowUnpriced []string
 	AdminToken    string // GATEWAY_ADMIN_TOKEN: dashboard sign-in for all accounts and the admin API (at least 32 characters)
 	// GATEWAY_TRUSTED_PROXIES: comma-separated addresses or CIDR prefixes

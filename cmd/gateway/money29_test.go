@@ -15,9 +15,11 @@ import (
 
 // Issue 29 item 4 (before -> after): features a vendor bills beyond
 // tokens passed through and were paid by the operator alone (charged
-// only for the tokens). Now each is refused with 400 naming the field,
-// before any hold or vendor call; the operator can let a unit through
-// (GATEWAY_ALLOW_UNPRICED), at its own cost.
+// only for the tokens). A unit the rate card prices for the model is
+// now billed (TestHostedUnitsBilled); one it cannot price for that model
+// is refused with 400 naming the field, before any hold or vendor call;
+// the operator can let a unit through (GATEWAY_ALLOW_UNPRICED), at its
+// own cost.
 func TestUnpricedFeaturesRefused(t *testing.T) {
 	e, s := moneyEnv(t, "")
 	ctx := context.Background()
@@ -35,11 +37,10 @@ func TestUnpricedFeaturesRefused(t *testing.T) {
 	}{
 		{"priority tier", "/v1/chat/completions", chatBody(groq, "hi [case:tier]", false, `,"service_tier":"priority"`), `service_tier "priority"`},
 		{"flex tier", "/v1/chat/completions", chatBody(groq, "hi [case:tier]", false, `,"service_tier":"flex"`), `service_tier "flex"`},
-		{"fast mode", "/v1/messages", messagesBody("anthropic/claude-opus-5", "hi", false, `,"speed":"fast"`), `speed "fast"`},
-		{"web search max_uses 50", "/v1/messages", messagesBody("anthropic/claude-opus-5", "hi", false, `,"tools":[{"type":"web_search_20250305","name":"web_search","max_uses":50}]`), `tools[0].type "web_search_20250305"`},
-		{"code execution", "/v1/messages", messagesBody("anthropic/claude-opus-5", "hi", false, `,"tools":[{"type":"code_execution_20250825","name":"code_execution"}]`), "code_execution"},
+		{"fast mode without a fast price", "/v1/messages", messagesBody("anthropic/claude-sonnet-5-5", "hi", false, `,"speed":"fast"`), `speed "fast"`},
+		{"web fetch where the model has none", "/v1/messages", messagesBody("anthropic/claude-opus-5", "hi", false, `,"tools":[{"type":"web_fetch_20250910","name":"web_fetch","max_uses":50}]`), `tools[0].type "web_fetch_20250910"`},
 		{"mcp servers", "/v1/messages", messagesBody("anthropic/claude-opus-5", "hi", false, `,"mcp_servers":[{"type":"url","url":"https://example.com/mcp","name":"x"}]`), "mcp_servers"},
-		{"web_search_options", "/v1/chat/completions", chatBody("openai/gpt-6-sol", "hi", false, `,"web_search_options":{}`), "web_search_options"},
+		{"web_search_options without a search price", "/v1/chat/completions", chatBody(groq, "hi [case:tier]", false, `,"web_search_options":{}`), "web_search_options"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -64,7 +64,7 @@ func (c *ratecardCheckCmd) Run(rc *runCtx) error {
 	if c.JSON {
 		out := ratecardCheckJSON{File: c.File, Valid: true, Version: file.Version, Models: len(file.Models()), EmbeddedVersion: card.Version, Changes: []ratecardChange{}}
 		if c.Units {
-			out.Units, out.Refused = ratecardUnits(file), refusedUnits()
+			out.Units, out.Refused = ratecardUnits(file), refusedUnits(file)
 		}
 		for _, ch := range ratecard.Diff(card, file) {
 			out.Changes = append(out.Changes, ratecardChange{ch.Model, ch.Kind, ch.Field, ch.Old, ch.New})

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/gwlabs/gateway/internal/billable"
@@ -15,10 +17,13 @@ import (
 type ratecardUnit struct {
 	Model         string `json:"model"`
 	Unit          string `json:"unit"`
-	USDPerMillion string `json:"usd_per_million_tokens"`
-	Note          string `json:"note,omitempty"`
-	Source        string `json:"source"`
-	Date          string `json:"date"`
+	USDPerMillion string `json:"usd_per_million_tokens,omitempty"`
+	// Price is a unit beyond tokens: a multiplier of the token rates, or
+	// USD per call, per request or per container-hour.
+	Price  string `json:"price,omitempty"`
+	Note   string `json:"note,omitempty"`
+	Source string `json:"source"`
+	Date   string `json:"date"`
 }
 
 // ratecardUnits lists every unit the card prices, per model: the prompt
@@ -58,27 +63,64 @@ func ratecardUnits(card *ratecard.Card) []ratecardUnit {
 		if m.OffPeak != nil {
 			add(fmt.Sprintf("off-peak %02d:%02d-%02d:%02d UTC: ", m.OffPeak.Start/60, m.OffPeak.Start%60, m.OffPeak.End/60, m.OffPeak.End%60), "off-peak window", m.OffPeak.Price)
 		}
+		for _, name := range slices.Sorted(maps.Keys(m.Units)) {
+			u := m.Units[name]
+			out = append(out, ratecardUnit{Model: name0(m), Unit: name, Price: unitPrice(u), Note: u.Note, Source: u.Source, Date: u.Date})
+		}
 	}
 	return out
 }
 
+func name0(m ratecard.Model) string { return m.Vendor + "/" + m.ID }
+
+// unitPrice describes a unit's price exactly: "x2 token rates", "$0.01
+// per call", "$0.035 per request", "$0.05 per container-hour (at least
+// 300 s per container)".
+func unitPrice(u ratecard.Unit) string {
+	switch {
+	case u.Multiplier != nil:
+		return "x" + exactDecimal(u.Multiplier) + " token rates"
+	case u.PerHour != nil:
+		s := "$" + exactDecimal(u.PerHour) + " per container-hour"
+		if u.MinSeconds > 0 {
+			s += fmt.Sprintf(" (at least %d s per container)", u.MinSeconds)
+		}
+		return s
+	case u.PerRequest:
+		return "$" + exactDecimal(u.PerCall) + " per request"
+	}
+	return "$" + exactDecimal(u.PerCall) + " per call"
+}
+
 // writeUnits prints the units and the refused fields.
 func writeUnits(w io.Writer, card *ratecard.Card) error {
-	fmt.Fprintln(w, "\nBillable units the card prices (USD per million tokens):")
+	fmt.Fprintln(w, "\nBillable units the card prices (tokens in USD per million tokens; units beyond tokens as stated):")
 	for _, u := range ratecardUnits(card) {
 		note := ""
 		if u.Note != "" {
 			note = " (" + u.Note + ")"
 		}
-		if _, err := fmt.Fprintf(w, "  %-48s %-52s %12s%s  source %s, %s\n", u.Model, u.Unit, u.USDPerMillion, note, u.Source, u.Date); err != nil {
+		price := u.USDPerMillion
+		if u.Price != "" {
+			price = u.Price
+		}
+		if _, err := fmt.Fprintf(w, "  %-48s %-52s %12s%s  source %s, %s\n", u.Model, u.Unit, price, note, u.Source, u.Date); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintln(w, "\nRefused on every model with 400 naming the field (the card prices tokens only; GATEWAY_ALLOW_UNPRICED lets a unit through at the operator's cost):")
-	for _, r := range refusedUnits() {
-		fmt.Fprintf(w, "  %-22s %s\n", r.Unit, r.Fields)
+	fmt.Fprintln(w, "\nUnits beyond tokens: refused with 400 naming the field on every model whose units do not price them (GATEWAY_ALLOW_UNPRICED lets a unit through at the operator's cost; a rate-card overlay prices it):")
+	for _, r := range refusedUnits(card) {
+		fmt.Fprintf(w, "  %-22s %s\n  %-22s priced on %s; refused on %s\n", r.Unit, r.Fields, "", list(r.PricedOn), list(r.RefusedOn))
 	}
 	return nil
+}
+
+// list prints model names, "no model" for none.
+func list(ms []string) string {
+	if len(ms) == 0 {
+		return "no model"
+	}
+	return strings.Join(ms, ", ")
 }
 
 // refusedUnit is a unit beyond tokens and the request fields that ask
@@ -86,12 +128,17 @@ func writeUnits(w io.Writer, card *ratecard.Card) error {
 type refusedUnit struct {
 	Unit   string `json:"unit"`
 	Fields string `json:"fields"`
+	// PricedOn are the models whose units price it; RefusedOn the
+	// others, where a request using it is refused.
+	PricedOn  []string `json:"priced_on"`
+	RefusedOn []string `json:"refused_on"`
 }
 
-func refusedUnits() []refusedUnit {
+func refusedUnits(card *ratecard.Card) []refusedUnit {
 	fields := map[string]string{
 		billable.PriorityTier:  `service_tier "priority" (chat completions, responses)`,
 		billable.FlexTier:      `service_tier "flex"`,
+		billable.BatchTier:     `an answer with service_tier "batch" (not requested on a synchronous call)`,
 		billable.FastMode:      `speed "fast" (messages)`,
 		billable.WebSearch:     `tools[].type web_search_* (messages, responses), web_search_options (chat completions)`,
 		billable.WebFetch:      `tools[].type web_fetch_* (messages)`,
@@ -103,8 +150,17 @@ func refusedUnits() []refusedUnit {
 		billable.Grounding:     `tools[].googleSearch, googleSearchRetrieval, urlContext, googleMaps (Gemini)`,
 	}
 	out := make([]refusedUnit, 0, len(billable.Units))
+	models := card.Models()
 	for _, u := range billable.Units {
-		out = append(out, refusedUnit{u, fields[u]})
+		r := refusedUnit{Unit: u, Fields: fields[u], PricedOn: []string{}, RefusedOn: []string{}}
+		for _, m := range models {
+			if _, ok := m.Unit(u); ok {
+				r.PricedOn = append(r.PricedOn, name0(m))
+			} else {
+				r.RefusedOn = append(r.RefusedOn, name0(m))
+			}
+		}
+		out = append(out, r)
 	}
 	return out
 }

@@ -223,15 +223,17 @@ func TestResponsesNative(t *testing.T) {
 		t.Fatalf("charge %q", charge)
 	}
 
-	// A hosted tool the rate card cannot price (Codex sends web_search on
-	// every turn) is left out of the vendor request and named, not
-	// refused; the caller's other tools and bytes go as sent.
-	tresp := e.post("/v1/responses", e.key, []byte(`{"model":"openai/gpt-6-sol","input":"hello","tools":[{"type":"function","name":"f","parameters":{}},{"type":"web_search","external_web_access":false}]}`))
+	// A hosted tool the rate card cannot price for the model is left out
+	// of the vendor request and named, not refused (Codex declares hosted
+	// tools on every turn); the caller's other tools and bytes go as
+	// sent. A priced one (web_search on gpt-6-sol) goes through and is
+	// billed (TestHostedUnitsBilled).
+	tresp := e.post("/v1/responses", e.key, []byte(`{"model":"openai/gpt-6-sol","input":"hello","tools":[{"type":"function","name":"f","parameters":{}},{"type":"file_search","vector_store_ids":["vs_1"]}]}`))
 	readAll(t, tresp.Body)
-	if tresp.StatusCode != 200 || tresp.Header.Get("X-Gateway-Dropped-Tools") != "web_search" {
-		t.Fatalf("web_search: %d, dropped tools %q", tresp.StatusCode, tresp.Header.Get("X-Gateway-Dropped-Tools"))
+	if tresp.StatusCode != 200 || tresp.Header.Get("X-Gateway-Dropped-Tools") != "file_search" {
+		t.Fatalf("file_search: %d, dropped tools %q", tresp.StatusCode, tresp.Header.Get("X-Gateway-Dropped-Tools"))
 	}
-	if want := `{"model":"gpt-6-sol","input":"hello","tools":[{"type":"function","name":"f","parameters":{}}]`; !strings.HasPrefix(string(f.last()), want) || strings.Contains(string(f.last()), "web_search") {
+	if want := `{"model":"gpt-6-sol","input":"hello","tools":[{"type":"function","name":"f","parameters":{}}]`; !strings.HasPrefix(string(f.last()), want) || strings.Contains(string(f.last()), "file_search") {
 		t.Fatalf("vendor got %s, want %s", f.last(), want)
 	}
 

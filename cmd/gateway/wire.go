@@ -172,9 +172,15 @@ func (a billerAdapter) ContextWindow(vendor, model string) int64 {
 func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	p, err := a.b.Hold(billing.HoldRequest{
 		Vendor: r.Vendor, Model: r.Model, BodyBytes: r.BodyBytes, MaxOutput: r.MaxOutput, Choices: r.Choices,
-		Available: r.Available, CallerLimit: r.CallerLimit,
+		Available: r.Available, CallerLimit: r.CallerLimit, Hosted: r.Hosted,
 	})
 	return proxy.HoldPlan{Amount: p.Amount, MaxOutput: p.MaxOutput, OutputBound: p.OutputBound, Imposed: p.Imposed}, err
+}
+
+// UnitPriced says whether the card prices a unit beyond tokens for the
+// model (proxy.UnitPricer).
+func (a billerAdapter) UnitPriced(vendor, model, unit string) bool {
+	return a.b.UnitPriced(vendor, model, unit)
 }
 
 func (a billerAdapter) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {

@@ -1,9 +1,10 @@
 // Package billable finds, in a vendor request body, the features a vendor
-// bills beyond prompt and output tokens: service tiers above the
+// bills beyond prompt and output tokens: service tiers other than the
 // standard one, Anthropic's fast mode, hosted tools (web search and
 // fetch, code execution, MCP connectors, file search, image generation,
-// computer use) and Gemini's grounding. The rate card prices tokens only,
-// so the gateway refuses a request that uses one (400 naming the field)
+// computer use) and Gemini's grounding. A feature the rate card prices
+// for the model is billed from the vendor's answer and held for in
+// advance (Plan); one it cannot price is refused (400 naming the field)
 // unless the operator allows that unit, rather than let the operator pay
 // for it unbilled.
 //
@@ -15,6 +16,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	gw "github.com/gwlabs/gateway"
@@ -25,6 +27,7 @@ import (
 const (
 	PriorityTier  = "service_tier_priority"
 	FlexTier      = "service_tier_flex"
+	BatchTier     = "service_tier_batch"
 	FastMode      = "fast_mode"
 	WebSearch     = "web_search"
 	WebFetch      = "web_fetch"
@@ -37,7 +40,8 @@ const (
 )
 
 // Units lists every unit Find reports, for documentation and checks.
-var Units = []string{PriorityTier, FlexTier, FastMode, WebSearch, WebFetch, CodeExecution, MCP, FileSearch, ImageGen, ComputerUse, Grounding}
+// The names are the rate card's unit names.
+var Units = []string{PriorityTier, FlexTier, BatchTier, FastMode, WebSearch, WebFetch, CodeExecution, MCP, FileSearch, ImageGen, ComputerUse, Grounding}
 
 // Use is one billable feature found in a body: the unit, and the field
 // that asks for it as the body spells it (`tools[1].type
@@ -157,17 +161,184 @@ func str(v []byte) string {
 	return s
 }
 
-// Refusal is the caller's 400 for the first use not in allowed, or nil.
-func Refusal(uses []Use, allowed map[string]bool, vendor, model string) error {
+// Refusal is the caller's 400 for the first use that the rate card
+// cannot price for the model (priced says it can; nil: none) and the
+// operator has not allowed, or nil.
+func Refusal(uses []Use, priced func(unit string) bool, allowed map[string]bool, vendor, model string) error {
 	for _, u := range uses {
-		if allowed[u.Unit] {
+		if allowed[u.Unit] || (priced != nil && priced(u.Unit)) {
 			continue
 		}
 		return &gw.Error{Code: gw.CodeInvalidRequest, NoRetry: true, Message: fmt.Sprintf(
-			"the request uses %s (%s), which %s/%s bills beyond tokens and the gateway's rate card cannot price; remove it, or ask the operator to allow %s",
+			"the request uses %s (%s), which %s/%s bills beyond tokens and the gateway's rate card cannot price for that model; remove it, or ask the operator to price or allow %s",
 			u.Unit, u.Field, vendor, model, u.Unit)}
 	}
 	return nil
+}
+
+// DefaultCalls is the number of calls a hold covers for a hosted tool
+// whose request sets no limit (Anthropic's max_uses, the Responses
+// max_tool_calls): enough for an ordinary agent turn. An answer that
+// made more is still billed in full when the balance covers it; the
+// hold only reserves.
+const DefaultCalls = 20
+
+// Plan is what a request's billable features mean for its hold and its
+// bill, read once from the exact vendor body.
+type Plan struct {
+	// Hold is the most the request may use beyond tokens: the tier and
+	// fast mode it asks for and each hosted tool's call limit.
+	Hold gw.Hosted
+	// SearchPerRequest: a Chat request with web_search_options, which
+	// the vendor bills as one search per request (the answer does not
+	// count them).
+	SearchPerRequest bool
+	// FreeCode: Anthropic runs code execution free of charge when the
+	// request carries web_search_20260209 or web_fetch_20260209
+	// (dynamic filtering).
+	FreeCode bool
+	// Bound is the most calls of each hosted tool the request allows
+	// when it sets a limit (max_uses, max_tool_calls; 0: no limit): a
+	// reported count above it is a vendor error, billed at the limit.
+	Bound gw.Hosted
+}
+
+// PlanFor reads the limits of the uses Find found in body. It parses the
+// body only when there are uses.
+func PlanFor(shape gw.Shape, body []byte, uses []Use) Plan {
+	var p Plan
+	if len(uses) == 0 {
+		return p
+	}
+	limit := int64(0)
+	if shape == gw.ShapeR {
+		if n, ok := count(rawjson.Get(body, "max_tool_calls")); ok {
+			limit = n
+		}
+	}
+	var toolEls []rawjson.Span
+	toolsV := rawjson.Get(body, "tools")
+	if len(toolsV) > 0 {
+		toolEls, _ = rawjson.Elements(toolsV)
+	}
+	// calls is a tool's limit: its own max_uses (Anthropic), else the
+	// request's max_tool_calls, else DefaultCalls.
+	var bounded bool
+	calls := func(u Use) int64 {
+		bounded = true
+		if i, ok := toolIndex(u.Field); ok && i < len(toolEls) {
+			if n, ok := count(rawjson.Get(toolsV[toolEls[i].Start:toolEls[i].End], "max_uses")); ok {
+				return n
+			}
+		}
+		if limit > 0 {
+			return limit
+		}
+		bounded = false
+		return DefaultCalls
+	}
+	// bound adds a limit to the per-tool bounds; one unbounded use of a
+	// unit leaves it unbounded (-1).
+	bound := func(dst *int64, n int64) {
+		switch {
+		case *dst < 0:
+		case !bounded:
+			*dst = -1
+		default:
+			*dst += n
+		}
+	}
+	for _, u := range uses {
+		switch u.Unit {
+		case PriorityTier:
+			p.Hold.ServiceTier = "priority"
+		case FlexTier:
+			p.Hold.ServiceTier = "flex"
+		case FastMode:
+			p.Hold.Fast = true
+		case WebSearch:
+			if u.Field == "web_search_options" {
+				p.SearchPerRequest = true
+				p.Hold.WebSearches++
+				continue
+			}
+			n := calls(u)
+			p.Hold.WebSearches += n
+			bound(&p.Bound.WebSearches, n)
+			if strings.Contains(u.Field, `"web_search_20260209"`) {
+				p.FreeCode = true
+			}
+		case WebFetch:
+			n := calls(u)
+			p.Hold.WebFetches += n
+			bound(&p.Bound.WebFetches, n)
+			if strings.Contains(u.Field, `"web_fetch_20260209"`) {
+				p.FreeCode = true
+			}
+		case CodeExecution:
+			// One container per request on Anthropic, held for an hour
+			// (its price is by the hour); per container (call) on the
+			// Responses API.
+			if shape == gw.ShapeR {
+				p.Hold.CodeContainers += calls(u)
+			} else {
+				p.Hold.CodeContainers = max(p.Hold.CodeContainers, 1)
+				p.Hold.CodeSeconds = 3600
+			}
+		case Grounding:
+			p.Hold.GroundingQueries += calls(u)
+		case FileSearch:
+			n := calls(u)
+			p.Hold.FileSearches += n
+			bound(&p.Bound.FileSearches, n)
+		}
+	}
+	return p
+}
+
+// Bill applies the request's side of the vendor's billing to what its
+// answer reported: a Chat web_search_options request is at least one
+// search; code execution beside Anthropic's dynamic-filtering web tools
+// costs nothing.
+func (p Plan) Bill(h gw.Hosted) gw.Hosted {
+	clamp := func(n *int64, bound int64) {
+		if bound > 0 && *n > bound {
+			*n = bound
+		}
+	}
+	clamp(&h.WebSearches, p.Bound.WebSearches)
+	clamp(&h.WebFetches, p.Bound.WebFetches)
+	clamp(&h.FileSearches, p.Bound.FileSearches)
+	if p.SearchPerRequest {
+		h.WebSearches = max(h.WebSearches, 1)
+	}
+	if p.FreeCode {
+		h.CodeContainers, h.CodeSeconds = 0, 0
+	}
+	return h
+}
+
+// toolIndex reads i from a use's field "tools[i]...".
+func toolIndex(field string) (int, bool) {
+	rest, ok := strings.CutPrefix(field, "tools[")
+	if !ok {
+		return 0, false
+	}
+	end := strings.IndexByte(rest, ']')
+	if end <= 0 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest[:end])
+	return n, err == nil
+}
+
+// count reads a positive JSON integer of at most 1e6.
+func count(v []byte) (int64, bool) {
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return min(n, 1_000_000), true
 }
 
 // externalMarks are the members by which a body points at input the
@@ -197,13 +368,13 @@ func ExternalInput(body []byte) bool {
 }
 
 // StripTools returns body without the entries of its top-level tools
-// array whose unit is not in allowed, and the types of the entries it
+// array whose unit keep refuses, and the types of the entries it
 // took out (nil, and body itself, when it took none). It is for a route
 // whose callers always send a hosted tool they can do without (Codex
 // declares web_search on every turn): the tool is left out of the vendor
 // request and named to the caller instead of refused. Gemini's tools
 // (one object holding several) are left as they are.
-func StripTools(shape gw.Shape, body []byte, allowed map[string]bool) ([]byte, []string) {
+func StripTools(shape gw.Shape, body []byte, keep func(unit string) bool) ([]byte, []string) {
 	if shape == gw.ShapeG {
 		return body, nil
 	}
@@ -220,7 +391,7 @@ func StripTools(shape gw.Shape, body []byte, allowed map[string]bool) ([]byte, [
 	for _, el := range els {
 		t := v[el.Start:el.End]
 		typ := str(rawjson.Get(t, "type"))
-		if u := toolUnit(shape, typ); u != "" && !allowed[u] {
+		if u := toolUnit(shape, typ); u != "" && !keep(u) {
 			stripped = append(stripped, typ)
 			continue
 		}

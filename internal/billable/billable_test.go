@@ -49,16 +49,65 @@ func TestFind(t *testing.T) {
 
 func TestRefusal(t *testing.T) {
 	uses := Find(gw.ShapeM, []byte(`{"speed":"fast","tools":[{"type":"web_search_20250305","max_uses":50}]}`))
-	err := Refusal(uses, nil, "anthropic", "claude-opus-5")
+	err := Refusal(uses, nil, nil, "anthropic", "claude-opus-5")
 	if gw.ErrorCode(err) != gw.CodeInvalidRequest || !strings.Contains(err.Error(), `fast_mode (speed "fast")`) || !strings.Contains(err.Error(), "anthropic/claude-opus-5") {
 		t.Errorf("refusal: %v", err)
 	}
-	err = Refusal(uses, map[string]bool{FastMode: true}, "anthropic", "claude-opus-5")
+	err = Refusal(uses, nil, map[string]bool{FastMode: true}, "anthropic", "claude-opus-5")
 	if err == nil || !strings.Contains(err.Error(), "web_search") {
 		t.Errorf("fast mode allowed, web search not: %v", err)
 	}
-	if err := Refusal(uses, map[string]bool{FastMode: true, WebSearch: true}, "anthropic", "m"); err != nil {
+	if err := Refusal(uses, nil, map[string]bool{FastMode: true, WebSearch: true}, "anthropic", "m"); err != nil {
 		t.Errorf("both allowed: %v", err)
+	}
+	// Priced by the card for the model: not refused; what the card
+	// cannot price still is.
+	priced := func(u string) bool { return u == WebSearch || u == FastMode }
+	if err := Refusal(uses, priced, nil, "anthropic", "claude-opus-5"); err != nil {
+		t.Errorf("both priced: %v", err)
+	}
+	if err := Refusal(uses, func(u string) bool { return u == WebSearch }, nil, "anthropic", "claude-sonnet-5-5"); err == nil || !strings.Contains(err.Error(), "fast_mode") {
+		t.Errorf("fast mode unpriced: %v", err)
+	}
+}
+
+// Issue 29 item 2: the hold covers each hosted tool at its limit.
+func TestPlan(t *testing.T) {
+	tests := []struct {
+		name  string
+		shape gw.Shape
+		body  string
+		want  Plan
+	}{
+		{"max_uses 50", gw.ShapeM, `{"speed":"fast","tools":[{"type":"web_search_20250305","name":"web_search","max_uses":50},{"type":"web_fetch_20250910","name":"web_fetch"}]}`,
+			Plan{Hold: gw.Hosted{Fast: true, WebSearches: 50, WebFetches: DefaultCalls}, Bound: gw.Hosted{WebSearches: 50, WebFetches: -1}}},
+		{"dynamic filtering makes code free", gw.ShapeM, `{"tools":[{"type":"web_search_20260209","name":"web_search","max_uses":3},{"type":"code_execution_20250825","name":"code_execution"}]}`,
+			Plan{Hold: gw.Hosted{WebSearches: 3, CodeContainers: 1, CodeSeconds: 3600}, FreeCode: true, Bound: gw.Hosted{WebSearches: 3}}},
+		{"responses max_tool_calls", gw.ShapeR, `{"service_tier":"priority","max_tool_calls":7,"tools":[{"type":"web_search"},{"type":"file_search"}]}`,
+			Plan{Hold: gw.Hosted{ServiceTier: "priority", WebSearches: 7, FileSearches: 7}, Bound: gw.Hosted{WebSearches: 7, FileSearches: 7}}},
+		{"chat web_search_options", gw.ShapeC, `{"service_tier":"flex","web_search_options":{}}`,
+			Plan{Hold: gw.Hosted{ServiceTier: "flex", WebSearches: 1}, SearchPerRequest: true}},
+		{"gemini grounding", gw.ShapeG, `{"tools":[{"googleSearch":{}}]}`, Plan{Hold: gw.Hosted{GroundingQueries: DefaultCalls}}},
+		{"nothing billable", gw.ShapeM, `{"max_tokens":5}`, Plan{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := []byte(tt.body)
+			if got := PlanFor(tt.shape, b, Find(tt.shape, b)); got != tt.want {
+				t.Errorf("PlanFor = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+	p := Plan{SearchPerRequest: true, FreeCode: true}
+	if got := p.Bill(gw.Hosted{CodeContainers: 1}); got != (gw.Hosted{WebSearches: 1}) {
+		t.Errorf("Bill = %+v", got)
+	}
+	// Issue 29 item 5: a count above the request's max_uses is a vendor
+	// error, billed at the limit; without a limit it stands.
+	b := []byte(`{"tools":[{"type":"web_search_20250305","name":"web_search","max_uses":5},{"type":"web_fetch_20250910","name":"web_fetch"}]}`)
+	lp := PlanFor(gw.ShapeM, b, Find(gw.ShapeM, b))
+	if got := lp.Bill(gw.Hosted{WebSearches: 1_000_000_000_000, WebFetches: 40}); got.WebSearches != 5 || got.WebFetches != 40 {
+		t.Errorf("Bill of 1e12 searches with max_uses 5 = %+v", got)
 	}
 }
 
@@ -97,21 +146,23 @@ func TestExternalInput(t *testing.T) {
 
 func TestStripTools(t *testing.T) {
 	body := []byte(`{"model":"gpt-6-sol","tools":[{"type":"function","name":"exec_command"},{"type":"web_search","external_web_access":false},{"type":"namespace","name":"ns","tools":[]},{"type":"file_search"}],"stream":true}`)
-	out, stripped := StripTools(gw.ShapeR, body, map[string]bool{FileSearch: true})
+	keepFiles := func(u string) bool { return u == FileSearch }
+	none := func(string) bool { return false }
+	out, stripped := StripTools(gw.ShapeR, body, keepFiles)
 	want := `{"model":"gpt-6-sol","tools":[{"type":"function","name":"exec_command"},{"type":"namespace","name":"ns","tools":[]},{"type":"file_search"}],"stream":true}`
 	if string(out) != want || len(stripped) != 1 || stripped[0] != "web_search" {
 		t.Fatalf("StripTools = %s, %v\nwant %s, [web_search]", out, stripped, want)
 	}
-	if uses := Find(gw.ShapeR, out); Refusal(uses, map[string]bool{FileSearch: true}, "openai", "m") != nil {
+	if uses := Find(gw.ShapeR, out); Refusal(uses, keepFiles, nil, "openai", "m") != nil {
 		t.Errorf("a stripped body is still refused: %v", uses)
 	}
 	// Nothing to take out: the same bytes.
 	same := []byte(`{"tools":[{"type":"function","name":"f"}]}`)
-	if out, st := StripTools(gw.ShapeR, same, nil); string(out) != string(same) || st != nil {
+	if out, st := StripTools(gw.ShapeR, same, none); string(out) != string(same) || st != nil {
 		t.Errorf("StripTools without hosted tools = %s, %v", out, st)
 	}
 	// Every tool hosted: an empty array remains.
-	if out, st := StripTools(gw.ShapeR, []byte(`{"tools":[{"type":"web_search"}]}`), nil); string(out) != `{"tools":[]}` || len(st) != 1 {
+	if out, st := StripTools(gw.ShapeR, []byte(`{"tools":[{"type":"web_search"}]}`), none); string(out) != `{"tools":[]}` || len(st) != 1 {
 		t.Errorf("StripTools of the only tool = %s, %v", out, st)
 	}
 }

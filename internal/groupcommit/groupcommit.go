@@ -135,11 +135,13 @@ type Options struct {
 	// Linger is the longest a batch waits for more calls once they arrive
 	// at least one per Linger (0: never waits).
 	Linger time.Duration
-	// InFlight, when set, says how many calls are on their way: for a
-	// store keeping its holds in memory, the holds whose settle or
-	// release has not been submitted yet. A batch then waits only for
-	// as many as are in flight (and the rate brings within Linger): a
-	// request that has not started yet is not waited for.
+	// InFlight, when set, says how many settles and releases are on
+	// their way: for a store keeping its holds in memory, the holds
+	// whose settle or release has not been submitted yet. A batch then
+	// waits only for as many as are in flight, plus the other calls
+	// (logs) their own arrival rate brings, and no more than every
+	// call's rate brings within Linger: a request that has not started
+	// yet is not waited for.
 	InFlight func() int
 }
 
@@ -199,7 +201,9 @@ func (c *Committer) run() {
 	defer close(c.done)
 	batch := make([]*Op, 0, c.maxBatch)
 	var timer *time.Timer
-	var arr arrivals
+	// arr is every call's arrivals; others those of the calls InFlight
+	// does not count (a request's log without a hold).
+	var arr, others arrivals
 	// Lingering pays only if calls join meanwhile: callers that wait for
 	// their own call before submitting the next (a closed loop) never
 	// do. After two lingers in a row that nobody joined, none for a
@@ -232,7 +236,7 @@ func (c *Committer) run() {
 		}
 		want := arr.expected(now, c.linger)
 		if c.inFlight != nil && want > len(batch) {
-			want = lingerWant(want, len(batch), c.inFlight())
+			want = lingerWant(want, len(batch), c.inFlight(), others.expected(now, c.linger))
 		}
 		if want > len(batch) && len(batch) < c.maxBatch && now.After(lingerOff) {
 			before := len(batch)
@@ -264,6 +268,9 @@ func (c *Committer) run() {
 			}
 		}
 		arr.add(now, len(batch))
+		if c.inFlight != nil {
+			others.add(now, notInFlight(batch))
+		}
 		c.commit(batch)
 	}
 }
@@ -318,9 +325,22 @@ func (a *arrivals) expected(now time.Time, linger time.Duration) int {
 
 // lingerWant is the size a batch of n calls waits for: want, what the
 // arrival rate brings within the linger, but no more than the calls in
-// flight can bring.
-func lingerWant(want, n, inFlight int) int {
-	return min(want, n+max(inFlight, 0))
+// flight and the others (calls not counted in flight, at their own rate)
+// can bring.
+func lingerWant(want, n, inFlight, others int) int {
+	return min(want, n+max(inFlight, 0)+others)
+}
+
+// notInFlight counts the calls of batch that Options.InFlight does not
+// count: all but settles and releases.
+func notInFlight(batch []*Op) int {
+	n := 0
+	for _, o := range batch {
+		if o.Kind != Settle && o.Kind != Release {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *Committer) commit(batch []*Op) {

@@ -146,17 +146,21 @@ func TestArrivalsDecideLinger(t *testing.T) {
 
 // TestLingerWaitsForCallsInFlight: with the calls in flight known, a
 // batch waits for no more of them than there are, and never when none is
-// in flight.
+// in flight, unless logs come at a rate of their own.
 func TestLingerWaitsForCallsInFlight(t *testing.T) {
-	for _, c := range []struct{ want, n, inFlight, got int }{
-		{4, 1, 0, 1},  // nobody in flight: no wait
-		{4, 1, 1, 2},  // one in flight: wait for it
-		{4, 1, 10, 4}, // many: the rate's figure
-		{4, 2, -1, 2}, // a count below zero counts as none
+	for _, c := range []struct{ want, n, inFlight, others, got int }{
+		{4, 1, 0, 0, 1},  // nobody in flight: no wait
+		{4, 1, 1, 0, 2},  // one in flight: wait for it
+		{4, 1, 10, 0, 4}, // many: the rate's figure
+		{4, 2, -1, 0, 2}, // a count below zero counts as none
+		{6, 1, 1, 3, 5},  // logs at their own rate, besides
 	} {
-		if got := lingerWant(c.want, c.n, c.inFlight); got != c.got {
-			t.Errorf("lingerWant(%d, %d, %d) = %d, want %d", c.want, c.n, c.inFlight, got, c.got)
+		if got := lingerWant(c.want, c.n, c.inFlight, c.others); got != c.got {
+			t.Errorf("lingerWant(%d, %d, %d, %d) = %d, want %d", c.want, c.n, c.inFlight, c.others, got, c.got)
 		}
+	}
+	if n := notInFlight([]*Op{{Kind: Settle}, {Kind: Log}, {Kind: Release}, {Kind: Load}}); n != 2 {
+		t.Errorf("notInFlight = %d, want 2 (the log and the load)", n)
 	}
 }
 
@@ -182,6 +186,32 @@ func TestLingerBatchesUnderLoad(t *testing.T) {
 	wg.Wait()
 	if calls.Load() != 400 || batches.Load() >= 400 {
 		t.Errorf("%d calls in %d batches, want 400 in fewer", calls.Load(), batches.Load())
+	}
+	t.Logf("%d calls in %d batches", calls.Load(), batches.Load())
+}
+
+// TestLingerBatchesLogsBesideInFlight: a store that counts its calls in
+// flight (none here) still has its logs batched at their own rate.
+func TestLingerBatchesLogsBesideInFlight(t *testing.T) {
+	var batches, calls atomic.Int64
+	c := StartWith(Options{MaxBatch: 64, Linger: 20 * time.Millisecond, InFlight: func() int { return 0 }}, func(ops []*Op, results []error) error {
+		batches.Add(1)
+		calls.Add(int64(len(ops)))
+		return nil
+	})
+	defer c.Close()
+	var wg sync.WaitGroup
+	for i := range 400 {
+		wg.Go(func() {
+			if err := c.Submit(t.Context(), &Op{Kind: Log, ID: fmt.Sprint(i)}, "log"); err != nil {
+				t.Error(err)
+			}
+		})
+		time.Sleep(100 * time.Microsecond)
+	}
+	wg.Wait()
+	if calls.Load() != 400 || batches.Load() >= 200 {
+		t.Errorf("%d calls in %d batches, want 400 in fewer than 200", calls.Load(), batches.Load())
 	}
 	t.Logf("%d calls in %d batches", calls.Load(), batches.Load())
 }

@@ -113,6 +113,7 @@ type assembler struct {
 	finishMessage string
 	blocked       string // promptFeedback.blockReason of a refused prompt
 	usage         gw.Usage
+	grounding     int64 // Google Search queries that grounded the answer
 	sawCandidate  bool
 	ended         bool
 }
@@ -122,10 +123,20 @@ func (a *assembler) record(gr *genResponse) {
 	if a.responseID == "" {
 		a.responseID = gr.ResponseID
 	}
+	for i := range gr.Candidates {
+		if g := gr.Candidates[i].GroundingMetadata; g != nil {
+			// Each stream chunk repeats the queries so far: the largest
+			// count is the answer's.
+			a.grounding = max(a.grounding, int64(len(g.WebSearchQueries)), 1)
+		}
+	}
 	if gr.UsageMetadata != nil {
 		u := usageOf(gr.UsageMetadata)
 		u.Malformed = u.Malformed || a.usage.Malformed
 		a.usage = u
+	}
+	if a.grounding > 0 && a.usage.Reported {
+		a.usage.Hosted.GroundingQueries = a.grounding
 	}
 	if !a.started {
 		a.started = true

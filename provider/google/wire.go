@@ -120,6 +120,14 @@ type candidate struct {
 	FinishReason  string            `json:"finishReason"`
 	FinishMessage string            `json:"finishMessage"`
 	Index         int               `json:"index"`
+	// GroundingMetadata is present when Google Search grounded the
+	// answer (billed per search query, or per grounded request on
+	// Gemini 2.5).
+	GroundingMetadata *groundingMetadata `json:"groundingMetadata"`
+}
+
+type groundingMetadata struct {
+	WebSearchQueries []json.RawMessage `json:"webSearchQueries"`
 }
 
 type candidateContent struct {

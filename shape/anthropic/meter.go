@@ -15,9 +15,12 @@ import (
 // concurrent use.
 type Meter struct {
 	usage gw.Usage
-	done  bool
-	err   *gw.Error
-	id    string
+	// container: the answer ran code in a container (message_start's
+	// message or message_delta's delta names one).
+	container bool
+	done      bool
+	err       *gw.Error
+	id        string
 }
 
 // NewMeter returns a Meter for one stream.
@@ -46,8 +49,9 @@ func (m *Meter) Observe(ev *sse.Event) {
 	case "message_start":
 		var s struct {
 			Message struct {
-				ID    string     `json:"id"`
-				Usage *wireUsage `json:"usage"`
+				ID        string          `json:"id"`
+				Usage     *wireUsage      `json:"usage"`
+				Container json.RawMessage `json:"container"`
 			} `json:"message"`
 		}
 		if json.Unmarshal(ev.Data, &s) == nil {
@@ -55,18 +59,21 @@ func (m *Meter) Observe(ev *sse.Event) {
 			if s.Message.Usage != nil {
 				applyUsage(&m.usage, s.Message.Usage)
 			}
+			m.container = m.container || usedContainer(s.Message.Container)
 		}
 	case "message_delta":
 		var d struct {
 			Usage *wireUsage `json:"usage"`
 			Delta struct {
-				StopReason string `json:"stop_reason"`
+				StopReason string          `json:"stop_reason"`
+				Container  json.RawMessage `json:"container"`
 			} `json:"delta"`
 		}
 		if json.Unmarshal(ev.Data, &d) == nil {
 			if d.Usage != nil {
 				applyUsage(&m.usage, d.Usage)
 			}
+			m.container = m.container || usedContainer(d.Delta.Container)
 			if d.Delta.StopReason != "" {
 				// The answer is whole: a break before message_stop
 				// loses nothing of it, and it is billed.
@@ -84,7 +91,13 @@ func (m *Meter) Observe(ev *sse.Event) {
 func (m *Meter) ID() string { return m.id }
 
 // Usage returns the usage seen so far; after message_stop it is final.
-func (m *Meter) Usage() gw.Usage { return m.usage }
+func (m *Meter) Usage() gw.Usage {
+	u := m.usage
+	if m.container && u.Reported {
+		u.Hosted.CodeContainers = max(u.Hosted.CodeContainers, 1)
+	}
+	return u
+}
 
 // Done reports whether the answer is whole: message_stop, or a
 // message_delta with a stop_reason, was seen. A stream that ended

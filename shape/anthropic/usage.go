@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 )
 
 // wireUsage is an M usage object. Every count is a pointer so that a
@@ -17,6 +18,35 @@ type wireUsage struct {
 	CacheCreation            *wireCacheCreation   `json:"cache_creation"`
 	OutputTokens             *gw.Count            `json:"output_tokens"`
 	OutputTokensDetails      *wireOutputTokensDet `json:"output_tokens_details"`
+	// ServerToolUse counts the hosted tools' calls (billed per call);
+	// ServiceTier and Speed say how the request was served (priced by
+	// the answer's word, not the request's).
+	ServerToolUse *wireServerToolUse `json:"server_tool_use"`
+	ServiceTier   gw.TierName        `json:"service_tier"`
+	Speed         speed              `json:"speed"`
+}
+
+// speed is usage.speed: fastSpeed for "fast", standardSpeed for any other
+// value, 0 when absent (a message_delta keeps message_start's). It
+// allocates nothing.
+type speed int8
+
+const (
+	standardSpeed speed = iota + 1
+	fastSpeed
+)
+
+func (s *speed) UnmarshalJSON(b []byte) error {
+	*s = standardSpeed
+	if string(b) == `"fast"` {
+		*s = fastSpeed
+	}
+	return nil
+}
+
+type wireServerToolUse struct {
+	WebSearchRequests *gw.Count `json:"web_search_requests"`
+	WebFetchRequests  *gw.Count `json:"web_fetch_requests"`
 }
 
 type wireCacheCreation struct {
@@ -52,14 +82,23 @@ func DecodeUsage(raw []byte) (gw.Usage, error) {
 // UsageFromBody returns the usage of a non-streaming M response body.
 func UsageFromBody(body []byte) (gw.Usage, error) {
 	var msg struct {
-		Usage *wireUsage `json:"usage"`
+		Usage     *wireUsage      `json:"usage"`
+		Container json.RawMessage `json:"container"`
 	}
-	if err := json.Unmarshal(body, &msg); err != nil {
+	// Only these members are decoded; the rest is validated, not decoded.
+	ok, err := rawjson.DecodeMembers(body, rawjson.Field{Name: "usage", Into: &msg.Usage}, rawjson.Field{Name: "container", Into: &msg.Container})
+	if !ok {
+		err = json.Unmarshal(body, &msg)
+	}
+	if err != nil {
 		return gw.Usage{}, upstreamErr("malformed response body", err)
 	}
 	var u gw.Usage
 	if msg.Usage != nil {
 		applyUsage(&u, msg.Usage)
+	}
+	if u.Reported && usedContainer(msg.Container) {
+		u.Hosted.CodeContainers = 1
 	}
 	return u, nil
 }
@@ -80,6 +119,16 @@ func applyUsage(u *gw.Usage, w *wireUsage) {
 		}
 	}
 	set(&u.InputTokens, w.InputTokens)
+	if t := w.ServerToolUse; t != nil {
+		set(&u.Hosted.WebSearches, t.WebSearchRequests)
+		set(&u.Hosted.WebFetches, t.WebFetchRequests)
+	}
+	if w.ServiceTier != "" {
+		u.Hosted.ServiceTier = string(w.ServiceTier)
+	}
+	if w.Speed != 0 {
+		u.Hosted.Fast = w.Speed == fastSpeed
+	}
 	set(&u.CacheReadTokens, w.CacheReadInputTokens)
 	set(&u.OutputTokens, w.OutputTokens)
 	if w.OutputTokensDetails != nil {
@@ -120,7 +169,16 @@ func (w *wireUsage) malformed() bool {
 	if c := w.CacheCreation; c != nil && (bad(c.Ephemeral5m) || bad(c.Ephemeral1h)) {
 		return true
 	}
+	if t := w.ServerToolUse; t != nil && (bad(t.WebSearchRequests) || bad(t.WebFetchRequests)) {
+		return true
+	}
 	return w.OutputTokensDetails != nil && bad(w.OutputTokensDetails.ThinkingTokens)
+}
+
+// usedContainer reports whether an answer's container member names a
+// code-execution container (Anthropic bills its run time).
+func usedContainer(raw json.RawMessage) bool {
+	return len(raw) > 0 && !isNull(raw)
 }
 
 // encodedUsage is the M usage object of a message, in a stable field

@@ -226,3 +226,33 @@ func BenchmarkMeterObserve(b *testing.B) {
 		}
 	})
 }
+
+// Issue 29 item 6: what Anthropic bills beyond tokens is read from its
+// answer: server_tool_use counts, the tier and speed that served it, and
+// a code-execution container; in a stream, message_start's tier and
+// speed stand when message_delta leaves them out, and the final counts
+// are message_delta's.
+func TestHostedUsage(t *testing.T) {
+	u, err := UsageFromBody([]byte(`{"container":{"id":"container_1"},"usage":{"input_tokens":10,"output_tokens":5,"server_tool_use":{"web_search_requests":3,"web_fetch_requests":1},"service_tier":"priority","speed":"fast"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (gw.Hosted{ServiceTier: "priority", Fast: true, WebSearches: 3, WebFetches: 1, CodeContainers: 1}); u.Hosted != want {
+		t.Errorf("body: %+v, want %+v", u.Hosted, want)
+	}
+	u, _ = UsageFromBody([]byte(`{"container":null,"usage":{"input_tokens":10,"output_tokens":5,"service_tier":"standard"}}`))
+	if u.Hosted != (gw.Hosted{}) {
+		t.Errorf("plain answer: %+v", u.Hosted)
+	}
+	m := NewMeter()
+	m.Observe(&sse.Event{Type: "message_start", Data: []byte(`{"type":"message_start","message":{"id":"m","usage":{"input_tokens":10,"output_tokens":1,"server_tool_use":{"web_search_requests":0},"service_tier":"standard","speed":"fast"}}}`)})
+	m.Observe(&sse.Event{Type: "message_delta", Data: []byte(`{"type":"message_delta","delta":{"stop_reason":"end_turn","container":{"id":"container_2"}},"usage":{"input_tokens":10,"output_tokens":7,"server_tool_use":{"web_search_requests":2}}}`)})
+	if want := (gw.Hosted{Fast: true, WebSearches: 2, CodeContainers: 1}); m.Usage().Hosted != want {
+		t.Errorf("stream: %+v, want %+v", m.Usage().Hosted, want)
+	}
+	// A malformed count marks the usage malformed (billed from the
+	// gateway's own count), as for tokens.
+	if u, _ := UsageFromBody([]byte(`{"usage":{"input_tokens":10,"output_tokens":5,"server_tool_use":{"web_search_requests":1.5}}}`)); !u.Malformed {
+		t.Errorf("float search count: %+v", u)
+	}
+}

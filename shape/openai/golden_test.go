@@ -241,6 +241,10 @@ func formatEvent(ev gw.Event) string {
 		u := "nil"
 		if ev.Usage != nil {
 			u = fmt.Sprintf("%+v", *ev.Usage)
+			if ev.Usage.Hosted == (gw.Hosted{}) {
+				// Goldens without hosted units keep their form.
+				u = strings.Replace(u, fmt.Sprintf(" Hosted:%+v", gw.Hosted{}), "", 1)
+			}
 		}
 		return fmt.Sprintf("finish stop=%s usage=%s", ev.StopReason, u)
 	case gw.EventError:

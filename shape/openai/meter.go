@@ -35,8 +35,9 @@ type meterChunk struct {
 	Choices []struct {
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *wireUsage `json:"usage"`
-	XGroq *struct {
+	Usage       *wireUsage  `json:"usage"`
+	ServiceTier gw.TierName `json:"service_tier"`
+	XGroq       *struct {
 		Usage *wireUsage      `json:"usage"`
 		Error json.RawMessage `json:"error"`
 	} `json:"x_groq"`
@@ -76,6 +77,10 @@ func (m *Meter) Observe(ev *sse.Event) (hide bool) {
 	if c.Usage != nil {
 		if u, err := c.Usage.normalise(); err == nil {
 			u.Malformed = u.Malformed || m.usage.Malformed
+			if u.Reported {
+				// The usage chunk says which tier served the request.
+				u.Hosted.ServiceTier = string(c.ServiceTier)
+			}
 			m.usage = u
 		}
 	} else if c.XGroq != nil && c.XGroq.Usage != nil {

@@ -176,7 +176,10 @@ func DecodeUsage(raw []byte) (gw.Usage, error) {
 // usageBody is the part of a C response body (or chunk) that carries usage.
 type usageBody struct {
 	Usage *wireUsage `json:"usage"`
-	XGroq *struct {
+	// ServiceTier is the tier that served the request (priced by the
+	// answer's word).
+	ServiceTier gw.TierName `json:"service_tier"`
+	XGroq       *struct {
 		Usage *wireUsage `json:"usage"`
 	} `json:"x_groq"`
 }
@@ -200,7 +203,7 @@ func (b *usageBody) pick() *wireUsage {
 // decoded. Decoding the whole answer was most of the cost of metering a
 // relayed non-streaming answer.
 func unmarshalUsageBody(body []byte, b *usageBody) error {
-	if !json.Valid(body) {
+	if !rawjson.Valid(body) {
 		return json.Unmarshal(body, b) // the same error
 	}
 	ms, err := rawjson.Members(body)
@@ -216,6 +219,9 @@ func unmarshalUsageBody(body []byte, b *usageBody) error {
 			dst = &b.Usage
 		case strings.EqualFold(m.Key, "x_groq"):
 			dst = &b.XGroq
+		case strings.EqualFold(m.Key, "service_tier"):
+			_ = b.ServiceTier.UnmarshalJSON(body[m.ValStart:m.ValEnd])
+			continue
 		default:
 			continue
 		}
@@ -242,6 +248,9 @@ func UsageFromBody(body []byte) (gw.Usage, error) {
 	u, err := w.normalise()
 	if err != nil {
 		return gw.Usage{}, upstreamErr("malformed usage", err)
+	}
+	if u.Reported {
+		u.Hosted.ServiceTier = string(b.ServiceTier)
 	}
 	return u, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/sse"
 )
 
 func TestDecodeUsage(t *testing.T) {
@@ -234,4 +235,26 @@ func BenchmarkUsageFromBody(b *testing.B) {
 			}
 		}
 	})
+}
+
+// Issue 29 item 6: the tier that served a Chat answer, from the body and
+// from a stream's usage chunk; the standard tier under any name is "".
+func TestServiceTierRead(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"service_tier":"priority","usage":{"prompt_tokens":3,"completion_tokens":1}}`: "priority",
+		`{"service_tier":"flex","usage":{"prompt_tokens":3,"completion_tokens":1}}`:     "flex",
+		`{"service_tier":"default","usage":{"prompt_tokens":3,"completion_tokens":1}}`:  "",
+		`{"service_tier":null,"usage":{"prompt_tokens":3,"completion_tokens":1}}`:       "",
+		`{"usage":{"prompt_tokens":3,"completion_tokens":1}}`:                           "",
+	} {
+		u, err := UsageFromBody([]byte(body))
+		if err != nil || u.Hosted.ServiceTier != want {
+			t.Errorf("%s: tier %q (%v), want %q", body, u.Hosted.ServiceTier, err, want)
+		}
+	}
+	m := NewMeter(false)
+	m.Observe(&sse.Event{Data: []byte(`{"choices":[],"service_tier":"priority","usage":{"prompt_tokens":3,"completion_tokens":1}}`)})
+	if got := m.Usage().Hosted.ServiceTier; got != "priority" {
+		t.Errorf("stream tier %q, want priority", got)
+	}
 }

@@ -179,3 +179,17 @@ func TestParseRefuses(t *testing.T) {
 		}
 	}
 }
+
+// Issue 29 item 6: a Responses answer's hosted-tool calls and tier.
+func TestHostedUsageResponses(t *testing.T) {
+	u, err := responses.UsageFromBody([]byte(`{"service_tier":"flex","output":[{"type":"web_search_call","id":"ws_1"},{"type":"web_search_call","id":"ws_2"},{"type":"code_interpreter_call","container_id":"cntr_1"},{"type":"code_interpreter_call","container_id":"cntr_1"},{"type":"file_search_call"},{"type":"message"}],"usage":{"input_tokens":10,"output_tokens":5}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (gw.Hosted{ServiceTier: "flex", WebSearches: 2, CodeContainers: 1, FileSearches: 1}); u.Hosted != want {
+		t.Errorf("hosted %+v, want %+v", u.Hosted, want)
+	}
+	if u, _ := responses.UsageFromBody([]byte(`{"service_tier":"default","output":[],"usage":{"input_tokens":1,"output_tokens":1}}`)); u.Hosted != (gw.Hosted{}) {
+		t.Errorf("default tier: %+v", u.Hosted)
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/sse"
 )
 
@@ -43,19 +45,84 @@ func (w *wireUsage) normalize() gw.Usage {
 	return u
 }
 
+// billedItem is what billing reads of a response's output item: hosted
+// tool calls are billed per call (web and file search) or per container
+// (code interpreter).
+type billedItem struct {
+	Type        itemType `json:"type"`
+	ContainerID string   `json:"container_id"`
+}
+
+// itemType is an output item's type as billing sees it: only the hosted
+// tool calls matter. It allocates nothing.
+type itemType int8
+
+const (
+	otherItem itemType = iota
+	webSearchItem
+	fileSearchItem
+	codeInterpreterItem
+)
+
+func (t *itemType) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"web_search_call"`:
+		*t = webSearchItem
+	case `"file_search_call"`:
+		*t = fileSearchItem
+	case `"code_interpreter_call"`:
+		*t = codeInterpreterItem
+	default:
+		*t = otherItem
+	}
+	return nil
+}
+
+// hosted counts the hosted-tool calls among a response's output items
+// and takes the tier that served it.
+func hosted(tier gw.TierName, items []billedItem) gw.Hosted {
+	h := gw.Hosted{ServiceTier: string(tier)}
+	var containers []string
+	for _, it := range items {
+		switch it.Type {
+		case webSearchItem:
+			h.WebSearches++
+		case fileSearchItem:
+			h.FileSearches++
+		case codeInterpreterItem:
+			if !slices.Contains(containers, it.ContainerID) {
+				containers = append(containers, it.ContainerID)
+			}
+		}
+	}
+	h.CodeContainers = int64(len(containers))
+	return h
+}
+
 // UsageFromBody reads the usage of a vendor's Responses answer (a
-// response object). Reported is false when it has none.
+// response object): its token counts, the tier that served it and its
+// hosted-tool calls. Reported is false when it has none.
 func UsageFromBody(body []byte) (gw.Usage, error) {
 	var v struct {
-		Usage *wireUsage `json:"usage"`
+		Usage       *wireUsage   `json:"usage"`
+		ServiceTier gw.TierName  `json:"service_tier"`
+		Output      []billedItem `json:"output"`
 	}
-	if err := json.Unmarshal(body, &v); err != nil {
+	// Only these members are decoded; the rest is validated, not decoded.
+	ok, err := rawjson.DecodeMembers(body, rawjson.Field{Name: "usage", Into: &v.Usage}, rawjson.Field{Name: "service_tier", Into: &v.ServiceTier},
+		rawjson.Field{Name: "output", Into: &v.Output})
+	if !ok {
+		err = json.Unmarshal(body, &v)
+	}
+	if err != nil {
 		return gw.Usage{}, fmt.Errorf("responses: usage: %w", err)
 	}
 	if v.Usage == nil {
 		return gw.Usage{}, nil
 	}
-	return v.Usage.normalize(), nil
+	u := v.Usage.normalize()
+	u.Hosted = hosted(v.ServiceTier, v.Output)
+	return u, nil
 }
 
 // Meter reads the usage of a Responses stream relayed unchanged: the
@@ -125,9 +192,11 @@ func (m *Meter) Observe(ev *sse.Event) {
 		Code     any    `json:"code"`
 		Message  string `json:"message"`
 		Response *struct {
-			ID    string     `json:"id"`
-			Usage *wireUsage `json:"usage"`
-			Error *struct {
+			ID          string       `json:"id"`
+			Usage       *wireUsage   `json:"usage"`
+			ServiceTier gw.TierName  `json:"service_tier"`
+			Output      []billedItem `json:"output"`
+			Error       *struct {
 				Code    any    `json:"code"`
 				Message string `json:"message"`
 			} `json:"error"`
@@ -140,7 +209,9 @@ func (m *Meter) Observe(ev *sse.Event) {
 		m.id = v.Response.ID
 	}
 	if v.Response != nil && v.Response.Usage != nil {
-		m.usage.Merge(v.Response.Usage.normalize())
+		u := v.Response.Usage.normalize()
+		u.Hosted = hosted(v.Response.ServiceTier, v.Response.Output)
+		m.usage.Merge(u)
 	}
 	switch v.Type {
 	case "response.completed", "response.incomplete":
