@@ -24,6 +24,12 @@
 //     missing from that list too is not charged: Price returns
 //     ErrCostMissing with a zero quote and the record says so. Never a
 //     flat fee.
+//   - What a vendor bills beyond tokens (service tiers, Anthropic's fast
+//     mode, hosted tools, grounding) is priced from the model's units
+//     table (see hosted.go): a tier or fast mode scales every token rate,
+//     calls are priced per call, per request or per container-hour, and
+//     the exact sum is rounded once like the tokens alone. Holds cover
+//     the request's tier and tool limits.
 //   - Holds over-estimate on purpose; see HoldAmount and Hold. OpenRouter
 //     holds are sized from the listed price when there is one, else
 //     Options.OpenRouterHold; whatever the answer costs, the settle
@@ -265,18 +271,37 @@ func holdPriced(m *ratecard.Model, bodyBytes int, output int64) gw.Money {
 		in = min(in, m.ContextWindow)
 	}
 	// Put the whole prompt in the dearest of the buckets it may land in.
-	p := m.PriceFor(in).Resolved()
 	t := tokens{output: max(output, 0)}
+	var w1hOverIn, w1hOver5m, w5mOverIn int
+	if r, ok := m.RatesFor(in); ok {
+		// The exact integer rates order as the prices do, without
+		// big.Rat's allocations.
+		w1hOverIn, w1hOver5m, w5mOverIn = cmpInt(r.CacheWrite1h, r.Input), cmpInt(r.CacheWrite1h, r.CacheWrite5m), cmpInt(r.CacheWrite5m, r.Input)
+	} else {
+		p := m.PriceFor(in).Resolved()
+		w1hOverIn, w1hOver5m, w5mOverIn = p.CacheWrite1h.Cmp(p.Input), p.CacheWrite1h.Cmp(p.CacheWrite5m), p.CacheWrite5m.Cmp(p.Input)
+	}
 	switch {
-	case p.CacheWrite1h.Cmp(p.Input) > 0 && p.CacheWrite1h.Cmp(p.CacheWrite5m) >= 0:
+	case w1hOverIn > 0 && w1hOver5m >= 0:
 		t.write1h = in
-	case p.CacheWrite5m.Cmp(p.Input) > 0:
+	case w5mOverIn > 0:
 		t.write5m = in
 	default:
 		t.input = in
 	}
 	_, hold := priced(m, in, t)
 	return hold
+}
+
+// cmpInt is big.Rat's Cmp for int64s: -1, 0 or +1.
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 func (b *Biller) lookup(vendor, model string) (*ratecard.Model, error) {
@@ -360,17 +385,22 @@ func billed(m *ratecard.Model, u gw.Usage, start time.Time) tokens {
 	if opt == 0 {
 		return t
 	}
-	p := m.PriceAt(t.prompt()-opt, start).Resolved()
-	bs := []struct {
+	type bucket struct {
 		n    *int64
 		rate *big.Rat
-	}{{&t.write1h, p.CacheWrite1h}, {&t.write5m, p.CacheWrite5m}, {&t.input, p.Input}, {&t.cacheRead, p.CachedInput}}
-	slices.SortStableFunc(bs, func(a, b struct {
-		n    *int64
-		rate *big.Rat
-	}) int {
-		return b.rate.Cmp(a.rate)
-	})
+		r    int64
+	}
+	var bs [4]bucket
+	if r, ok := m.RatesAt(t.prompt()-opt, start); ok {
+		// The exact integer rates order as the prices do, without
+		// big.Rat's allocations.
+		bs = [4]bucket{{n: &t.write1h, r: r.CacheWrite1h}, {n: &t.write5m, r: r.CacheWrite5m}, {n: &t.input, r: r.Input}, {n: &t.cacheRead, r: r.CachedInput}}
+		slices.SortStableFunc(bs[:], func(a, b bucket) int { return cmpInt(b.r, a.r) })
+	} else {
+		p := m.PriceAt(t.prompt()-opt, start).Resolved()
+		bs = [4]bucket{{n: &t.write1h, rate: p.CacheWrite1h}, {n: &t.write5m, rate: p.CacheWrite5m}, {n: &t.input, rate: p.Input}, {n: &t.cacheRead, rate: p.CachedInput}}
+		slices.SortStableFunc(bs[:], func(a, b bucket) int { return b.rate.Cmp(a.rate) })
+	}
 	for _, b := range bs {
 		take := min(opt, *b.n)
 		*b.n -= take

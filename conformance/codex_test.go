@@ -164,9 +164,9 @@ func TestCodexRequest(t *testing.T) {
 
 	// The native route: the fake got Codex's requests with the model's
 	// prefix removed; only instructions (the optimizer's directive) may
-	// be added, and the hosted web_search, which the rate card cannot
-	// price, is left out (named in X-Gateway-Dropped-Tools) instead of
-	// refusing every Codex turn.
+	// be added. The hosted web_search goes through: the rate card prices
+	// it on gpt-6-sol (per call, billed from the answer's web_search_call
+	// items), so it is neither refused nor left out.
 	var got [][]byte
 	for _, r := range fake.Requests() {
 		if r.Path == "/v1/responses" {
@@ -188,18 +188,16 @@ func TestCodexRequest(t *testing.T) {
 			delete(m, "model")
 			delete(m, "instructions")
 		}
-		if tools, ok := a["tools"].([]any); ok {
-			kept := tools[:0:0]
+		search := false
+		if tools, ok := b["tools"].([]any); ok {
 			for _, tl := range tools {
 				if m, ok := tl.(map[string]any); ok && m["type"] == "web_search" {
-					continue
+					search = true
 				}
-				kept = append(kept, tl)
 			}
-			if len(kept) == len(tools) {
-				t.Errorf("request %d: Codex sent no web_search tool", i)
-			}
-			a["tools"] = kept
+		}
+		if !search {
+			t.Errorf("request %d: the priced web_search tool did not reach the vendor", i)
 		}
 		if !reflect.DeepEqual(a, b) {
 			for k := range a {

@@ -7,6 +7,7 @@ import (
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -156,30 +157,14 @@ func UpperBound() int64 { return int64(len(Text)) + 16 }
 // else UpperBound. A count endpoint is asked once per model (and again
 // after TTL); concurrent requests share one call.
 func (o *Optimizer) Tokens(ctx context.Context, vendor, model string) int64 {
-	if vendor == "openai" {
-		return o.o200k()
+	if n, ok := o.CachedTokens(vendor, model); ok {
+		return n
 	}
-	c, ok := o.cfg.Counters[vendor]
-	if !ok {
-		return UpperBound()
-	}
-	key := fmt.Sprintf("%s\x00%s\x00v%d", vendor, model, Version)
-	now := o.cfg.Now()
+	c := o.cfg.Counters[vendor]
+	key := countKey(vendor, model)
 	o.mu.Lock()
 	e, ok := o.counts[key]
-	retry := o.failed[key]
 	o.mu.Unlock()
-	if ok && now.Sub(e.at) < o.cfg.TTL {
-		return e.n
-	}
-	if now.Before(retry) {
-		// A recent count failed: no request waits on the endpoint again
-		// until the back-off passes.
-		if ok {
-			return e.n
-		}
-		return UpperBound()
-	}
 	v, err, _ := o.sf.Do(key, func() (any, error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.cfg.Timeout)
 		defer cancel()
@@ -203,6 +188,42 @@ func (o *Optimizer) Tokens(ctx context.Context, vendor, model string) int64 {
 		return UpperBound()
 	}
 	return v.(int64)
+}
+
+// CachedTokens is Tokens when it needs no vendor call: the OpenAI count,
+// the bound for a vendor without a count endpoint, a count asked within
+// TTL, or the last count (else the bound) while a failed count backs
+// off. ok is false when Tokens would ask the vendor.
+func (o *Optimizer) CachedTokens(vendor, model string) (n int64, ok bool) {
+	if vendor == "openai" {
+		return o.o200k(), true
+	}
+	if _, ok := o.cfg.Counters[vendor]; !ok {
+		return UpperBound(), true
+	}
+	key := countKey(vendor, model)
+	now := o.cfg.Now()
+	o.mu.Lock()
+	e, ok := o.counts[key]
+	retry := o.failed[key]
+	o.mu.Unlock()
+	if ok && now.Sub(e.at) < o.cfg.TTL {
+		return e.n, true
+	}
+	if now.Before(retry) {
+		// A recent count failed: no request waits on the endpoint again
+		// until the back-off passes.
+		if ok {
+			return e.n, true
+		}
+		return UpperBound(), true
+	}
+	return 0, false
+}
+
+// countKey keys a count by vendor, model and directive version.
+func countKey(vendor, model string) string {
+	return vendor + "\x00" + model + "\x00v" + strconv.Itoa(Version)
 }
 
 // countWith asks the vendor for the directive's tokens: the difference of

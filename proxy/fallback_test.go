@@ -49,7 +49,7 @@ type fallbackFixture struct {
 	guards    *atomic.Int32
 }
 
-func newFallbackFixture(t *testing.T, providers map[string]gw.Provider, b vendorBiller) *fallbackFixture {
+func newFallbackFixture(t testing.TB, providers map[string]gw.Provider, b vendorBiller) *fallbackFixture {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "p.db"))

@@ -198,6 +198,16 @@ type Optimizer interface {
 	Describe(applied bool) (header, note string)
 }
 
+// CachedCounter is implemented by an Optimizer that can give the
+// directive's token count at once when it needs no vendor call: the count
+// then needs no goroutine beside the vendor call.
+type CachedCounter interface {
+	CachedTokens(vendor, model string) (n int64, ok bool)
+}
+
+// closedChan is a closed channel: a wait that is already over.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
 // CacheKeyer is implemented by providers whose vendor routes prompt-cache
 // hits by a key (OpenAI, Mistral and Fireworks prompt_cache_key):
 // SetCacheKey returns the prepared body with key set, or unchanged when
@@ -1012,11 +1022,19 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 	}
 	x.called = true
 
-	done := make(chan tried, 1)
-	go func() { done <- x.try(vctx) }()
-	first, counted := x.cur, x.countOptimizer(ctx)
-
-	if second != nil {
+	first := x.cur
+	var r tried
+	if second == nil {
+		// The verdict is in: the call runs on this goroutine (no
+		// goroutine, and no stack to grow, per request), the count of a
+		// directive beside it only when the count is not cached.
+		counted := x.countOptimizer(ctx)
+		r = x.try(vctx)
+		<-counted
+	} else {
+		done := make(chan tried, 1)
+		go func() { done <- x.try(vctx) }()
+		counted := x.countOptimizer(ctx)
 		v, blocked := x.secondStage(gctx, second)
 		gspan.SetAttributes(Attr{AttrGuard, x.Guard})
 		gspan.End()
@@ -1028,9 +1046,9 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 			<-counted
 			return nil, x.block(ctx, v)
 		}
+		r = <-done
+		<-counted
 	}
-	r := <-done
-	<-counted
 	x.attempts = r.attempts
 	x.use(r.served)
 	if x.cur != first && x.Optimized {
@@ -1043,14 +1061,19 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 // countOptimizer counts the directive's tokens for the model in use,
 // beside the vendor call; the channel closes when done.
 func (x *Exchange) countOptimizer(ctx context.Context) <-chan struct{} {
-	counted := make(chan struct{})
 	// A directive kept in a vendor-held thread is counted too: the
 	// vendor bills it in this prompt.
 	if !x.Optimized && !(x.in.KeptDirective && x.g.cfg.Optimizer != nil) {
-		close(counted)
-		return counted
+		return closedChan
 	}
 	vendor, model := x.in.Vendor, x.in.Model
+	if cc, ok := x.g.cfg.Optimizer.(CachedCounter); ok {
+		if n, ok := cc.CachedTokens(vendor, model); ok {
+			x.optTokens = n
+			return closedChan
+		}
+	}
+	counted := make(chan struct{})
 	go func() {
 		defer close(counted)
 		x.optTokens = x.g.cfg.Optimizer.Tokens(ctx, vendor, model)
@@ -1306,13 +1329,23 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 // directive.
 //
 // It also applies the request's side of the vendor's per-call billing to
-// a reported answer (billable.Plan.Bill).
+// a reported answer (billable.Plan.Bill), and prices an answer billed
+// from the gateway's own count at the tier and speed the request asked
+// for.
 func (x *Exchange) withOptimizer(u gw.Usage) gw.Usage {
 	if (x.Optimized || x.in.KeptDirective) && u.Reported {
 		u.OptimizerTokens = min(x.optTokens, u.PromptTokens())
 	}
-	if u.Reported && x.cur >= 0 && x.cur < len(x.cands) {
-		u.Hosted = x.cands[x.cur].plan.Bill(u.Hosted)
+	if x.cur >= 0 && x.cur < len(x.cands) {
+		p := x.cands[x.cur].plan
+		if u.Reported {
+			u.Hosted = p.Bill(u.Hosted)
+		} else if u.Hosted == (gw.Hosted{}) {
+			// Billed from the gateway's own count (no usage, an
+			// over-size answer): at the tier and speed the request asked
+			// for; hosted-tool calls nobody reported are not guessed.
+			u.Hosted = gw.Hosted{ServiceTier: p.Hold.ServiceTier, Fast: p.Hold.Fast}
+		}
 	}
 	return u
 }

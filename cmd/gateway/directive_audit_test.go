@@ -121,3 +121,41 @@ func TestImposedLimitDirectiveHandWorked(t *testing.T) {
 		})
 	}
 }
+
+// Issue 29 item 3, the gateway's own estimate (before -> after): where
+// the vendor reports no usage, the prompt is estimated from the caller's
+// body, which never held the directive; its tokens were still taken off
+// (on groq the upper bound, one a byte plus 16: more than this whole
+// prompt), so the prompt fell to 0 (the audit's 288 instead of 6,331).
+// Now nothing is taken off an estimate. The body (118 bytes without its
+// stream flag) is 30 prompt tokens, "Hello there." 12 output tokens:
+// (30 x 59 + 12 x 79) x 1.09 = 2,962.62 -> 2,963, stream or not (before:
+// 12 x 79 x 1.09 = 1,033.32 -> 1,033).
+func TestEstimateKeepsTheDirective(t *testing.T) {
+	e, s := moneyEnv(t, "", withOptimizer)
+	ctx := context.Background()
+	s.script("nu-stream", func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hello there.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	})
+	s.script("nu-answer", func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there."},"finish_reason":"stop"}]}`)
+	})
+	for name, stream := range map[string]bool{"nu-stream": true, "nu-answer": false} {
+		secret, _, err := createKey(ctx, e.m.Store(), uniqueAccount("estimate"), gw.USD)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := chatBody("groq/llama-3.3-70b-versatile", "hi [case:"+name+"]", stream, `,"max_tokens":100`)
+		resp := e.post("/v1/chat/completions", secret, body)
+		readAll(t, resp.Body)
+		if !bytes.Contains(s.got(name), []byte(optimize.Text[:40])) {
+			t.Fatalf("%s: the directive was not sent", name)
+		}
+		rec := waitRecord(t, e.m.Store(), resp.Header.Get("X-Gateway-Request-Id"))
+		if rec.Charge != 2_963 || rec.Usage.InputTokens != 30 || rec.Usage.OptimizerTokens != 0 || !strings.Contains(rec.Note, "usage_missing") {
+			t.Errorf("%s: charge %d usage %+v note %q; want 2,963 on 30 prompt tokens, nothing taken off, usage_missing", name, rec.Charge, rec.Usage, rec.Note)
+		}
+	}
+}

@@ -125,3 +125,29 @@ func TestUnitNamesAgree(t *testing.T) {
 		t.Errorf("billable units %s, rate-card units %s", got, want)
 	}
 }
+
+// An answer billed from the gateway's own count (here one over
+// GATEWAY_MAX_RESPONSE_BYTES, refused 502 and billed from the bytes read)
+// is priced at the tier the request asked for: the same body with
+// "flex" costs half of it with "auto" (the two names are as long, so the
+// estimates agree), C/2 rounded half up.
+func TestEstimatedAnswerAtRequestedTier(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxResponseBytes = 200; c.TPM = 0 })
+	st := e.m.Store()
+	cost := func(tier string) gw.Money {
+		resp := e.post("/v1/chat/completions", e.key, chatBody("openai/gpt-6-sol", "a long answer please", false, `,"service_tier":"`+tier+`","max_tokens":1000`))
+		b := readAll(t, resp.Body)
+		if resp.StatusCode != 502 {
+			t.Fatalf("%s: status %d %s, want 502 (over-size)", tier, resp.StatusCode, b)
+		}
+		rec := waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
+		if !strings.Contains(rec.Note, "answer_too_large") || rec.Charge == 0 {
+			t.Fatalf("%s: note %q charge %d", tier, rec.Note, rec.Charge)
+		}
+		return rec.Cost
+	}
+	auto, flex := cost("auto"), cost("flex")
+	if flex != (auto+1)/2 {
+		t.Errorf("flex estimate cost %d, want half of auto's %d rounded half up: %d", flex, auto, (auto+1)/2)
+	}
+}

@@ -35,15 +35,42 @@ type Limits struct {
 // it is the union over OpenAI and the OpenAI-compatible vendors (some
 // read max_tokens, some max_completion_tokens, some both): the hold
 // takes the largest.
-var fields = map[gw.Shape]struct {
-	limits []string
-	count  string
-	nested string // the object holding them, "" for top level
-}{
+var fields = withNames(map[gw.Shape]*spec{
 	gw.ShapeC: {limits: []string{"max_tokens", "max_completion_tokens"}, count: "n"},
 	gw.ShapeM: {limits: []string{"max_tokens"}},
 	gw.ShapeR: {limits: []string{"max_output_tokens"}},
 	gw.ShapeG: {limits: []string{"maxOutputTokens", "max_output_tokens"}, count: "candidateCount", nested: "generationConfig"},
+})
+
+type spec struct {
+	limits []string
+	count  string
+	nested string // the object holding them, "" for top level
+	// names are the count and the limits (Gemini's candidate_count
+	// too), "" for none; slot[i] is the first of names that folds as
+	// names[i] does: names that fold alike set the same limit.
+	names []string
+	slot  []int
+}
+
+// withNames fills each spec's names and slots.
+func withNames(m map[gw.Shape]*spec) map[gw.Shape]*spec {
+	for shape, f := range m {
+		f.names = append([]string{f.count}, f.limits...)
+		if shape == gw.ShapeG {
+			f.names = append(f.names, "candidate_count")
+		}
+		for i, n := range f.names {
+			f.slot = append(f.slot, i)
+			for j := range i {
+				if fold(f.names[j]) == fold(n) {
+					f.slot[i] = j
+					break
+				}
+			}
+		}
+	}
+	return m
 }
 
 // Read returns the limits of body, a request in the vendor shape shape.
@@ -75,17 +102,14 @@ func Read(shape gw.Shape, body []byte) (Limits, error) {
 	if err != nil {
 		return l, err
 	}
-	names := append([]string{f.count}, f.limits...)
-	if shape == gw.ShapeG {
-		names = append(names, "candidate_count")
-	}
-	seen := map[string]string{} // folded name -> exact key seen
+	var seen [8]string // by slot: the exact key seen
+	var set [8]bool
 	for _, m := range ms {
-		fk := fold(m.Key)
 		var name string
-		for _, n := range names {
-			if n != "" && fold(n) == fk {
-				name = n
+		slot := -1
+		for i, n := range f.names {
+			if n != "" && foldEqual(m.Key, n) {
+				name, slot = n, f.slot[i]
 				if n == m.Key {
 					break
 				}
@@ -94,10 +118,10 @@ func Read(shape gw.Shape, body []byte) (Limits, error) {
 		if name == "" {
 			continue
 		}
-		if prev, dup := seen[fk]; dup {
-			return l, gw.Errorf(gw.CodeInvalidRequest, "%q and %q both set the same limit; send it once", prev, m.Key)
+		if set[slot] {
+			return l, gw.Errorf(gw.CodeInvalidRequest, "%q and %q both set the same limit; send it once", seen[slot], m.Key)
 		}
-		seen[fk] = m.Key
+		seen[slot], set[slot] = m.Key, true
 		if m.Key != name {
 			return l, gw.Errorf(gw.CodeInvalidRequest, "%q is not a field; the output limit is %q", m.Key, name)
 		}
@@ -124,6 +148,39 @@ func Read(shape gw.Shape, body []byte) (Limits, error) {
 // ignored (Gemini's JSON reads both maxOutputTokens and
 // max_output_tokens).
 func fold(k string) string { return strings.ReplaceAll(strings.ToLower(k), "_", "") }
+
+// foldEqual is fold(k) == fold(name) for an ASCII name, without
+// allocating when k is ASCII too.
+func foldEqual(k, name string) bool {
+	for i := 0; i < len(k); i++ {
+		if k[i] >= 0x80 {
+			return fold(k) == fold(name)
+		}
+	}
+	i, j := 0, 0
+	for {
+		for i < len(k) && k[i] == '_' {
+			i++
+		}
+		for j < len(name) && name[j] == '_' {
+			j++
+		}
+		if i == len(k) || j == len(name) {
+			return i == len(k) && j == len(name)
+		}
+		if lowerASCII(k[i]) != lowerASCII(name[j]) {
+			return false
+		}
+		i, j = i+1, j+1
+	}
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
 
 func members(b []byte) ([]rawjson.Member, error) {
 	ms, err := rawjson.Members(b)

@@ -91,3 +91,31 @@ func TestSet(t *testing.T) {
 		t.Error("Set on a Gemini body should fail")
 	}
 }
+
+func TestFoldEqual(t *testing.T) {
+	names := []string{"max_tokens", "maxOutputTokens", "max_output_tokens", "n", "candidateCount", "candidate_count"}
+	keys := []string{"max_tokens", "MAX_TOKENS", "maxtokens", "_max__tokens_", "max_token", "max_tokensx", "N", "n_", "",
+		"MAXOUTPUTTOKENS", "max_\u212Aokens", "ma\u0130x_tokens", "candidate_COUNT", "candidatecount", "max_output_tokens"}
+	for _, n := range names {
+		for _, k := range keys {
+			if got, want := foldEqual(k, n), fold(k) == fold(n); got != want {
+				t.Errorf("foldEqual(%q, %q) = %v, fold says %v", k, n, got, want)
+			}
+		}
+	}
+}
+
+func FuzzFoldEqual(f *testing.F) {
+	f.Add("MAX_tokens", "max_tokens")
+	f.Add("max_\u212Aokens", "max_tokens")
+	f.Fuzz(func(t *testing.T, k, n string) {
+		for i := 0; i < len(n); i++ {
+			if n[i] >= 0x80 {
+				return // names are ASCII
+			}
+		}
+		if got, want := foldEqual(k, n), fold(k) == fold(n); got != want {
+			t.Errorf("foldEqual(%q, %q) = %v, fold says %v", k, n, got, want)
+		}
+	})
+}

@@ -29,7 +29,9 @@ func Members(b []byte) ([]Member, error) {
 		return nil, errSyntax
 	}
 	i++
-	var out []Member
+	// Most objects the gateway reads have a handful of members: one
+	// allocation instead of the slice's doublings.
+	out := make([]Member, 0, 8)
 	for {
 		i = skipWS(b, i)
 		if i >= len(b) {
@@ -77,7 +79,73 @@ func decodeKey(q []byte) (string, error) {
 			return s, nil
 		}
 	}
-	return string(q[1 : len(q)-1]), nil
+	return internKey(q[1 : len(q)-1]), nil
+}
+
+// internKey returns k as a string, without allocating for the member
+// names the gateway's request and answer bodies carry most.
+func internKey(k []byte) string {
+	switch string(k) { // compiled to comparisons, no conversion
+	case "model":
+		return "model"
+	case "messages":
+		return "messages"
+	case "role":
+		return "role"
+	case "content":
+		return "content"
+	case "stream":
+		return "stream"
+	case "stream_options":
+		return "stream_options"
+	case "max_tokens":
+		return "max_tokens"
+	case "max_completion_tokens":
+		return "max_completion_tokens"
+	case "max_output_tokens":
+		return "max_output_tokens"
+	case "temperature":
+		return "temperature"
+	case "tools":
+		return "tools"
+	case "system":
+		return "system"
+	case "type":
+		return "type"
+	case "text":
+		return "text"
+	case "id":
+		return "id"
+	case "object":
+		return "object"
+	case "created":
+		return "created"
+	case "choices":
+		return "choices"
+	case "index":
+		return "index"
+	case "message":
+		return "message"
+	case "finish_reason":
+		return "finish_reason"
+	case "logprobs":
+		return "logprobs"
+	case "usage":
+		return "usage"
+	case "system_fingerprint":
+		return "system_fingerprint"
+	case "prompt_cache_key":
+		return "prompt_cache_key"
+	case "input":
+		return "input"
+	case "instructions":
+		return "instructions"
+	case "metadata":
+		return "metadata"
+	case "n":
+		return "n"
+	}
+	return string(k)
 }
 
 // Set returns b with every top-level member named key given the raw JSON

@@ -346,7 +346,7 @@ func (c *Client) once(ctx context.Context, req *Request, k *poolKey) (*http.Resp
 	sent := time.Now()
 	var fired atomic.Bool
 	ttfb := time.AfterFunc(c.cfg.FirstByteTimeout, func() { fired.Store(true); cancel() })
-	resp, err := c.hc.Do(hr)
+	resp, err := c.roundTrip(hr, req)
 	if err != nil {
 		ttfb.Stop()
 		cancel()
@@ -386,6 +386,40 @@ func (c *Client) once(ctx context.Context, req *Request, k *poolKey) (*http.Resp
 	body := newIdleBody(resp.Body, c.cfg.IdleTimeout, cancel, c.vendor)
 	resp.Body = &peeked{head: buf[:n], eof: err == io.EOF, rest: body}
 	return resp, nil
+}
+
+// roundTrip sends hr on the transport, as http.Client.Do would send
+// it without its per-call copies (its header copier, kept for
+// redirects): an error is wrapped in *url.Error as Do wraps it, and a
+// redirect is followed by Do itself, on a fresh copy of the request.
+func (c *Client) roundTrip(hr *http.Request, req *Request) (*http.Response, error) {
+	resp, err := c.hc.Transport.RoundTrip(hr)
+	if err != nil {
+		return nil, &url.Error{Op: hr.Method[:1] + strings.ToLower(hr.Method[1:]), URL: redactedURL(hr.URL), Err: err}
+	}
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		if resp.Header.Get("Location") == "" {
+			return resp, nil
+		}
+		drain(resp.Body)
+		again := hr.Clone(hr.Context())
+		again.Body = io.NopCloser(bytes.NewReader(req.Body))
+		again.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(req.Body)), nil }
+		return c.hc.Do(again)
+	}
+	return resp, nil
+}
+
+// redactedURL is u as http.Client names it in errors: without a
+// password.
+func redactedURL(u *url.URL) string {
+	if _, has := u.User.Password(); has {
+		v := *u
+		v.User = url.UserPassword(u.User.Username(), "***")
+		return v.String()
+	}
+	return u.String()
 }
 
 // silentError is a first byte that did not come in time.

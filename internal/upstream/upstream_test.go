@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -200,5 +201,50 @@ func TestIdleTimerIgnoresSlowConsumer(t *testing.T) {
 	}
 	if len(got) != 72 {
 		t.Fatalf("read %d bytes, want 72", len(got))
+	}
+}
+
+// A vendor's redirect is followed as http.Client follows it (the
+// transport is called directly otherwise): a 307 resends the body.
+func TestRedirectFollowed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/old" {
+			http.Redirect(w, r, "/new", http.StatusTemporaryRedirect)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		if r.Method != http.MethodPost || string(b) != "payload" || r.Header.Get("X-Test") != "kept" {
+			t.Errorf("redirected call: %s %q, header %q", r.Method, b, r.Header.Get("X-Test"))
+		}
+		_, _ = io.WriteString(w, "moved here")
+	}))
+	defer srv.Close()
+	c := New("test", Config{})
+	resp, err := c.Do(context.Background(), &Request{Method: "POST", URL: srv.URL + "/old", Header: http.Header{"X-Test": {"kept"}}, Body: []byte("payload")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(b) != "moved here" {
+		t.Fatalf("status %d body %q", resp.StatusCode, b)
+	}
+}
+
+// A transport failure names the call as http.Client does (a *url.Error),
+// which the vendors' error redaction relies on.
+func TestTransportErrorIsURLError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c := New("test", Config{MaxRetries: -1})
+	hr, _ := http.NewRequest("POST", "http://"+addr+"/x", nil)
+	_, err = c.roundTrip(hr, &Request{})
+	var ue *url.Error
+	if !errors.As(err, &ue) || ue.Op != "Post" || ue.URL != "http://"+addr+"/x" {
+		t.Fatalf("err = %#v, want a *url.Error for Post", err)
 	}
 }

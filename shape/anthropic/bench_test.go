@@ -128,3 +128,17 @@ func TestBenchRequestSize(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkUsageFromBody is metering a relayed non-streaming answer of
+// about 2 KB: its usage read, the rest validated, not decoded.
+func BenchmarkUsageFromBody(b *testing.B) {
+	body := []byte(`{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[{"type":"text","text":"` +
+		strings.Repeat("A fairly ordinary sentence of an answer. ", 48) +
+		`"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":120,"cache_creation_input_tokens":0,"cache_read_input_tokens":64,"output_tokens":480}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if u, err := UsageFromBody(body); err != nil || u.OutputTokens != 480 {
+			b.Fatal(u, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 )
 
 // wireUsage is an M usage object. Every count is a pointer so that a
@@ -84,7 +85,12 @@ func UsageFromBody(body []byte) (gw.Usage, error) {
 		Usage     *wireUsage      `json:"usage"`
 		Container json.RawMessage `json:"container"`
 	}
-	if err := json.Unmarshal(body, &msg); err != nil {
+	// Only these members are decoded; the rest is validated, not decoded.
+	ok, err := rawjson.DecodeMembers(body, rawjson.Field{Name: "usage", Into: &msg.Usage}, rawjson.Field{Name: "container", Into: &msg.Container})
+	if !ok {
+		err = json.Unmarshal(body, &msg)
+	}
+	if err != nil {
 		return gw.Usage{}, upstreamErr("malformed response body", err)
 	}
 	var u gw.Usage

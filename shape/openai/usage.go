@@ -203,7 +203,7 @@ func (b *usageBody) pick() *wireUsage {
 // decoded. Decoding the whole answer was most of the cost of metering a
 // relayed non-streaming answer.
 func unmarshalUsageBody(body []byte, b *usageBody) error {
-	if !json.Valid(body) {
+	if !rawjson.Valid(body) {
 		return json.Unmarshal(body, b) // the same error
 	}
 	ms, err := rawjson.Members(body)

@@ -77,3 +77,17 @@ func BenchmarkMeterChunk(b *testing.B) {
 		m.Observe(&ev)
 	}
 }
+
+// BenchmarkUsageFromBody is metering a relayed non-streaming answer of
+// about 2 KB: its usage read, the rest validated, not decoded.
+func BenchmarkUsageFromBody(b *testing.B) {
+	body := []byte(`{"id":"resp_1","object":"response","status":"completed","model":"gpt-x","output":[{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"` +
+		strings.Repeat("A fairly ordinary sentence of an answer. ", 48) +
+		`"}]}],"usage":{"input_tokens":120,"input_tokens_details":{"cached_tokens":64},"output_tokens":480,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":600}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if u, err := responses.UsageFromBody(body); err != nil || u.OutputTokens != 480 {
+			b.Fatal(u, err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/sse"
 )
 
@@ -107,7 +108,13 @@ func UsageFromBody(body []byte) (gw.Usage, error) {
 		ServiceTier gw.TierName  `json:"service_tier"`
 		Output      []billedItem `json:"output"`
 	}
-	if err := json.Unmarshal(body, &v); err != nil {
+	// Only these members are decoded; the rest is validated, not decoded.
+	ok, err := rawjson.DecodeMembers(body, rawjson.Field{Name: "usage", Into: &v.Usage}, rawjson.Field{Name: "service_tier", Into: &v.ServiceTier},
+		rawjson.Field{Name: "output", Into: &v.Output})
+	if !ok {
+		err = json.Unmarshal(body, &v)
+	}
+	if err != nil {
 		return gw.Usage{}, fmt.Errorf("responses: usage: %w", err)
 	}
 	if v.Usage == nil {
