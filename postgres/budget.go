@@ -42,7 +42,8 @@ func periodBounds(period, t string) (start, end string) {
 
 // budgetCovers is finishHold's bound of the debit by the hold's budgets:
 // for each, the hold (when live) plus what the budget still covers after
-// the period's charges and the account's or key's other live holds.
+// the period's charges and the account's or key's other live holds. A
+// charge within its live hold is within its budgets: nothing is summed.
 var budgetCovers = func() string {
 	own := `(CASE WHEN h.expires_at > $31::timestamptz THEN h.amount ELSE 0 END)`
 	var parts []string
@@ -55,50 +56,49 @@ var budgetCovers = func() string {
 		spent := fmt.Sprintf(`(SELECT coalesce(sum(charge), 0)::bigint FROM records WHERE %s AND created_at >= %s AND created_at < %s)`, owner, start, end)
 		others := fmt.Sprintf(`(SELECT coalesce(sum(amount), 0)::bigint FROM holds WHERE account_id = h.account_id%s AND id <> $29
 			AND expires_at > $31::timestamptz AND created_at >= %s AND created_at < %s)`, keyHold, start, end)
-		parts = append(parts, fmt.Sprintf(`CASE WHEN h.%s > 0 THEN greatest(%s, h.%s - %s - %s) ELSE $21::bigint END`, c.col, own, c.col, spent, others))
+		parts = append(parts, fmt.Sprintf(`CASE WHEN h.%s > 0 AND $21::bigint > %s THEN greatest(%s, h.%s - %s - %s) ELSE $21::bigint END`, c.col, own, own, c.col, spent, others))
 	}
 	return "least(" + strings.Join(parts, ",\n\t\t\t\t") + ")"
 }()
 
 // placeHoldBudgeted is placeHold for a hold under budgets: $8 to $11 the
 // caps (key daily, key monthly, account daily, account monthly; 0 none),
-// $12/$13 the day's bounds and $14/$15 the month's. It returns, beside
-// placeHold's columns, each cap's period charges and open holds.
-var placeHoldBudgeted = func() string {
-	var uses, conds, outs []string
-	for i, c := range budgetColumns {
-		limit := fmt.Sprintf("$%d::bigint", 8+i)
-		start, end := "$12::timestamptz", "$13::timestamptz"
-		if c.period == "month" {
-			start, end = "$14::timestamptz", "$15::timestamptz"
-		}
-		owner, keyHold := "account_id = $2", ""
-		if c.key {
-			owner, keyHold = "key_id = $3", " AND key_id = $3"
-		}
-		uses = append(uses,
-			fmt.Sprintf(`CASE WHEN %s > 0 THEN (SELECT coalesce(sum(charge), 0)::bigint FROM records WHERE %s AND created_at >= %s AND created_at < %s) ELSE 0 END AS s%d`,
-				limit, owner, start, end, i),
-			fmt.Sprintf(`CASE WHEN %s > 0 THEN (SELECT coalesce(sum(amount), 0)::bigint FROM holds WHERE account_id = $2%s AND expires_at > $6 AND created_at >= %s AND created_at < %s) ELSE 0 END AS h%d`,
-				limit, keyHold, start, end, i))
-		conds = append(conds, fmt.Sprintf("(%s = 0 OR u.s%d + u.h%d + $4::bigint <= %s)", limit, i, i, limit))
-		outs = append(outs, fmt.Sprintf("u.s%d, u.h%d", i, i))
-	}
-	return `WITH acct AS (SELECT balance, held - (SELECT coalesce(sum(amount), 0)::bigint
+// $12/$13 the day's bounds and $14/$15 the month's. The key's and the
+// account's charges and live holds in the month are read in one index
+// range each (the day's within it), only for a scope with a cap. It
+// returns, beside placeHold's columns, each cap's period charges and
+// open holds.
+const placeHoldBudgeted = `WITH acct AS (SELECT balance, held - (SELECT coalesce(sum(amount), 0)::bigint
 		FROM holds WHERE account_id = $2 AND expires_at <= $6) AS live FROM accounts WHERE id = $2),
 	dup AS (SELECT EXISTS (SELECT 1 FROM holds WHERE id = $1) AS e),
-	u AS (SELECT ` + strings.Join(uses, ",\n\t\t") + `),
+	ks AS (SELECT coalesce(sum(charge) FILTER (WHERE created_at >= $12::timestamptz AND created_at < $13::timestamptz), 0)::bigint AS day,
+			coalesce(sum(charge), 0)::bigint AS month
+		FROM records WHERE $8::bigint + $9::bigint > 0 AND key_id = $3 AND created_at >= $14::timestamptz AND created_at < $15::timestamptz),
+	acs AS (SELECT coalesce(sum(charge) FILTER (WHERE created_at >= $12::timestamptz AND created_at < $13::timestamptz), 0)::bigint AS day,
+			coalesce(sum(charge), 0)::bigint AS month
+		FROM records WHERE $10::bigint + $11::bigint > 0 AND account_id = $2 AND created_at >= $14::timestamptz AND created_at < $15::timestamptz),
+	kh AS (SELECT coalesce(sum(amount) FILTER (WHERE created_at >= $12::timestamptz AND created_at < $13::timestamptz), 0)::bigint AS day,
+			coalesce(sum(amount), 0)::bigint AS month
+		FROM holds WHERE $8::bigint + $9::bigint > 0 AND account_id = $2 AND key_id = $3 AND expires_at > $6
+			AND created_at >= $14::timestamptz AND created_at < $15::timestamptz),
+	ah AS (SELECT coalesce(sum(amount) FILTER (WHERE created_at >= $12::timestamptz AND created_at < $13::timestamptz), 0)::bigint AS day,
+			coalesce(sum(amount), 0)::bigint AS month
+		FROM holds WHERE $10::bigint + $11::bigint > 0 AND account_id = $2 AND expires_at > $6
+			AND created_at >= $14::timestamptz AND created_at < $15::timestamptz),
+	u AS (SELECT ks.day AS s0, kh.day AS h0, ks.month AS s1, kh.month AS h1, acs.day AS s2, ah.day AS h2, acs.month AS s3, ah.month AS h3
+		FROM ks, acs, kh, ah),
 	ins AS (
 		INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at,
 			key_daily_budget, key_monthly_budget, account_daily_budget, account_monthly_budget)
 		SELECT $1::text, $2::text, $3::text, $4::bigint, $5::timestamptz, $7::timestamptz, $8::bigint, $9::bigint, $10::bigint, $11::bigint
 		FROM acct, dup, u
-		WHERE NOT dup.e AND acct.balance - acct.live >= $4::bigint AND ` + strings.Join(conds, " AND ") + `
+		WHERE NOT dup.e AND acct.balance - acct.live >= $4::bigint
+			AND ($8::bigint = 0 OR u.s0 + u.h0 + $4::bigint <= $8::bigint) AND ($9::bigint = 0 OR u.s1 + u.h1 + $4::bigint <= $9::bigint)
+			AND ($10::bigint = 0 OR u.s2 + u.h2 + $4::bigint <= $10::bigint) AND ($11::bigint = 0 OR u.s3 + u.h3 + $4::bigint <= $11::bigint)
 		RETURNING amount
 	),
 	add AS (UPDATE accounts SET held = held + ins.amount FROM ins WHERE accounts.id = $2 RETURNING 1)
-	SELECT acct.balance, acct.live, dup.e, EXISTS (SELECT 1 FROM add), ` + strings.Join(outs, ", ") + ` FROM acct, dup, u`
-}()
+	SELECT acct.balance, acct.live, dup.e, EXISTS (SELECT 1 FROM add), u.s0, u.h0, u.s1, u.h1, u.s2, u.h2, u.s3, u.h3 FROM acct, dup, u`
 
 func budgetedArgs(h *gw.Hold, now time.Time) []any {
 	ds, de := gw.PeriodOf(gw.Daily, h.At)

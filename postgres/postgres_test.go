@@ -250,3 +250,15 @@ func BenchmarkHoldSettleRecord(b *testing.B) {
 		storetest.BenchmarkHoldSettleRecord(b, db)
 	})
 }
+
+// BenchmarkHoldSettleBudgeted is BenchmarkHoldSettleRecord under budgets,
+// after 0 and 2,000 prior requests of the key this month (each hold
+// under a budget sums the period's records).
+func BenchmarkHoldSettleBudgeted(b *testing.B) {
+	for _, prior := range []int{0, 2_000} {
+		b.Run(fmt.Sprintf("prior=%d", prior), func(b *testing.B) {
+			db := open(b)
+			storetest.BenchmarkHoldSettleBudgeted(b, db, prior)
+		})
+	}
+}

@@ -125,3 +125,84 @@ func TestBudgetsThroughHolds(t *testing.T) {
 		})
 	}
 }
+
+// affordBiller holds 1,000 micro-cents an output token, 1,000 tokens at
+// most, and imposes the largest limit of at least 100 tokens that the
+// available money covers, as billing does.
+type affordBiller struct{}
+
+func (affordBiller) Known(vendor, model string) bool { return true }
+
+func (affordBiller) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
+	const full = 1_000_000
+	if r.Available < 0 || r.Available >= full {
+		return proxy.HoldPlan{Amount: full, MaxOutput: 1000, OutputBound: 1000}, nil
+	}
+	n := int64(r.Available / 1000)
+	if r.CallerLimit || n < 100 {
+		return proxy.HoldPlan{}, &gw.Error{Code: gw.CodeInsufficientBalance, Message: "insufficient balance: covers " + fmt.Sprint(n) + " output tokens"}
+	}
+	return proxy.HoldPlan{Amount: gw.Money(n * 1000), MaxOutput: n, OutputBound: n, Imposed: true}, nil
+}
+
+func (affordBiller) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
+	return proxy.Quote{Cost: 100_000 * 100 / 109, Charge: 100_000}, nil
+}
+
+// A caller who set no output limit gets the largest one that what the
+// budgets leave covers, as with the balance: under a daily budget of
+// 600,000 micro-cents the first request is sent with a limit of 600
+// tokens (hold 600,000), the second, after a charge of 100,000, with
+// 500; once what remains covers fewer than 100 tokens the budget's 402
+// answers, not the balance's.
+func TestBudgetImposesOutputLimit(t *testing.T) {
+	c := &clock{now: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)}
+	for name, st := range storesWithClock(t, c) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			acct, err := st.EnsureAccount(ctx, "imposed")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.TopUp(ctx, acct.ID, gw.USD, "test"); err != nil {
+				t.Fatal(err)
+			}
+			var sent []string
+			p := &provider{send: func(ctx context.Context, c *gw.Call) (*gw.Upstream, error) {
+				sent = append(sent, string(c.Body))
+				return okUpstream(), nil
+			}}
+			g, err := proxy.New(proxy.Config{Store: st, Auth: &auth.Authenticator{Keys: st}, Providers: map[string]gw.Provider{"openai": p},
+				Biller: affordBiller{}, HoldTTL: 30 * time.Minute, Now: c.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr := &gw.Principal{KeyID: "key_i", AccountID: acct.ID, KeyBudget: gw.Budget{Daily: 600_000}}
+			send := func(i int) error {
+				x, err := g.Begin(ctx, proxy.Inbound{RequestID: fmt.Sprintf("req_i%d", i), Endpoint: gw.ShapeC, Principal: pr, Vendor: "openai", Model: "m",
+					Body: []byte(`{"model":"openai/m","messages":[]}`), Received: c.Now()})
+				if err != nil {
+					return err
+				}
+				if _, err := x.Call(ctx); err != nil {
+					return err
+				}
+				_, err = x.Finish(ctx, proxy.Outcome{Status: 200, Success: true, Usage: gw.Usage{Reported: true}})
+				return err
+			}
+			for i, want := range []string{"600", "500", "400", "300", "200", "100"} {
+				if err := send(i); err != nil {
+					t.Fatalf("request %d: %v", i, err)
+				}
+				if !strings.Contains(sent[i], `:`+want+`}`) && !strings.Contains(sent[i], `:`+want+`,`) {
+					t.Errorf("request %d sent %s, want a limit of %s", i, sent[i], want)
+				}
+			}
+			// 600,000 spent: nothing remains.
+			err = send(6)
+			if e := gw.AsError(err); err == nil || e.ErrorCode != gw.ErrorCodeBudgetExceeded {
+				t.Errorf("request 6: %v, want the budget's 402", err)
+			}
+		})
+	}
+}

@@ -84,7 +84,29 @@ func modelChanges(o, n *Model) []Change {
 	add("aliases", strings.Join(o.Aliases, ","), strings.Join(n.Aliases, ","))
 	add("source", o.Source, n.Source)
 	add("date", o.Date, n.Date)
+	for _, name := range UnitNames() {
+		a, b := unitString(o.Units, name), unitString(n.Units, name)
+		add("unit "+name, a, b)
+	}
 	return out
+}
+
+// unitString is a unit's price as the diff shows it ("" when the model
+// has none): the figure alone for a multiplier or a per-call price, so
+// that the relative change is shown, else with its kind.
+func unitString(us map[string]Unit, name string) string {
+	u, ok := us[name]
+	switch {
+	case !ok:
+		return ""
+	case u.Multiplier != nil:
+		return FormatPrice(u.Multiplier)
+	case u.PerHour != nil:
+		return FormatPrice(u.PerHour) + " per container-hour, min " + strconv.FormatInt(u.MinSeconds, 10) + " s"
+	case u.PerRequest:
+		return FormatPrice(u.PerCall) + " per request"
+	}
+	return FormatPrice(u.PerCall)
 }
 
 func priceString(x *big.Rat) string {

@@ -82,3 +82,27 @@ func TestEmbeddedUnitsSourced(t *testing.T) {
 		t.Error("no units on the embedded card")
 	}
 }
+
+// A changed, added or removed unit is a difference between two cards.
+func TestUnitsDiff(t *testing.T) {
+	a, err := Load(strings.NewReader(unitCard(`{"web_search":{"per_call":"0.01","source":"s","date":"2026-11-26"},"fast_mode":{"multiplier":"2","source":"s","date":"2026-11-26"}}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load(strings.NewReader(unitCard(`{"web_search":{"per_call":"0.025","source":"s","date":"2026-11-26"},"grounding":{"per_call":"0.035","per_request":true,"source":"s","date":"2026-11-26"}}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteDiff(&buf, Diff(a, b)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"unit fast_mode: 2.00 -> (none)", "unit web_search: 0.01 -> 0.025 (150.0%)", "unit grounding: (none) -> 0.035 per request"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("diff %q lacks %q", buf.String(), want)
+		}
+	}
+	if d := Diff(a, a); len(d) != 0 {
+		t.Errorf("a card differs from itself: %v", d)
+	}
+}

@@ -152,37 +152,75 @@ func heldIn(ctx context.Context, q querier, accountID string, l gw.BudgetLimit, 
 	return gw.Money(sum), err
 }
 
-// useIn is the period's charges and other live holds for l, in a
-// transaction holding the write lock.
-func useIn(ctx context.Context, tx *sql.Tx, accountID string, l gw.BudgetLimit, at time.Time, except string, now time.Time) (gw.PeriodUse, error) {
-	spent, err := spentIn(ctx, tx, l, at)
+// budgetUseQuery reads, in one statement, what counts against h's
+// budgets (holds in the table): the key's and the account's charges in
+// the day and the month of h (one index range each, only for a scope
+// with a budget), and their live holds other than h. ?1 key, ?2 account,
+// ?3 now, ?4/?5 the day, ?6/?7 the month, ?8 the key has a budget, ?9
+// the account has, ?10 the hold to leave out.
+const budgetUseQuery = `SELECT k.day, k.month, a.day, a.month, hk.day, hk.month, ha.day, ha.month FROM
+	(SELECT coalesce(sum(CASE WHEN created_at >= ?4 AND created_at < ?5 THEN charge END), 0) AS day, coalesce(sum(charge), 0) AS month
+	 FROM records WHERE ?8 AND key_id = ?1 AND created_at >= ?6 AND created_at < ?7) k,
+	(SELECT coalesce(sum(CASE WHEN created_at >= ?4 AND created_at < ?5 THEN charge END), 0) AS day, coalesce(sum(charge), 0) AS month
+	 FROM records WHERE ?9 AND account_id = ?2 AND created_at >= ?6 AND created_at < ?7) a,
+	(SELECT coalesce(sum(CASE WHEN created_at >= ?4 AND created_at < ?5 THEN amount END), 0) AS day, coalesce(sum(amount), 0) AS month
+	 FROM holds WHERE ?8 AND account_id = ?2 AND key_id = ?1 AND expires_at > ?3 AND created_at >= ?6 AND created_at < ?7 AND id <> ?10) hk,
+	(SELECT coalesce(sum(CASE WHEN created_at >= ?4 AND created_at < ?5 THEN amount END), 0) AS day, coalesce(sum(amount), 0) AS month
+	 FROM holds WHERE ?9 AND account_id = ?2 AND expires_at > ?3 AND created_at >= ?6 AND created_at < ?7 AND id <> ?10) ha`
+
+// holdUse returns what counts against each of h's budgets, in the order
+// of h.BudgetLimits, inside the write transaction.
+func (db *DB) holdUse(ctx context.Context, tx *sql.Tx, h *gw.Hold, now time.Time) ([]gw.PeriodUse, error) {
+	ds, de := gw.PeriodOf(gw.Daily, h.At)
+	ms, me := gw.PeriodOf(gw.Monthly, h.At)
+	var kd, km, ad, am, hkd, hkm, had, ham int64
+	err := tx.StmtContext(ctx, db.ps.budgetUse).QueryRowContext(ctx, h.KeyID, h.AccountID, micros(now),
+		micros(ds), micros(de), micros(ms), micros(me), !h.KeyBudget.IsZero(), !h.AccountBudget.IsZero(), h.ID).
+		Scan(&kd, &km, &ad, &am, &hkd, &hkm, &had, &ham)
 	if err != nil {
-		return gw.PeriodUse{}, err
+		return nil, fmt.Errorf("budget use: %w", err)
 	}
-	held, err := heldIn(ctx, tx, accountID, l, at, except, now)
-	return gw.PeriodUse{Spent: spent, Held: held}, err
+	var out []gw.PeriodUse
+	for _, l := range h.BudgetLimits() {
+		u := gw.PeriodUse{Spent: gw.Money(kd), Held: gw.Money(hkd)}
+		switch {
+		case l.Scope == gw.BudgetKey && l.Period == gw.Monthly:
+			u = gw.PeriodUse{Spent: gw.Money(km), Held: gw.Money(hkm)}
+		case l.Scope == gw.BudgetAccount && l.Period == gw.Daily:
+			u = gw.PeriodUse{Spent: gw.Money(ad), Held: gw.Money(had)}
+		case l.Scope == gw.BudgetAccount:
+			u = gw.PeriodUse{Spent: gw.Money(am), Held: gw.Money(ham)}
+		}
+		out = append(out, u)
+	}
+	return out, nil
 }
 
 // checkBudgets refuses h (holds in the table) when it does not fit in one
 // of its budgets.
-func checkBudgets(ctx context.Context, tx *sql.Tx, h *gw.Hold, now time.Time) error {
-	for _, l := range h.BudgetLimits() {
-		u, err := useIn(ctx, tx, h.AccountID, l, h.At, h.ID, now)
-		if err != nil {
-			return err
-		}
-		if !gw.FitsBudget(l.Limit, u, h.Amount) {
-			return gw.BudgetExceeded(l, u, h.Amount, h.At)
+func (db *DB) checkBudgets(ctx context.Context, tx *sql.Tx, h *gw.Hold, now time.Time) error {
+	limits := h.BudgetLimits()
+	if len(limits) == 0 {
+		return nil
+	}
+	use, err := db.holdUse(ctx, tx, h, now)
+	if err != nil {
+		return err
+	}
+	for i, l := range limits {
+		if !gw.FitsBudget(l.Limit, use[i], h.Amount) {
+			return gw.BudgetExceeded(l, use[i], h.Amount, h.At)
 		}
 	}
 	return nil
 }
 
 // budgetBound caps r.Charge at what each of h's budgets covers (cover
-// returns it), moving the rest to r.Loss with its note.
-func budgetBound(r *gw.Record, h *gw.Hold, cover func(gw.BudgetLimit) (gw.Money, error)) error {
-	for _, l := range h.BudgetLimits() {
-		c, err := cover(l)
+// returns it, for the i-th of h.BudgetLimits), moving the rest to r.Loss
+// with its note.
+func budgetBound(r *gw.Record, h *gw.Hold, cover func(i int, l gw.BudgetLimit) (gw.Money, error)) error {
+	for i, l := range h.BudgetLimits() {
+		c, err := cover(i, l)
 		if err != nil {
 			return err
 		}

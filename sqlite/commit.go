@@ -112,23 +112,28 @@ func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, w *ba
 				return err
 			}
 			bounded := settleBound(o.Rec, covers)
-			if !kb.IsZero() || !ab.IsZero() {
-				if err := db.flushRows(ctx, tx, w); err != nil {
-					return err
-				}
-			}
-			h := gw.Hold{ID: o.ID, AccountID: account, KeyID: key, At: fromMicros(created), KeyBudget: kb, AccountBudget: ab}
 			now := db.now()
 			own := gw.Money(0)
 			if expires > micros(now) {
 				own = gw.Money(amount)
 			}
-			// The hold is deleted: the sum of open holds leaves it out.
-			if err := budgetBound(o.Rec, &h, func(l gw.BudgetLimit) (gw.Money, error) {
-				u, err := useIn(ctx, tx, account, l, h.At, o.ID, now)
-				return gw.BudgetCover(l.Limit, u, own), err
-			}); err != nil {
-				return err
+			// A charge within its live hold is within its budgets; one
+			// above is bounded by what they still cover.
+			if (!kb.IsZero() || !ab.IsZero()) && o.Rec.Charge > own {
+				if err := db.flushRows(ctx, tx, w); err != nil {
+					return err
+				}
+				h := gw.Hold{ID: o.ID, AccountID: account, KeyID: key, At: fromMicros(created), KeyBudget: kb, AccountBudget: ab}
+				// The hold is deleted: the open holds leave it out.
+				use, err := db.holdUse(ctx, tx, &h, now)
+				if err != nil {
+					return err
+				}
+				if err := budgetBound(o.Rec, &h, func(i int, l gw.BudgetLimit) (gw.Money, error) {
+					return gw.BudgetCover(l.Limit, use[i], own), nil
+				}); err != nil {
+					return err
+				}
 			}
 			charge = int64(min(bounded, o.Rec.Charge))
 		}
@@ -179,7 +184,7 @@ func (db *DB) finishMem(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, w *b
 			}
 			charge = int64(settleBound(o.Rec, bal-pending-live))
 		}
-		if err := budgetBound(o.Rec, &o.Hold, func(l gw.BudgetLimit) (gw.Money, error) {
+		if err := budgetBound(o.Rec, &o.Hold, func(_ int, l gw.BudgetLimit) (gw.Money, error) {
 			return db.book.cover(l, &o.Hold, own, now, &w.bu), nil
 		}); err != nil {
 			return err
@@ -337,7 +342,7 @@ func (db *DB) placeHold(ctx context.Context, tx *sql.Tx, h gw.Hold) error {
 	if avail := gw.Money(balance - held); avail < h.Amount {
 		return insufficient(h.Amount, avail)
 	}
-	if err := checkBudgets(ctx, tx, &h, fromMicros(now)); err != nil {
+	if err := db.checkBudgets(ctx, tx, &h, fromMicros(now)); err != nil {
 		return err
 	}
 	kb, ab := h.KeyBudget, h.AccountBudget
@@ -381,7 +386,7 @@ func insufficient(need, avail gw.Money) *gw.Error {
 // holds that connection, so none can be prepared during one).
 type prepared struct {
 	deleteHold, finish, holdCheck, insertHold, addHeld *sql.Stmt // on w
-	charge, balanceOf, settleCovers                    *sql.Stmt // on w
+	charge, balanceOf, settleCovers, budgetUse         *sql.Stmt // on w
 	keyByHash                                          *sql.Stmt // on r
 	// On w: [k] inserts 1<<k rows.
 	ledgerInsert, recordInsert []*sql.Stmt
@@ -420,6 +425,7 @@ func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
 		{w, &ps.insertHold, `INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at,
 		key_daily_budget, key_monthly_budget, account_daily_budget, account_monthly_budget) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{w, &ps.addHeld, `UPDATE accounts SET held = held + ?1 WHERE id = ?2`},
+		{w, &ps.budgetUse, budgetUseQuery},
 		{r, &ps.keyByHash, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at, k.optimize_off, k.models,
 		k.daily_budget, k.monthly_budget, a.daily_budget, a.monthly_budget
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = ?`},

@@ -559,6 +559,28 @@ func BenchmarkHoldSettleRecord(b *testing.B) {
 	})
 }
 
+// BenchmarkHoldSettleBudgeted is BenchmarkHoldSettleRecord's bgsync and
+// bgsync-memory under budgets, after 0 and 2,000 prior requests of the
+// key this month: holds in memory read the period's spend once, holds in
+// the table sum it on every hold.
+func BenchmarkHoldSettleBudgeted(b *testing.B) {
+	for _, mode := range []struct {
+		name      string
+		exclusive bool
+	}{{"bgsync", false}, {"bgsync-memory", true}} {
+		for _, prior := range []int{0, 2_000} {
+			b.Run(fmt.Sprintf("%s/prior=%d", mode.name, prior), func(b *testing.B) {
+				db, err := OpenWith(b.Context(), filepath.Join(b.TempDir(), "gateway.db"), Options{SyncInterval: time.Hour, Exclusive: mode.exclusive, backstop: 1 << 30})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer db.Close()
+				storetest.BenchmarkHoldSettleBudgeted(b, db, prior)
+			})
+		}
+	}
+}
+
 // TestExclusiveOwnsHolds: an exclusive store (holds in memory) and a
 // store keeping holds in the table never place holds on one file
 // together, whichever came first; stores that place no holds open the

@@ -116,3 +116,45 @@ func BenchmarkRequestsAtRate(b *testing.B, s gw.Store, rate float64, d time.Dura
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-us")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-us")
 }
+
+// BenchmarkHoldSettleBudgeted is BenchmarkHoldSettleRecord under a key's
+// and its account's daily and monthly budgets (large enough never to
+// refuse), after prior charged requests of the key this month: what the
+// budgets add to a request's store path, and how that grows with the
+// period's records (on a store that sums them per hold).
+func BenchmarkHoldSettleBudgeted(b *testing.B, s gw.Store, prior int) {
+	ctx := b.Context()
+	a, err := s.EnsureAccount(ctx, "bench-budget")
+	if err != nil {
+		b.Fatalf("EnsureAccount: %v", err)
+	}
+	if err := s.TopUp(ctx, a.ID, 1_000_000*gw.USD, "bench"); err != nil {
+		b.Fatalf("TopUp: %v", err)
+	}
+	at := time.Now()
+	big := gw.Budget{Daily: 100_000 * gw.USD, Monthly: 100_000 * gw.USD}
+	h := func(id string) gw.Hold {
+		return gw.Hold{ID: id, AccountID: a.ID, KeyID: "key_1", Amount: gw.Cent, ExpiresAt: time.Now().Add(time.Hour), At: at, KeyBudget: big, AccountBudget: big}
+	}
+	for i := range prior {
+		id := fmt.Sprintf("req_prior_%09d", i)
+		if err := s.PlaceHold(ctx, hold(id, a.ID, gw.Cent)); err != nil {
+			b.Fatalf("PlaceHold: %v", err)
+		}
+		if err := s.Settle(ctx, id, record(id, a.ID, gw.Cent/2, at)); err != nil {
+			b.Fatalf("Settle: %v", err)
+		}
+	}
+	b.ReportAllocs()
+	cpu := startCPU(b)
+	for i := 0; b.Loop(); i++ {
+		id := fmt.Sprintf("req_%012d", i)
+		if err := s.PlaceHold(ctx, h(id)); err != nil {
+			b.Fatalf("PlaceHold: %v", err)
+		}
+		if err := s.Settle(ctx, id, record(id, a.ID, gw.Cent/2, at)); err != nil {
+			b.Fatalf("Settle: %v", err)
+		}
+	}
+	cpu.report()
+}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -299,5 +300,75 @@ func testConcurrentBudget(t *testing.T, s gw.Store) {
 		t.Errorf("charged %d, budget use says %d", b.Charged, u1.AccountMonth.Spent)
 	}
 	t.Logf("%d of %d refused; key spends %d and %d, account %d", refused, n, u1.KeyDay.Spent, u2.KeyDay.Spent, u1.AccountMonth.Spent)
+	verifyLedger(t, s, a.ID)
+}
+
+// testBudgetProperty: random sequences of holds (some already expired,
+// as a stalled request's), settles (up to twice the hold), releases and
+// sweeps on two keys under key and account budgets never take a
+// period's charges past a budget, and the ledger stays exact.
+func testBudgetProperty(t *testing.T, s gw.Store) {
+	bs := asBudgetStore(t, s)
+	ctx := t.Context()
+	a := account(t, s, "budget-property", 10*gw.USD)
+	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	kb := gw.Budget{Daily: 200_000, Monthly: 300_000}
+	ab := gw.Budget{Daily: 350_000}
+	rng := rand.New(rand.NewPCG(29, 8))
+	type open struct {
+		id, key string
+		amount  gw.Money
+	}
+	var holds []open
+	check := func(step int) {
+		t.Helper()
+		for _, key := range []string{"key_p1", "key_p2"} {
+			u, err := bs.BudgetUse(ctx, a.ID, key, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u.KeyDay.Spent > kb.Daily || u.KeyMonth.Spent > kb.Monthly || u.AccountDay.Spent > ab.Daily {
+				t.Fatalf("step %d: %s spent %+v past a budget", step, key, u)
+			}
+		}
+	}
+	for step := range 300 {
+		switch op := rng.IntN(10); {
+		case op < 5 || len(holds) == 0:
+			key := []string{"key_p1", "key_p2"}[rng.IntN(2)]
+			h := gw.Hold{ID: fmt.Sprintf("bp_%03d", step), AccountID: a.ID, KeyID: key, Amount: gw.Money(1 + rng.IntN(60_000)),
+				ExpiresAt: time.Now().Add(time.Hour), At: at, KeyBudget: kb, AccountBudget: ab}
+			if rng.IntN(8) == 0 {
+				h.ExpiresAt = time.Now().Add(-time.Second) // a stalled request's, already past
+			}
+			err := s.PlaceHold(ctx, h)
+			switch {
+			case err == nil:
+				holds = append(holds, open{h.ID, key, h.Amount})
+			case gw.AsError(err).ErrorCode != gw.ErrorCodeBudgetExceeded:
+				t.Fatalf("step %d: %v", step, err)
+			}
+		case op < 8:
+			i := rng.IntN(len(holds))
+			h := holds[i]
+			holds = append(holds[:i], holds[i+1:]...)
+			r := record(h.id, a.ID, gw.Money(rng.IntN(2*int(h.amount)+1)), at)
+			r.KeyID = h.key
+			if err := s.Settle(ctx, h.id, r); err != nil && !errors.Is(err, gw.ErrNotFound) {
+				t.Fatalf("step %d: settle: %v", step, err)
+			}
+		case op < 9:
+			i := rng.IntN(len(holds))
+			if err := s.Release(ctx, holds[i].id, nil); err != nil && !errors.Is(err, gw.ErrNotFound) {
+				t.Fatalf("step %d: release: %v", step, err)
+			}
+			holds = append(holds[:i], holds[i+1:]...)
+		default:
+			if _, err := s.ExpireHolds(ctx, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check(step)
+	}
 	verifyLedger(t, s, a.ID)
 }

@@ -61,6 +61,7 @@ func Run(t *testing.T, open func(t *testing.T) gw.Store) {
 		{"BudgetOfAccountBoundsItsKeys", testAccountBudget},
 		{"BudgetSettingsReachPrincipal", testBudgetSettings},
 		{"ConcurrentRequestsNeverPassBudget", testConcurrentBudget},
+		{"BudgetNeverPassedUnderRandomInterleavings", testBudgetProperty},
 		{"AdminAccountsLedgerAndKeyEnds", testAdmin},
 		{"KeyGenerationMovesOnEveryKeyChange", testKeyGeneration},
 		{"ClosedStoreRefusesCalls", testClosed},

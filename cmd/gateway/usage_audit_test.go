@@ -203,3 +203,27 @@ func TestUsageOneWayEveryRoute(t *testing.T) {
 		})
 	}
 }
+
+// Issue 29 item 5, the key's token window (before -> after): a reported
+// prompt of 1e12 tokens was counted whole into the key's tokens per
+// minute, so the key was refused for the next 61 s. Now the count is
+// bounded by the model's context window first: 131,072 + 5 = 131,077
+// tokens in a 200,000-token window, and the key's next request (about
+// 130 tokens) goes through.
+func TestBoundedUsageKeepsTheTokenWindow(t *testing.T) {
+	e, s := moneyEnv(t, "")
+	ctx := context.Background()
+	secret, _, err := createKeyWithLimits(ctx, e.m.Store(), uniqueAccount("tpm"), gw.USD, gw.Limit{TPM: 200_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.answer("tpm-huge", `{"prompt_tokens":1000000000000,"completion_tokens":5}`)
+	s.answer("tpm-next", `{"prompt_tokens":20,"completion_tokens":5}`)
+	for _, name := range []string{"tpm-huge", "tpm-next"} {
+		resp := e.post("/v1/chat/completions", secret, chatBody("groq/llama-3.3-70b-versatile", "hi [case:"+name+"]", false, `,"max_tokens":100`))
+		b := readAll(t, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s; want 200 (the first answer's tokens bounded by the context window)", name, resp.StatusCode, b)
+		}
+	}
+}

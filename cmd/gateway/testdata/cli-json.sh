@@ -51,6 +51,9 @@ for via in store server; do
 		step keys update DEMO_KEY --optimize off --json; gw keys update "$demo" --optimize off --json $srv | jq -c '{optimize, requests, spend_usd}'
 		step keys update DEMO_KEY --optimize on --guard-user-threshold 0.95 --json; gw keys update "$demo" --optimize on --guard-user-threshold 0.95 --json $srv | jq -c '{optimize, guard}'
 		step keys update --account $acct --guard-scope user --json; gw keys update --account $acct --guard-scope user --json $srv | jq -c '{name, guard}'
+		step keys update DEMO_KEY --daily-budget-usd 0.5 --json; gw keys update "$demo" --daily-budget-usd 0.5 --json $srv | jq -c '.budgets.daily | {budget_usd, remaining_usd}'
+		step keys update --account $acct --monthly-budget-usd 20 --json; gw keys update --account $acct --monthly-budget-usd 20 --json $srv | jq -c '.budgets'
+		step keys update DEMO_KEY --daily-budget-usd 0 --json; gw keys update "$demo" --daily-budget-usd 0 --json $srv | jq -c '.budgets'
 		step keys rotate NEW_KEY --grace 1w --json; gw keys rotate "$id" --grace 1w --json $srv | jq -c '{replaces: .replaces.status, ends_at: .replaces.ends_at}'
 		step keys revoke NEW_KEY --json; gw keys revoke "$id" --json $srv | jq -c '{status}'
 		inc=$(gw incidents list --json $srv | jq -r '.data[0].id')
