@@ -36,7 +36,7 @@ func TestUnpricedFeaturesRefused(t *testing.T) {
 		field      string
 	}{
 		{"priority tier", "/v1/chat/completions", chatBody(groq, "hi [case:tier]", false, `,"service_tier":"priority"`), `service_tier "priority"`},
-		{"flex tier", "/v1/chat/completions", chatBody(groq, "hi [case:tier]", false, `,"service_tier":"flex"`), `service_tier "flex"`},
+		{"flex tier where the model has none", "/v1/chat/completions", chatBody("openai/gpt-4.1", "hi [case:tier]", false, `,"service_tier":"flex"`), `service_tier "flex"`},
 		{"fast mode without a fast price", "/v1/messages", messagesBody("anthropic/claude-sonnet-5-5", "hi", false, `,"speed":"fast"`), `speed "fast"`},
 		{"web fetch where the model has none", "/v1/messages", messagesBody("anthropic/claude-opus-5", "hi", false, `,"tools":[{"type":"web_fetch_20250910","name":"web_fetch","max_uses":50}]`), `tools[0].type "web_fetch_20250910"`},
 		{"mcp servers", "/v1/messages", messagesBody("anthropic/claude-opus-5", "hi", false, `,"mcp_servers":[{"type":"url","url":"https://example.com/mcp","name":"x"}]`), "mcp_servers"},
@@ -59,25 +59,29 @@ func TestUnpricedFeaturesRefused(t *testing.T) {
 		t.Errorf("balance %+v (%v): a refusal moved money", bal, err)
 	}
 
-	// Allowed by the operator: through, billed for its tokens (20 x 59
-	// + 5 x 79 = 1,575; x1.09 = 1,716.75 -> 1,717).
-	e2, s2 := moneyEnv(t, "", func(c *Config) { c.AllowUnpriced = []string{"service_tier_flex"} })
+	// Allowed by the operator: through, billed for its tokens at the
+	// standard price (20 x 59 + 5 x 79 = 1,575; x1.09 = 1,716.75 ->
+	// 1,717), the tier's surcharge the operator's. Groq's flex, which the
+	// card prices (x1, Groq's own price), needs no allowance.
+	e2, s2 := moneyEnv(t, "", func(c *Config) { c.AllowUnpriced = []string{"service_tier_priority"} })
 	s2.answer("tier", `{"prompt_tokens":20,"completion_tokens":5,"total_tokens":25}`)
 	secret2, _, err := createKey(ctx, e2.m.Store(), uniqueAccount("allowed"), gw.USD)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := e2.post("/v1/chat/completions", secret2, chatBody(groq, "hi [case:tier]", false, `,"service_tier":"flex"`))
-	readAll(t, resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("allowed flex: status %d", resp.StatusCode)
+	for _, tier := range []string{"priority", "flex"} {
+		resp := e2.post("/v1/chat/completions", secret2, chatBody(groq, "hi [case:tier]", false, `,"service_tier":"`+tier+`"`))
+		readAll(t, resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s on groq: status %d", tier, resp.StatusCode)
+		}
+		if rec := waitRecord(t, e2.m.Store(), resp.Header.Get("X-Gateway-Request-Id")); rec.Charge != 1_717 {
+			t.Errorf("%s on groq charged %d, want 1,717", tier, rec.Charge)
+		}
 	}
-	if rec := waitRecord(t, e2.m.Store(), resp.Header.Get("X-Gateway-Request-Id")); rec.Charge != 1_717 {
-		t.Errorf("allowed flex charged %d, want 1,717", rec.Charge)
-	}
-	resp = e2.post("/v1/chat/completions", secret2, chatBody(groq, "hi [case:tier]", false, `,"service_tier":"priority"`))
+	resp := e2.post("/v1/chat/completions", secret2, chatBody("openai/gpt-4.1", "hi [case:tier]", false, `,"service_tier":"flex"`))
 	if b := readAll(t, resp.Body); resp.StatusCode != 400 {
-		t.Errorf("priority with only flex allowed: %d %s", resp.StatusCode, b)
+		t.Errorf("flex on gpt-4.1 with only priority allowed: %d %s", resp.StatusCode, b)
 	}
 }
 
