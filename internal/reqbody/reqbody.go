@@ -157,8 +157,9 @@ func (p *parser) peek() (jsontext.Kind, error) {
 }
 
 // open reads the start of an object or array of the given kind ('{' or
-// '['); null gives ok false. Any other kind is a field error saying what.
-func (p *parser) open(kind jsontext.Kind, what string) (ok bool, err error) {
+// '['); null gives ok false. Any other kind is a field error saying what
+// (its parts joined: built only then).
+func (p *parser) open(kind jsontext.Kind, what ...string) (ok bool, err error) {
 	k, err := p.peek()
 	if err != nil {
 		return false, err
@@ -171,7 +172,7 @@ func (p *parser) open(kind jsontext.Kind, what string) (ok bool, err error) {
 		_, err := p.dec.ReadToken()
 		return err == nil, err
 	}
-	return false, fieldErrorf("%s", what)
+	return false, fieldErrorf("%s", strings.Join(what, ""))
 }
 
 // more reports whether the object or array being read has another item,
@@ -221,7 +222,7 @@ func (p *parser) members(where string, f func(name string) error) error {
 // object reads the '{' that must open the value at where (what: "an
 // object", "a content part object").
 func (p *parser) object(where, what string) error {
-	ok, err := p.open('{', where+" must be "+what)
+	ok, err := p.open('{', where, " must be ", what)
 	if err != nil {
 		return err
 	}
@@ -243,7 +244,7 @@ func (p *parser) content(src gw.TextSource, where, items string, each func(where
 		_, err := p.dec.ReadToken()
 		return err
 	case '"':
-		s, err := p.str(where)
+		s, err := p.str(where, "")
 		p.add(src, s)
 		return err
 	case '[':
@@ -305,14 +306,15 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
-// str reads a string or null ("" for null).
-func (p *parser) str(what string) (string, error) {
+// str reads a string or null ("" for null); where and field (".role",
+// or "") name it in the error, built only then.
+func (p *parser) str(where, field string) (string, error) {
 	k, err := p.peek()
 	if err != nil {
 		return "", err
 	}
 	if k != '"' && k != 'n' {
-		return "", fieldErrorf("%s must be a string", what)
+		return "", fieldErrorf("%s%s must be a string", where, field)
 	}
 	tok, err := p.dec.ReadToken()
 	if err != nil || k == 'n' {
@@ -388,7 +390,7 @@ func (p *parser) top() (*Body, error) {
 				}
 				return nil, fieldErrorf("model must be a string")
 			}
-			if b.Model, err = p.str("model"); err != nil {
+			if b.Model, err = p.str("model", ""); err != nil {
 				return nil, err
 			}
 			if len(b.Model) > MaxModelBytes {
@@ -405,7 +407,7 @@ func (p *parser) top() (*Body, error) {
 				continue
 			}
 			if err := p.elements("models", func(where string) error {
-				m, err := p.str(where)
+				m, err := p.str(where, "")
 				if err != nil {
 					return err
 				}
@@ -606,7 +608,7 @@ func (p *parser) mMessage(where string) error {
 		var err error
 		switch n {
 		case "role":
-			if role, err = p.str(where + ".role"); err != nil {
+			if role, err = p.str(where, ".role"); err != nil {
 				return err
 			}
 		case "content":
@@ -650,7 +652,7 @@ type pending struct {
 // type are read in place when the type came first (as every SDK sends
 // it), else kept and read at the block's end.
 func (p *parser) mBlock(src gw.TextSource, where string) error {
-	ok, err := p.open('{', where+" must be a content block object")
+	ok, err := p.open('{', where, " must be a content block object")
 	if err != nil {
 		return err
 	}
@@ -667,20 +669,20 @@ func (p *parser) mBlock(src gw.TextSource, where string) error {
 		var err error
 		switch n {
 		case "type":
-			if typ, err = p.str(where + ".type"); err != nil {
+			if typ, err = p.str(where, ".type"); err != nil {
 				return err
 			}
 			typed = true
 		case "text":
-			if text, err = p.str(where + ".text"); err != nil {
+			if text, err = p.str(where, ".text"); err != nil {
 				return err
 			}
 		case "title":
-			if title, err = p.str(where + ".title"); err != nil {
+			if title, err = p.str(where, ".title"); err != nil {
 				return err
 			}
 		case "context":
-			if context, err = p.str(where + ".context"); err != nil {
+			if context, err = p.str(where, ".context"); err != nil {
 				return err
 			}
 		case "content", "source", "input":
@@ -778,18 +780,18 @@ func (p *parser) docSource(where string) error {
 		var err error
 		switch n {
 		case "type":
-			if typ, err = p.str(where + ".type"); err != nil {
+			if typ, err = p.str(where, ".type"); err != nil {
 				return err
 			}
 			typed = true
 		case "data":
 			// Binary data (base64) is a string too; text is kept, and
 			// a base64 text/plain document is decoded below.
-			if data, err = p.str(where + ".data"); err != nil {
+			if data, err = p.str(where, ".data"); err != nil {
 				return err
 			}
 		case "media_type":
-			if media, err = p.str(where + ".media_type"); err != nil {
+			if media, err = p.str(where, ".media_type"); err != nil {
 				return err
 			}
 		case "content":
@@ -842,7 +844,7 @@ func (p *parser) cMessage(where string) error {
 		var err error
 		switch n {
 		case "role":
-			if role, err = p.str(where + ".role"); err != nil {
+			if role, err = p.str(where, ".role"); err != nil {
 				return err
 			}
 		case "content":
@@ -850,7 +852,7 @@ func (p *parser) cMessage(where string) error {
 				return err
 			}
 		case "refusal":
-			s, err := p.str(where + ".refusal")
+			s, err := p.str(where, ".refusal")
 			if err != nil {
 				return err
 			}
@@ -860,7 +862,7 @@ func (p *parser) cMessage(where string) error {
 				return err
 			}
 		case "function_call":
-			ok, err := p.open('{', where+".function_call must be an object")
+			ok, err := p.open('{', where, ".function_call must be an object")
 			if err != nil {
 				return err
 			}
@@ -906,11 +908,11 @@ func (p *parser) cPart(where string) error {
 		var err error
 		switch n {
 		case "text":
-			text, err = p.str(where + ".text")
+			text, err = p.str(where, ".text")
 		case "refusal":
-			refusal, err = p.str(where + ".refusal")
+			refusal, err = p.str(where, ".refusal")
 		case "type":
-			_, err = p.str(where + ".type")
+			_, err = p.str(where, ".type")
 		default:
 			err = p.dec.SkipValue()
 		}
@@ -922,7 +924,7 @@ func (p *parser) cPart(where string) error {
 }
 
 func (p *parser) cToolCalls(where string) error {
-	ok, err := p.open('[', where+" must be an array")
+	ok, err := p.open('[', where, " must be an array")
 	if err != nil || !ok {
 		return err
 	}
@@ -934,7 +936,7 @@ func (p *parser) cToolCalls(where string) error {
 			if n != "function" {
 				return p.dec.SkipValue()
 			}
-			ok, err := p.open('{', tw+".function must be an object")
+			ok, err := p.open('{', tw, ".function must be an object")
 			if err != nil || !ok {
 				return err
 			}
@@ -949,7 +951,7 @@ func (p *parser) cFunction(where string) error {
 		if n != "arguments" {
 			return p.dec.SkipValue()
 		}
-		s, err := p.str(where + ".arguments")
+		s, err := p.str(where, ".arguments")
 		if err != nil {
 			return err
 		}
