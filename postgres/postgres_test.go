@@ -262,3 +262,20 @@ func BenchmarkHoldSettleBudgeted(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSettleManyAccounts is BenchmarkSettle in a store holding
+// 20,000 other accounts: a batch's cost must not grow with them.
+func BenchmarkSettleManyAccounts(b *testing.B) {
+	db := open(b)
+	if _, err := db.pool.Exec(b.Context(), `INSERT INTO accounts (id, name, created_at)
+		SELECT 'acct_many_' || i, 'many-' || i, now() FROM generate_series(1, 20000) i`); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.pool.Exec(b.Context(), `ANALYZE accounts`); err != nil {
+		b.Fatal(err)
+	}
+	defer serverCPU(b)()
+	storetest.BenchmarkSettle(b, db)
+	st := db.Stats()
+	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
+}
