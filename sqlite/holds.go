@@ -37,6 +37,9 @@ type book struct {
 	// period, for those a hold under a budget needed (see budget.go):
 	// loaded once on the committer, then kept by finish.
 	spend map[spendKey]int64
+	// budgets is set once a spend was loaded: until then a settle has no
+	// budget period to keep, and takes no lock for it.
+	budgets atomic.Bool
 }
 
 // spendKey is a key's or an account's budget period: owner is the key or
@@ -344,6 +347,7 @@ func (b *book) loadedSpend(k spendKey, spent int64) {
 		}
 	}
 	b.spend[k] = spent
+	b.budgets.Store(true)
 }
 
 // heldIn sums the live holds of l's owner (in a's account) placed in the
@@ -420,10 +424,7 @@ func (b *book) cover(l gw.BudgetLimit, h *gw.Hold, own int64, now time.Time, bu 
 // tally adds a settle of h (own: its live amount; charge; at: its
 // record's time) to the batch's use, when the book keeps any spend.
 func (b *book) tally(h *gw.Hold, own, charge int64, at time.Time, bu *batchUse) {
-	b.mu.Lock()
-	tracking := len(b.spend) > 0
-	b.mu.Unlock()
-	if !tracking {
+	if !b.budgets.Load() {
 		return
 	}
 	if bu.charged == nil {
