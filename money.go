@@ -3,6 +3,7 @@ package gw
 import (
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 )
 
@@ -31,12 +32,26 @@ func (m Money) decimal(scale int) string {
 	if neg {
 		u = uint64(-m)
 	}
-	s := fmt.Sprintf("%0*d", scale+1, u)
-	out := s[:len(s)-scale] + "." + s[len(s)-scale:]
+	var digits [20]byte
+	d := strconv.AppendUint(digits[:0], u, 10)
+	var buf [48]byte
+	out := buf[:0]
 	if neg {
-		return "-" + out
+		out = append(out, '-')
 	}
-	return out
+	if len(d) <= scale {
+		// Below one unit: "0." and the fraction padded with zeros.
+		out = append(out, '0', '.')
+		for range scale - len(d) {
+			out = append(out, '0')
+		}
+		out = append(out, d...)
+	} else {
+		out = append(out, d[:len(d)-scale]...)
+		out = append(out, '.')
+		out = append(out, d[len(d)-scale:]...)
+	}
+	return string(out)
 }
 
 // ParseUSD parses a decimal dollar amount ("12.5", "0.00000001") exactly.

@@ -1,6 +1,7 @@
 package gw
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"testing"
@@ -142,5 +143,28 @@ func TestCountDecodes(t *testing.T) {
 	u.Merge(Usage{InputTokens: 3, OutputTokens: 4, Reported: true})
 	if !u.Malformed || u.InputTokens != 3 {
 		t.Errorf("after merge %+v, want still malformed", u)
+	}
+}
+
+func TestDecimalMatchesPaddedFormat(t *testing.T) {
+	old := func(m Money, scale int) string {
+		neg := m < 0
+		u := uint64(m)
+		if neg {
+			u = uint64(-m)
+		}
+		s := fmt.Sprintf("%0*d", scale+1, u)
+		out := s[:len(s)-scale] + "." + s[len(s)-scale:]
+		if neg {
+			return "-" + out
+		}
+		return out
+	}
+	for _, m := range []Money{0, 1, -1, 9, 10, 99, 100, 123456, 999999, 1000000, 1000001, -1000000, 12345678, 100000000, -123456789, math.MaxInt64, math.MinInt64, math.MinInt64 + 1} {
+		for _, scale := range []int{6, 8} {
+			if got, want := m.decimal(scale), old(m, scale); got != want {
+				t.Errorf("%d at scale %d: %q, want %q", int64(m), scale, got, want)
+			}
+		}
 	}
 }

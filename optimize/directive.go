@@ -1,7 +1,7 @@
 package optimize
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -22,15 +22,21 @@ const Header = "X-Gateway-Optimize"
 
 // Note returns the note a request's record carries when the directive
 // was sent: "optimizer=vN".
-func Note() string { return fmt.Sprintf("optimizer=v%d", Version) }
+func Note() string { return note }
 
 // HeaderValue returns the response header value: "applied; v=N" or "off".
 func HeaderValue(applied bool) string {
 	if !applied {
 		return "off"
 	}
-	return fmt.Sprintf("applied; v=%d", Version)
+	return appliedValue
 }
+
+// The note and header value, made once (they ride on every request).
+var (
+	note         = "optimizer=v" + strconv.Itoa(Version)
+	appliedValue = "applied; v=" + strconv.Itoa(Version)
+)
 
 // RequestOff reports whether a request header value asks for the layer to
 // be off for this request ("off", "false", "0", case-insensitive).
