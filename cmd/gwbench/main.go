@@ -129,6 +129,8 @@ func main() {
 	dur := flag.Duration("duration", 0, "per constant-rate run (default 2s, 5s with -full)")
 	rates := flag.String("rates", "", "comma-separated constant rates, requests/s")
 	streams := flag.Int("streams", 0, "concurrent streams of the streams rows (default 50, 200 with -full)")
+	chunks := flag.Int("chunks", 0, "events per stream of the streams rows (default 20, 50 with -full)")
+	spacing := flag.Duration("spacing", 0, "time between a stream's events (default 2ms, 5ms with -full)")
 	vendors := flag.String("vendors", "", "comma-separated vendor rows: openai, anthropic, google, responses (default openai; with -full all four); responses also adds its streams row")
 	noMax := flag.Bool("no-maxrate", false, "skip the max-rate search")
 	out := flag.String("out", "", "write the Markdown table here too")
@@ -165,6 +167,12 @@ func main() {
 	}
 	if *repeats > 0 {
 		cfg.Repeats = *repeats
+	}
+	if *chunks > 0 {
+		cfg.Chunks = *chunks
+	}
+	if *spacing > 0 {
+		cfg.Spacing = *spacing
 	}
 	if *dur > 0 {
 		cfg.Duration = *dur
