@@ -32,6 +32,15 @@ var budgetColumns = []struct {
 	{"account_daily_budget", false, "day"}, {"account_monthly_budget", false, "month"},
 }
 
+// noBudget holds for a hold (a row of holds) without budgets.
+var noBudget = func() string {
+	var parts []string
+	for _, c := range budgetColumns {
+		parts = append(parts, c.col+" <= 0")
+	}
+	return strings.Join(parts, " AND ")
+}()
+
 // periodBounds returns SQL for the UTC day or month containing the
 // timestamptz expression t: its start and its end.
 func periodBounds(period, t string) (start, end string) {
