@@ -279,3 +279,13 @@ func BenchmarkSettleManyAccounts(b *testing.B) {
 	st := db.Stats()
 	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
 }
+
+// BenchmarkRequestsAtRate is the store path of 1,000 requests a second,
+// each taking 500 us from hold to settle, as a gateway's store sees them:
+// PostgreSQL's CPU per request beside the median and 99th percentile
+// time in the store.
+func BenchmarkRequestsAtRate(b *testing.B) {
+	db := open(b)
+	defer serverCPU(b)()
+	storetest.BenchmarkRequestsAtRate(b, db, 1000, 500*time.Microsecond)
+}
