@@ -19,7 +19,9 @@ import (
 // it, in its group commit batch, after the batch locked the account: the
 // account's lock serialises every hold and settle of its keys across
 // instances, so the sums cannot miss a concurrent hold. Holds without
-// budgets run the statement they ran before.
+// budgets run the statement they ran before, and so does a settle that
+// the budgets cannot bound (no budget, or a charge within its live hold):
+// only a budgeted hold's settle above its hold runs finishHoldBudgeted.
 
 // The four budgets a hold can carry, as the holds table's columns, with
 // the sums they bound.
@@ -49,7 +51,7 @@ func periodBounds(period, t string) (start, end string) {
 	return start, end
 }
 
-// budgetCovers is finishHold's bound of the debit by the hold's budgets:
+// budgetCovers is finishHoldBudgeted's bound of the debit by the hold's budgets:
 // for each, the hold (when live) plus what the budget still covers after
 // the period's charges and the account's or key's other live holds. A
 // charge within its live hold is within its budgets: nothing is summed.
