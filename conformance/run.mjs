@@ -455,6 +455,12 @@ async function runCodex(model, prompt, setup, { catalog: withCatalog = true } = 
       'wire_api = "responses"',
       'request_max_retries = 0',
       'stream_max_retries = 0',
+      // The workspace-write sandbox also lets commands write to /tmp and
+      // $TMPDIR; take them out so that the probe below is outside every
+      // writable root wherever the checkout lives (a clone under /tmp).
+      '[sandbox_workspace_write]',
+      'exclude_slash_tmp = true',
+      'exclude_tmpdir_env_var = true',
       '',
     ].join('\n'),
   );
@@ -479,7 +485,8 @@ const codexChecks = {
     must(/^Hello from /.test(message), `last message ${JSON.stringify(message.slice(0, 200))}`);
   },
   // The command also tries to write outside the workspace (beside this
-  // script, writable without a sandbox): workspace-write must refuse it.
+  // script, writable without a sandbox; /tmp is not a writable root, see
+  // runCodex): workspace-write must refuse it.
   'codex-exec_command': async (model) => {
     const probe = path.join(here, `.sandbox-probe-${process.pid}-${Math.random().toString(36).slice(2)}`);
     const call = JSON.stringify({ cmd: `echo codex-marker-$((6*7)); echo x > '${probe}' || echo sandbox-denied` });
