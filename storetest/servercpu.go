@@ -30,8 +30,7 @@ func ServerCPU(b *testing.B, names ...string) func() {
 }
 
 // serverCPUTimes returns the user plus system time, in microseconds, of
-// every
-// process with one of names, and whether there was any.
+// every process with one of names, and whether there was any.
 func serverCPUTimes(names []string) (map[int]int64, bool) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
