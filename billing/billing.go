@@ -483,6 +483,14 @@ func (a acc) charge() gw.Money {
 // costRat is priced for prices that do not scale to integers: the same
 // sums in big.Rat.
 func costRat(p ratecard.Price, t tokens) (cost, charge gw.Money) {
+	sum := tokensRat(p, t)
+	cost = ratMoney(sum)
+	return cost, ratMoney(sum.Mul(sum, big.NewRat(gw.MarkupNum, gw.MarkupDen)))
+}
+
+// tokensRat is the exact USD price of t at p's per-million rates,
+// unrounded.
+func tokensRat(p ratecard.Price, t tokens) *big.Rat {
 	sum := new(big.Rat)
 	term := new(big.Rat)
 	for _, b := range []struct {
@@ -497,9 +505,7 @@ func costRat(p ratecard.Price, t tokens) (cost, charge gw.Money) {
 		}
 		sum.Add(sum, term.Mul(b.rate, term.SetInt64(b.n)))
 	}
-	sum.Quo(sum, big.NewRat(1_000_000, 1))
-	cost = ratMoney(sum)
-	return cost, ratMoney(sum.Mul(sum, big.NewRat(gw.MarkupNum, gw.MarkupDen)))
+	return sum.Quo(sum, big.NewRat(1_000_000, 1))
 }
 
 // ratMoney converts a non-negative exact USD amount to Money, rounding

@@ -100,22 +100,7 @@ func hostedPrice(m *ratecard.Model, h gw.Hosted) (mult, extra *big.Rat, note str
 // tokensUSD is the exact USD price of t at m's rates for a prompt of
 // promptTokens (tier and off-peak window applied), unrounded.
 func tokensUSD(m *ratecard.Model, promptTokens int64, t tokens, start time.Time) *big.Rat {
-	p := m.PriceAt(promptTokens, start).Resolved()
-	sum := new(big.Rat)
-	term := new(big.Rat)
-	for _, b := range []struct {
-		n    int64
-		rate *big.Rat
-	}{
-		{t.input, p.Input}, {t.cacheRead, p.CachedInput}, {t.write5m, p.CacheWrite5m},
-		{t.write1h, p.CacheWrite1h}, {t.output, p.Output},
-	} {
-		if b.n == 0 {
-			continue
-		}
-		sum.Add(sum, term.Mul(b.rate, term.SetInt64(b.n)))
-	}
-	return sum.Quo(sum, big.NewRat(1_000_000, 1))
+	return tokensRat(m.PriceAt(promptTokens, start).Resolved(), t)
 }
 
 // pricedHosted is pricedAt with hosted units: the exact token price times

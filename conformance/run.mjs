@@ -80,6 +80,30 @@ const weatherSchema = {
   required: ['city'],
 };
 
+// weatherToolLoop runs openai-node's tool loop with the get_weather tool,
+// streamed or not, and checks the answer the tool's result led to.
+async function weatherToolLoop(model, stream) {
+  const runner = openai.chat.completions.runTools({
+    model,
+    ...(stream ? { stream: true } : {}),
+    messages: [{ role: 'user', content: 'What is the weather? [fake:tool]' }],
+    tools: [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Weather in a city',
+          parameters: weatherSchema,
+          parse: JSON.parse,
+          function: (args) => `sunny-in-${args.city}`,
+        },
+      },
+    ],
+  });
+  const content = await runner.finalContent();
+  must(content === 'Tool said: sunny-in-x', `final content ${JSON.stringify(content)}`);
+}
+
 function must(cond, what) {
   if (!cond) throw new Error(what);
 }
@@ -111,50 +135,11 @@ const checks = {
   },
   // openai-node: the tool loop, streaming (the accumulator builds the
   // assistant turn it sends back).
-  runTools: async (model) => {
-    const runner = openai.chat.completions.runTools({
-      model,
-      stream: true,
-      messages: [{ role: 'user', content: 'What is the weather? [fake:tool]' }],
-      tools: [
-        {
-          type: 'function',
-          function: {
-            name: 'get_weather',
-            description: 'Weather in a city',
-            parameters: weatherSchema,
-            parse: JSON.parse,
-            function: (args) => `sunny-in-${args.city}`,
-          },
-        },
-      ],
-    });
-    const content = await runner.finalContent();
-    must(content === 'Tool said: sunny-in-x', `final content ${JSON.stringify(content)}`);
-  },
+  runTools: (model) => weatherToolLoop(model, true),
   // openai-node: the tool loop without streaming (it runs only the calls
   // whose type is "function": a vendor's non-stream tool_calls entry
   // without one must be normalised).
-  'runTools non-stream': async (model) => {
-    const runner = openai.chat.completions.runTools({
-      model,
-      messages: [{ role: 'user', content: 'What is the weather? [fake:tool]' }],
-      tools: [
-        {
-          type: 'function',
-          function: {
-            name: 'get_weather',
-            description: 'Weather in a city',
-            parameters: weatherSchema,
-            parse: JSON.parse,
-            function: (args) => `sunny-in-${args.city}`,
-          },
-        },
-      ],
-    });
-    const content = await runner.finalContent();
-    must(content === 'Tool said: sunny-in-x', `final content ${JSON.stringify(content)}`);
-  },
+  'runTools non-stream': (model) => weatherToolLoop(model, false),
   // anthropic-sdk: the streaming helper's final message.
   'messages.stream': async (model) => {
     const m = await anthropic.messages

@@ -121,6 +121,12 @@ func parseDirectives(text string) (directives, error) {
 			}
 			return n
 		}
+		word := func(what string) string {
+			if val == "" {
+				err = fmt.Errorf("directive %s: want %s", m[0], what)
+			}
+			return val
+		}
 		dur := func() time.Duration {
 			t, e := time.ParseDuration(val)
 			if e != nil || t < 0 {
@@ -175,10 +181,7 @@ func parseDirectives(text string) (directives, error) {
 				}
 			}
 		case "stop":
-			d.stop = val
-			if val == "" {
-				err = fmt.Errorf("directive %s: want a finish reason", m[0])
-			}
+			d.stop = word("a finish reason")
 		case "status":
 			d.status = num(400)
 		case "retry":
@@ -190,9 +193,7 @@ func parseDirectives(text string) (directives, error) {
 		case "silent":
 			d.silent = true
 		case "on":
-			if d.on = val; val == "" {
-				err = fmt.Errorf("directive %s: want a vendor, model or vendor/model", m[0])
-			}
+			d.on = word("a vendor, model or vendor/model")
 		case "searches":
 			d.searches = num(0)
 		case "fetches":
@@ -200,9 +201,7 @@ func parseDirectives(text string) (directives, error) {
 		case "container":
 			d.container = true
 		case "tier":
-			if d.tier = val; val == "" {
-				err = fmt.Errorf("directive %s: want a service tier name", m[0])
-			}
+			d.tier = word("a service tier name")
 		case "id":
 		case "fail-first":
 			d.failFirst = num(1)
