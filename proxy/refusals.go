@@ -50,9 +50,32 @@ type meter struct {
 // writing.
 func (g *Gateway) refused(key, account string, code gw.Code, status int, now time.Time) (own bool, flush []gw.Record) {
 	r := &g.refusals
-	minute := now.Unix() / 60
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	w := r.tick(key, now, func(k string, w *window) {
+		if w.dropped > 0 {
+			flush = append(flush, aggregate(k, w, now))
+		}
+	})
+	w.account = account
+	if w.n <= g.cfg.RefusedPerMinute {
+		return true, flush
+	}
+	if w.codes == nil {
+		w.codes = map[gw.Code]int{}
+	}
+	w.dropped++
+	w.codes[code]++
+	w.status = status
+	return false, flush
+}
+
+// tick counts an event of key at now in its window of now's minute and
+// returns that window. The first event of a minute first drops the
+// windows of earlier minutes, passing each to stale (nil: none wanted).
+// The caller holds r.mu.
+func (r *meter) tick(key string, now time.Time, stale func(key string, w *window)) *window {
+	minute := now.Unix() / 60
 	if r.m == nil {
 		r.m = map[string]*window{}
 	}
@@ -60,8 +83,8 @@ func (g *Gateway) refused(key, account string, code gw.Code, status int, now tim
 		r.swept = minute
 		for k, w := range r.m {
 			if w.minute != minute {
-				if w.dropped > 0 {
-					flush = append(flush, aggregate(k, w, now))
+				if stale != nil {
+					stale(k, w)
 				}
 				delete(r.m, k)
 			}
@@ -69,17 +92,11 @@ func (g *Gateway) refused(key, account string, code gw.Code, status int, now tim
 	}
 	w := r.m[key]
 	if w == nil {
-		w = &window{minute: minute, codes: map[gw.Code]int{}, account: account}
+		w = &window{minute: minute}
 		r.m[key] = w
 	}
 	w.n++
-	if w.n <= g.cfg.RefusedPerMinute {
-		return true, flush
-	}
-	w.dropped++
-	w.codes[code]++
-	w.status = status
-	return false, flush
+	return w
 }
 
 // aggregate is the one record of a key's minute of refusals beyond the
@@ -130,25 +147,7 @@ func (g *Gateway) writeAggregates(ctx context.Context, recs []gw.Record) {
 // flagged text (at most Config.IncidentsPerMinute a minute).
 func (g *Gateway) incidentText(account string, now time.Time) bool {
 	r := &g.incidents
-	minute := now.Unix() / 60
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = map[string]*window{}
-	}
-	if minute != r.swept {
-		r.swept = minute
-		for k, w := range r.m {
-			if w.minute != minute {
-				delete(r.m, k)
-			}
-		}
-	}
-	w := r.m[account]
-	if w == nil {
-		w = &window{minute: minute}
-		r.m[account] = w
-	}
-	w.n++
-	return w.n <= g.cfg.IncidentsPerMinute
+	return r.tick(account, now, nil).n <= g.cfg.IncidentsPerMinute
 }
