@@ -82,7 +82,7 @@ func TestStore(t *testing.T) {
 
 func BenchmarkSettle(b *testing.B) {
 	db := open(b)
-	defer serverCPU(b)()
+	defer storetest.ServerCPU(b, "postgres")()
 	storetest.BenchmarkSettle(b, db)
 	st := db.Stats()
 	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
@@ -97,7 +97,7 @@ func BenchmarkSettleSyncEach(b *testing.B) {
 		b.Fatalf("Open: %v", err)
 	}
 	defer db.Close()
-	defer serverCPU(b)()
+	defer storetest.ServerCPU(b, "postgres")()
 	storetest.BenchmarkSettle(b, db)
 	st := db.Stats()
 	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
@@ -236,7 +236,7 @@ func TestCommitIsolatesFailingCall(t *testing.T) {
 func BenchmarkHoldSettleRecord(b *testing.B) {
 	b.Run("async", func(b *testing.B) {
 		db := open(b)
-		defer serverCPU(b)()
+		defer storetest.ServerCPU(b, "postgres")()
 		storetest.BenchmarkHoldSettleRecord(b, db)
 	})
 	b.Run("synceach", func(b *testing.B) {
@@ -246,7 +246,7 @@ func BenchmarkHoldSettleRecord(b *testing.B) {
 			b.Fatalf("Open: %v", err)
 		}
 		defer db.Close()
-		defer serverCPU(b)()
+		defer storetest.ServerCPU(b, "postgres")()
 		storetest.BenchmarkHoldSettleRecord(b, db)
 	})
 }
@@ -274,7 +274,7 @@ func BenchmarkSettleManyAccounts(b *testing.B) {
 	if _, err := db.pool.Exec(b.Context(), `ANALYZE accounts`); err != nil {
 		b.Fatal(err)
 	}
-	defer serverCPU(b)()
+	defer storetest.ServerCPU(b, "postgres")()
 	storetest.BenchmarkSettle(b, db)
 	st := db.Stats()
 	b.ReportMetric(float64(st.Ops)/float64(max(st.Batches, 1)), "calls/commit")
@@ -286,6 +286,6 @@ func BenchmarkSettleManyAccounts(b *testing.B) {
 // time in the store.
 func BenchmarkRequestsAtRate(b *testing.B) {
 	db := open(b)
-	defer serverCPU(b)()
+	defer storetest.ServerCPU(b, "postgres")()
 	storetest.BenchmarkRequestsAtRate(b, db, 1000, 500*time.Microsecond)
 }

@@ -3,9 +3,9 @@ package main
 import (
 	"net/http"
 	"os"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/gwlabs/gateway/storetest"
 )
 
 // BenchmarkScaleOut is the request path on the scale-out stores: billing
@@ -25,50 +25,9 @@ func BenchmarkScaleOut(b *testing.B) {
 		c.RedisURL = rd
 		c.RPM, c.TPM = 1<<40, 1<<50
 	})
-	s0, ok := serverCPU()
+	stop := storetest.ServerCPU(b, "postgres", "redis-server")
 	runBench(b, benchEnv{url: "http://" + m.Addr(), path: "/v1/chat/completions", key: key,
 		body: chatBody("openai/"+nativeModels["openai"], "Say hello.", false, ""), hdr: http.Header{"Content-Type": {"application/json"}}})
-	if s1, ok1 := serverCPU(); ok && ok1 && b.N > 0 {
-		var us int64
-		for pid, t := range s1 {
-			us += t - s0[pid]
-		}
-		b.ReportMetric(float64(us)/float64(b.N), "server-cpu-us/op")
-	}
+	stop()
 	assertLedger(b, m)
-}
-
-// serverCPU returns the CPU time, in microseconds, of every PostgreSQL
-// and Redis server process on this machine, and whether there was any.
-func serverCPU() (map[int]int64, bool) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, false
-	}
-	out := map[int]int64{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		comm, err := os.ReadFile("/proc/" + e.Name() + "/comm")
-		if name := strings.TrimSpace(string(comm)); err != nil || name != "postgres" && name != "redis-server" {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(st)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 13 {
-			continue
-		}
-		u, err1 := strconv.ParseInt(f[11], 10, 64)
-		k, err2 := strconv.ParseInt(f[12], 10, 64)
-		if err1 == nil && err2 == nil {
-			out[pid] = (u + k) * 10_000 // clock ticks of 10 ms
-		}
-	}
-	return out, len(out) > 0
 }

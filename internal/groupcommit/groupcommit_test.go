@@ -167,34 +167,21 @@ func TestLingerWaitsForCallsInFlight(t *testing.T) {
 // TestLingerBatchesUnderLoad: with a linger, calls arriving steadily
 // share commits, and every call still gets its own answer.
 func TestLingerBatchesUnderLoad(t *testing.T) {
-	var batches, calls atomic.Int64
-	c := StartWith(Options{MaxBatch: 64, Linger: 20 * time.Millisecond}, func(ops []*Op, results []error) error {
-		batches.Add(1)
-		calls.Add(int64(len(ops)))
-		return nil
-	})
-	defer c.Close()
-	var wg sync.WaitGroup
-	for i := range 400 {
-		wg.Go(func() {
-			if err := c.Submit(t.Context(), &Op{Kind: Log, ID: fmt.Sprint(i)}, "log"); err != nil {
-				t.Error(err)
-			}
-		})
-		time.Sleep(100 * time.Microsecond)
-	}
-	wg.Wait()
-	if calls.Load() != 400 || batches.Load() >= 400 {
-		t.Errorf("%d calls in %d batches, want 400 in fewer", calls.Load(), batches.Load())
-	}
-	t.Logf("%d calls in %d batches", calls.Load(), batches.Load())
+	lingerBatches(t, Options{MaxBatch: 64, Linger: 20 * time.Millisecond}, 400)
 }
 
 // TestLingerBatchesLogsBesideInFlight: a store that counts its calls in
 // flight (none here) still has its logs batched at their own rate.
 func TestLingerBatchesLogsBesideInFlight(t *testing.T) {
+	lingerBatches(t, Options{MaxBatch: 64, Linger: 20 * time.Millisecond, InFlight: func() int { return 0 }}, 200)
+}
+
+// lingerBatches submits 400 logs 100µs apart and wants each answered and
+// all of them committed in fewer than maxBatches commits.
+func lingerBatches(t *testing.T, opts Options, maxBatches int64) {
+	t.Helper()
 	var batches, calls atomic.Int64
-	c := StartWith(Options{MaxBatch: 64, Linger: 20 * time.Millisecond, InFlight: func() int { return 0 }}, func(ops []*Op, results []error) error {
+	c := StartWith(opts, func(ops []*Op, results []error) error {
 		batches.Add(1)
 		calls.Add(int64(len(ops)))
 		return nil
@@ -210,8 +197,8 @@ func TestLingerBatchesLogsBesideInFlight(t *testing.T) {
 		time.Sleep(100 * time.Microsecond)
 	}
 	wg.Wait()
-	if calls.Load() != 400 || batches.Load() >= 200 {
-		t.Errorf("%d calls in %d batches, want 400 in fewer than 200", calls.Load(), batches.Load())
+	if calls.Load() != 400 || batches.Load() >= maxBatches {
+		t.Errorf("%d calls in %d batches, want 400 in fewer than %d", calls.Load(), batches.Load(), maxBatches)
 	}
 	t.Logf("%d calls in %d batches", calls.Load(), batches.Load())
 }

@@ -1,22 +1,23 @@
-package postgres
+package storetest
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// serverCPU measures the CPU time of the PostgreSQL server's processes on
-// this machine (found by name in /proc; a remote server is not seen) over
-// a benchmark, and reports it per op as server-cpu-us/op when the server
-// runs here. Other clients of the same server count too: compare runs on
-// a quiet server. Call the returned function when the benchmark's loop
-// ended.
-func serverCPU(b *testing.B) func() {
-	start, ok := postgresCPU()
+// ServerCPU measures the CPU time of this machine's processes with the
+// given names (as in /proc/PID/comm, e.g. "postgres", "redis-server"; a
+// remote server is not seen) over a benchmark, and reports it per op as
+// server-cpu-us/op when any runs here. Other clients of the same servers
+// count too: compare runs on quiet servers. Call the returned function
+// when the benchmark's loop ended.
+func ServerCPU(b *testing.B, names ...string) func() {
+	start, ok := serverCPUTimes(names)
 	return func() {
-		end, ok2 := postgresCPU()
+		end, ok2 := serverCPUTimes(names)
 		if !ok || !ok2 || b.N == 0 {
 			return
 		}
@@ -28,9 +29,9 @@ func serverCPU(b *testing.B) func() {
 	}
 }
 
-// postgresCPU returns the user plus system time, in microseconds, of
-// every process named postgres, and whether there was any.
-func postgresCPU() (map[int]int64, bool) {
+// serverCPUTimes returns the user plus system time, in microseconds, of
+// every process with one of names, and whether there was any.
+func serverCPUTimes(names []string) (map[int]int64, bool) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, false
@@ -42,7 +43,7 @@ func postgresCPU() (map[int]int64, bool) {
 			continue
 		}
 		comm, err := os.ReadFile("/proc/" + e.Name() + "/comm")
-		if err != nil || strings.TrimSpace(string(comm)) != "postgres" {
+		if err != nil || !slices.Contains(names, strings.TrimSpace(string(comm))) {
 			continue
 		}
 		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
