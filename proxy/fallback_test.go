@@ -185,7 +185,8 @@ func TestCallerErrorsDoNotFallOver(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := x.Call(ctx); gw.ErrorCode(err) != code || fallback.calls.Load() != 0 {
+		_, err = x.Call(ctx)
+		if gw.ErrorCode(err) != code || fallback.calls.Load() != 0 {
 			t.Fatalf("%s: err %v, fallback called %d times", code, err, fallback.calls.Load())
 		}
 		_, _ = x.Finish(ctx, proxy.Outcome{Status: 400, Err: err})

@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,7 +31,7 @@ func TestRefusalsAggregated(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 2000 {
-		if _, err := g.Begin(ctx, f.inbound("req_"+itoa(i))); gw.ErrorCode(err) != gw.CodeRateLimited {
+		if _, err := g.Begin(ctx, f.inbound("req_"+strconv.Itoa(i))); gw.ErrorCode(err) != gw.CodeRateLimited {
 			t.Fatalf("request %d: %v, want rate_limited", i, err)
 		}
 	}
@@ -47,17 +48,6 @@ func TestRefusalsAggregated(t *testing.T) {
 	}
 	if len(recs) != 61 || agg != 1 {
 		t.Errorf("%d rows, %d aggregates; want 60 rows and 1 aggregate of 1,940", len(recs), agg)
-	}
-}
-
-func itoa(i int) string {
-	b := []byte{}
-	for {
-		b = append([]byte{byte('0' + i%10)}, b...)
-		i /= 10
-		if i == 0 {
-			return string(b)
-		}
 	}
 }
 
@@ -97,7 +87,7 @@ func TestIncidentFloodBounded(t *testing.T) {
 	}
 	ctx := context.Background()
 	for i := range 1100 {
-		x, err := g.Begin(ctx, f.inbound("req_"+itoa(i)))
+		x, err := g.Begin(ctx, f.inbound("req_"+strconv.Itoa(i)))
 		if err != nil {
 			t.Fatal(err)
 		}

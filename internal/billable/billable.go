@@ -152,10 +152,17 @@ func toolUnit(shape gw.Shape, typ string) string {
 	return ""
 }
 
-// str returns a JSON string's value, "" for anything else.
+// str returns a JSON string's value, "" for anything else. A string
+// without escapes (every tool type) is sliced out rather than decoded.
 func str(v []byte) string {
+	if len(v) < 2 || v[0] != '"' {
+		return ""
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1])
+	}
 	var s string
-	if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &s) != nil {
+	if json.Unmarshal(v, &s) != nil {
 		return ""
 	}
 	return s
