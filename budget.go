@@ -85,6 +85,13 @@ func (h *Hold) BudgetLimits() []BudgetLimit {
 	return out
 }
 
+// Budgeted reports whether any cap is in force for the hold, as
+// len(h.BudgetLimits()) > 0 without building the list.
+func (h *Hold) Budgeted() bool {
+	return h.KeyID != "" && (h.KeyBudget.Daily > 0 || h.KeyBudget.Monthly > 0) ||
+		h.AccountID != "" && (h.AccountBudget.Daily > 0 || h.AccountBudget.Monthly > 0)
+}
+
 // BudgetLimit is one cap in force for a hold.
 type BudgetLimit struct {
 	Scope  BudgetScope

@@ -193,7 +193,7 @@ func (db *DB) applyBatch(ops []*groupcommit.Op, results []error, budgeted bool) 
 
 	b := &pgx.Batch{}
 	var settings []string
-	if !slices.ContainsFunc(ops, func(o *groupcommit.Op) bool { return o.Kind == groupcommit.Hold && len(o.Hold.BudgetLimits()) > 0 }) {
+	if !slices.ContainsFunc(ops, func(o *groupcommit.Op) bool { return o.Kind == groupcommit.Hold && o.Hold.Budgeted() }) {
 		settings = append(settings, genericPlans)
 	}
 	if !db.syncEach || !groupcommit.NeedsSync(ops) {
@@ -222,7 +222,7 @@ func (db *DB) applyBatch(ops []*groupcommit.Op, results []error, budgeted bool) 
 		switch o.Kind {
 		case groupcommit.Hold:
 			h := o.Hold
-			if len(h.BudgetLimits()) > 0 {
+			if h.Budgeted() {
 				b.Queue(placeHoldBudgeted, budgetedArgs(&h, now)...)
 			} else {
 				b.Queue(placeHold, h.ID, h.AccountID, h.KeyID, int64(h.Amount), h.ExpiresAt, now, h.At)
@@ -281,7 +281,7 @@ func (db *DB) applyBatch(ops []*groupcommit.Op, results []error, budgeted bool) 
 func read(br pgx.BatchResults, o *groupcommit.Op, budgeted bool) error {
 	switch o.Kind {
 	case groupcommit.Hold:
-		if len(o.Hold.BudgetLimits()) > 0 {
+		if o.Hold.Budgeted() {
 			return readBudgeted(br, &o.Hold)
 		}
 		var balance, held int64

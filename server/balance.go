@@ -105,9 +105,8 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) {
 		Key: BalanceKey{ID: p.KeyID, RPM: lim.RPM, TPM: lim.TPM},
 	}
 	if sp, ok := store.(spender); ok {
-		utc := now.UTC()
-		day := time.Date(utc.Year(), utc.Month(), utc.Day(), 0, 0, 0, 0, time.UTC)
-		month := time.Date(utc.Year(), utc.Month(), 1, 0, 0, 0, 0, time.UTC)
+		day, _ := gw.PeriodOf(gw.Daily, now)
+		month, _ := gw.PeriodOf(gw.Monthly, now)
 		today, err1 := sp.Spend(r.Context(), p.AccountID, day)
 		thisMonth, err2 := sp.Spend(r.Context(), p.AccountID, month)
 		if err := errors.Join(err1, err2); err != nil {

@@ -83,7 +83,7 @@ func (db *DB) applyOne(ctx context.Context, tx *sql.Tx, o *groupcommit.Op, w *ba
 	}
 	switch o.Kind {
 	case groupcommit.Hold:
-		if len(o.Hold.BudgetLimits()) > 0 {
+		if o.Hold.Budgeted() {
 			// Its budgets sum the records: write the batch's so far.
 			if err := db.flushRows(ctx, tx, w); err != nil {
 				return err

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"strings"
 
 	"github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/rawjson"
@@ -197,39 +196,17 @@ func (b *usageBody) pick() *wireUsage {
 }
 
 // unmarshalUsageBody is json.Unmarshal(body, b) without decoding the
-// rest of the answer: the body is validated whole, as Unmarshal does,
-// and only the members that usageBody keeps (matched as Unmarshal
-// matches them: the last one whose name folds to the field's) are
-// decoded. Decoding the whole answer was most of the cost of metering a
-// relayed non-streaming answer.
+// rest of the answer (rawjson.DecodeMembers): decoding the whole answer
+// was most of the cost of metering a relayed non-streaming answer.
 func unmarshalUsageBody(body []byte, b *usageBody) error {
-	if !rawjson.Valid(body) {
-		return json.Unmarshal(body, b) // the same error
+	ok, err := rawjson.DecodeMembers(body,
+		rawjson.Field{Name: "usage", Into: &b.Usage},
+		rawjson.Field{Name: "service_tier", Into: &b.ServiceTier},
+		rawjson.Field{Name: "x_groq", Into: &b.XGroq})
+	if !ok {
+		return json.Unmarshal(body, b) // not an object: Unmarshal's answer
 	}
-	ms, err := rawjson.Members(body)
-	if err != nil {
-		return json.Unmarshal(body, b) // valid JSON but no object: Unmarshal's answer
-	}
-	// In order, into the same fields: a repeated member merges into the
-	// earlier one's object exactly as Unmarshal does.
-	for _, m := range ms {
-		var dst any
-		switch {
-		case strings.EqualFold(m.Key, "usage"):
-			dst = &b.Usage
-		case strings.EqualFold(m.Key, "x_groq"):
-			dst = &b.XGroq
-		case strings.EqualFold(m.Key, "service_tier"):
-			_ = b.ServiceTier.UnmarshalJSON(body[m.ValStart:m.ValEnd])
-			continue
-		default:
-			continue
-		}
-		if err := json.Unmarshal(body[m.ValStart:m.ValEnd], dst); err != nil {
-			return err
-		}
-	}
-	return nil
+	return err
 }
 
 // UsageFromBody returns the usage of a non-streaming C response body: its
