@@ -314,16 +314,14 @@ func printKey(w io.Writer, k *admin.Key) error {
 // printBudgets writes a key's or an account's budgets as text lines:
 // "daily     $0.01 (spent $0.003, held $0.002, remaining $0.005; resets 2026-11-27T00:00:00Z)".
 func printBudgets(w io.Writer, b *admin.Budgets) error {
+	var daily, monthly *admin.BudgetStatus
+	if b != nil {
+		daily, monthly = b.Daily, b.Monthly
+	}
 	for _, c := range []struct {
 		name string
 		s    *admin.BudgetStatus
-	}{{"daily", nil}, {"monthly", nil}} {
-		if b != nil {
-			c.s = b.Daily
-			if c.name == "monthly" {
-				c.s = b.Monthly
-			}
-		}
+	}{{"daily", daily}, {"monthly", monthly}} {
 		text := "no budget"
 		if c.s != nil {
 			text = fmt.Sprintf("%s (spent %s, held %s, remaining %s; resets %s)", dollars(c.s.BudgetUSD), dollars(c.s.SpentUSD),

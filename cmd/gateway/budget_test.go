@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/admin"
@@ -188,5 +190,26 @@ func TestDashboardShowsBudgets(t *testing.T) {
 	k, err := c.Key(ctx, keyID)
 	if err != nil || k.Budgets == nil || k.Budgets.Monthly == nil || k.Budgets.Monthly.BudgetUSD != "2.00000000" || k.Budgets.Daily == nil {
 		t.Errorf("key budgets after the form: %+v, %v", k, err)
+	}
+}
+
+// The text lines of a key's budgets: each period, capped or not.
+func TestPrintBudgets(t *testing.T) {
+	resets := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		b    *admin.Budgets
+		want string
+	}{
+		{nil, "daily     no budget\nmonthly   no budget\n"},
+		{&admin.Budgets{Monthly: &admin.BudgetStatus{BudgetUSD: "1.00000000", SpentUSD: "0.25000000", HeldUSD: "0.05000000", RemainingUSD: "0.70000000", ResetsAt: resets}},
+			"daily     no budget\nmonthly   $1.00000000 (spent $0.25000000, held $0.05000000, remaining $0.70000000; resets 2026-12-01T00:00:00Z)\n"},
+	} {
+		var buf bytes.Buffer
+		if err := printBudgets(&buf, c.b); err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != c.want {
+			t.Errorf("printBudgets(%+v) =\n%s\nwant\n%s", c.b, buf.String(), c.want)
+		}
 	}
 }
