@@ -483,9 +483,14 @@ func (a acc) charge() gw.Money {
 // costRat is priced for prices that do not scale to integers: the same
 // sums in big.Rat.
 func costRat(p ratecard.Price, t tokens) (cost, charge gw.Money) {
-	sum := tokensRat(p, t)
-	cost = ratMoney(sum)
-	return cost, ratMoney(sum.Mul(sum, big.NewRat(gw.MarkupNum, gw.MarkupDen)))
+	return ratPriced(tokensRat(p, t))
+}
+
+// ratPriced is an exact USD price (overwritten) as its cost, rounded
+// once, and its charge, marked up and then rounded once.
+func ratPriced(usd *big.Rat) (cost, charge gw.Money) {
+	cost = ratMoney(usd)
+	return cost, ratMoney(usd.Mul(usd, big.NewRat(gw.MarkupNum, gw.MarkupDen)))
 }
 
 // tokensRat is the exact USD price of t at p's per-million rates,

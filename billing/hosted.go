@@ -117,8 +117,7 @@ func pricedHosted(m *ratecard.Model, t tokens, start time.Time, mult, extra *big
 	if extra != nil {
 		usd.Add(usd, extra)
 	}
-	cost = ratMoney(usd)
-	return cost, ratMoney(usd.Mul(usd, big.NewRat(gw.MarkupNum, gw.MarkupDen)))
+	return ratPriced(usd)
 }
 
 // holdHosted is a token hold scaled for the units a request may use: the
