@@ -116,8 +116,8 @@ func brief(s string) string {
 }
 
 // budgetForm reads the two budget fields of a form: "" leaves a cap,
-// "0" clears it.
-func budgetForm(r *http.Request) (daily, monthly *string) {
+// "0" clears it; at least one must be given.
+func budgetForm(r *http.Request) (daily, monthly *string, err error) {
 	for _, f := range []struct {
 		name string
 		dst  **string
@@ -126,14 +126,17 @@ func budgetForm(r *http.Request) (daily, monthly *string) {
 			*f.dst = &s
 		}
 	}
-	return daily, monthly
+	if daily == nil && monthly == nil {
+		return nil, nil, gw.Errorf(gw.CodeInvalidRequest, "give a daily or a monthly budget in US dollars (0 clears it)")
+	}
+	return daily, monthly, nil
 }
 
 // setKeyBudget sets a key's budgets from the accounts page's form.
 func (d *Dashboard) setKeyBudget(ctx context.Context, r *http.Request, p *accountsPage) error {
-	daily, monthly := budgetForm(r)
-	if daily == nil && monthly == nil {
-		return gw.Errorf(gw.CodeInvalidRequest, "give a daily or a monthly budget in US dollars (0 clears it)")
+	daily, monthly, err := budgetForm(r)
+	if err != nil {
+		return err
 	}
 	k, err := d.admin.UpdateKey(ctx, r.PathValue("id"), admin.KeyUpdate{DailyBudgetUSD: daily, MonthlyBudgetUSD: monthly})
 	if err != nil {
@@ -146,9 +149,9 @@ func (d *Dashboard) setKeyBudget(ctx context.Context, r *http.Request, p *accoun
 // setAccountBudget sets an account's budgets from the accounts page's
 // form.
 func (d *Dashboard) setAccountBudget(ctx context.Context, r *http.Request, p *accountsPage) error {
-	daily, monthly := budgetForm(r)
-	if daily == nil && monthly == nil {
-		return gw.Errorf(gw.CodeInvalidRequest, "give a daily or a monthly budget in US dollars (0 clears it)")
+	daily, monthly, err := budgetForm(r)
+	if err != nil {
+		return err
 	}
 	a, err := d.admin.UpdateAccount(ctx, r.PathValue("id"), admin.AccountUpdate{DailyBudgetUSD: daily, MonthlyBudgetUSD: monthly})
 	if err != nil {
