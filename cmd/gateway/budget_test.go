@@ -15,20 +15,27 @@ import (
 	"github.com/gwlabs/gateway/server"
 )
 
+// budgetEnv is a gateway with the admin API on, an admin client for it
+// and the id of its one key.
+func budgetEnv(t *testing.T) (*env, *admin.Client, string) {
+	t.Helper()
+	e := newEnv(t, func(c *Config) { c.AdminToken = testAdminToken })
+	c := &admin.Client{BaseURL: e.url, Token: testAdminToken}
+	keys, err := c.Keys(t.Context())
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("keys %+v, %v", keys, err)
+	}
+	return e, c, keys[0].ID
+}
+
 // A key's daily budget set through the admin API of the running gateway:
 // once the day's charges reach it, every endpoint, streamed or not,
 // answers 402 in its own error envelope naming the budget, its amount
 // and when it resets; GET /v1/balance shows what remains; clearing the
 // budget lets requests through again.
 func TestBudgetRefusesOnEveryEndpoint(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.AdminToken = testAdminToken })
+	e, _, keyID := budgetEnv(t)
 	ctx := t.Context()
-	c := &admin.Client{BaseURL: e.url, Token: testAdminToken}
-	keys, err := c.Keys(ctx)
-	if err != nil || len(keys) != 1 {
-		t.Fatalf("keys %+v, %v", keys, err)
-	}
-	keyID := keys[0].ID
 	model := "openai/" + nativeModels["openai"]
 	first := e.post("/v1/chat/completions", e.key, chatBody(model, "Hello", false, `,"max_tokens":16`))
 	readAll(t, first.Body)
@@ -110,14 +117,8 @@ func TestBudgetRefusesOnEveryEndpoint(t *testing.T) {
 // of its key's and its account's, exactly on hover; the administrator's
 // accounts page each key's and account's, and its form sets a key's.
 func TestDashboardShowsBudgets(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.AdminToken = testAdminToken })
+	e, c, keyID := budgetEnv(t)
 	ctx := t.Context()
-	c := &admin.Client{BaseURL: e.url, Token: testAdminToken}
-	keys, err := c.Keys(ctx)
-	if err != nil || len(keys) != 1 {
-		t.Fatalf("keys %+v, %v", keys, err)
-	}
-	keyID := keys[0].ID
 	daily, monthly := "0.01", "1"
 	if _, err := c.UpdateKey(ctx, keyID, admin.KeyUpdate{DailyBudgetUSD: &daily}); err != nil {
 		t.Fatal(err)

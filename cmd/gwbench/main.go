@@ -302,49 +302,47 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 		}
 		return ""
 	}
-	gwSQLite, key, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: bin, Database: dir + "/gateway.db", Pprof: pprofOf("gateway")}, ms.URL)
-	if err != nil {
+	targets := []Target{{Name: "floor", URLs: []string{floor.url}, Pids: []int{floor.pid}, CPUs: targetCPUs, Request: nativeRequest}}
+	keys := map[string]string{}
+	// gateway starts one gateway process (stopped when Run returns) and
+	// adds it as the target named o.Name, with its key.
+	var stops []func()
+	defer func() {
+		for _, stop := range slices.Backward(stops) {
+			stop()
+		}
+	}()
+	gateway := func(o gatewayOpts, svc *services) error {
+		g, key, err := startGateway(ctx, dir, pin, o, ms.URL)
+		if err != nil {
+			return err
+		}
+		stops = append(stops, g.stop)
+		m.ours = append(m.ours, ourProc{g.pid, cpuOf(pin)})
+		targets = append(targets, Target{Name: o.Name, URLs: []string{g.url}, Pids: []int{g.pid}, CPUs: targetCPUs, Request: gatewayRequest(key, "openai"), Services: svc})
+		keys[o.Name] = key
+		return nil
+	}
+	if err := gateway(gatewayOpts{Binary: bin, Database: dir + "/gateway.db", Pprof: pprofOf("gateway"), Name: "gateway"}, nil); err != nil {
 		return nil, err
 	}
-	defer gwSQLite.stop()
-	m.ours = append(m.ours, ourProc{gwSQLite.pid, cpuOf(pin)})
-	targets := []Target{
-		{Name: "floor", URLs: []string{floor.url}, Pids: []int{floor.pid}, CPUs: targetCPUs, Request: nativeRequest},
-		{Name: "gateway", URLs: []string{gwSQLite.url}, Pids: []int{gwSQLite.pid}, CPUs: targetCPUs, Request: gatewayRequest(key, "openai")},
-	}
-	keys := map[string]string{"gateway": key}
 	if cfg.Compare != "" {
-		gwC, cKey, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: cfg.Compare, Database: dir + "/compare.db", Name: "gateway-compare"}, ms.URL)
-		if err != nil {
+		if err := gateway(gatewayOpts{Binary: cfg.Compare, Database: dir + "/compare.db", Name: "gateway-compare"}, nil); err != nil {
 			return nil, err
 		}
-		defer gwC.stop()
-		m.ours = append(m.ours, ourProc{gwC.pid, cpuOf(pin)})
-		targets = append(targets, Target{Name: "gateway-compare", URLs: []string{gwC.url}, Pids: []int{gwC.pid}, CPUs: targetCPUs, Request: gatewayRequest(cKey, "openai")})
-		keys["gateway-compare"] = cKey
 	}
 	var svc *services
 	if cfg.Postgres != "" {
 		svc = newServices(cfg.Redis)
-		gwPG, pgKey, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: bin, Database: cfg.Postgres, Redis: cfg.Redis, Pprof: pprofOf("gateway-pg"), Name: "gateway-pg"}, ms.URL)
-		if err != nil {
+		if err := gateway(gatewayOpts{Binary: bin, Database: cfg.Postgres, Redis: cfg.Redis, Pprof: pprofOf("gateway-pg"), Name: "gateway-pg"}, svc); err != nil {
 			return nil, err
 		}
-		defer gwPG.stop()
-		m.ours = append(m.ours, ourProc{gwPG.pid, cpuOf(pin)})
-		targets = append(targets, Target{Name: "gateway-pg", URLs: []string{gwPG.url}, Pids: []int{gwPG.pid}, CPUs: targetCPUs, Request: gatewayRequest(pgKey, "openai"), Services: svc})
-		keys["gateway-pg"] = pgKey
 		if cfg.Compare != "" {
 			// The other binary on the same PostgreSQL and Redis: before
 			// and after on the scale-out path too.
-			gwPC, pcKey, err := startGateway(ctx, dir, pin, gatewayOpts{Binary: cfg.Compare, Database: cfg.Postgres, Redis: cfg.Redis, Name: "gateway-pg-compare"}, ms.URL)
-			if err != nil {
+			if err := gateway(gatewayOpts{Binary: cfg.Compare, Database: cfg.Postgres, Redis: cfg.Redis, Name: "gateway-pg-compare"}, svc); err != nil {
 				return nil, err
 			}
-			defer gwPC.stop()
-			m.ours = append(m.ours, ourProc{gwPC.pid, cpuOf(pin)})
-			targets = append(targets, Target{Name: "gateway-pg-compare", URLs: []string{gwPC.url}, Pids: []int{gwPC.pid}, CPUs: targetCPUs, Request: gatewayRequest(pcKey, "openai"), Services: svc})
-			keys["gateway-pg-compare"] = pcKey
 		}
 	}
 	if cfg.Instances > 1 {
