@@ -48,13 +48,6 @@ func (d *Dashboard) budgetCards(ctx context.Context, accountID string, v *viewer
 	if err != nil {
 		return nil, err
 	}
-	if !ab.IsZero() {
-		u, err := bs.BudgetUse(ctx, accountID, "", now)
-		if err != nil {
-			return nil, err
-		}
-		add("Account", ab, u.AccountDay, u.AccountMonth)
-	}
 	var keys []gw.Key
 	for _, k := range v.keys {
 		if k.AccountID == accountID && !k.Budget.IsZero() && k.Live(now) {
@@ -62,16 +55,29 @@ func (d *Dashboard) budgetCards(ctx context.Context, accountID string, v *viewer
 		}
 	}
 	slices.SortFunc(keys, func(a, b gw.Key) int { return strings.Compare(a.ID, b.ID) })
-	for _, k := range keys {
-		u, err := bs.BudgetUse(ctx, accountID, k.ID, now)
-		if err != nil {
+	// Each key's use carries its account's too: the account's cards
+	// (first) need a query of their own only when no key has a budget.
+	uses := make([]gw.BudgetUse, len(keys))
+	for i, k := range keys {
+		if uses[i], err = bs.BudgetUse(ctx, accountID, k.ID, now); err != nil {
 			return nil, err
 		}
+	}
+	if !ab.IsZero() {
+		var u gw.BudgetUse
+		if len(uses) > 0 {
+			u = uses[0]
+		} else if u, err = bs.BudgetUse(ctx, accountID, "", now); err != nil {
+			return nil, err
+		}
+		add("Account", ab, u.AccountDay, u.AccountMonth)
+	}
+	for i, k := range keys {
 		name := "Key " + k.Hint
 		if k.Name != "" {
 			name = "Key " + k.Name
 		}
-		add(name, k.Budget, u.KeyDay, u.KeyMonth)
+		add(name, k.Budget, uses[i].KeyDay, uses[i].KeyMonth)
 	}
 	return out, nil
 }
