@@ -334,10 +334,8 @@ func (g *Gateway) Authenticate(ctx context.Context, header string) (*gw.Principa
 // the key's chat requests. It returns the limiter's decision for the
 // rate-limit headers, and invalid_request or rate_limited.
 func (g *Gateway) AllowCount(ctx context.Context, p *gw.Principal, vendor, model string) (gw.LimitDecision, error) {
-	if !gw.ModelAllowed(p.Models, vendor, model) {
-		e := gw.Errorf(gw.CodeInvalidRequest, "model %q is not allowed for this API key (its models: %s)", vendor+"/"+model, strings.Join(p.Models, ", "))
-		e.NoRetry = true
-		return gw.LimitDecision{}, e
+	if err := modelAllowed(p, Target{Vendor: vendor, Model: model}); err != nil {
+		return gw.LimitDecision{}, err
 	}
 	if g.cfg.Limiter == nil {
 		return gw.LimitDecision{Allowed: true}, nil
@@ -354,6 +352,17 @@ func (g *Gateway) AllowCount(ctx context.Context, p *gw.Principal, vendor, model
 		return d, &gw.Error{Code: gw.CodeRateLimited, Message: "rate limit reached for this API key's token counts; retry after the time in Retry-After", RetryAfter: max(d.RetryAfter, time.Second)}
 	}
 	return d, nil
+}
+
+// modelAllowed is nil when p's model allow list admits t, else the
+// caller's 400 (skipReason matches its wording).
+func modelAllowed(p *gw.Principal, t Target) error {
+	if gw.ModelAllowed(p.Models, t.Vendor, t.Model) {
+		return nil
+	}
+	e := gw.Errorf(gw.CodeInvalidRequest, "model %q is not allowed for this API key (its models: %s)", t.String(), strings.Join(p.Models, ", "))
+	e.NoRetry = true
+	return e
 }
 
 // Inbound is a parsed, authenticated request.
@@ -611,10 +620,10 @@ func (x *Exchange) prepare(c *candidate, multi bool) error {
 	if !ok {
 		return gw.Errorf(gw.CodeInvalidRequest, "unknown vendor %q", c.Vendor)
 	}
-	if in.Principal != nil && !gw.ModelAllowed(in.Principal.Models, c.Vendor, c.Model) {
-		e := gw.Errorf(gw.CodeInvalidRequest, "model %q is not allowed for this API key (its models: %s)", c.String(), strings.Join(in.Principal.Models, ", "))
-		e.NoRetry = true
-		return e
+	if in.Principal != nil {
+		if err := modelAllowed(in.Principal, c.Target); err != nil {
+			return err
+		}
 	}
 	c.provider = p
 	if a, ok := p.(Availability); ok {
