@@ -124,38 +124,34 @@ func (l *Local) accountBudgets(ctx context.Context, accountID string) (*Budgets,
 	return NewBudgets(b, u.AccountDay, u.AccountMonth, now), nil
 }
 
-// updateAccountBudget sets the account's budgets from u and makes the
+// setAccountBudget sets the account's budgets from u and makes the
 // cached principals of its keys, which carry them, reload.
-func (l *Local) updateAccountBudget(ctx context.Context, account string, u AccountUpdate) (*Account, error) {
+func (l *Local) setAccountBudget(ctx context.Context, accountID string, u AccountUpdate) error {
 	bs, err := l.budgetStore()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	a, err := l.account(ctx, account)
+	cur, err := bs.AccountBudget(ctx, accountID)
 	if err != nil {
-		return nil, err
-	}
-	cur, err := bs.AccountBudget(ctx, a.ID)
-	if err != nil {
-		return nil, err
+		return err
 	}
 	b, _, err := budgetUpdate(u.DailyBudgetUSD, u.MonthlyBudgetUSD, cur)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := bs.SetAccountBudget(ctx, a.ID, b); err != nil {
-		return nil, err
+	if err := bs.SetAccountBudget(ctx, accountID, b); err != nil {
+		return err
 	}
 	if l.OnRevoke != nil {
 		keys, err := l.Store.Keys(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, k := range keys {
-			if k.AccountID == a.ID {
+			if k.AccountID == accountID {
 				l.OnRevoke(k.ID)
 			}
 		}
 	}
-	return l.withBalance(ctx, a)
+	return nil
 }

@@ -112,4 +112,14 @@ func TestBudgetsOverTheAPI(t *testing.T) {
 	if _, err := c.UpdateAccount(ctx, "acme", admin.AccountUpdate{}); gw.ErrorCode(err) != gw.CodeInvalidRequest {
 		t.Errorf("empty account update: %v", err)
 	}
+	// A guard policy and a budget in one update: both set, both shown.
+	ten := "10"
+	a, err = c.UpdateAccount(ctx, "acme", admin.AccountUpdate{Guard: &admin.GuardPolicy{Mode: "monitor"}, MonthlyBudgetUSD: &ten})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Guard == nil || a.Guard.Mode != "monitor" || a.Budgets == nil || a.Budgets.Daily == nil || a.Budgets.Monthly == nil ||
+		a.Budgets.Monthly.BudgetUSD != "10.00000000" {
+		t.Errorf("guard and budget update: guard %+v budgets %+v", a.Guard, a.Budgets)
+	}
 }

@@ -569,46 +569,54 @@ func (l *Local) UpdateAccount(ctx context.Context, account string, u AccountUpda
 	if u.Guard == nil && !budgetGiven {
 		return nil, invalid("nothing to change: give guard, daily_budget_usd or monthly_budget_usd")
 	}
+	// Everything is checked before anything changes.
 	if budgetGiven {
 		if _, _, err := budgetUpdate(u.DailyBudgetUSD, u.MonthlyBudgetUSD, gw.Budget{}); err != nil {
 			return nil, err
 		}
+		if _, err := l.budgetStore(); err != nil {
+			return nil, err
+		}
 	}
-	if u.Guard == nil {
-		return l.updateAccountBudget(ctx, account, u)
-	}
-	if err := validPolicy(u.Guard); err != nil {
-		return nil, err
-	}
-	gs, err := l.guardStore()
-	if err != nil {
-		return nil, err
+	var gs gw.GuardStore
+	if u.Guard != nil {
+		if err := validPolicy(u.Guard); err != nil {
+			return nil, err
+		}
+		var err error
+		if gs, err = l.guardStore(); err != nil {
+			return nil, err
+		}
 	}
 	a, err := l.account(ctx, account)
 	if err != nil {
 		return nil, err
 	}
 	if budgetGiven {
-		if _, err := l.updateAccountBudget(ctx, a.ID, u); err != nil {
+		if err := l.setAccountBudget(ctx, a.ID, u); err != nil {
 			return nil, err
 		}
 	}
-	_, cur, err := gs.GuardPolicies(ctx, "", a.ID)
-	if err != nil {
-		return nil, err
-	}
-	p := mergePolicy(cur, u.Guard.gw())
-	if err := gs.SetGuardPolicy(ctx, "account", a.ID, p); err != nil {
-		return nil, err
-	}
-	if l.OnPolicy != nil {
-		l.OnPolicy("")
+	var guard *GuardPolicy
+	if u.Guard != nil {
+		_, cur, err := gs.GuardPolicies(ctx, "", a.ID)
+		if err != nil {
+			return nil, err
+		}
+		p := mergePolicy(cur, u.Guard.gw())
+		if err := gs.SetGuardPolicy(ctx, "account", a.ID, p); err != nil {
+			return nil, err
+		}
+		if l.OnPolicy != nil {
+			l.OnPolicy("")
+		}
+		guard = toGuardPolicy(p)
 	}
 	out, err := l.withBalance(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	out.Guard = toGuardPolicy(p)
+	out.Guard = guard
 	return out, nil
 }
 
