@@ -137,7 +137,7 @@ func readBudgeted(br pgx.BatchResults, h *gw.Hold) error {
 	case placed:
 		return nil
 	case balance-held < int64(h.Amount):
-		return insufficient(h.Amount, gw.Money(balance-held))
+		return groupcommit.Insufficient(h.Amount, gw.Money(balance-held))
 	}
 	limits := []gw.Money{h.KeyBudget.Daily, h.KeyBudget.Monthly, h.AccountBudget.Daily, h.AccountBudget.Monthly}
 	for i, c := range budgetColumns {

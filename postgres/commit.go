@@ -296,7 +296,7 @@ func read(br pgx.BatchResults, o *groupcommit.Op, budgeted bool) error {
 		case dup:
 			return fmt.Errorf("hold %q: %w", o.Hold.ID, groupcommit.ErrHoldExists)
 		case !placed:
-			return insufficient(o.Hold.Amount, gw.Money(balance-held))
+			return groupcommit.Insufficient(o.Hold.Amount, gw.Money(balance-held))
 		}
 		return nil
 	case groupcommit.Settle, groupcommit.Release:
@@ -327,14 +327,4 @@ func read(br pgx.BatchResults, o *groupcommit.Op, budgeted bool) error {
 	}
 	_, err := br.Exec()
 	return err
-}
-
-// insufficient is the caller-facing refusal of a hold.
-func insufficient(need, avail gw.Money) *gw.Error {
-	return &gw.Error{
-		Code: gw.CodeInsufficientBalance,
-		Message: fmt.Sprintf("insufficient balance: this request needs up to $%s, the available balance is $%s",
-			need.USDString(), max(avail, 0).USDString()),
-		NoRetry: true,
-	}
 }

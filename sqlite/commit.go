@@ -340,7 +340,7 @@ func (db *DB) placeHold(ctx context.Context, tx *sql.Tx, h gw.Hold) error {
 		return fmt.Errorf("hold %q: %w", h.ID, groupcommit.ErrHoldExists)
 	}
 	if avail := gw.Money(balance - held); avail < h.Amount {
-		return insufficient(h.Amount, avail)
+		return groupcommit.Insufficient(h.Amount, avail)
 	}
 	if err := db.checkBudgets(ctx, tx, &h, fromMicros(now)); err != nil {
 		return err
@@ -367,16 +367,6 @@ func settleBound(r *gw.Record, covers int64) gw.Money {
 	r.Charge = gw.Money(covers)
 	r.Note = gw.JoinNote(r.Note, fmt.Sprintf("%s: the charge exceeded the hold and the available balance by %d", gw.NoteOperatorLoss, short))
 	return r.Charge
-}
-
-// insufficient is the caller-facing refusal of a hold.
-func insufficient(need, avail gw.Money) *gw.Error {
-	return &gw.Error{
-		Code: gw.CodeInsufficientBalance,
-		Message: fmt.Sprintf("insufficient balance: this request needs up to $%s, the available balance is $%s",
-			need.USDString(), max(avail, 0).USDString()),
-		NoRetry: true,
-	}
 }
 
 // prepared holds the statements of the per-request path, parsed once:

@@ -138,7 +138,7 @@ func (db *DB) placeHoldMem(ctx context.Context, h gw.Hold) error {
 			}
 			if attempt > 0 {
 				b.mu.Unlock()
-				return insufficient(h.Amount, avail)
+				return groupcommit.Insufficient(h.Amount, avail)
 			}
 		}
 		b.mu.Unlock()

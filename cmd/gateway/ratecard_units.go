@@ -34,7 +34,7 @@ type ratecardUnit struct {
 func ratecardUnits(card *ratecard.Card) []ratecardUnit {
 	var out []ratecardUnit
 	for _, m := range card.Models() {
-		name := m.Vendor + "/" + m.ID
+		name := name0(m)
 		add := func(prefix, note string, p ratecard.Price) {
 			r := p.Resolved()
 			for _, u := range []struct {
@@ -63,14 +63,15 @@ func ratecardUnits(card *ratecard.Card) []ratecardUnit {
 		if m.OffPeak != nil {
 			add(fmt.Sprintf("off-peak %02d:%02d-%02d:%02d UTC: ", m.OffPeak.Start/60, m.OffPeak.Start%60, m.OffPeak.End/60, m.OffPeak.End%60), "off-peak window", m.OffPeak.Price)
 		}
-		for _, name := range slices.Sorted(maps.Keys(m.Units)) {
-			u := m.Units[name]
-			out = append(out, ratecardUnit{Model: name0(m), Unit: name, Price: unitPrice(u), Note: u.Note, Source: u.Source, Date: u.Date})
+		for _, unit := range slices.Sorted(maps.Keys(m.Units)) {
+			u := m.Units[unit]
+			out = append(out, ratecardUnit{Model: name, Unit: unit, Price: unitPrice(u), Note: u.Note, Source: u.Source, Date: u.Date})
 		}
 	}
 	return out
 }
 
+// name0 is a model's name on the card, vendor/model.
 func name0(m ratecard.Model) string { return m.Vendor + "/" + m.ID }
 
 // unitPrice describes a unit's price exactly: "x2 token rates", "$0.01

@@ -68,6 +68,17 @@ func (k Kind) String() string {
 // ErrHoldExists refuses a second hold with the same id.
 var ErrHoldExists = errors.New("hold already exists")
 
+// Insufficient is the caller-facing refusal of a hold of need when the
+// account has avail available.
+func Insufficient(need, avail gw.Money) *gw.Error {
+	return &gw.Error{
+		Code: gw.CodeInsufficientBalance,
+		Message: fmt.Sprintf("insufficient balance: this request needs up to $%s, the available balance is $%s",
+			need.USDString(), max(avail, 0).USDString()),
+		NoRetry: true,
+	}
+}
+
 // ErrClosed is returned by calls submitted after Close.
 var ErrClosed = errors.New("store closed")
 
