@@ -1,6 +1,10 @@
 package gw
 
-import "time"
+import (
+	"context"
+	"sync"
+	"time"
+)
 
 // Breaker states of a vendor or of one of its keys.
 const (
@@ -68,4 +72,85 @@ func (a Attempt) String() string {
 		return id + " " + string(a.Error) + " " + a.Duration.Round(time.Millisecond).String()
 	}
 	return id + " ok " + a.Duration.Round(time.Millisecond).String()
+}
+
+// CallScope travels with a request's context to the vendor client: the
+// account the calls are made for (breakers count failures by account,
+// so that one account cannot trip them for the others; "" is the
+// gateway's own call) and the request's attempt budget (nil: none).
+type CallScope struct {
+	Account string
+	Budget  *AttemptBudget
+}
+
+type callScopeKey struct{}
+
+// WithCallScope returns ctx carrying s.
+func WithCallScope(ctx context.Context, s CallScope) context.Context {
+	return context.WithValue(ctx, callScopeKey{}, s)
+}
+
+// CallScopeFrom returns the scope ctx carries (zero: none).
+func CallScopeFrom(ctx context.Context) CallScope {
+	s, _ := ctx.Value(callScopeKey{}).(CallScope)
+	return s
+}
+
+// AttemptBudget bounds what one request may make the gateway spend on
+// vendors: at most a number of vendor calls (retries and fallbacks
+// together) and no call or retry starting after its deadline; each
+// attempt's wait for its first byte ends at the deadline too. It keeps
+// its own clock (time.Now unless given), so that every package reads it
+// alike. It is safe for concurrent use.
+type AttemptBudget struct {
+	now      func() time.Time
+	mu       sync.Mutex
+	left     int
+	deadline time.Time
+}
+
+// NewAttemptBudget returns a budget of calls vendor calls within d from
+// now; a nil clock is time.Now.
+func NewAttemptBudget(calls int, d time.Duration, now func() time.Time) *AttemptBudget {
+	if now == nil {
+		now = time.Now
+	}
+	return &AttemptBudget{now: now, left: calls, deadline: now().Add(d)}
+}
+
+// Take spends one call when one is left and the deadline is ahead;
+// false: the budget is spent. A nil budget allows everything.
+func (b *AttemptBudget) Take() bool {
+	if b == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.left <= 0 || !b.now().Before(b.deadline) {
+		return false
+	}
+	b.left--
+	return true
+}
+
+// CanTake reports whether a call starting after wait would be within the
+// budget, without spending it.
+func (b *AttemptBudget) CanTake(wait time.Duration) bool {
+	if b == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.left > 0 && b.now().Add(wait).Before(b.deadline)
+}
+
+// Remaining is the time left before the deadline (0 when past); ok is
+// false for a nil budget (no bound).
+func (b *AttemptBudget) Remaining() (d time.Duration, ok bool) {
+	if b == nil {
+		return 0, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return max(b.deadline.Sub(b.now()), 0), true
 }

@@ -322,6 +322,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, OpenRouterModels)
 		return
 	}
+	if r.Method == http.MethodGet && strings.HasSuffix(rest, "/models") {
+		// A models list (the gateway's own key check): the key is
+		// checked, the list is empty, and it is not recorded.
+		ex := &exchange{srv: s, w: w, r: r, vendor: vendor, path: rest}
+		if verr := ex.checkAuth(); verr != nil {
+			ex.writeError(verr)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"object":"list","data":[]}`)
+		return
+	}
 	body, rerr := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	rec := Received{
 		Vendor:   vendor,

@@ -56,6 +56,11 @@ type Verdict struct {
 	// Note, when set, is the record's guard summary for a request that
 	// goes through ("grey", "allowed", "off", ...), else "pass".
 	Note string
+	// ThirdParty says the flagged text is not the caller's own: its
+	// source is neither user, assistant nor system text (a tool result,
+	// a document, a tool description, MCP output). Such a block does not
+	// count toward the cool-down.
+	ThirdParty bool
 }
 
 // PrincipalGuard is a Guard that applies the caller's own policy (per
@@ -260,12 +265,24 @@ type Config struct {
 	// token-count endpoint, counted in a bucket of its own beside its chat
 	// requests; 0: the key's own RPM.
 	CountTokensRPM int64
+	// CountBytesPerMinute is how many body bytes one key's token counts
+	// may have counted a minute (AllowCountBytes); 0: unbounded.
+	CountBytesPerMinute int64
 	// GuardCooldown refuses a key or account for a while after repeated
 	// blocked requests (zero: off).
 	GuardCooldown Cooldown
 	// HoldTTL bounds a hold's life if its request never finishes (a
 	// crash); default 30m.
 	HoldTTL time.Duration
+	// MaxAttempts bounds the vendor calls one request makes, retries and
+	// fallbacks together (default DefaultMaxAttempts; an operator route
+	// may set its own, Inbound.MaxAttempts); a caller's "models" list
+	// naming more models than that is refused. AttemptTimeout bounds the
+	// time before the first byte over all of them (default
+	// DefaultAttemptTimeout): no attempt starts after it, and each
+	// attempt's first-byte wait ends at it.
+	MaxAttempts    int
+	AttemptTimeout time.Duration
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -276,6 +293,12 @@ type Config struct {
 	// under the request's own (Inbound.Span); nil: no tracing.
 	Tracer Tracer
 }
+
+// Defaults of the attempt budget (Config.MaxAttempts, AttemptTimeout).
+const (
+	DefaultMaxAttempts    = 6
+	DefaultAttemptTimeout = 60 * time.Second
+)
 
 // Gateway runs requests through the policies. It is safe for concurrent
 // use.
@@ -296,6 +319,12 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.HoldTTL == 0 {
 		cfg.HoldTTL = 30 * time.Minute
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.AttemptTimeout <= 0 {
+		cfg.AttemptTimeout = DefaultAttemptTimeout
 	}
 	if cfg.RefusedPerMinute == 0 {
 		cfg.RefusedPerMinute = DefaultRefusedPerMinute
@@ -399,6 +428,12 @@ type Inbound struct {
 	// caller's "models" list, an operator route's other members. Empty:
 	// none (retries within the vendor still happen).
 	Fallbacks []Target
+	// CallerModels is how many models the caller's own "models" list
+	// named: with the model, more than the attempt cap is refused.
+	CallerModels int
+	// MaxAttempts is the operator route's own cap on vendor calls (0:
+	// Config.MaxAttempts).
+	MaxAttempts int
 	// Prepare, when set, makes the vendor body of each model tried (an
 	// endpoint of a shape other than M and C brings its own mapping);
 	// nil: the caller's body passed through when the vendor speaks
@@ -559,6 +594,11 @@ func (x *Exchange) begin(ctx context.Context) error {
 	g, in := x.g, &x.in
 	if err := g.cool.check(in.Principal, g.cfg.Now()); err != nil {
 		return err
+	}
+	if n, most := in.CallerModels+1, g.maxAttempts(in); in.CallerModels > 0 && n > most {
+		e := gw.Errorf(gw.CodeInvalidRequest, "the request names %d models (model and models); this gateway makes at most %d vendor calls per request, so models may name at most %d", n, most, most-1)
+		e.NoRetry = true
+		return e
 	}
 	targets := append([]Target{{in.Vendor, in.Model}}, in.Fallbacks...)
 	x.cur = -1
@@ -1099,6 +1139,14 @@ type tried struct {
 	attempts []gw.Attempt
 }
 
+// maxAttempts is the cap on vendor calls for in.
+func (g *Gateway) maxAttempts(in *Inbound) int {
+	if in.MaxAttempts > 0 {
+		return in.MaxAttempts
+	}
+	return g.cfg.MaxAttempts
+}
+
 // try calls the candidates in order, from the one in use, until one
 // answers: a failure that another vendor may not have (rate limited,
 // overloaded, a broken or silent connection, an open breaker, an unknown
@@ -1110,8 +1158,23 @@ func (x *Exchange) try(ctx context.Context) tried {
 	var r tried
 	r.served = x.cur
 	multi := len(x.cands) > 1
+	// One budget for every vendor call of the request (retries within a
+	// vendor and fallbacks together), and the account the calls are
+	// made for (the vendor client's breakers count by account).
+	bud := gw.NewAttemptBudget(x.g.maxAttempts(in), x.g.cfg.AttemptTimeout, nil)
+	scope := gw.CallScope{Budget: bud}
+	if in.Principal != nil {
+		scope.Account = in.Principal.AccountID
+	}
+	ctx = gw.WithCallScope(ctx, scope)
 	for i := x.cur; i < len(x.cands); i++ {
 		c := x.cands[i]
+		if i > x.cur && c.skip == "" && !bud.CanTake(0) {
+			if multi {
+				r.attempts = append(r.attempts, gw.Attempt{Vendor: c.Vendor, Model: c.Model, Skipped: "the request's vendor attempts are spent"})
+			}
+			continue
+		}
 		if c.skip != "" {
 			if multi {
 				r.attempts = append(r.attempts, gw.Attempt{Vendor: c.Vendor, Model: c.Model, Skipped: c.skip})
@@ -1291,13 +1354,15 @@ func (x *Exchange) recordIncident(ctx context.Context, v Verdict) string {
 
 func (x *Exchange) block(ctx context.Context, v Verdict) error {
 	id := x.recordIncident(ctx, v)
-	if v.Kind != "guard_unavailable" && x.g.cool.blocked(x.in.Principal, x.g.cfg.Now()) {
-		// Repeated blocks: the key or account is cooled down, and that
-		// is an incident too.
-		c := x.g.cfg.GuardCooldown
-		x.recordIncident(ctx, Verdict{Kind: IncidentCooldown, Score: v.Score,
-			Reason:  fmt.Sprintf("%d blocked requests within %v: refused for %v", c.Incidents, c.Window, c.Period),
-			Excerpt: v.Excerpt})
+	// Only blocks on the caller's own text count toward a cool-down:
+	// never a block on third-party text (a tool result, a document) or on
+	// a token count, though both are refused and recorded.
+	if v.Kind != "guard_unavailable" && !v.ThirdParty && !x.count {
+		if why := x.g.cool.blocked(x.in.Principal, x.g.cfg.Now()); why != "" {
+			// Repeated blocks: the key (or account) is cooled down, and
+			// that is an incident too, saying why.
+			x.recordIncident(ctx, Verdict{Kind: IncidentCooldown, Score: v.Score, Reason: why, Excerpt: v.Excerpt})
+		}
 	}
 	return &gw.Error{
 		Code:       gw.CodeRequestBlocked,

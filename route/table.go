@@ -24,6 +24,9 @@ type Route struct {
 	Name    string
 	Members []Target
 	Weights []int // nil: ordered
+	// MaxAttempts caps the vendor calls of one request to the route,
+	// retries and fallbacks together (0: the gateway's cap).
+	MaxAttempts int
 }
 
 // Table holds the operator's routes. A nil *Table has none.
@@ -50,6 +53,9 @@ func NewTable(routes []Route) (*Table, error) {
 		}
 		if len(r.Members) > MaxFallbacks+1 {
 			return nil, fmt.Errorf("route %q has %d models; at most %d", r.Name, len(r.Members), MaxFallbacks+1)
+		}
+		if r.MaxAttempts < 0 {
+			return nil, fmt.Errorf("route %q: max_attempts must be a positive integer", r.Name)
 		}
 		if r.Weights != nil {
 			if len(r.Weights) != len(r.Members) {

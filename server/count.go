@@ -60,7 +60,7 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	release, err := s.countSlot(r.Context(), len(body))
+	release, err := s.countSlot(r.Context(), principal, len(body))
 	if err != nil {
 		fail(err)
 		return
@@ -111,7 +111,7 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 	how := "vendor"
 	switch {
 	case canCount && p.Shape() == gw.ShapeM:
-		n, err = c.CountTokens(r.Context(), target.Model, body)
+		n, err = c.CountTokens(countScope(r.Context(), principal), target.Model, body)
 	default:
 		req, derr := anthropicshape.DecodeRequest(gb)
 		if derr != nil {
@@ -125,7 +125,7 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 				fail(eerr)
 				return
 			}
-			n, err = c.CountTokens(r.Context(), target.Model, vb)
+			n, err = c.CountTokens(countScope(r.Context(), principal), target.Model, vb)
 		} else {
 			how = "estimate"
 			n, err = s.estimateTokens(req)
@@ -161,12 +161,23 @@ func (s *Server) allowCount(w http.ResponseWriter, r *http.Request, p *gw.Princi
 // millisecond.
 const countSmallBytes = 256 << 10
 
-// countSlot waits for one of the count slots when a count's body is
-// larger than countSmallBytes: at most half the CPUs read, guard and
-// estimate large counts at once, the rest stay with the requests (a
-// 30 MB count took 10 s of CPU, and four at once moved other callers'
-// median latency from 5 to 240 ms). release gives the slot back.
-func (s *Server) countSlot(ctx context.Context, n int) (release func(), err error) {
+// countScope is ctx with the caller's account for the vendor client
+// (its breakers count failures by account).
+func countScope(ctx context.Context, p *gw.Principal) context.Context {
+	return gw.WithCallScope(ctx, gw.CallScope{Account: p.AccountID})
+}
+
+// countSlot charges a count's n body bytes to the key's count budget
+// (proxy.Gateway.AllowCountBytes: rate_limited when spent), then waits
+// for one of the count slots when the body is larger than
+// countSmallBytes: at most half the CPUs read, guard and estimate large
+// counts at once, the rest stay with the requests (a 30 MB count took
+// 10 s of CPU, and four at once moved other callers' median latency from
+// 5 to 240 ms). release gives the slot back.
+func (s *Server) countSlot(ctx context.Context, p *gw.Principal, n int) (release func(), err error) {
+	if err := s.cfg.Gateway.AllowCountBytes(ctx, p, n); err != nil {
+		return nil, err
+	}
 	if n <= countSmallBytes {
 		return func() {}, nil
 	}

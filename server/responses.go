@@ -313,7 +313,7 @@ func (s *Server) countResponseTokens(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	release, err := s.countSlot(r.Context(), len(body))
+	release, err := s.countSlot(r.Context(), principal, len(body))
 	if err != nil {
 		fail(err)
 		return

@@ -613,6 +613,10 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	}
 	target := targets[0]
 	in.Vendor, in.Model = target.Vendor, target.Model
+	in.CallerModels = len(env.models)
+	if r, ok := s.cfg.Routes.Get(env.model); ok {
+		in.MaxAttempts = r.MaxAttempts
+	}
 	for _, t := range targets[1:] {
 		in.Fallbacks = append(in.Fallbacks, proxy.Target{Vendor: t.Vendor, Model: t.Model})
 	}

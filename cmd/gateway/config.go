@@ -45,6 +45,9 @@ type Config struct {
 	RefusedPerMinute       int
 	IncidentTextsPerMinute int
 	CountTokensRPM         int64         // GATEWAY_COUNT_TOKENS_RPM: token counts per minute per key, a bucket of their own (0: the key's RPM)
+	CountBytesPerMinute    int64         // GATEWAY_COUNT_BYTES_PER_MINUTE: body bytes one key's token counts may have counted per minute, default 64 MiB (0: unbounded)
+	MaxAttempts            int           // GATEWAY_MAX_ATTEMPTS: vendor calls per request, retries and fallbacks together, default 6 (a route may set its own)
+	AttemptTimeout         time.Duration // GATEWAY_ATTEMPT_TIMEOUT: the time before the first byte over all of a request's vendor calls, default 60s
 	MaxCountBodyBytes      int64         // GATEWAY_MAX_COUNT_BODY_BYTES: a token count's body, default 8 MiB (at most GATEWAY_MAX_BODY_BYTES)
 	WriteTimeout           time.Duration // GATEWAY_WRITE_TIMEOUT: writing one non-streaming answer, default 60s
 	TPM                    int64         // GATEWAY_TPM: default tokens per minute per key (0: unlimited)
@@ -135,9 +138,12 @@ func envConfig(getenv func(string) string) (Config, error) {
 		Guard:         true,
 		GuardCooldown: proxy.Cooldown{Incidents: 5, Window: 10 * time.Minute, Period: 15 * time.Minute},
 		Optimize:      true,
-		LogLevel:      "info",
-		LogFormat:     "text",
-		Vendors:       map[string]VendorConfig{},
+		// A count of the largest body (8 MiB) takes most of a CPU
+		// second: eight of them a minute per key.
+		CountBytesPerMinute: 64 << 20,
+		LogLevel:            "info",
+		LogFormat:           "text",
+		Vendors:             map[string]VendorConfig{},
 
 		ThreadRetention:    convstate.DefaultThreadTTL,
 		ThreadMaxBytes:     convstate.DefaultThreadMaxBytes,
@@ -209,6 +215,21 @@ func envConfig(getenv func(string) string) (Config, error) {
 		c.HTTP.BreakerFailures = int(breaker)
 	}
 	dur("GATEWAY_BREAKER_INTERVAL", &c.HTTP.BreakerInterval)
+	var accounts int64 = -1
+	num("GATEWAY_BREAKER_ACCOUNTS", &accounts)
+	if accounts > 0 {
+		c.HTTP.BreakerAccounts = int(min(accounts, 1<<20))
+	}
+	dur("GATEWAY_KEY_REST_MAX", &c.HTTP.KeyRestMax)
+	var attempts int64 = -1
+	num("GATEWAY_MAX_ATTEMPTS", &attempts)
+	if attempts == 0 {
+		errs = append(errs, "GATEWAY_MAX_ATTEMPTS must be at least 1")
+	} else if attempts > 0 {
+		c.MaxAttempts = int(min(attempts, 1<<10))
+	}
+	dur("GATEWAY_ATTEMPT_TIMEOUT", &c.AttemptTimeout)
+	num("GATEWAY_COUNT_BYTES_PER_MINUTE", &c.CountBytesPerMinute)
 	num("GATEWAY_RPM", &c.RPM)
 	num("GATEWAY_TPM", &c.TPM)
 	num("GATEWAY_COUNT_TOKENS_RPM", &c.CountTokensRPM)
@@ -386,6 +407,11 @@ var settingDefaults = map[string]string{
 	"GATEWAY_RETRY_BASE":                 "250ms",
 	"GATEWAY_BREAKER_FAILURES":           "5",
 	"GATEWAY_BREAKER_INTERVAL":           "10s",
+	"GATEWAY_BREAKER_ACCOUNTS":           "3",
+	"GATEWAY_KEY_REST_MAX":               "60s",
+	"GATEWAY_MAX_ATTEMPTS":               "6",
+	"GATEWAY_ATTEMPT_TIMEOUT":            "60s",
+	"GATEWAY_COUNT_BYTES_PER_MINUTE":     "67108864",
 	"GATEWAY_KEY_SPREAD":                 "weighted",
 	"GATEWAY_RPM":                        "600",
 	"GATEWAY_TPM":                        "2000000",
@@ -577,9 +603,11 @@ func loadConfigFile(path string, getenv func(string) string) (Config, error) {
 //	[routes."gw/sonnet"]
 //	models = ["anthropic/claude-sonnet-5-5", "openrouter/anthropic/claude-sonnet-5-5"]
 //	weights = [3, 1]   # optional: the first model tried is drawn by weight
+//	max_attempts = 4   # optional: vendor calls per request (default GATEWAY_MAX_ATTEMPTS)
 type routeFile struct {
-	Models  []string `toml:"models"`
-	Weights []int    `toml:"weights"`
+	Models      []string `toml:"models"`
+	Weights     []int    `toml:"weights"`
+	MaxAttempts int      `toml:"max_attempts"`
 }
 
 // readRoutes reads the [routes] tables of the TOML file at path (none
@@ -597,7 +625,7 @@ func readRoutes(path string) (*route.Table, error) {
 	}
 	for _, k := range md.Undecoded() {
 		if len(k) > 1 && k[0] == "routes" {
-			return nil, fmt.Errorf("configuration file %s: unknown route setting %q (a route has models and weights)", path, k.String())
+			return nil, fmt.Errorf("configuration file %s: unknown route setting %q (a route has models, weights and max_attempts)", path, k.String())
 		}
 	}
 	var routes []route.Route
@@ -606,7 +634,7 @@ func readRoutes(path string) (*route.Table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("configuration file %s: %w", path, err)
 		}
-		routes = append(routes, route.Route{Name: name, Members: members, Weights: rf.Weights})
+		routes = append(routes, route.Route{Name: name, Members: members, Weights: rf.Weights, MaxAttempts: rf.MaxAttempts})
 	}
 	if len(routes) == 0 {
 		return nil, nil

@@ -95,8 +95,9 @@ func (a *policyGuard) CheckFirst(ctx context.Context, p *gw.Principal, segs []gw
 	v := a.g.CheckPolicy(segs, guard.Policy{Scope: scope, UserThreshold: pol.UserThreshold, ToolThreshold: pol.ToolThreshold, AssistantThreshold: pol.AssistantThreshold})
 	out := proxy.Verdict{Flagged: v.Flagged, Kind: string(v.Kind), Score: v.Score, Reason: v.Reason}
 	text, src := v.Text, ""
-	if v.Segment >= 0 {
+	if v.Segment >= 0 && v.Segment < len(segs) {
 		src = segs[v.Segment].Source.String()
+		out.ThirdParty = !callerText(segs[v.Segment].Source)
 		if text == "" {
 			text = segs[v.Segment].Text
 		}
@@ -126,6 +127,18 @@ func (a *policyGuard) CheckFirst(ctx context.Context, p *gw.Principal, segs []gw
 	}
 	out, err = a.flagged(ctx, p, pol, out, text)
 	return out, nil, err
+}
+
+// callerText reports whether text of source src is the caller's own
+// (user, assistant or system text), whose blocks count toward the
+// cool-down; any other source (tool results, documents, tool
+// descriptions, MCP output, a source added later) is third-party text.
+func callerText(src gw.TextSource) bool {
+	switch src {
+	case gw.TextUser, gw.TextAssistant, gw.TextSystem:
+		return true
+	}
+	return false
 }
 
 // flagged completes a flagged verdict on text: the account's allow list

@@ -25,7 +25,7 @@ func BenchmarkBreaker(b *testing.B) {
 		if !ok {
 			b.Fatal("breaker open")
 		}
-		br.done(now, probe, outcomeOK)
+		br.done(now, probe, outcomeOK, "")
 	}
 }
 
@@ -33,7 +33,7 @@ func BenchmarkPoolPick(b *testing.B) {
 	for _, spread := range []string{SpreadWeighted, SpreadLeastInFlight} {
 		b.Run(spread, func(b *testing.B) {
 			p := newPool([]Key{{Name: "1", Secret: "a", Weight: 1}, {Name: "2", Secret: "b", Weight: 2}, {Name: "3", Secret: "c", Weight: 1}, {Name: "4", Secret: "d", Weight: 1}},
-				spread, 5, 30*time.Second)
+				spread, 5, 30*time.Second, 1)
 			now := time.Now()
 			b.ReportAllocs()
 			for b.Loop() {
@@ -41,7 +41,7 @@ func BenchmarkPoolPick(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				p.release(now, l, outcomeOK)
+				p.release(now, l, outcomeOK, "")
 			}
 		})
 	}

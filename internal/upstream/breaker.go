@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -12,20 +13,39 @@ import (
 // for interval, during which calls fail at once; then it lets exactly one
 // call through (half-open), whose success closes it and whose failure
 // opens it for another interval. A threshold of 0 or less turns it off.
+//
+// A breaker shared by accounts (the vendor's, a key's) opens on a run of
+// failures only when they came from at least accounts distinct accounts,
+// or from a call of the gateway's own (account ""): one account's
+// requests cannot open it for the others. A run that reaches threshold
+// from fewer accounts asks for confirmation (done's confirm): the
+// gateway's own probe then opens it (trip) or clears the run (clear).
 type breaker struct {
 	threshold int
 	interval  time.Duration
+	accounts  int // distinct accounts a run needs (1: any)
 
 	mu       sync.Mutex
 	state    string // gw.BreakerClosed, gw.BreakerOpen, gw.BreakerHalfOpen
 	failures int
+	from     []string  // the run's distinct accounts, at most accounts of them
+	own      bool      // the run holds a failure of the gateway's own call
 	retryAt  time.Time // open: when the next probe may go
 	probing  bool      // half-open: the probe is in flight
 	opened   int64
+	askedAt  time.Time // when the last confirmation was asked for
 }
 
 func newBreaker(threshold int, interval time.Duration) *breaker {
-	return &breaker{threshold: threshold, interval: interval, state: gw.BreakerClosed}
+	return &breaker{threshold: threshold, interval: interval, accounts: 1, state: gw.BreakerClosed}
+}
+
+// newSharedBreaker is a breaker that needs failures from accounts
+// distinct accounts (or the gateway's own) to open.
+func newSharedBreaker(threshold int, interval time.Duration, accounts int) *breaker {
+	b := newBreaker(threshold, interval)
+	b.accounts = max(accounts, 1)
+	return b
 }
 
 // allow reports whether a call may go now, and whether it is the probe
@@ -59,16 +79,19 @@ func (b *breaker) allow(now time.Time) (ok, probe bool, wait time.Duration) {
 type outcome int
 
 const (
-	outcomeNone    outcome = iota // says nothing of the vendor's health (cancelled)
+	outcomeNone    outcome = iota // says nothing of the vendor's health (cancelled, the caller's own fault)
 	outcomeOK                     // the vendor answered (any status it does not fail with)
-	outcomeFailure                // a connection error, a time-out, 500/502/503/504/529, 408
+	outcomeFailure                // a connection error, a time-out, 500/502/503/504/529
 )
 
-// done reports a call's outcome; probe says whether allow made it the
-// probe.
-func (b *breaker) done(now time.Time, probe bool, o outcome) {
+// done reports a call's outcome for account (""; the gateway's own);
+// probe says whether allow made it the probe. confirm is true when the
+// run reached the threshold from too few accounts to open the breaker
+// and no confirmation was asked for within the interval: the caller
+// should probe the vendor itself and report with trip or clear.
+func (b *breaker) done(now time.Time, probe bool, o outcome, account string) (confirm bool) {
 	if b == nil || b.threshold <= 0 {
-		return
+		return false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -78,19 +101,67 @@ func (b *breaker) done(now time.Time, probe bool, o outcome) {
 	switch o {
 	case outcomeOK:
 		if probe || b.state == gw.BreakerClosed {
-			b.state, b.failures = gw.BreakerClosed, 0
+			b.state, b.failures, b.from, b.own = gw.BreakerClosed, 0, b.from[:0], false
 		}
 	case outcomeFailure:
 		b.failures++
-		if probe || b.state == gw.BreakerClosed && b.failures >= b.threshold {
-			if b.state != gw.BreakerOpen {
-				b.opened++
+		if account == "" {
+			b.own = true
+		} else if len(b.from) < b.accounts && !slices.Contains(b.from, account) {
+			b.from = append(b.from, account)
+		}
+		if probe {
+			b.openLocked(now)
+			return false
+		}
+		if b.state == gw.BreakerClosed && b.failures >= b.threshold {
+			if b.own || len(b.from) >= b.accounts {
+				b.openLocked(now)
+				return false
 			}
-			b.state, b.retryAt = gw.BreakerOpen, now.Add(b.interval)
+			if b.askedAt.IsZero() || now.Sub(b.askedAt) >= b.interval {
+				b.askedAt = now
+				return true
+			}
 		}
 	}
 	// outcomeNone: a probe that said nothing (the caller left) leaves the
 	// breaker half-open, and the next call probes instead.
+	return false
+}
+
+func (b *breaker) openLocked(now time.Time) {
+	if b.state != gw.BreakerOpen {
+		b.opened++
+	}
+	b.state, b.retryAt = gw.BreakerOpen, now.Add(b.interval)
+	b.from, b.own = b.from[:0], false
+}
+
+// trip opens the breaker: the gateway's own probe found the vendor (or
+// key) failing.
+func (b *breaker) trip(now time.Time) {
+	if b == nil || b.threshold <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state == gw.BreakerClosed {
+		b.openLocked(now)
+	}
+}
+
+// clear ends the run of failures: the gateway's own probe found the
+// vendor answering, so the run was the callers' requests' doing.
+func (b *breaker) clear() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state == gw.BreakerClosed {
+		b.failures, b.from, b.own = 0, b.from[:0], false
+	}
 }
 
 // snapshot returns the state for a health report.
@@ -105,4 +176,12 @@ func (b *breaker) snapshot(now time.Time) (state string, failures int, retryAt t
 		state = gw.BreakerHalfOpen // the next call probes
 	}
 	return state, b.failures, b.retryAt, b.opened
+}
+
+// idle reports whether the breaker holds nothing worth keeping (closed,
+// no run of failures), for bounding a table of breakers.
+func (b *breaker) idle() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.state == gw.BreakerClosed && b.failures == 0
 }

@@ -50,9 +50,10 @@ func ParseKeys(s string) ([]Key, error) {
 	return keys, nil
 }
 
-// pool spreads calls over a vendor's keys: a key that got 429 rests for
-// the wait the vendor asked for, a key the vendor refused (401, 403) is
-// taken out, and each key has a breaker of its own.
+// pool spreads calls over a vendor's keys: a key whose 429 the vendor
+// says is about the key rests for the wait the vendor asked for (at most
+// the client's KeyRestMax), a key the gateway's own probe finds refused
+// (401, 403) is taken out, and each key has a breaker of its own.
 type pool struct {
 	spread string
 	keys   []*poolKey
@@ -69,9 +70,13 @@ type poolKey struct {
 	restUntil time.Time
 	out       bool
 	reason    string
+	// checkedAt is when the gateway's own probe last found the key
+	// accepted; checking says one is in flight.
+	checkedAt time.Time
+	checking  bool
 }
 
-func newPool(keys []Key, spread string, threshold int, interval time.Duration) *pool {
+func newPool(keys []Key, spread string, threshold int, interval time.Duration, accounts int) *pool {
 	p := &pool{spread: spread, rand: rand.IntN}
 	for i, k := range keys {
 		if k.Weight <= 0 {
@@ -83,7 +88,7 @@ func newPool(keys []Key, spread string, threshold int, interval time.Duration) *
 		pk := &poolKey{Key: k}
 		if len(keys) > 1 {
 			// A lone key's breaker would be the vendor's.
-			pk.br = newBreaker(threshold, interval)
+			pk.br = newSharedBreaker(threshold, interval, accounts)
 		}
 		p.keys = append(p.keys, pk)
 	}
@@ -169,12 +174,36 @@ func (p *pool) choose(cands []*poolKey) int {
 	return len(cands) - 1
 }
 
-// release ends a lease: o is the call's outcome for the key's breaker.
-func (p *pool) release(now time.Time, l lease, o outcome) {
+// release ends a lease: o is the call's outcome for the key's breaker,
+// account whose call it was. confirm asks for the gateway's own probe of
+// the key (breaker.done).
+func (p *pool) release(now time.Time, l lease, o outcome, account string) (confirm bool) {
 	p.mu.Lock()
 	l.k.inflight--
 	p.mu.Unlock()
-	l.k.br.done(now, l.probe, o)
+	return l.k.br.done(now, l.probe, o, account)
+}
+
+// beginCheck reports whether the gateway should probe key k to confirm
+// a refusal: not when a probe is in flight or found the key accepted
+// within every; endCheck reports the probe's result.
+func (p *pool) beginCheck(k *poolKey, now time.Time, every time.Duration) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if k.out || k.checking || !k.checkedAt.IsZero() && now.Sub(k.checkedAt) < every {
+		return false
+	}
+	k.checking = true
+	return true
+}
+
+func (p *pool) endCheck(k *poolKey, now time.Time, accepted bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k.checking = false
+	if accepted {
+		k.checkedAt = now
+	}
 }
 
 // rest makes a key that got 429 rest until until, when the pool has

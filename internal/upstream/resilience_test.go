@@ -182,13 +182,18 @@ type keyServer struct {
 	mu     sync.Mutex
 	status map[string]int
 	calls  map[string]int
+	probes map[string]int
 	ra     string
 }
 
 func (k *keyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	k.mu.Lock()
-	k.calls[key]++
+	if r.Method == http.MethodGet {
+		k.probes[key]++ // the gateway's own probe, not a call
+	} else {
+		k.calls[key]++
+	}
 	st := k.status[key]
 	k.mu.Unlock()
 	if st == 0 {
@@ -197,13 +202,17 @@ func (k *keyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if k.ra != "" {
 		w.Header().Set("Retry-After", k.ra)
 	}
+	if st == http.StatusTooManyRequests {
+		// The key's own limit: its requests for the minute are spent.
+		w.Header().Set("X-Ratelimit-Remaining-Requests", "0")
+	}
 	w.WriteHeader(st)
 }
 
 func (k *keyServer) count(key string) int { k.mu.Lock(); defer k.mu.Unlock(); return k.calls[key] }
 
 func TestPoolSpreadsByWeight(t *testing.T) {
-	ks := &keyServer{status: map[string]int{}, calls: map[string]int{}}
+	ks := &keyServer{status: map[string]int{}, calls: map[string]int{}, probes: map[string]int{}}
 	srv := httptest.NewServer(ks)
 	defer srv.Close()
 	keys, err := ParseKeys("a@3, b@1")
@@ -225,14 +234,14 @@ func TestPoolSpreadsByWeight(t *testing.T) {
 }
 
 func TestPoolLeastInFlight(t *testing.T) {
-	p := newPool([]Key{{Secret: "a"}, {Secret: "b"}}, SpreadLeastInFlight, 5, time.Second)
+	p := newPool([]Key{{Secret: "a"}, {Secret: "b"}}, SpreadLeastInFlight, 5, time.Second, 1)
 	now := time.Now()
 	l1, _ := p.pick(now, "acme", nil)
 	l2, _ := p.pick(now, "acme", nil)
 	if l1.k == l2.k {
 		t.Fatalf("both calls on key %s", l1.k.Name)
 	}
-	p.release(now, l1, outcomeOK)
+	p.release(now, l1, outcomeOK, "")
 	l3, _ := p.pick(now, "acme", nil)
 	if l3.k != l1.k {
 		t.Fatalf("third call on %s, want the idle key %s", l3.k.Name, l1.k.Name)
@@ -240,11 +249,11 @@ func TestPoolLeastInFlight(t *testing.T) {
 }
 
 func TestPoolRestsA429KeyAndTakesOutA401Key(t *testing.T) {
-	ks := &keyServer{status: map[string]int{"a": 429, "b": 401}, calls: map[string]int{}, ra: "20"}
+	ks := &keyServer{status: map[string]int{"a": 429, "b": 401}, calls: map[string]int{}, probes: map[string]int{}, ra: "20"}
 	srv := httptest.NewServer(ks)
 	defer srv.Close()
 	keys, _ := ParseKeys("a,b,c")
-	c, clk := newTestClient(Config{Keys: keys, Spread: SpreadLeastInFlight})
+	c, clk := newTestClient(Config{Keys: keys, Spread: SpreadLeastInFlight, Probe: &Probe{URL: srv.URL, Auth: bearerAuth}})
 	for i := 0; i < 10; i++ {
 		resp, err := c.Do(context.Background(), &Request{Method: "POST", URL: srv.URL, Auth: bearerAuth})
 		if err != nil {
@@ -357,7 +366,7 @@ func TestBreakerOpensProbesOncePerIntervalAndCloses(t *testing.T) {
 func TestBreakerHalfOpenLetsOneProbeAtATime(t *testing.T) {
 	b := newBreaker(1, time.Second)
 	now := time.Now()
-	b.done(now, false, outcomeFailure)
+	b.done(now, false, outcomeFailure, "")
 	if ok, _, _ := b.allow(now); ok {
 		t.Fatal("open breaker let a call through")
 	}
@@ -370,11 +379,11 @@ func TestBreakerHalfOpenLetsOneProbeAtATime(t *testing.T) {
 		t.Fatal("a second call went while the probe was in flight")
 	}
 	// A probe that says nothing (cancelled) lets the next call probe.
-	b.done(later, true, outcomeNone)
+	b.done(later, true, outcomeNone, "")
 	if ok, probe, _ := b.allow(later); !ok || !probe {
 		t.Fatal("no new probe after a cancelled one")
 	}
-	b.done(later, true, outcomeOK)
+	b.done(later, true, outcomeOK, "")
 	if ok, probe, _ := b.allow(later); !ok || probe {
 		t.Fatal("not closed after a good probe")
 	}

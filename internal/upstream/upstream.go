@@ -18,23 +18,36 @@
 //
 // Keys and breakers: a Client spreads calls over the vendor's keys (a
 // pool, pool.go): weighted at random or to the key with the fewest calls
-// in flight. A key answered 429 rests for the wait the vendor asked (the
-// retry goes at once to another key when one is free; a lone key does not
-// rest, the vendor's limits may be per model); a key answered 401 is taken
-// out of the pool for good and reported (log, Health) and the call goes
-// to another key. A 403 is answered as it is: vendors also send it for
-// what one request asked (a model the organisation may not use), so a
-// caller could otherwise take the gateway's keys out.
+// in flight. A key answered 429 rests only when the vendor says the 429
+// is about the key (x-ratelimit-remaining-*: 0, anthropic-ratelimit-*-
+// remaining: 0, or an error type of the key's request quota), for the
+// wait the vendor asked and never longer than KeyRestMax; a 429 about one
+// request (too large for the minute's tokens) rests nothing. A key
+// answered 401 or 403 is taken out of the pool only when the gateway's
+// own Probe, sent with that key, is refused too (at most one probe per
+// key per BreakerInterval); a refusal of a request that carried headers
+// the caller chose (CallerHeaders) is the caller's, answered
+// invalid_request, and touches no key.
 // The vendor and each key have a circuit breaker (breaker.go): after
-// BreakerFailures failures in a row it opens, and calls fail at once with
-// overloaded and Retry-After; every BreakerInterval one call probes, and
-// a probe that succeeds closes it. Health reports the state.
+// BreakerFailures failures in a row from at least BreakerAccounts
+// distinct accounts (the gw.CallScope's), or confirmed by the gateway's
+// own probe, it opens, and calls fail at once with overloaded and
+// Retry-After; every BreakerInterval one call probes, and a probe that
+// succeeds closes it. Each account also has a breaker of its own, which
+// slows only that account's calls. Failures a caller's input causes
+// (4xx, 413) never count. Health reports the state.
+//
+// Attempt budget: a request's context may carry a gw.AttemptBudget
+// (gw.CallScope): every call, retry and fallback takes one of its calls,
+// none starts after its deadline, and each first-byte wait ends at the
+// deadline.
 package upstream
 
 import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +98,25 @@ type Config struct {
 	// stays open before one probe (default 10s).
 	BreakerFailures int
 	BreakerInterval time.Duration
+	// KeyRestMax caps how long a key rests after a 429 about the key, and
+	// the wait a vendor's 429 or 503 passes on to the caller as
+	// Retry-After (default 60s).
+	KeyRestMax time.Duration
+	// BreakerAccounts is how many distinct accounts a run of failures
+	// must come from to open the vendor's or a key's breaker (default 3;
+	// 1: any account's). A run from fewer is confirmed by Probe first.
+	BreakerAccounts int
+	// Probe is the gateway's own minimal request to the vendor (its
+	// models list): it confirms that the vendor refuses a key before the
+	// key is taken out, and that the vendor fails before a run of
+	// failures from too few accounts opens a breaker. Nil: no key is
+	// taken out, and such a run opens nothing (the accounts' own breakers
+	// still slow them).
+	Probe *Probe
+	// CallerHeaders names the request headers that carry values the
+	// caller chose (forwarded to the vendor): a 401 or 403 on a request
+	// with one is the caller's.
+	CallerHeaders []string
 	// Logger reports keys taken out and breakers opening (default:
 	// discarded).
 	Logger *slog.Logger
@@ -108,6 +140,10 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxRetryWait, 5*time.Second)
 	def(&c.RetryBudget, 30*time.Second)
 	def(&c.BreakerInterval, 10*time.Second)
+	def(&c.KeyRestMax, 60*time.Second)
+	if c.BreakerAccounts == 0 {
+		c.BreakerAccounts = 3
+	}
 	if c.BreakerFailures == 0 {
 		c.BreakerFailures = 5
 	}
@@ -129,6 +165,15 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// Probe is the gateway's own request to a vendor: a minimal call that
+// costs nothing (the models list). Auth sets a pool key on it.
+type Probe struct {
+	Method string // default GET
+	URL    string
+	Header http.Header
+	Auth   func(h http.Header, secret string)
+}
+
 // Client sends requests to one vendor.
 type Client struct {
 	vendor string
@@ -136,6 +181,9 @@ type Client struct {
 	hc     *http.Client
 	br     *breaker
 	pool   *pool // nil: no keys configured here
+	// accts are the accounts' own breakers.
+	amu   sync.Mutex
+	accts map[string]*breaker
 	// sleep waits between retries and now is the clock; tests replace
 	// them.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -165,9 +213,9 @@ func New(vendor string, cfg Config) *Client {
 		}
 	}
 	c := &Client{vendor: vendor, cfg: cfg, hc: &http.Client{Transport: rt}, sleep: sleepCtx, now: time.Now,
-		br: newBreaker(cfg.BreakerFailures, cfg.BreakerInterval)}
+		br: newSharedBreaker(cfg.BreakerFailures, cfg.BreakerInterval, cfg.BreakerAccounts), accts: map[string]*breaker{}}
 	if len(cfg.Keys) > 0 {
-		c.pool = newPool(cfg.Keys, cfg.Spread, cfg.BreakerFailures, cfg.BreakerInterval)
+		c.pool = newPool(cfg.Keys, cfg.Spread, cfg.BreakerFailures, cfg.BreakerInterval, cfg.BreakerAccounts)
 	}
 	return c
 }
@@ -208,51 +256,80 @@ type Request struct {
 // as the package documentation says before returning. A transport
 // failure comes back as *gw.Error (upstream_timeout or upstream_error),
 // an open breaker or a pool without a usable key as overloaded (with
-// RetryAfter) or vendor_unavailable, and a cancelled ctx as ctx.Err().
+// RetryAfter) or vendor_unavailable, a spent attempt budget as
+// upstream_timeout, a refusal of the caller's forwarded headers as
+// invalid_request, and a cancelled ctx as ctx.Err(). A Retry-After the
+// answer carries is at most KeyRestMax.
 func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
 	start := req.Start
 	if start.IsZero() {
 		start = c.now()
 	}
+	scope := gw.CallScopeFrom(ctx)
+	acct, bud := scope.Account, scope.Budget
+	ab := c.accountBreaker(acct)
+	forwarded := c.forwarded(req.Header)
 	for attempt := 0; ; attempt++ {
 		now := c.now()
+		aok, aprobe, await := ab.allow(now)
+		if !aok {
+			return nil, c.accountOpenError(await)
+		}
 		ok, probe, wait := c.br.allow(now)
 		if !ok {
+			ab.done(now, aprobe, outcomeNone, "")
 			return nil, c.openError(wait)
 		}
 		var l lease
 		if c.pool != nil {
 			var err error
 			if l, err = c.pool.pick(now, c.vendor, nil); err != nil {
-				c.br.done(now, probe, outcomeNone)
+				ab.done(now, aprobe, outcomeNone, "")
+				c.br.done(now, probe, outcomeNone, acct)
 				return nil, err
 			}
 		}
-		resp, err := c.once(ctx, req, l.k)
-		vendorOutcome, keyOutcome := outcomeOK, outcomeOK
+		if !bud.Take() {
+			if l.k != nil {
+				c.pool.release(now, l, outcomeNone, acct)
+			}
+			ab.done(now, aprobe, outcomeNone, "")
+			c.br.done(now, probe, outcomeNone, acct)
+			return nil, c.spentError()
+		}
+		resp, err := c.once(ctx, req, l.k, bud)
+		o := outcomeOK
 		switch {
 		case err != nil && ctx.Err() != nil:
-			vendorOutcome, keyOutcome = outcomeNone, outcomeNone
+			o = outcomeNone
 		case err != nil, failureStatus(resp.StatusCode):
-			vendorOutcome, keyOutcome = outcomeFailure, outcomeFailure
+			o = outcomeFailure
 		case resp.StatusCode == http.StatusTooManyRequests:
-			// Rate limits are the key's, not a failure of the vendor.
-			vendorOutcome, keyOutcome = outcomeNone, outcomeNone
-		case resp.StatusCode == http.StatusUnauthorized:
+			// Rate limits are the key's or the request's, not a failure
+			// of the vendor.
+			o = outcomeNone
+		}
+		keyOutcome := o
+		if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 			keyOutcome = outcomeNone
 		}
 		now = c.now()
+		var confirmKey bool
 		if l.k != nil {
-			c.pool.release(now, l, keyOutcome)
+			confirmKey = c.pool.release(now, l, keyOutcome, acct)
 		}
-		c.br.done(now, probe, vendorOutcome)
+		ab.done(now, aprobe, o, "")
+		confirmVendor := c.br.done(now, probe, o, acct)
+		if confirmVendor || confirmKey {
+			c.confirm(ctx, l.k, confirmVendor, confirmKey)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			gerr := c.transportError(err)
 			wait := c.backoff(attempt)
-			if !c.mayRetry(attempt, start, wait) {
+			if !c.mayRetry(attempt, start, wait, bud) {
 				return nil, gerr
 			}
 			if err := c.sleep(ctx, wait); err != nil {
@@ -263,11 +340,22 @@ func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
 		status := resp.StatusCode
 		wait = c.backoff(attempt)
 		switch {
-		case status == http.StatusUnauthorized && l.k != nil:
-			if c.pool.takeOut(l.k, fmt.Sprintf("the vendor answered %d", status)) {
+		case (status == http.StatusUnauthorized || status == http.StatusForbidden) && len(forwarded) > 0:
+			// The caller's own header values went with the request: the
+			// refusal is theirs, and says nothing of the gateway's key.
+			drain(resp.Body)
+			return nil, &gw.Error{Code: gw.CodeInvalidRequest, NoRetry: true,
+				Message: fmt.Sprintf("%s: the vendor refused the request (%d) with the header(s) forwarded for the caller (%s); check their values", c.vendor, status, strings.Join(forwarded, ", "))}
+		case (status == http.StatusUnauthorized || status == http.StatusForbidden) && l.k != nil:
+			if !c.keyRefused(l.k) {
+				// The gateway's own probe with this key is accepted (or
+				// was lately): the refusal is about this request.
+				return resp, nil
+			}
+			if c.pool.takeOut(l.k, fmt.Sprintf("the vendor answered %d, and %d to the gateway's own probe", status, status)) {
 				c.cfg.Logger.Error("vendor key taken out of the pool", "vendor", c.vendor, "key", l.k.Name, "status", status)
 			}
-			if !c.pool.usable(c.now()) {
+			if !c.pool.usable(c.now()) || !bud.CanTake(0) {
 				return resp, nil
 			}
 			// Another key may be good: at once, not counted as a retry.
@@ -276,8 +364,8 @@ func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
 			continue
 		case status == http.StatusTooManyRequests:
 			ra, hasRA := RetryAfter(resp.Header, now)
-			if l.k != nil {
-				rest := ra
+			if l.k != nil && keyLimited(resp) {
+				rest := min(ra, c.cfg.KeyRestMax)
 				if !hasRA || rest <= 0 {
 					rest = time.Second
 				}
@@ -288,6 +376,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
 			}
 			if hasRA {
 				if ra > c.cfg.MaxRetryWait {
+					c.capRetryAfter(resp.Header, now)
 					return resp, nil // the vendor asks for more than we wait: answer now
 				}
 				wait = ra
@@ -295,6 +384,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
 		case retryableStatus(status):
 			if ra, ok := RetryAfter(resp.Header, now); ok {
 				if ra > c.cfg.MaxRetryWait {
+					c.capRetryAfter(resp.Header, now)
 					return resp, nil
 				}
 				wait = ra
@@ -302,7 +392,8 @@ func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
 		default:
 			return resp, nil
 		}
-		if !c.mayRetry(attempt, start, wait) {
+		if !c.mayRetry(attempt, start, wait, bud) {
+			c.capRetryAfter(resp.Header, now)
 			return resp, nil
 		}
 		drain(resp.Body)
@@ -313,9 +404,188 @@ func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
 }
 
 // mayRetry reports whether a retry after attempt (0: the first) may
-// start after wait: within MaxRetries and the request's RetryBudget.
-func (c *Client) mayRetry(attempt int, start time.Time, wait time.Duration) bool {
-	return attempt < c.cfg.MaxRetries && c.now().Add(wait).Sub(start) <= c.cfg.RetryBudget
+// start after wait: within MaxRetries, the request's RetryBudget and its
+// attempt budget.
+func (c *Client) mayRetry(attempt int, start time.Time, wait time.Duration, bud *gw.AttemptBudget) bool {
+	return attempt < c.cfg.MaxRetries && c.now().Add(wait).Sub(start) <= c.cfg.RetryBudget && bud.CanTake(wait)
+}
+
+// spentError is the answer when the request's attempt budget is spent.
+func (c *Client) spentError() *gw.Error {
+	return &gw.Error{Code: gw.CodeUpstreamTimeout, Message: c.vendor + ": the request's vendor attempts or time budget are spent",
+		Err: fmt.Errorf("%s: attempt budget spent", c.vendor)}
+}
+
+// accountOpenError is the answer while the caller's account's own
+// breaker is open.
+func (c *Client) accountOpenError(wait time.Duration) *gw.Error {
+	secs := max((wait+time.Second-1)/time.Second, 1) * time.Second
+	return &gw.Error{Code: gw.CodeOverloaded, Message: c.vendor + ": this account's recent requests to the vendor keep failing; retry after Retry-After", RetryAfter: secs,
+		Err: fmt.Errorf("%s: the account's circuit breaker is open", c.vendor)}
+}
+
+// maxAccountBreakers bounds the accounts' breakers kept: past it, the
+// idle ones are dropped.
+const maxAccountBreakers = 10_000
+
+// accountBreaker returns the account's own breaker (nil for the
+// gateway's own calls, or with breakers off).
+func (c *Client) accountBreaker(acct string) *breaker {
+	if acct == "" || c.cfg.BreakerFailures <= 0 {
+		return nil
+	}
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	b := c.accts[acct]
+	if b == nil {
+		if len(c.accts) >= maxAccountBreakers {
+			for k, v := range c.accts {
+				if v.idle() {
+					delete(c.accts, k)
+				}
+			}
+			if len(c.accts) >= maxAccountBreakers {
+				clear(c.accts)
+			}
+		}
+		b = newBreaker(c.cfg.BreakerFailures, c.cfg.BreakerInterval)
+		c.accts[acct] = b
+	}
+	return b
+}
+
+// forwarded returns the CallerHeaders h carries.
+func (c *Client) forwarded(h http.Header) []string {
+	var out []string
+	for _, name := range c.cfg.CallerHeaders {
+		if len(h.Values(name)) > 0 {
+			out = append(out, http.CanonicalHeaderKey(name))
+		}
+	}
+	return out
+}
+
+// probeTimeout bounds the gateway's own probe.
+const probeTimeout = 10 * time.Second
+
+// probe sends the gateway's own Probe, with key k's secret when k is
+// set. It returns the status, or an error when the vendor did not
+// answer.
+func (c *Client) probe(k *poolKey) (int, error) {
+	p := c.cfg.Probe
+	ctx, cancel := context.WithTimeout(context.Background(), min(probeTimeout, c.cfg.FirstByteTimeout))
+	defer cancel()
+	method := p.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	hr, err := http.NewRequestWithContext(ctx, method, p.URL, nil)
+	if err != nil {
+		return 0, err
+	}
+	hr.Header = p.Header.Clone()
+	if hr.Header == nil {
+		hr.Header = http.Header{}
+	}
+	if k != nil && p.Auth != nil {
+		p.Auth(hr.Header, k.Secret)
+	}
+	resp, err := c.hc.Do(hr)
+	if err != nil {
+		return 0, err
+	}
+	drain(resp.Body)
+	return resp.StatusCode, nil
+}
+
+// confirm runs the gateway's own probe after a run of failures from too
+// few accounts: when the vendor fails it too, the vendor's breaker
+// (vendor) or key k's (key) opens; when it answers, the run is cleared.
+// Without a Probe nothing opens.
+func (c *Client) confirm(ctx context.Context, k *poolKey, vendor, key bool) {
+	if c.cfg.Probe == nil || ctx.Err() != nil {
+		return
+	}
+	status, err := c.probe(k)
+	failing := err != nil || failureStatus(status)
+	now := c.now()
+	if vendor {
+		if failing {
+			c.br.trip(now)
+			c.cfg.Logger.Warn("vendor breaker opened by the gateway's own probe", "vendor", c.vendor)
+		} else {
+			c.br.clear()
+		}
+	}
+	if key && k != nil {
+		if failing {
+			k.br.trip(now)
+		} else {
+			k.br.clear()
+		}
+	}
+}
+
+// keyRefused reports whether the gateway's own probe with key k is
+// refused (401, 403): only then is the key taken out. At most one probe
+// per key runs at once and per BreakerInterval; without a Probe a key is
+// never taken out.
+func (c *Client) keyRefused(k *poolKey) bool {
+	if c.cfg.Probe == nil || !c.pool.beginCheck(k, c.now(), c.cfg.BreakerInterval) {
+		return false
+	}
+	status, err := c.probe(k)
+	refused := err == nil && (status == http.StatusUnauthorized || status == http.StatusForbidden)
+	c.pool.endCheck(k, c.now(), !refused)
+	return refused
+}
+
+// keyLimited reports whether a 429 is about the key, not the one
+// request: the vendor's rate-limit headers say a key's remaining
+// requests or tokens are 0, or its error type names the key's request
+// quota. The body, when read, is given back whole.
+func keyLimited(resp *http.Response) bool {
+	for name, vs := range resp.Header {
+		ln := strings.ToLower(name)
+		if len(vs) == 0 {
+			continue
+		}
+		if strings.HasPrefix(ln, "x-ratelimit-remaining-") || strings.HasPrefix(ln, "anthropic-ratelimit-") && strings.HasSuffix(ln, "-remaining") {
+			if n, err := strconv.ParseFloat(strings.TrimSpace(vs[0]), 64); err == nil && n <= 0 {
+				return true
+			}
+		}
+	}
+	head, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body = readCloser{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+	if err != nil {
+		return false
+	}
+	var e struct {
+		Error struct {
+			Type string `json:"type"`
+			Code any    `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(head, &e) != nil {
+		return false
+	}
+	code, _ := e.Error.Code.(string)
+	return e.Error.Type == "requests" || e.Error.Type == "insufficient_quota" || code == "insufficient_quota"
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// capRetryAfter makes the wait an answer asks for at most KeyRestMax:
+// whatever one request was told, no caller is told to stay away longer.
+func (c *Client) capRetryAfter(h http.Header, now time.Time) {
+	if ra, ok := RetryAfter(h, now); ok && ra > c.cfg.KeyRestMax {
+		h.Set("Retry-After-Ms", strconv.FormatInt(c.cfg.KeyRestMax.Milliseconds(), 10))
+		h.Set("Retry-After", strconv.FormatInt(int64((c.cfg.KeyRestMax+time.Second-1)/time.Second), 10))
+	}
 }
 
 // openError is the answer while the vendor's breaker is open.
@@ -325,7 +595,14 @@ func (c *Client) openError(wait time.Duration) *gw.Error {
 		Err: fmt.Errorf("%s: circuit breaker open", c.vendor)}
 }
 
-func (c *Client) once(ctx context.Context, req *Request, k *poolKey) (*http.Response, error) {
+func (c *Client) once(ctx context.Context, req *Request, k *poolKey, bud *gw.AttemptBudget) (*http.Response, error) {
+	fbt := c.cfg.FirstByteTimeout
+	if left, ok := bud.Remaining(); ok {
+		fbt = min(fbt, left)
+		if fbt <= 0 {
+			return nil, c.silentError(fbt)
+		}
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	hr, err := http.NewRequestWithContext(rctx, req.Method, req.URL, bytes.NewReader(req.Body))
 	if err != nil {
@@ -345,13 +622,13 @@ func (c *Client) once(ctx context.Context, req *Request, k *poolKey) (*http.Resp
 	// that accepts the call and then says nothing is a failed attempt).
 	sent := time.Now()
 	var fired atomic.Bool
-	ttfb := time.AfterFunc(c.cfg.FirstByteTimeout, func() { fired.Store(true); cancel() })
+	ttfb := time.AfterFunc(fbt, func() { fired.Store(true); cancel() })
 	resp, err := c.roundTrip(hr, req)
 	if err != nil {
 		ttfb.Stop()
 		cancel()
 		if fired.Load() && ctx.Err() == nil {
-			return nil, c.silentError(err)
+			return nil, c.silentError(fbt)
 		}
 		return nil, err
 	}
@@ -363,7 +640,7 @@ func (c *Client) once(ctx context.Context, req *Request, k *poolKey) (*http.Resp
 	// Wait for the body's first bytes, also within the stream idle
 	// timeout (a silence inside the body).
 	if ttfb.Stop() {
-		ttfb.Reset(max(min(c.cfg.FirstByteTimeout-time.Since(sent), c.cfg.IdleTimeout), 0))
+		ttfb.Reset(max(min(fbt-time.Since(sent), c.cfg.IdleTimeout), 0))
 	}
 	buf := make([]byte, 512)
 	var n int
@@ -379,7 +656,7 @@ func (c *Client) once(ctx context.Context, req *Request, k *poolKey) (*http.Resp
 		_ = resp.Body.Close()
 		cancel()
 		if fired.Load() && ctx.Err() == nil {
-			return nil, c.silentError(err)
+			return nil, c.silentError(fbt)
 		}
 		return nil, err
 	}
@@ -422,10 +699,10 @@ func redactedURL(u *url.URL) string {
 	return u.String()
 }
 
-// silentError is a first byte that did not come in time.
-func (c *Client) silentError(err error) error {
+// silentError is a first byte that did not come within fbt.
+func (c *Client) silentError(fbt time.Duration) error {
 	// Not wrapped: the cause is the cancellation that ended the wait.
-	return &timeoutError{err: fmt.Errorf("no first byte within %v", c.cfg.FirstByteTimeout)}
+	return &timeoutError{err: fmt.Errorf("no first byte within %v", fbt)}
 }
 
 // timeoutError is a net.Error time-out, so that transportError reports
@@ -498,14 +775,15 @@ func (e *redactedOpError) Temporary() bool { return false }
 // retryableStatus reports the statuses retried: 408, 429, 500, 502, 503,
 // 504 and 529 (Anthropic's overloaded).
 func retryableStatus(s int) bool {
-	return s == http.StatusTooManyRequests || failureStatus(s)
+	return s == http.StatusTooManyRequests || s == http.StatusRequestTimeout || failureStatus(s)
 }
 
 // failureStatus reports the statuses that count as the vendor failing,
-// for the breakers: every retried status but 429 (a key's rate limit).
+// for the breakers: every retried status but 429 (a key's or a request's
+// rate limit) and 408 (a 4xx: the request's own slowness).
 func failureStatus(s int) bool {
 	switch s {
-	case http.StatusRequestTimeout, http.StatusInternalServerError, http.StatusBadGateway,
+	case http.StatusInternalServerError, http.StatusBadGateway,
 		http.StatusServiceUnavailable, http.StatusGatewayTimeout, 529:
 		return true
 	}

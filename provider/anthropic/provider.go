@@ -76,6 +76,11 @@ func New(cfg Config) (*Provider, error) {
 		}
 		cfg.HTTP.Keys = keys
 	}
+	if cfg.HTTP.Probe == nil {
+		// The gateway's own check of a key: the models list, free.
+		cfg.HTTP.Probe = &upstream.Probe{URL: strings.TrimRight(cfg.BaseURL, "/") + "/v1/models",
+			Header: http.Header{"Anthropic-Version": {DefaultVersion}}, Auth: apiKey}
+	}
 	return &Provider{
 		cfg:    cfg,
 		url:    strings.TrimRight(cfg.BaseURL, "/") + "/v1/messages",

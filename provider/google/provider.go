@@ -152,6 +152,10 @@ func New(cfg Config) (*Provider, error) {
 		}
 		cfg.HTTP.Keys = keys
 	}
+	if cfg.HTTP.Probe == nil {
+		// The gateway's own check of a key: the models list, free.
+		cfg.HTTP.Probe = &upstream.Probe{URL: strings.TrimRight(cfg.BaseURL, "/") + "/v1beta/models", Auth: googKey}
+	}
 	return &Provider{
 		cfg:    cfg,
 		base:   strings.TrimRight(cfg.BaseURL, "/") + "/v1beta/models/",

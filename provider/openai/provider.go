@@ -102,6 +102,19 @@ func New(cfg Config) (*Provider, error) {
 		}
 		cfg.HTTP.Keys = keys
 	}
+	if cfg.HTTP.Probe == nil {
+		// The gateway's own check of a key: the models list, free.
+		cfg.HTTP.Probe = &upstream.Probe{URL: strings.TrimRight(cfg.BaseURL, "/") + "/models", Auth: bearer}
+	}
+	for _, name := range cfg.ForwardHeaders {
+		// A refusal of a request carrying the caller's own organisation
+		// or project is the caller's, never the key's.
+		for _, org := range OrgHeaders() {
+			if strings.EqualFold(name, org) {
+				cfg.HTTP.CallerHeaders = append(cfg.HTTP.CallerHeaders, org)
+			}
+		}
+	}
 	return &Provider{
 		cfg:     cfg,
 		url:     strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
