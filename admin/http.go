@@ -96,14 +96,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set(HeaderRequestID, id.New("req_", h.now()))
 	client := clientAddr(r)
-	if wait := h.throttled(client); wait > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-		writeError(w, gw.Errorf(gw.CodeRateLimited, "too many failed sign-ins from this address; retry later"))
-		return
-	}
+	// The token is checked first: the throttle slows the failures, never
+	// the holder of the right token (whoever else sends wrong ones from
+	// the same address, or behind the same proxy).
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	sum := sha256.Sum256([]byte(tok))
 	if !ok || subtle.ConstantTimeCompare(sum[:], h.token[:]) != 1 {
+		if wait := h.throttled(client); wait > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+			writeError(w, gw.Errorf(gw.CodeRateLimited, "too many failed sign-ins from this address; retry later"))
+			return
+		}
 		h.fail(client)
 		h.log.Warn("admin API: bad token", "client", client, "path", r.URL.Path)
 		writeError(w, gw.Errorf(gw.CodeAuthentication, "the admin API needs the admin token: Authorization: Bearer <token>"))

@@ -39,8 +39,13 @@ func TestThrottle(t *testing.T) {
 		}
 		now = now.Add(time.Second)
 	}
-	if c := call("198.51.100.7", token); c != http.StatusTooManyRequests {
-		t.Fatalf("right token while locked out: %d, want 429", c)
+	if c := call("198.51.100.7", "wrong again"); c != http.StatusTooManyRequests {
+		t.Fatalf("wrong token while locked out: %d, want 429", c)
+	}
+	// The failures are throttled, never the holder: the right token from
+	// the same address gets in.
+	if c := call("198.51.100.7", token); c != http.StatusNotFound {
+		t.Fatalf("right token while the address is throttled: %d, want 404", c)
 	}
 	if c := call("198.51.100.8", token); c != http.StatusNotFound { // authorised; the path is unknown
 		t.Fatalf("another address: %d, want 404", c)

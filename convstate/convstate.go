@@ -84,10 +84,11 @@ type StateUsage interface {
 	StateUsage(ctx context.Context, accountID string, kinds []string, now time.Time) (entries, bytes int64, err error)
 }
 
-// boundedKinds are the entries that hold content, bounded per account
-// (the small markers, an answer's owner or a native thread's size, are
-// not).
-var boundedKinds = []string{KindThread, KindReasoning, KindResponse, KindSignature}
+// boundedKinds are the entries an account keeps, bounded per account
+// (AccountMaxEntries, AccountMaxBytes): content, and the small markers
+// too (an OpenAI response's owner, a native thread's size), so that no
+// kind of entry grows without bound.
+var boundedKinds = []string{KindThread, KindReasoning, KindResponse, KindSignature, KindResponseOwner, KindNativeThread}
 
 // ErrAccountFull is returned for an entry past the account's bounds.
 var ErrAccountFull = errors.New("convstate: the account keeps as much state as it may")

@@ -417,15 +417,19 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, http.StatusBadRequest, "signin", &signinPage{basePage: basePage{Title: "Sign in"}, Error: "The sign-in form could not be read."})
 		return
 	}
-	if ok, retry := d.throttle(r.Context(), d.proxies.client(r)); !ok {
-		d.log.InfoContext(r.Context(), "dashboard sign-in throttled", "remote", d.proxies.client(r))
-		w.Header().Set("Retry-After", strconv.Itoa(int(max(retry, time.Second).Round(time.Second)/time.Second)))
-		d.render(w, r, http.StatusTooManyRequests, "signin", &signinPage{basePage: basePage{Title: "Sign in"}, Error: "Too many sign-in attempts from your address; wait a minute and try again."})
-		return
-	}
+	// The key is checked first: the throttle counts and slows the failed
+	// sign-ins of an address, never a valid key or the admin token
+	// (whoever else fails from the same address, or behind the same
+	// proxy).
 	secret := strings.TrimSpace(r.PostForm.Get("key"))
 	ss, err := d.authenticate(r.Context(), secret)
 	if errors.Is(err, errNoSession) {
+		if ok, retry := d.throttle(r.Context(), d.proxies.client(r)); !ok {
+			d.log.InfoContext(r.Context(), "dashboard sign-in throttled", "remote", d.proxies.client(r))
+			w.Header().Set("Retry-After", strconv.Itoa(int(max(retry, time.Second).Round(time.Second)/time.Second)))
+			d.render(w, r, http.StatusTooManyRequests, "signin", &signinPage{basePage: basePage{Title: "Sign in"}, Error: "Too many sign-in attempts from your address; wait a minute and try again."})
+			return
+		}
 		d.log.InfoContext(r.Context(), "dashboard sign-in refused", "remote", r.RemoteAddr)
 		d.render(w, r, http.StatusUnauthorized, "signin", &signinPage{basePage: basePage{Title: "Sign in"}, Error: "That key is not valid, or it has been revoked."})
 		return

@@ -146,7 +146,7 @@ func (p proxies) overTLS(r *http.Request) bool {
 	return strings.EqualFold(strings.TrimSpace(last[len(last)-1]), "https")
 }
 
-// throttle counts a sign-in attempt from addr; false when the address is
+// throttle counts a failed sign-in from addr; false when the address is
 // over its attempts per minute (retry after the duration).
 func (d *Dashboard) throttle(ctx context.Context, addr string) (bool, time.Duration) {
 	dec, err := d.signInLimiter.Allow(ctx, "dashboard-signin:"+addr, gw.Limit{RPM: d.signInPerMinute}, 0)

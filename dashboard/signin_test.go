@@ -8,9 +8,10 @@ import (
 	"testing"
 )
 
-// TestSignInThrottled: an address gets defaultSignInPerMinute attempts a
-// minute, right or wrong; then 429 with Retry-After, even for the right
-// key, while another address is unaffected.
+// TestSignInThrottled: an address gets defaultSignInPerMinute failed
+// attempts a minute; then a wrong key gets 429 with Retry-After, while a
+// valid key from the same address still signs in (the failures are
+// throttled, never the holder), and another address is unaffected.
 func TestSignInThrottled(t *testing.T) {
 	fx := newFixture(t)
 	for i := 0; i < defaultSignInPerMinute; i++ {
@@ -18,9 +19,12 @@ func TestSignInThrottled(t *testing.T) {
 			t.Fatalf("attempt %d: status %d", i, w.Code)
 		}
 	}
-	w := fx.signIn(alphaKey)
+	w := fx.signIn("gwk_wrong_again")
 	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" {
 		t.Fatalf("attempt past the limit: status %d, Retry-After %q", w.Code, w.Header().Get("Retry-After"))
+	}
+	if w := fx.signIn(alphaKey); w.Code != http.StatusSeeOther {
+		t.Fatalf("a valid key from the throttled address: status %d", w.Code)
 	}
 	req := httptest.NewRequest(http.MethodPost, "/dashboard/signin", strings.NewReader("key="+alphaKey))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")

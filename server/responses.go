@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/internal/id"
+	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
 	"github.com/gwlabs/gateway/shape/responses"
@@ -188,6 +190,11 @@ func (s *Server) keepResponse(ctx context.Context, in *proxy.Inbound, rt *rturn,
 // the tokens its conversation holds (u: its usage).
 func (s *Server) markOwner(ctx context.Context, in *proxy.Inbound, respID string, u gw.Usage) {
 	if s.cfg.State == nil || respID == "" {
+		return
+	}
+	if bytes.Equal(bytes.TrimSpace(rawjson.Get(in.Body, "store")), []byte("false")) {
+		// The vendor keeps nothing to continue: nothing to own, and no
+		// row that counts toward the account's state.
 		return
 	}
 	if err := s.cfg.State.MarkResponseOwner(ctx, in.Principal.AccountID, respID, u.PromptTokens()+u.OutputTokens); err != nil {

@@ -133,8 +133,12 @@ type Config struct {
 	// Health reports the vendors' circuit breakers and key pools, for
 	// /readyz's detail; nil: not reported.
 	Health func() []gw.VendorHealth
-	Now    func() time.Time
-	Logger *slog.Logger
+	// ReadyDetail reports whether a /readyz request may see the detail
+	// (the vendors' breakers and keys): it carries the admin token. Nil:
+	// nobody; everyone else gets the status and a one-word reason.
+	ReadyDetail func(r *http.Request) bool
+	Now         func() time.Time
+	Logger      *slog.Logger
 }
 
 // Server serves the gateway's HTTP API.
@@ -316,7 +320,7 @@ func allow(w http.ResponseWriter, r *http.Request, now time.Time, method string)
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	if s.draining.Load() {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining", "reason": "draining"})
 		return
 	}
 	if s.cfg.Ready != nil {
@@ -324,30 +328,44 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		if err := s.cfg.Ready(ctx); err != nil {
 			s.cfg.Logger.Warn("not ready", "err", err)
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready"})
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": "store"})
 			return
 		}
 	}
 	var details []string
+	reason := ""
 	if s.cfg.Degraded != nil {
 		if d := s.cfg.Degraded(); d != "" {
 			details = append(details, d)
+			reason = "ratelimits"
 		}
 	}
 	var vendors []vendorState
 	if s.cfg.Health != nil {
+		n := len(details)
 		vendors, details = vendorStates(s.cfg.Health(), s.cfg.Now(), details)
+		if len(details) > n && reason == "" {
+			reason = "vendors"
+		}
 	}
 	if len(details) == 0 {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 		return
 	}
-	writeJSON(w, http.StatusOK, readyDetail{Status: "degraded", Detail: strings.Join(details, "; "), Vendors: vendors})
+	// The public answer says what, in one word; which vendor, breaker or
+	// key is for the operator (the admin token, and the metrics): an
+	// outsider must not watch the effect of what it sends.
+	if s.cfg.ReadyDetail == nil || !s.cfg.ReadyDetail(r) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "degraded", "reason": reason})
+		return
+	}
+	writeJSON(w, http.StatusOK, readyDetail{Status: "degraded", Reason: reason, Detail: strings.Join(details, "; "), Vendors: vendors})
 }
 
 // readyDetail is /readyz's answer while something runs degraded.
 type readyDetail struct {
 	Status  string        `json:"status"`
+	Reason  string        `json:"reason"`
 	Detail  string        `json:"detail"`
 	Vendors []vendorState `json:"vendors,omitempty"`
 }

@@ -164,7 +164,7 @@ func TestBlockedRequestNeverReachesVendor(t *testing.T) {
 // key is refused (429 with Retry-After, before anything reaches a vendor,
 // count_tokens included) and a "cooldown" incident is recorded; another
 // account's key goes on. count_tokens is guarded: an attack there is 403
-// and counts toward the cool-down.
+// and recorded, but does not count toward the cool-down (a free call).
 func TestGuardCooldown(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
 		c.GuardCooldown = proxy.Cooldown{Incidents: 3, Window: time.Hour, Period: time.Hour}
@@ -175,10 +175,11 @@ func TestGuardCooldown(t *testing.T) {
 		return e.post("/v1/messages/count_tokens", key, []byte(`{"model":"`+model+`","messages":[{"role":"user","content":`+quote(text)+`}]}`), "Anthropic-Version", "2023-06-01")
 	}
 	e.fake.Reset()
-	// Two chat attacks and one count_tokens attack: three blocks.
-	for i := range 3 {
+	// One count_tokens attack (blocked, not counted), then three chat
+	// attacks: three counted blocks.
+	for i := range 4 {
 		var resp *http.Response
-		if i == 2 {
+		if i == 0 {
 			resp = count(e.key, attack)
 		} else {
 			resp = e.post("/v1/messages", e.key, messagesBody(model, attack, false, ""), "Anthropic-Version", "2023-06-01")
@@ -207,8 +208,8 @@ func TestGuardCooldown(t *testing.T) {
 	for _, in := range incs {
 		kinds[in.Kind]++
 	}
-	if kinds["cooldown"] != 1 || len(incs) != 4 {
-		t.Fatalf("incidents by kind %v, want three blocks and one cooldown", kinds)
+	if kinds["cooldown"] != 1 || len(incs) != 5 {
+		t.Fatalf("incidents by kind %v, want four blocks and one cooldown", kinds)
 	}
 	// Another account is not cooled down.
 	other, _, err := createKey(ctx, e.m.Store(), "other", 10*gw.USD)

@@ -221,6 +221,7 @@ func TestBreakerFallsOverFastAndProbesOncePerInterval(t *testing.T) {
 	e := newEnv(t, withFaultTimings, func(c *Config) {
 		c.HTTP.BreakerFailures = 5
 		c.HTTP.BreakerInterval = interval
+		c.AdminToken = testAdminToken
 	})
 	body := func(text string) []byte {
 		return chatBody(faultPrimary, text, false, `,"models":["openai/gpt-6-sol"],"max_tokens":64`)
@@ -240,15 +241,28 @@ func TestBreakerFallsOverFastAndProbesOncePerInterval(t *testing.T) {
 		readAll(t, resp.Body)
 		return resp, time.Since(start)
 	}
-	// Open it: 2 requests x 3 tries of 503 (5 failures open it).
-	for i := 0; i < 2; i++ {
-		if resp, _ := send("[fake:status=503][fake:on=anthropic]"); resp.StatusCode != 200 {
+	// Open it: the vendor fails every account's requests. 5 failures in
+	// a row open it once they come from 3 accounts: 3 tries of 503 from
+	// each of two accounts (a run of 6 from 2), then the third account's
+	// first try.
+	keys := []string{e.key}
+	for _, a := range []string{"second", "third"} {
+		k, _, err := createKey(context.Background(), e.m.Store(), a, 10*gw.USD)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		resp := e.post("/v1/chat/completions", k, body("[fake:status=503][fake:on=anthropic]"))
+		readAll(t, resp.Body)
+		if resp.StatusCode != 200 {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
 	}
 	opened := primaryCalls()
-	if opened < 5 || opened > 6 {
-		t.Fatalf("%d calls before opening, want 5-6", opened)
+	if opened != 7 {
+		t.Fatalf("%d calls before opening, want 7", opened)
 	}
 	// While the vendor keeps failing: every request is served by the
 	// fallback, and the vendor sees at most one probe per interval.
@@ -271,14 +285,24 @@ func TestBreakerFallsOverFastAndProbesOncePerInterval(t *testing.T) {
 	if p50 > time.Second {
 		t.Fatalf("fall-over p50 %v: requests wait instead of falling over", p50)
 	}
-	// The health report shows the open breaker (readyz).
-	resp, err := http.Get(e.url + "/readyz")
+	// The health report shows the open breaker (readyz, with the admin
+	// token); the public answer says only that the gateway is degraded.
+	req, _ := http.NewRequest(http.MethodGet, e.url+"/readyz", nil)
+	req.Header.Set("Authorization", "Bearer "+testAdminToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rb := readAll(t, resp.Body)
 	if !bytes.Contains(rb, []byte(`"vendor":"anthropic"`)) || !bytes.Contains(rb, []byte(`"status":"degraded"`)) {
 		t.Fatalf("readyz %s", rb)
+	}
+	resp, err = http.Get(e.url + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb := readAll(t, resp.Body); bytes.Contains(rb, []byte("anthropic")) || !bytes.Contains(rb, []byte(`"reason":"vendors"`)) {
+		t.Fatalf("public readyz %s", rb)
 	}
 	// Recovery: after an interval the probe succeeds and traffic returns.
 	time.Sleep(interval)

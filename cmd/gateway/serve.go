@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -311,13 +313,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		WriteTimeout:       c.WriteTimeout,
 		Catalog: newCatalog(card, providers,
 			c.Routes),
-		Dashboard: dash,
-		Admin:     adminAPI,
-		Ready:     m.ready,
-		Degraded:  m.degraded,
-		Routes:    c.Routes,
-		Health:    vendorHealth(providers, time.Now),
-		Logger:    m.Logger,
+		Dashboard:   dash,
+		Admin:       adminAPI,
+		Ready:       m.ready,
+		Degraded:    m.degraded,
+		Routes:      c.Routes,
+		Health:      vendorHealth(providers, time.Now),
+		ReadyDetail: adminBearer(c.AdminToken),
+		Logger:      m.Logger,
 	})
 	m.ln, err = net.Listen("tcp", c.Addr)
 	if err != nil {
@@ -530,4 +533,19 @@ func allowSet(units []string) map[string]bool {
 		m[u] = true
 	}
 	return m
+}
+
+// adminBearer reports whether a request carries the admin token
+// (Authorization: Bearer), for /readyz's detail; nobody without a token
+// configured.
+func adminBearer(token string) func(r *http.Request) bool {
+	if token == "" {
+		return nil
+	}
+	want := sha256.Sum256([]byte(token))
+	return func(r *http.Request) bool {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		got := sha256.Sum256([]byte(tok))
+		return ok && subtle.ConstantTimeCompare(got[:], want[:]) == 1
+	}
 }

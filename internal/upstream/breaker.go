@@ -18,8 +18,10 @@ import (
 // failures only when they came from at least accounts distinct accounts,
 // or from a call of the gateway's own (account ""): one account's
 // requests cannot open it for the others. A run that reaches threshold
-// from fewer accounts asks for confirmation (done's confirm): the
-// gateway's own probe then opens it (trip) or clears the run (clear).
+// from fewer accounts asks for confirmation (done's confirm, at most once
+// per interval): the gateway's own probe opens it when the vendor fails
+// the probe too (trip); otherwise the run goes on, and opens it once
+// enough accounts are in it.
 type breaker struct {
 	threshold int
 	interval  time.Duration
@@ -148,19 +150,6 @@ func (b *breaker) trip(now time.Time) {
 	defer b.mu.Unlock()
 	if b.state == gw.BreakerClosed {
 		b.openLocked(now)
-	}
-}
-
-// clear ends the run of failures: the gateway's own probe found the
-// vendor answering, so the run was the callers' requests' doing.
-func (b *breaker) clear() {
-	if b == nil {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.state == gw.BreakerClosed {
-		b.failures, b.from, b.own = 0, b.from[:0], false
 	}
 }
 

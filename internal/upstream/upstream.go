@@ -500,29 +500,22 @@ func (c *Client) probe(k *poolKey) (int, error) {
 
 // confirm runs the gateway's own probe after a run of failures from too
 // few accounts: when the vendor fails it too, the vendor's breaker
-// (vendor) or key k's (key) opens; when it answers, the run is cleared.
-// Without a Probe nothing opens.
+// (vendor) or key k's (key) opens. Without a Probe nothing opens.
 func (c *Client) confirm(ctx context.Context, k *poolKey, vendor, key bool) {
 	if c.cfg.Probe == nil || ctx.Err() != nil {
 		return
 	}
 	status, err := c.probe(k)
-	failing := err != nil || failureStatus(status)
+	if err == nil && !failureStatus(status) {
+		return // the vendor answers: the run was the requests' own
+	}
 	now := c.now()
 	if vendor {
-		if failing {
-			c.br.trip(now)
-			c.cfg.Logger.Warn("vendor breaker opened by the gateway's own probe", "vendor", c.vendor)
-		} else {
-			c.br.clear()
-		}
+		c.br.trip(now)
+		c.cfg.Logger.Warn("vendor breaker opened by the gateway's own probe", "vendor", c.vendor)
 	}
 	if key && k != nil {
-		if failing {
-			k.br.trip(now)
-		} else {
-			k.br.clear()
-		}
+		k.br.trip(now)
 	}
 }
 
