@@ -536,18 +536,31 @@ func (c *Client) keyRefused(k *poolKey) bool {
 // keyLimited reports whether a 429 is about the key, not the one
 // request: the vendor's rate-limit headers say a key's remaining
 // requests or tokens are 0, or its error type names the key's request
-// quota. The body, when read, is given back whole.
+// quota (only when it sends no rate-limit headers: those, when they
+// show some of every limit left, say the 429 is the request's). The
+// body, when read, is given back whole.
 func keyLimited(resp *http.Response) bool {
+	counted := false
 	for name, vs := range resp.Header {
 		ln := strings.ToLower(name)
 		if len(vs) == 0 {
 			continue
 		}
 		if strings.HasPrefix(ln, "x-ratelimit-remaining-") || strings.HasPrefix(ln, "anthropic-ratelimit-") && strings.HasSuffix(ln, "-remaining") {
-			if n, err := strconv.ParseFloat(strings.TrimSpace(vs[0]), 64); err == nil && n <= 0 {
+			n, err := strconv.ParseFloat(strings.TrimSpace(vs[0]), 64)
+			if err != nil {
+				continue
+			}
+			if n <= 0 {
 				return true
 			}
+			counted = true
 		}
+	}
+	if counted {
+		// The vendor counts the key's limits and none is spent: the
+		// 429 is about this request.
+		return false
 	}
 	head, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	resp.Body = readCloser{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
