@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -157,13 +158,36 @@ func toolPageBody(model string) []byte {
 		"tools":[{"type":"function","function":{"name":"fetch","parameters":{"type":"object","properties":{"url":{"type":"string"}}}}}]}`, model, quote("Welcome to my page. "+attack)))
 }
 
-// Why 5: five blocked count_tokens calls, or five requests whose tool
-// result carried a hidden injection, locked the account out for 15
-// minutes.
-func TestIsolationCooldownCountsOnlyTheCallersOwnText(t *testing.T) {
-	e := newEnv(t, func(c *Config) {
+// cooldownEnv is a gateway whose guard cools a key down after 3 counted
+// blocks within an hour.
+func cooldownEnv(t *testing.T) *env {
+	return newEnv(t, func(c *Config) {
 		c.GuardCooldown = proxy.Cooldown{Incidents: 3, Window: time.Hour, Period: time.Hour}
 	})
+}
+
+// noCooldown fails the test when a cool-down incident was recorded,
+// and unless want incidents were.
+func (e *env) noCooldown(want int) {
+	e.t.Helper()
+	incs, err := e.m.Store().Incidents(context.Background(), 100)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, in := range incs {
+		if in.Kind == proxy.IncidentCooldown {
+			e.t.Fatalf("a cool-down: %+v", in)
+		}
+	}
+	if len(incs) != want {
+		e.t.Fatalf("%d incidents, want the %d blocks recorded", len(incs), want)
+	}
+}
+
+// Why 5: five blocked count_tokens calls (free) locked every key of the
+// account out for 15 minutes.
+func TestIsolationCooldownIgnoresBlockedCounts(t *testing.T) {
+	e := cooldownEnv(t)
 	model := "anthropic/" + nativeModels["anthropic"]
 	for i := 0; i < 5; i++ {
 		resp := e.post("/v1/messages/count_tokens", e.key, []byte(`{"model":"`+model+`","messages":[{"role":"user","content":`+quote(attack)+`}]}`), "Anthropic-Version", "2023-06-01")
@@ -172,6 +196,15 @@ func TestIsolationCooldownCountsOnlyTheCallersOwnText(t *testing.T) {
 		}
 	}
 	e.served(e.key, model, "the key after 5 blocked counts")
+	e.noCooldown(5)
+}
+
+// Why 5: five chat requests whose tool result (a fetched web page)
+// carried a hidden injection locked the customer's key out: whoever
+// writes a page the customer's agent reads could lock the customer out.
+func TestIsolationCooldownIgnoresThirdPartyText(t *testing.T) {
+	e := cooldownEnv(t)
+	model := "anthropic/" + nativeModels["anthropic"]
 	for i := 0; i < 5; i++ {
 		resp := e.post("/v1/chat/completions", e.key, toolPageBody(model))
 		if body := readAll(t, resp.Body); resp.StatusCode != http.StatusForbidden {
@@ -179,26 +212,20 @@ func TestIsolationCooldownCountsOnlyTheCallersOwnText(t *testing.T) {
 		}
 	}
 	e.served(e.key, model, "the key after 5 blocks on a fetched page")
-	incs, err := e.m.Store().Incidents(context.Background(), 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range incs {
-		if in.Kind == proxy.IncidentCooldown {
-			t.Fatalf("a cool-down for third-party text or counts: %+v", in)
-		}
-	}
-	if len(incs) != 10 {
-		t.Fatalf("%d incidents, want the 10 blocks recorded", len(incs))
-	}
-	// The caller's own attacks cool the key that sent them, not the
-	// account's other key, and the incident says why.
+	e.noCooldown(5)
+}
+
+// The caller's own attacks cool the key that sent them, not the
+// account's other key, and the incident says why.
+func TestIsolationCooldownCoolsTheKeyFirst(t *testing.T) {
+	e := cooldownEnv(t)
+	model := "anthropic/" + nativeModels["anthropic"]
 	ctx := context.Background()
 	first, _, err := createKey(ctx, e.m.Store(), "two keys", 10*gw.USD)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, k, err := createKey(ctx, e.m.Store(), "two keys", 0)
+	other, _, err := createKey(ctx, e.m.Store(), "two keys", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,8 +237,8 @@ func TestIsolationCooldownCountsOnlyTheCallersOwnText(t *testing.T) {
 	if body := readAll(t, resp.Body); resp.StatusCode != 429 || !strings.Contains(string(body), "API key is cooled down") {
 		t.Fatalf("the attacking key: %d %s", resp.StatusCode, body)
 	}
-	e.served(other, model, "the account's other key "+k.ID)
-	incs, _ = e.m.Store().Incidents(ctx, 100)
+	e.served(other, model, "the account's other key")
+	incs, _ := e.m.Store().Incidents(ctx, 100)
 	found := false
 	for _, in := range incs {
 		if in.Kind == proxy.IncidentCooldown && strings.Contains(in.Reason, "caller's own text") && strings.Contains(in.Reason, "the key is refused") {
@@ -234,6 +261,28 @@ func TestIsolationAdminNotLockedOutByOthers(t *testing.T) {
 	resp := e.get("/admin/v1/accounts", testAdminToken)
 	if body := readAll(t, resp.Body); resp.StatusCode != 200 {
 		t.Fatalf("the admin after others' wrong tokens: %d %s", resp.StatusCode, body)
+	}
+	// The dashboard alike: a customer's valid key, and the admin token,
+	// after others' wrong keys from the same address.
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	signIn := func(key string) int {
+		resp, err := client.PostForm(e.url+"/dashboard/signin", url.Values{"key": {key}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, resp.Body)
+		return resp.StatusCode
+	}
+	for i := 0; i < 12; i++ {
+		signIn("gwk_wrong" + strconv.Itoa(i))
+	}
+	if c := signIn("gwk_wrong_again"); c != http.StatusTooManyRequests {
+		t.Fatalf("a wrong key past the throttle: %d", c)
+	}
+	for _, k := range []string{e.victim("customer"), testAdminToken} {
+		if c := signIn(k); c != http.StatusSeeOther {
+			t.Fatalf("a valid sign-in after others' wrong keys: %d", c)
+		}
 	}
 }
 
