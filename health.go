@@ -76,8 +76,9 @@ func (a Attempt) String() string {
 
 // CallScope travels with a request's context to the vendor client: the
 // account the calls are made for (breakers count failures by account,
-// so that one account cannot trip them for the others; "" is the
-// gateway's own call) and the request's attempt budget (nil: none).
+// so that one account cannot trip them for the others; calls without
+// an account count as one account more, and have no breaker of their
+// own) and the request's attempt budget (nil: none).
 type CallScope struct {
 	Account string
 	Budget  *AttemptBudget

@@ -162,7 +162,8 @@ func (s *Server) allowCount(w http.ResponseWriter, r *http.Request, p *gw.Princi
 const countSmallBytes = 256 << 10
 
 // countScope is ctx with the caller's account for the vendor client
-// (its breakers count failures by account).
+// (its breakers count failures by account) on the calls a caller makes
+// outside the proxy (counts, a kept response's state).
 func countScope(ctx context.Context, p *gw.Principal) context.Context {
 	return gw.WithCallScope(ctx, gw.CallScope{Account: p.AccountID})
 }

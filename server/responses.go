@@ -246,7 +246,7 @@ func (s *Server) responseByID(w http.ResponseWriter, r *http.Request) {
 		// Not kept here: a response OpenAI keeps for this account
 		// (the native route) is asked of OpenAI.
 		if owned, _, oerr := s.cfg.State.OwnsResponse(ctx, p.AccountID, respID); oerr == nil && owned {
-			s.forwardResponseState(w, r, method, rest, fail)
+			s.forwardResponseState(w, r.WithContext(countScope(ctx, p)), method, rest, fail)
 			return
 		}
 	}
@@ -386,7 +386,7 @@ func (s *Server) countResponseTokens(w http.ResponseWriter, r *http.Request) {
 			fail(err)
 			return
 		}
-		if n, err = c.CountTokens(r.Context(), target.Model, vb); err != nil {
+		if n, err = c.CountTokens(countScope(r.Context(), principal), target.Model, vb); err != nil {
 			fail(err)
 			return
 		}

@@ -15,9 +15,9 @@ import (
 // opens it for another interval. A threshold of 0 or less turns it off.
 //
 // A breaker shared by accounts (the vendor's, a key's) opens on a run of
-// failures only when they came from at least accounts distinct accounts,
-// or from a call of the gateway's own (account ""): one account's
-// requests cannot open it for the others. A run that reaches threshold
+// failures only when they came from at least accounts distinct accounts
+// (calls without an account count as one more): one account's requests
+// cannot open it for the others. A run that reaches threshold
 // from fewer accounts asks for confirmation (done's confirm, at most once
 // per interval): the gateway's own probe opens it when the vendor fails
 // the probe too (trip); otherwise the run goes on, and opens it once
@@ -31,7 +31,6 @@ type breaker struct {
 	state    string // gw.BreakerClosed, gw.BreakerOpen, gw.BreakerHalfOpen
 	failures int
 	from     []string  // the run's distinct accounts, at most accounts of them
-	own      bool      // the run holds a failure of the gateway's own call
 	retryAt  time.Time // open: when the next probe may go
 	probing  bool      // half-open: the probe is in flight
 	opened   int64
@@ -43,7 +42,7 @@ func newBreaker(threshold int, interval time.Duration) *breaker {
 }
 
 // newSharedBreaker is a breaker that needs failures from accounts
-// distinct accounts (or the gateway's own) to open.
+// distinct accounts (or the gateway's own probe) to open.
 func newSharedBreaker(threshold int, interval time.Duration, accounts int) *breaker {
 	b := newBreaker(threshold, interval)
 	b.accounts = max(accounts, 1)
@@ -81,12 +80,12 @@ func (b *breaker) allow(now time.Time) (ok, probe bool, wait time.Duration) {
 type outcome int
 
 const (
-	outcomeNone    outcome = iota // says nothing of the vendor's health (cancelled, the caller's own fault)
+	outcomeNone    outcome = iota // says nothing of the vendor's health (cancelled, a rate limit)
 	outcomeOK                     // the vendor answered (any status it does not fail with)
 	outcomeFailure                // a connection error, a time-out, 500/502/503/504/529
 )
 
-// done reports a call's outcome for account (""; the gateway's own);
+// done reports a call's outcome for account ("": a call without one);
 // probe says whether allow made it the probe. confirm is true when the
 // run reached the threshold from too few accounts to open the breaker
 // and no confirmation was asked for within the interval: the caller
@@ -103,13 +102,11 @@ func (b *breaker) done(now time.Time, probe bool, o outcome, account string) (co
 	switch o {
 	case outcomeOK:
 		if probe || b.state == gw.BreakerClosed {
-			b.state, b.failures, b.from, b.own = gw.BreakerClosed, 0, b.from[:0], false
+			b.state, b.failures, b.from = gw.BreakerClosed, 0, b.from[:0]
 		}
 	case outcomeFailure:
 		b.failures++
-		if account == "" {
-			b.own = true
-		} else if len(b.from) < b.accounts && !slices.Contains(b.from, account) {
+		if len(b.from) < b.accounts && !slices.Contains(b.from, account) {
 			b.from = append(b.from, account)
 		}
 		if probe {
@@ -117,7 +114,7 @@ func (b *breaker) done(now time.Time, probe bool, o outcome, account string) (co
 			return false
 		}
 		if b.state == gw.BreakerClosed && b.failures >= b.threshold {
-			if b.own || len(b.from) >= b.accounts {
+			if len(b.from) >= b.accounts {
 				b.openLocked(now)
 				return false
 			}
@@ -137,7 +134,7 @@ func (b *breaker) openLocked(now time.Time) {
 		b.opened++
 	}
 	b.state, b.retryAt = gw.BreakerOpen, now.Add(b.interval)
-	b.from, b.own = b.from[:0], false
+	b.from = b.from[:0]
 }
 
 // trip opens the breaker: the gateway's own probe found the vendor (or

@@ -313,7 +313,7 @@ func TestBreakerOpensProbesOncePerIntervalAndCloses(t *testing.T) {
 		w.WriteHeader(503)
 	}))
 	defer srv.Close()
-	c, clk := newTestClient(Config{MaxRetries: -1, BreakerFailures: 3, BreakerInterval: 10 * time.Second})
+	c, clk := newTestClient(Config{MaxRetries: -1, BreakerFailures: 3, BreakerInterval: 10 * time.Second, BreakerAccounts: 1})
 	do := func() (int, error) {
 		resp, err := c.Do(context.Background(), &Request{Method: "POST", URL: srv.URL})
 		if err != nil {
@@ -392,7 +392,7 @@ func TestBreakerHalfOpenLetsOneProbeAtATime(t *testing.T) {
 func TestCancelledCallIsNotAFailure(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	defer srv.Close()
-	c, clk := newTestClient(Config{BreakerFailures: 1})
+	c, clk := newTestClient(Config{BreakerFailures: 1, BreakerAccounts: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
 	_, err := c.Do(ctx, &Request{Method: "POST", URL: srv.URL})
