@@ -102,7 +102,7 @@ type Config struct {
 
 	ThreadRetention    time.Duration // GATEWAY_THREAD_RETENTION: how long a message thread is kept (default 1h; 0: threads off)
 	ThreadMaxBytes     int64         // GATEWAY_THREAD_MAX_BYTES: largest thread kept (default 8 MiB)
-	StateMaxBytes      int64         // GATEWAY_STATE_MAX_BYTES: client state (threads, stored responses, reasoning) one account keeps at once, default 64 MiB
+	StateMaxBytes      int64         // GATEWAY_STATE_MAX_BYTES: client state (threads, stored responses, reasoning, response owners, markers) one account keeps at once, default 64 MiB
 	StateMaxEntries    int64         // GATEWAY_STATE_MAX_ENTRIES: entries one account keeps at once, default 10000
 	ReasoningRetention time.Duration // GATEWAY_REASONING_RETENTION: how long DeepSeek reasoning (per tool call) and Gemini text signatures are kept (default 15m; 0: off)
 
