@@ -280,3 +280,26 @@ func TestAttemptBudgetBoundsCalls(t *testing.T) {
 		t.Fatalf("spent budget: %v, %d calls", err, s.calls.Load())
 	}
 }
+
+// A wait the request's own time budget ended says nothing of the vendor:
+// it counts toward no breaker; the vendor's own first-byte limit does.
+func TestBudgetCutIsNotAVendorFailure(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	c, clk := newTestClient(Config{MaxRetries: -1, BreakerFailures: 1, BreakerAccounts: 1, FirstByteTimeout: time.Minute})
+	ctx := gw.WithCallScope(context.Background(), gw.CallScope{Account: "a", Budget: gw.NewAttemptBudget(6, 50*time.Millisecond, nil)})
+	_, _, err := isoDo(t, c, ctx, srv.URL, "hello", nil)
+	if gw.ErrorCode(err) != gw.CodeUpstreamTimeout || !strings.Contains(err.Error(), "time budget") {
+		t.Fatalf("err %v", err)
+	}
+	if h := c.Health(clk.now()); h.Breaker != gw.BreakerClosed || h.Failures != 0 {
+		t.Fatalf("a budget cut counted: %+v", h)
+	}
+}

@@ -299,8 +299,13 @@ func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
 		}
 		resp, err := c.once(ctx, req, l.k, bud)
 		o := outcomeOK
+		var te *timeoutError
 		switch {
 		case err != nil && ctx.Err() != nil:
+			o = outcomeNone
+		case errors.As(err, &te) && te.budget:
+			// The request's own time budget ended the wait, not the
+			// vendor's first-byte limit: nothing said of the vendor.
 			o = outcomeNone
 		case err != nil, failureStatus(resp.StatusCode):
 			o = outcomeFailure
@@ -602,11 +607,11 @@ func (c *Client) openError(wait time.Duration) *gw.Error {
 }
 
 func (c *Client) once(ctx context.Context, req *Request, k *poolKey, bud *gw.AttemptBudget) (*http.Response, error) {
-	fbt := c.cfg.FirstByteTimeout
-	if left, ok := bud.Remaining(); ok {
-		fbt = min(fbt, left)
+	fbt, cut := c.cfg.FirstByteTimeout, false
+	if left, ok := bud.Remaining(); ok && left < fbt {
+		fbt, cut = left, true
 		if fbt <= 0 {
-			return nil, c.silentError(fbt)
+			return nil, c.silentError(fbt, cut)
 		}
 	}
 	rctx, cancel := context.WithCancel(ctx)
@@ -634,7 +639,7 @@ func (c *Client) once(ctx context.Context, req *Request, k *poolKey, bud *gw.Att
 		ttfb.Stop()
 		cancel()
 		if fired.Load() && ctx.Err() == nil {
-			return nil, c.silentError(fbt)
+			return nil, c.silentError(fbt, cut)
 		}
 		return nil, err
 	}
@@ -662,7 +667,7 @@ func (c *Client) once(ctx context.Context, req *Request, k *poolKey, bud *gw.Att
 		_ = resp.Body.Close()
 		cancel()
 		if fired.Load() && ctx.Err() == nil {
-			return nil, c.silentError(fbt)
+			return nil, c.silentError(fbt, cut)
 		}
 		return nil, err
 	}
@@ -705,15 +710,22 @@ func redactedURL(u *url.URL) string {
 	return u.String()
 }
 
-// silentError is a first byte that did not come within fbt.
-func (c *Client) silentError(fbt time.Duration) error {
+// silentError is a first byte that did not come within fbt; budget
+// says the request's attempt budget set fbt (not FirstByteTimeout).
+func (c *Client) silentError(fbt time.Duration, budget bool) error {
 	// Not wrapped: the cause is the cancellation that ended the wait.
+	if budget {
+		return &timeoutError{err: fmt.Errorf("no first byte within the request's time budget (%v left)", fbt), budget: true}
+	}
 	return &timeoutError{err: fmt.Errorf("no first byte within %v", fbt)}
 }
 
 // timeoutError is a net.Error time-out, so that transportError reports
 // upstream_timeout.
-type timeoutError struct{ err error }
+type timeoutError struct {
+	err    error
+	budget bool // the request's attempt budget ran out, not the vendor's limit
+}
 
 func (e *timeoutError) Error() string   { return e.err.Error() }
 func (e *timeoutError) Unwrap() error   { return e.err }
