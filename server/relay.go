@@ -203,6 +203,10 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		fix = n.NormalizeStream()
 	}
 	var events, text int64
+	var rtext *responsesText // a Responses stream counts each text once
+	if in.Endpoint == gw.ShapeR {
+		rtext = &responsesText{}
+	}
 	clientGone, ownerMarked, terminated := false, false, false
 	collect := s.relayCollector(in)
 	for rd.Next() {
@@ -239,7 +243,12 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 				}
 			}
 			events++
-			text += relayedTextBytes(ev.Data)
+			if rtext != nil {
+				rtext.observe(ev.Type, ev.Data)
+				text = rtext.bytes()
+			} else {
+				text += relayedTextBytes(ev.Data)
+			}
 			if x.HideUsage {
 				raw = stripUsageNull(raw)
 			}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// rBody is a native Responses request on openai/.
+func rBody(text string, stream bool) []byte {
+	s := `{"model":"openai/gpt-4.1-mini","input":` + quote(text) + `,"max_output_tokens":4000`
+	if stream {
+		s += `,"stream":true`
+	}
+	return []byte(s + `}`)
+}
+
+// rObject is a Responses answer object carrying text, with usage (a JSON
+// value, "" for none).
+func rObject(text, usage string) string {
+	s := `{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"gpt-4.1-mini","instructions":null,` +
+		`"output":[{"id":"msg_1","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":` + quote(text) + `,"annotations":[]}]}],` +
+		`"text":{"format":{"type":"text"}}`
+	if usage != "" {
+		s += `,"usage":` + usage
+	}
+	return s + `}`
+}
+
+// rStream writes a Responses stream of text in pieces, as OpenAI sends
+// it: every piece as a delta, then the whole text in output_text.done,
+// content_part.done, output_item.done and response.completed (with
+// usage, "" for none).
+func rStream(w http.ResponseWriter, pieces []string, usage string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	text := strings.Join(pieces, "")
+	seq := 0
+	ev := func(typ, data string) {
+		fmt.Fprintf(w, "event: %s\ndata: {\"type\":%q,\"sequence_number\":%d,%s}\n\n", typ, typ, seq, data)
+		seq++
+	}
+	ev("response.created", `"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}`)
+	ev("response.output_item.added", `"output_index":0,"item":{"id":"msg_1","type":"message","role":"assistant","status":"in_progress","content":[]}`)
+	ev("response.content_part.added", `"item_id":"msg_1","output_index":0,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}`)
+	for _, p := range pieces {
+		ev("response.output_text.delta", `"item_id":"msg_1","output_index":0,"content_index":0,"delta":`+quote(p))
+	}
+	ev("response.output_text.done", `"item_id":"msg_1","output_index":0,"content_index":0,"text":`+quote(text))
+	ev("response.content_part.done", `"item_id":"msg_1","output_index":0,"content_index":0,"part":{"type":"output_text","text":`+quote(text)+`,"annotations":[]}`)
+	ev("response.output_item.done", `"output_index":0,"item":{"id":"msg_1","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":`+quote(text)+`,"annotations":[]}]}`)
+	ev("response.completed", `"response":`+rObject(text, usage))
+}
+
+// cStream writes a Chat Completions stream of the same pieces, usage
+// last ("" for none).
+func cStream(w http.ResponseWriter, pieces []string, usage string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, p := range pieces {
+		fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%s},\"finish_reason\":null}]}\n\n", quote(p))
+	}
+	u := ""
+	if usage != "" {
+		u = `,"usage":` + usage
+	}
+	fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]%s}\n\ndata: [DONE]\n\n", u)
+}
+
+// estimateCharge is the charge of a request billed from the gateway's
+// own count on gpt-4.1-mini (40 uc an input token, 160 an output one):
+// the prompt at one token per four bytes of the body without its
+// "stream" member, one output token per byte of text relayed, x1.09
+// rounded once.
+func estimateCharge(body []byte, stream bool, textBytes int64) gw.Money {
+	n := int64(len(body))
+	if stream {
+		n -= int64(len(`,"stream":true`))
+	}
+	p := (n + 3) / 4
+	return gw.Money(((p*40+textBytes*160)*109 + 50) / 100)
+}
+
+// Issue 38 item 3 (before -> after): the native Responses route read
+// usage by its own rule: "usage":{} or total_tokens alone was charged 0,
+// input_tokens as a string or float was a 502 (answer withheld) without
+// a stream and free on one, a negative input_tokens billed the output
+// only. Now each form is billed as on C: from the gateway's own count of
+// what it relayed, noted usage_malformed, the answer delivered.
+func TestNativeResponsesMalformedUsage(t *testing.T) {
+	e, s := moneyEnv(t, "", func(c *Config) { c.Vendors["openai"] = VendorConfig{BaseURL: s0(c), APIKey: "k"} })
+	ctx := context.Background()
+	st := e.m.Store()
+	const answer = "Hello there."
+	for i, usage := range []string{
+		`{}`,
+		`{"total_tokens":1050}`,
+		`{"input_tokens":"12","output_tokens":3,"total_tokens":15}`,
+		`{"input_tokens":12.0,"output_tokens":3,"total_tokens":15}`,
+		`{"input_tokens":1.5,"output_tokens":3}`,
+		`{"input_tokens":-40,"output_tokens":3,"total_tokens":-37}`,
+		`{"input_tokens":12,"output_tokens":"3"}`,
+	} {
+		for _, stream := range []bool{false, true} {
+			name := fmt.Sprintf("r%d", i)
+			if stream {
+				name += "s"
+			}
+			u := usage
+			s.script(name, func(w http.ResponseWriter) {
+				if stream {
+					rStream(w, []string{"Hello ", "there."}, u)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, rObject(answer, u))
+			})
+			secret, _, err := createKey(ctx, st, uniqueAccount("rmalformed"), gw.USD)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := rBody("hi [case:"+name+"]", stream)
+			resp := e.post("/v1/responses", secret, body)
+			b := readAll(t, resp.Body)
+			if resp.StatusCode != 200 || !strings.Contains(string(b), answer) && !strings.Contains(string(b), "there.") {
+				t.Errorf("%s stream=%v: status %d %s; want the answer delivered", usage, stream, resp.StatusCode, b)
+				continue
+			}
+			rec := waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
+			want := estimateCharge(body, stream, int64(len(answer)))
+			if rec.Charge != want || !strings.Contains(rec.Note, "usage_malformed") {
+				t.Errorf("%s stream=%v: charge %d note %q, want %d (the gateway's count, as on C) and usage_malformed", usage, stream, rec.Charge, rec.Note, want)
+			}
+		}
+	}
+}
+
+// Issue 38 item 3 (before -> after): a native Responses stream without
+// usage counted its text about three times (deltas, the *.done events and
+// response.completed): 41,638 uc against 19,184 on a C stream of the same
+// answer. Now each text is counted once: within 10% of the C stream
+// (the prompt estimates differ only by the two shapes' bodies).
+func TestNativeResponsesStreamWithoutUsage(t *testing.T) {
+	e, s := moneyEnv(t, "", func(c *Config) { c.Vendors["openai"] = VendorConfig{BaseURL: s0(c), APIKey: "k"} })
+	ctx := context.Background()
+	st := e.m.Store()
+	var pieces []string
+	for i := range 200 {
+		pieces = append(pieces, fmt.Sprintf("word%d ", i))
+	}
+	var textBytes int64
+	for _, p := range pieces {
+		textBytes += int64(len(p))
+	}
+	s.script("rnousage", func(w http.ResponseWriter) { rStream(w, pieces, "") })
+	s.script("cnousage", func(w http.ResponseWriter) { cStream(w, pieces, "") })
+	charge := func(path string, body []byte) *gw.Record {
+		t.Helper()
+		secret, _, err := createKey(ctx, st, uniqueAccount("rnousage"), gw.USD)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := e.post(path, secret, body)
+		b := readAll(t, resp.Body)
+		if resp.StatusCode != 200 || !strings.Contains(string(b), "word199") {
+			t.Fatalf("%s: status %d", path, resp.StatusCode)
+		}
+		return waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
+	}
+	rBodyS := rBody("hi [case:rnousage]", true)
+	cBodyS := chatBody("openai/gpt-4.1-mini", "hi [case:cnousage]", true, `,"max_tokens":4000`)
+	r := charge("/v1/responses", rBodyS)
+	c := charge("/v1/chat/completions", cBodyS)
+	if want := estimateCharge(rBodyS, true, textBytes); r.Charge != want || r.Usage.OutputTokens != textBytes {
+		t.Errorf("R stream: charge %d on %d output tokens; want %d on %d (each text byte once)", r.Charge, r.Usage.OutputTokens, want, textBytes)
+	}
+	if want := estimateCharge(cBodyS, true, textBytes); c.Charge != want {
+		t.Errorf("C stream: charge %d, want %d", c.Charge, want)
+	}
+	if d := r.Charge - c.Charge; d*10 > c.Charge || -d*10 > c.Charge {
+		t.Errorf("R stream charged %d, C stream %d: more than 10%% apart", r.Charge, c.Charge)
+	}
+}
+
+// s0 is the scripted vendor's URL, already set on groq by moneyEnv.
+func s0(c *Config) string { return c.Vendors["groq"].BaseURL }
