@@ -1414,6 +1414,10 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 		r.Usage, r.UsageClamped = o.Usage, true
 		r.Note = joinNote(r.Note, NoteUsageClamped)
 	}
+	if u, disputed, note := x.dispute(o.Usage); note != "" {
+		o.Usage, r.Usage, r.DisputedCost = u, u, disputed
+		r.Note = joinNote(r.Note, note)
+	}
 	q, err := x.Quote(o.Usage)
 	if err != nil {
 		// No price (an aggregator answer without its cost, for a model

@@ -186,3 +186,61 @@ func TestNativeResponsesStreamWithoutUsage(t *testing.T) {
 
 // s0 is the scripted vendor's URL, already set on groq by moneyEnv.
 func s0(c *Config) string { return c.Vendors["groq"].BaseURL }
+
+// Issue 38 item 7 (before -> after): a vendor's report of 1e12 prompt
+// tokens for a prompt of about 50 was clamped to the model's context
+// window (131,072 on groq/llama-3.3-70b-versatile) and charged: a $1
+// account emptied, 8,429,671 uc on a larger one. Now the charge stops at
+// the gateway's own bound of what it sent, B = one token a byte of the
+// vendor body (four times its one-per-four-bytes count) + 4,096 (hidden
+// system tokens): (B x 59 + 5 x 79) x 1.09, rounded once; the vendor's
+// cost of the rest up to the window, (131,072 - B) x 59, is recorded as
+// disputed cost; on both stores.
+func TestAbsurdPromptReportDisputed(t *testing.T) {
+	for name, dbURL := range storesUnderTest(t) {
+		t.Run(name, func(t *testing.T) {
+			e, s := moneyEnv(t, dbURL, func(c *Config) { c.Optimize = false })
+			ctx := context.Background()
+			st := e.m.Store()
+			s.answer("absurd", `{"prompt_tokens":1000000000000,"completion_tokens":5,"total_tokens":1000000000005}`)
+			secret, k, err := createKey(ctx, st, uniqueAccount("absurd"), gw.USD)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := chatBody("groq/llama-3.3-70b-versatile", "Please say hello to the team for me, in one short and friendly sentence. [case:absurd]", false, `,"max_tokens":100`)
+			resp := e.post("/v1/chat/completions", secret, body)
+			b := readAll(t, resp.Body)
+			if resp.StatusCode != 200 || !strings.Contains(string(b), "Hello there.") {
+				t.Fatalf("status %d %s", resp.StatusCode, b)
+			}
+			rec := waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
+			bound := int64(len(s.got("absurd"))) + 4096
+			wantCost := gw.Money(bound*59 + 5*79)
+			wantCharge := gw.Money(((bound*59+5*79)*109 + 50) / 100)
+			wantDisputed := gw.Money((131_072 - bound) * 59)
+			if rec.Charge != wantCharge || rec.Cost != wantCost || rec.Usage.PromptTokens() != bound {
+				t.Errorf("charge %d cost %d on %d prompt tokens; want %d, %d on %d (the gateway's bound)", rec.Charge, rec.Cost, rec.Usage.PromptTokens(), wantCharge, wantCost, bound)
+			}
+			if rec.DisputedCost != wantDisputed || !strings.Contains(rec.Note, "usage_disputed") {
+				t.Errorf("disputed cost %d note %q; want %d, usage_disputed", rec.DisputedCost, rec.Note, wantDisputed)
+			}
+			if rec.Charge > gw.USD/100 {
+				t.Errorf("charged %d uc for a 50-token prompt", rec.Charge)
+			}
+			bal, err := st.Balance(ctx, k.AccountID)
+			if err != nil || bal.Charged != wantCharge || bal.Held != 0 {
+				t.Errorf("balance %+v (%v); want charged %d", bal, err, wantCharge)
+			}
+
+			// A report within the bound is the vendor's word: charged
+			// as reported, nothing disputed.
+			s.answer("within", fmt.Sprintf(`{"prompt_tokens":%d,"completion_tokens":5}`, 2000))
+			resp = e.post("/v1/chat/completions", secret, chatBody("groq/llama-3.3-70b-versatile", "hi [case:within]", false, `,"max_tokens":100`))
+			readAll(t, resp.Body)
+			rec = waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
+			if want := gw.Money(((2000*59+5*79)*109 + 50) / 100); rec.Charge != want || rec.DisputedCost != 0 || strings.Contains(rec.Note, "usage_disputed") {
+				t.Errorf("2,000 prompt tokens reported: charge %d disputed %d note %q; want %d, none", rec.Charge, rec.DisputedCost, rec.Note, want)
+			}
+		})
+	}
+}
