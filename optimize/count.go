@@ -16,9 +16,10 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// Counter is a vendor's free token-count endpoint (Anthropic
-// count_tokens, Gemini countTokens): the prompt tokens of a request body
-// in the vendor's shape, for model.
+// Counter is a vendor's own count of the prompt tokens of a request body
+// in the vendor's shape, for model: its free token-count endpoint
+// (Anthropic count_tokens, Gemini countTokens) or, for a vendor without
+// one, a minimal request whose usage says it.
 type Counter interface {
 	CountTokens(ctx context.Context, model string, body []byte) (int64, error)
 }
@@ -54,8 +55,11 @@ type Optimizer struct {
 	failed map[string]time.Time // count calls not retried before then
 }
 
+// counted is one model's count: the directive's tokens where the caller
+// sent no system content (n[0]) and where it did (n[1]), which differ
+// where the directive then brings a system member of its own (M, G).
 type counted struct {
-	n  int64
+	n  [2]int64
 	at time.Time
 }
 
@@ -147,17 +151,66 @@ func OpenAITokens() int64 {
 	return int64(n) + chatFraming
 }
 
-// UpperBound is the directive's token count where no exact count is
-// available: a BPE token covers at least one byte, and a system segment's
-// framing is well under 16 tokens.
+// UpperBound is the most tokens the directive can be: a BPE token covers
+// at least one byte, and a system segment's framing is well under 16
+// tokens. It is never taken off a customer's prompt (see Floor).
 func UpperBound() int64 { return int64(len(Text)) + 16 }
 
+// Floor is the directive's token count where the vendor's own count is
+// not known yet (a count that failed, a vendor with no way to count):
+// half of its o200k count. Every vendor's BPE vocabulary (o200k, Llama 3,
+// Mistral's Tekken, DeepSeek, Qwen, Kimi, GLM, Claude, Gemini) spends at
+// least that many tokens on its English text, so the part taken off the
+// customer's prompt is never more than the directive's real size; the
+// customer pays for the rest until the count arrives.
+func Floor() int64 { return (OpenAITokens() - chatFraming) / 2 }
+
+// fallback is the count used while the vendor's own is unknown: the o200k
+// count on openai (OpenAI's own tokenizer), else Floor.
+func (o *Optimizer) fallback(vendor string) int64 {
+	if vendor == "openai" {
+		return o.o200k()
+	}
+	return Floor()
+}
+
 // Tokens returns the prompt tokens the directive adds for vendor and
-// model: exact where the vendor's tokenizer or count endpoint allows,
-// else UpperBound. A count endpoint is asked once per model (and again
-// after TTL); concurrent requests share one call.
+// model, by the vendor's own count: its count endpoint (Anthropic,
+// Google) or, for the others, two minimal requests with and without the
+// directive (Config.Counters), less one token (see countWith). A model is
+// counted once (and again after TTL); concurrent requests share one
+// count. Until a count succeeds the fallback applies (o200k on openai,
+// else Floor). Where the count depends on the caller's system content,
+// Tokens is the smaller; TokensIn knows the body.
 func (o *Optimizer) Tokens(ctx context.Context, vendor, model string) int64 {
-	if n, ok := o.CachedTokens(vendor, model); ok {
+	n := o.tokens(ctx, vendor, model)
+	return min(n[0], n[1])
+}
+
+// TokensIn is Tokens for body, the vendor request the directive was put
+// in: the count of its placement (a system member of its own, or one
+// more block after the caller's).
+func (o *Optimizer) TokensIn(ctx context.Context, vendor, model string, body []byte) int64 {
+	return o.tokens(ctx, vendor, model)[placement(vendor, body)]
+}
+
+// CachedTokens is Tokens when it needs no vendor call: the fallback for
+// a vendor without a counter, a count taken within TTL, or the last
+// count (else the fallback) while a failed count backs off. ok is false
+// when Tokens would ask the vendor.
+func (o *Optimizer) CachedTokens(vendor, model string) (int64, bool) {
+	n, ok := o.cached(vendor, model)
+	return min(n[0], n[1]), ok
+}
+
+// CachedTokensIn is CachedTokens for body (see TokensIn).
+func (o *Optimizer) CachedTokensIn(vendor, model string, body []byte) (int64, bool) {
+	n, ok := o.cached(vendor, model)
+	return n[placement(vendor, body)], ok
+}
+
+func (o *Optimizer) tokens(ctx context.Context, vendor, model string) [2]int64 {
+	if n, ok := o.cached(vendor, model); ok {
 		return n
 	}
 	c := o.cfg.Counters[vendor]
@@ -170,7 +223,7 @@ func (o *Optimizer) Tokens(ctx context.Context, vendor, model string) int64 {
 		defer cancel()
 		n, err := countWith(cctx, c, vendor, model)
 		if err != nil {
-			return int64(0), err
+			return [2]int64{}, err
 		}
 		o.mu.Lock()
 		o.counts[key] = counted{n: n, at: o.cfg.Now()}
@@ -181,25 +234,20 @@ func (o *Optimizer) Tokens(ctx context.Context, vendor, model string) int64 {
 		o.mu.Lock()
 		o.failed[key] = o.cfg.Now().Add(failureBackoff)
 		o.mu.Unlock()
-		o.cfg.Logger.Warn("count optimizer tokens; using the upper bound", "vendor", vendor, "model", model, "err", err)
+		o.cfg.Logger.Warn("count optimizer tokens; using the fallback", "vendor", vendor, "model", model, "err", err)
 		if ok {
-			return e.n // a stale count beats the bound
+			return e.n // a stale count beats the fallback
 		}
-		return UpperBound()
+		f := o.fallback(vendor)
+		return [2]int64{f, f}
 	}
-	return v.(int64)
+	return v.([2]int64)
 }
 
-// CachedTokens is Tokens when it needs no vendor call: the OpenAI count,
-// the bound for a vendor without a count endpoint, a count asked within
-// TTL, or the last count (else the bound) while a failed count backs
-// off. ok is false when Tokens would ask the vendor.
-func (o *Optimizer) CachedTokens(vendor, model string) (n int64, ok bool) {
-	if vendor == "openai" {
-		return o.o200k(), true
-	}
+func (o *Optimizer) cached(vendor, model string) ([2]int64, bool) {
+	f := o.fallback(vendor)
 	if _, ok := o.cfg.Counters[vendor]; !ok {
-		return UpperBound(), true
+		return [2]int64{f, f}, true
 	}
 	key := countKey(vendor, model)
 	now := o.cfg.Now()
@@ -211,14 +259,34 @@ func (o *Optimizer) CachedTokens(vendor, model string) (n int64, ok bool) {
 		return e.n, true
 	}
 	if now.Before(retry) {
-		// A recent count failed: no request waits on the endpoint again
+		// A recent count failed: no request waits on the vendor again
 		// until the back-off passes.
 		if ok {
 			return e.n, true
 		}
-		return UpperBound(), true
+		return [2]int64{f, f}, true
 	}
-	return 0, false
+	return [2]int64{}, false
+}
+
+// placement says where the directive went in body, a vendor request that
+// holds it: 1 after caller system content, 0 in a system member of its
+// own (M's system, G's systemInstruction with the directive alone). On C
+// it is one more system message either way (0).
+func placement(vendor string, body []byte) int {
+	var parts []byte
+	switch shapeOf(vendor) {
+	case gw.ShapeM:
+		parts = rawjson.Get(body, "system")
+	case gw.ShapeG:
+		parts = rawjson.Get(rawjson.Get(body, "systemInstruction"), "parts")
+	default:
+		return 0
+	}
+	if els, err := rawjson.Elements(parts); err == nil && len(els) > 1 {
+		return 1
+	}
+	return 0
 }
 
 // countKey keys a count by vendor, model and directive version.
@@ -227,33 +295,42 @@ func countKey(vendor, model string) string {
 }
 
 // countWith asks the vendor for the directive's tokens: the difference of
-// a small request with and without it, with no system content and with
-// some, taking the larger.
-func countWith(ctx context.Context, c Counter, vendor, model string) (int64, error) {
-	var best int64
-	for _, sys := range []bool{false, true} {
+// a small request with and without it, less one token: where the
+// directive meets the caller's content a count may round either way by
+// one (a tokenizer's merges at the boundary, a per-byte count's
+// rounding), and the count must never exceed the directive's real size.
+// Where its place depends on the caller's system content (a system
+// member of its own on M and G) both placements are counted; on C it is
+// one more system message either way: one pair of requests.
+func countWith(ctx context.Context, c Counter, vendor, model string) ([2]int64, error) {
+	var n [2]int64
+	for i, sys := range []bool{false, true} {
+		if i == 1 && shapeOf(vendor) == gw.ShapeC {
+			n[1] = n[0]
+			break
+		}
 		base, err := countBody(vendor, model, sys)
 		if err != nil {
-			return 0, err
+			return n, err
 		}
 		with, err := Apply(shapeOf(vendor), base)
 		if err != nil {
-			return 0, err
+			return n, err
 		}
 		a, err := c.CountTokens(ctx, model, base)
 		if err != nil {
-			return 0, fmt.Errorf("count without the directive: %w", err)
+			return n, fmt.Errorf("count without the directive: %w", err)
 		}
 		b, err := c.CountTokens(ctx, model, with)
 		if err != nil {
-			return 0, fmt.Errorf("count with the directive: %w", err)
+			return n, fmt.Errorf("count with the directive: %w", err)
 		}
-		if b-a <= 0 {
-			return 0, fmt.Errorf("count: the directive added %d tokens", b-a)
+		if b-a <= 0 || b-a > UpperBound() {
+			return n, fmt.Errorf("count: the directive added %d tokens", b-a)
 		}
-		best = max(best, b-a)
+		n[i] = max(b-a-1, 1)
 	}
-	return best, nil
+	return n, nil
 }
 
 func shapeOf(vendor string) gw.Shape {
@@ -267,7 +344,9 @@ func shapeOf(vendor string) gw.Shape {
 }
 
 // countBody is the small request counted with and without the directive,
-// in the vendor's request shape (with or without system content).
+// in the vendor's request shape (with or without system content). The C
+// request is a real chat completion (a vendor without a count endpoint
+// is asked for one output token): its usage is the count.
 func countBody(vendor, model string, system bool) ([]byte, error) {
 	const sys = "You are a helpful assistant."
 	switch shapeOf(vendor) {
@@ -284,5 +363,10 @@ func countBody(vendor, model string, system bool) ([]byte, error) {
 		}
 		return json.Marshal(r)
 	}
-	return nil, fmt.Errorf("count: %s has no count endpoint", vendor)
+	// OpenAI's newer models refuse max_tokens; the others know only it.
+	limit := "max_tokens"
+	if vendor == "openai" {
+		limit = "max_completion_tokens"
+	}
+	return json.Marshal(map[string]any{"model": model, "messages": []any{map[string]any{"role": "user", "content": "Hello"}}, limit: 16})
 }

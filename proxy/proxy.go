@@ -1076,16 +1076,15 @@ func (x *Exchange) countOptimizer(ctx context.Context) <-chan struct{} {
 		return closedChan
 	}
 	vendor, model := x.in.Vendor, x.in.Model
-	if cc, ok := x.g.cfg.Optimizer.(CachedCounter); ok {
-		if n, ok := cc.CachedTokens(vendor, model); ok {
-			x.optTokens = n
-			return closedChan
-		}
+	if n, ok := x.cachedTokens(vendor, model); ok {
+		x.optTokens = n
+		return closedChan
 	}
 	counted := make(chan struct{})
+	count := x.tokensFunc(vendor, model)
 	go func() {
 		defer close(counted)
-		x.optTokens = x.g.cfg.Optimizer.Tokens(ctx, vendor, model)
+		x.optTokens = count(ctx)
 	}()
 	return counted
 }

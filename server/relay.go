@@ -92,6 +92,10 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 	if n, ok := x.Provider().(gw.Normalizer); ok {
 		body = n.NormalizeBody(body)
 	}
+	if in.Endpoint == gw.ShapeR && x.Optimized {
+		// The caller's own instructions, not the directive added to them.
+		body = echoInstructions(body, callerInstructions(in.Body), false)
+	}
 	var u gw.Usage
 	switch in.Endpoint {
 	case gw.ShapeM:
@@ -201,6 +205,18 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	var fix func([]byte) []byte
 	if n, ok := x.Provider().(gw.Normalizer); ok {
 		fix = n.NormalizeStream()
+	}
+	if in.Endpoint == gw.ShapeR && x.Optimized {
+		// The response object's echo of the instructions (created,
+		// in_progress, completed...) is the caller's own, not the
+		// directive added to them.
+		caller, norm := callerInstructions(in.Body), fix
+		fix = func(d []byte) []byte {
+			if norm != nil {
+				d = norm(d)
+			}
+			return echoInstructions(d, caller, true)
+		}
 	}
 	var events, text int64
 	var rtext *responsesText // a Responses stream counts each text once

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/route"
 )
 
 // rBody is a native Responses request on openai/.
@@ -242,5 +243,122 @@ func TestAbsurdPromptReportDisputed(t *testing.T) {
 				t.Errorf("2,000 prompt tokens reported: charge %d disputed %d note %q; want %d, none", rec.Charge, rec.DisputedCost, rec.Note, want)
 			}
 		})
+	}
+}
+
+// Issue 38 item 5 (before -> after): the directive's share was 195
+// tokens (one a byte) on every vendor without a count endpoint, so a
+// 600-word prompt on groq was billed 721 of its 916 input tokens and
+// "hi" no input at all: the charge fell below the vendor's cost. Now
+// each vendor's share is its own count (two minimal requests per model
+// and day where it has no count endpoint, recorded at the operator's
+// cost), less one token: on each of the nine prefixes the share is
+// within 5 tokens of the fake vendor's own growth of the prompt and
+// never above it, and the charge is never below the same answer's
+// without the directive (the caller's own tokens x1.09).
+func TestDirectiveShareEveryPrefix(t *testing.T) {
+	biller := testBiller(t)
+	e := newEnv(t, withOptimizer, func(c *Config) { c.RPM, c.TPM = 0, 0 })
+	ctx := context.Background()
+	st := e.m.Store()
+	long := strings.TrimSpace(strings.Repeat("the quick brown fox jumps over the lazy dog again ", 60)) // 600 words
+	for _, vendor := range route.Vendors() {
+		for _, prompt := range []string{"hi", long} {
+			name := vendor
+			if prompt != "hi" {
+				name += "/600-words"
+			}
+			t.Run(name, func(t *testing.T) {
+				model := nativeModels[vendor]
+				body := chatBody(vendor+"/"+model, prompt, false, "")
+				send := func(hdr ...string) *gw.Record {
+					t.Helper()
+					resp := e.post("/v1/chat/completions", e.key, body, hdr...)
+					b := readAll(t, resp.Body)
+					if resp.StatusCode != 200 {
+						t.Fatalf("status %d: %s", resp.StatusCode, b)
+					}
+					return waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
+				}
+				off := send("X-Gateway-Optimize", "off")
+				on := send()
+				grown := on.Usage.PromptTokens() - off.Usage.PromptTokens()
+				opt := on.Usage.OptimizerTokens
+				if grown <= 0 || opt > grown || opt < grown-5 {
+					t.Errorf("share %d tokens, the fake's prompt grew by %d: want within 5 and never above", opt, grown)
+				}
+				if on.Usage.PromptTokens()-opt < off.Usage.PromptTokens() {
+					t.Errorf("billed %d prompt tokens of the caller's %d", on.Usage.PromptTokens()-opt, off.Usage.PromptTokens())
+				}
+				if vendor == "openrouter" {
+					return // charged on the aggregator's reported cost
+				}
+				own := on.Usage
+				own.InputTokens, own.CacheReadTokens, own.OptimizerTokens = off.Usage.InputTokens, off.Usage.CacheReadTokens, 0
+				q, err := biller.Price(vendor, model, own)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if on.Charge < q.Charge || on.Charge < gw.Charge(q.Cost) {
+					t.Errorf("charged %d, below the caller's own tokens: cost %d x1.09 = %d", on.Charge, q.Cost, q.Charge)
+				}
+			})
+		}
+	}
+	// The calibration requests are the operator's: recorded at their
+	// vendor cost, charged to no account.
+	recs, err := st.Records(ctx, gw.RecordFilter{Vendor: "groq", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range recs {
+		if strings.Contains(r.Note, NoteOptimizerCalibration) {
+			n++
+			if r.Charge != 0 || r.Cost <= 0 || r.AccountID != "" {
+				t.Errorf("calibration record %+v: want a cost, no charge, no account", r)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d calibration records on groq, want 2 (with and without the directive, once a model)", n)
+	}
+}
+
+// Issue 38 item 5: on /v1/responses the caller got the directive back
+// inside "instructions". Now the answer echoes the caller's own
+// instructions (null when it sent none), on the native route (openai/)
+// and a mapped one, stream and not.
+func TestResponsesEchoCallerInstructions(t *testing.T) {
+	e := newEnv(t, withOptimizer, func(c *Config) { c.RPM, c.TPM = 0, 0 })
+	for _, model := range []string{"openai/gpt-6-sol", "groq/llama-3.3-70b-versatile", "anthropic/claude-sonnet-5-5"} {
+		for _, instr := range []string{"", `,"instructions":"Be brief."`} {
+			for _, stream := range []bool{false, true} {
+				name := fmt.Sprintf("%s instructions=%v stream=%v", model, instr != "", stream)
+				s := `{"model":` + quote(model) + `,"input":"Say hello.","max_output_tokens":64` + instr
+				if stream {
+					s += `,"stream":true`
+				}
+				resp := e.post("/v1/responses", e.key, []byte(s+`}`))
+				b := readAll(t, resp.Body)
+				if resp.StatusCode != 200 {
+					t.Errorf("%s: status %d %s", name, resp.StatusCode, b)
+					continue
+				}
+				if resp.Header.Get("X-Gateway-Optimize") != "applied; v=1" {
+					t.Errorf("%s: the directive was not applied", name)
+				}
+				if strings.Contains(string(b), "Answer concisely") {
+					t.Errorf("%s: the directive came back to the caller:\n%s", name, b)
+				}
+				want := `"instructions":null`
+				if instr != "" {
+					want = `"instructions":"Be brief."`
+				}
+				if c := strings.Count(string(b), `"instructions":`); c == 0 || strings.Count(string(b), want) != c {
+					t.Errorf("%s: instructions not the caller's own (%s):\n%s", name, want, b)
+				}
+			}
+		}
 	}
 }
