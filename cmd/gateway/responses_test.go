@@ -171,9 +171,13 @@ type rFake struct {
 
 func (f *rFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, b)
-	f.mu.Unlock()
+	if r.URL.Path != "/v1/chat/completions" {
+		// (A chat completion is the optimizer's calibration, not the
+		// request under test.)
+		f.mu.Lock()
+		f.bodies = append(f.bodies, b)
+		f.mu.Unlock()
+	}
 	if r.URL.Path != "/v1/responses" || r.Header.Get("Authorization") != "Bearer sk-r" {
 		w.WriteHeader(http.StatusNotFound)
 		return
