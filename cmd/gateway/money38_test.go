@@ -131,6 +131,7 @@ func TestNativeResponsesMalformedUsage(t *testing.T) {
 			}
 			rec := waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
 			want := estimateCharge(body, stream, int64(len(answer)))
+			t.Logf("%s stream=%v: %d body bytes, charge %d", usage, stream, len(body), rec.Charge)
 			if rec.Charge != want || !strings.Contains(rec.Note, "usage_malformed") {
 				t.Errorf("%s stream=%v: charge %d note %q, want %d (the gateway's count, as on C) and usage_malformed", usage, stream, rec.Charge, rec.Note, want)
 			}
@@ -180,6 +181,7 @@ func TestNativeResponsesStreamWithoutUsage(t *testing.T) {
 	if want := estimateCharge(cBodyS, true, textBytes); c.Charge != want {
 		t.Errorf("C stream: charge %d, want %d", c.Charge, want)
 	}
+	t.Logf("R stream %d uc, C stream %d uc, %d text bytes", r.Charge, c.Charge, textBytes)
 	if d := r.Charge - c.Charge; d*10 > c.Charge || -d*10 > c.Charge {
 		t.Errorf("R stream charged %d, C stream %d: more than 10%% apart", r.Charge, c.Charge)
 	}
@@ -219,6 +221,7 @@ func TestAbsurdPromptReportDisputed(t *testing.T) {
 			wantCost := gw.Money(bound*59 + 5*79)
 			wantCharge := gw.Money(((bound*59+5*79)*109 + 50) / 100)
 			wantDisputed := gw.Money((131_072 - bound) * 59)
+			t.Logf("bound %d: charge %d, cost %d, disputed %d", bound, rec.Charge, rec.Cost, rec.DisputedCost)
 			if rec.Charge != wantCharge || rec.Cost != wantCost || rec.Usage.PromptTokens() != bound {
 				t.Errorf("charge %d cost %d on %d prompt tokens; want %d, %d on %d (the gateway's bound)", rec.Charge, rec.Cost, rec.Usage.PromptTokens(), wantCharge, wantCost, bound)
 			}
@@ -299,6 +302,7 @@ func TestDirectiveShareEveryPrefix(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				t.Logf("%s: prompt %d -> %d with the directive, share %d, charge %d (the caller's own tokens: %d)", name, off.Usage.PromptTokens(), on.Usage.PromptTokens(), opt, on.Charge, q.Charge)
 				if on.Charge < q.Charge || on.Charge < gw.Charge(q.Cost) {
 					t.Errorf("charged %d, below the caller's own tokens: cost %d x1.09 = %d", on.Charge, q.Cost, q.Charge)
 				}
