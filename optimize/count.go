@@ -55,13 +55,22 @@ type Optimizer struct {
 	failed map[string]time.Time // count calls not retried before then
 }
 
-// counted is one model's count: the directive's tokens where the caller
-// sent no system content (n[0]) and where it did (n[1]), which differ
-// where the directive then brings a system member of its own (M, G).
+// counted is one model's count (see placements).
 type counted struct {
-	n  [2]int64
+	n  placements
 	at time.Time
 }
+
+// placements are the directive's tokens by where it went: in the
+// vendor's own shape where the caller sent no system content (0) and
+// where it did (1), which differ where the directive then brings a
+// system member of its own (M, G); in a native Responses body (openai/)
+// as the whole instructions (2) and after the caller's (3).
+type placements [4]int64
+
+func same(n int64) placements { return placements{n, n, n, n} }
+
+func (p placements) min() int64 { return min(p[0], p[1], p[2], p[3]) }
 
 // New returns an Optimizer.
 func New(cfg Config) *Optimizer {
@@ -183,8 +192,7 @@ func (o *Optimizer) fallback(vendor string) int64 {
 // else Floor). Where the count depends on the caller's system content,
 // Tokens is the smaller; TokensIn knows the body.
 func (o *Optimizer) Tokens(ctx context.Context, vendor, model string) int64 {
-	n := o.tokens(ctx, vendor, model)
-	return min(n[0], n[1])
+	return o.tokens(ctx, vendor, model).min()
 }
 
 // TokensIn is Tokens for body, the vendor request the directive was put
@@ -200,7 +208,7 @@ func (o *Optimizer) TokensIn(ctx context.Context, vendor, model string, body []b
 // when Tokens would ask the vendor.
 func (o *Optimizer) CachedTokens(vendor, model string) (int64, bool) {
 	n, ok := o.cached(vendor, model)
-	return min(n[0], n[1]), ok
+	return n.min(), ok
 }
 
 // CachedTokensIn is CachedTokens for body (see TokensIn).
@@ -209,7 +217,7 @@ func (o *Optimizer) CachedTokensIn(vendor, model string, body []byte) (int64, bo
 	return n[placement(vendor, body)], ok
 }
 
-func (o *Optimizer) tokens(ctx context.Context, vendor, model string) [2]int64 {
+func (o *Optimizer) tokens(ctx context.Context, vendor, model string) placements {
 	if n, ok := o.cached(vendor, model); ok {
 		return n
 	}
@@ -223,7 +231,7 @@ func (o *Optimizer) tokens(ctx context.Context, vendor, model string) [2]int64 {
 		defer cancel()
 		n, err := countWith(cctx, c, vendor, model)
 		if err != nil {
-			return [2]int64{}, err
+			return placements{}, err
 		}
 		o.mu.Lock()
 		o.counts[key] = counted{n: n, at: o.cfg.Now()}
@@ -238,16 +246,15 @@ func (o *Optimizer) tokens(ctx context.Context, vendor, model string) [2]int64 {
 		if ok {
 			return e.n // a stale count beats the fallback
 		}
-		f := o.fallback(vendor)
-		return [2]int64{f, f}
+		return same(o.fallback(vendor))
 	}
-	return v.([2]int64)
+	return v.(placements)
 }
 
-func (o *Optimizer) cached(vendor, model string) ([2]int64, bool) {
-	f := o.fallback(vendor)
+func (o *Optimizer) cached(vendor, model string) (placements, bool) {
+	f := same(o.fallback(vendor))
 	if _, ok := o.cfg.Counters[vendor]; !ok {
-		return [2]int64{f, f}, true
+		return f, true
 	}
 	key := countKey(vendor, model)
 	now := o.cfg.Now()
@@ -264,15 +271,17 @@ func (o *Optimizer) cached(vendor, model string) ([2]int64, bool) {
 		if ok {
 			return e.n, true
 		}
-		return [2]int64{f, f}, true
+		return f, true
 	}
-	return [2]int64{}, false
+	return placements{}, false
 }
 
 // placement says where the directive went in body, a vendor request that
-// holds it: 1 after caller system content, 0 in a system member of its
-// own (M's system, G's systemInstruction with the directive alone). On C
-// it is one more system message either way (0).
+// holds it (see placements): after caller system content, or in a system
+// member of its own (M's system, G's systemInstruction with the
+// directive alone); on C one more system message either way (0); in a
+// native Responses body (openai/, "input") the whole instructions or
+// after the caller's.
 func placement(vendor string, body []byte) int {
 	var parts []byte
 	switch shapeOf(vendor) {
@@ -281,7 +290,14 @@ func placement(vendor string, body []byte) int {
 	case gw.ShapeG:
 		parts = rawjson.Get(rawjson.Get(body, "systemInstruction"), "parts")
 	default:
-		return 0
+		if vendor != "openai" || rawjson.Get(body, "input") == nil {
+			return 0
+		}
+		var instr string
+		if json.Unmarshal(rawjson.Get(body, "instructions"), &instr) == nil && len(instr) > len(Text) {
+			return 3
+		}
+		return 2
 	}
 	if els, err := rawjson.Elements(parts); err == nil && len(els) > 1 {
 		return 1
@@ -300,35 +316,53 @@ func countKey(vendor, model string) string {
 // one (a tokenizer's merges at the boundary, a per-byte count's
 // rounding), and the count must never exceed the directive's real size.
 // Where its place depends on the caller's system content (a system
-// member of its own on M and G) both placements are counted; on C it is
-// one more system message either way: one pair of requests.
-func countWith(ctx context.Context, c Counter, vendor, model string) ([2]int64, error) {
-	var n [2]int64
-	for i, sys := range []bool{false, true} {
-		if i == 1 && shapeOf(vendor) == gw.ShapeC {
-			n[1] = n[0]
-			break
-		}
-		base, err := countBody(vendor, model, sys)
+// member of its own on M and G, the instructions of a Responses body)
+// both placements are counted; on C it is one more system message either
+// way: one pair of requests. OpenAI, which also serves Responses bodies
+// as they are, is counted in both shapes.
+func countWith(ctx context.Context, c Counter, vendor, model string) (placements, error) {
+	var n placements
+	pair := func(shape gw.Shape, sys bool) (int64, error) {
+		base, err := countBody(vendor, model, shape, sys)
 		if err != nil {
-			return n, err
+			return 0, err
 		}
-		with, err := Apply(shapeOf(vendor), base)
+		with, err := Apply(shape, base)
 		if err != nil {
-			return n, err
+			return 0, err
 		}
 		a, err := c.CountTokens(ctx, model, base)
 		if err != nil {
-			return n, fmt.Errorf("count without the directive: %w", err)
+			return 0, fmt.Errorf("count without the directive: %w", err)
 		}
 		b, err := c.CountTokens(ctx, model, with)
 		if err != nil {
-			return n, fmt.Errorf("count with the directive: %w", err)
+			return 0, fmt.Errorf("count with the directive: %w", err)
 		}
 		if b-a <= 0 || b-a > UpperBound() {
-			return n, fmt.Errorf("count: the directive added %d tokens", b-a)
+			return 0, fmt.Errorf("count: the directive added %d tokens", b-a)
 		}
-		n[i] = max(b-a-1, 1)
+		return max(b-a-1, 1), nil
+	}
+	shape := shapeOf(vendor)
+	var err error
+	if n[0], err = pair(shape, false); err != nil {
+		return n, err
+	}
+	n[1] = n[0]
+	if shape != gw.ShapeC {
+		if n[1], err = pair(shape, true); err != nil {
+			return n, err
+		}
+	}
+	n[2], n[3] = n[0], n[1]
+	if vendor == "openai" {
+		// A vendor that serves no Responses bodies keeps the C counts.
+		r0, err0 := pair(gw.ShapeR, false)
+		r1, err1 := pair(gw.ShapeR, true)
+		if err0 == nil && err1 == nil {
+			n[2], n[3] = r0, r1
+		}
 	}
 	return n, nil
 }
@@ -344,12 +378,12 @@ func shapeOf(vendor string) gw.Shape {
 }
 
 // countBody is the small request counted with and without the directive,
-// in the vendor's request shape (with or without system content). The C
-// request is a real chat completion (a vendor without a count endpoint
-// is asked for one output token): its usage is the count.
-func countBody(vendor, model string, system bool) ([]byte, error) {
+// in shape (with or without system content). The C and R requests are
+// real requests (a vendor without a count endpoint is asked for a few
+// output tokens): their usage is the count.
+func countBody(vendor, model string, shape gw.Shape, system bool) ([]byte, error) {
 	const sys = "You are a helpful assistant."
-	switch shapeOf(vendor) {
+	switch shape {
 	case gw.ShapeM:
 		r := map[string]any{"model": model, "messages": []any{map[string]any{"role": "user", "content": "Hello"}}}
 		if system {
@@ -360,6 +394,12 @@ func countBody(vendor, model string, system bool) ([]byte, error) {
 		r := map[string]any{"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": "Hello"}}}}}
 		if system {
 			r["systemInstruction"] = map[string]any{"parts": []any{map[string]any{"text": sys}}}
+		}
+		return json.Marshal(r)
+	case gw.ShapeR:
+		r := map[string]any{"model": model, "input": "Hello", "max_output_tokens": 16, "store": false}
+		if system {
+			r["instructions"] = sys
 		}
 		return json.Marshal(r)
 	}

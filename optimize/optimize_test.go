@@ -194,3 +194,36 @@ func FuzzApply(f *testing.F) {
 		}
 	})
 }
+
+// Issue 38 item 5: a vendor without a count endpoint is counted with two
+// real requests (with and without the directive), once per model; the
+// share is their difference less one token, and on M the placement the
+// body used decides which count applies.
+func TestCountByTwoRequests(t *testing.T) {
+	var calls atomic.Int32
+	perByte := counterFunc(func(_ context.Context, _ string, body []byte) (int64, error) {
+		calls.Add(1)
+		return int64(len(body)+3) / 4, nil
+	})
+	o := New(Config{Counters: map[string]Counter{"groq": perByte, "anthropic": perByte}})
+	ctx := context.Background()
+	base, _ := countBody("groq", "llama", gw.ShapeC, false)
+	with, _ := Apply(gw.ShapeC, base)
+	want := int64(len(with)+3)/4 - int64(len(base)+3)/4 - 1
+	if n := o.Tokens(ctx, "groq", "llama"); n != want || calls.Load() != 2 {
+		t.Errorf("groq = %d after %d calls, want %d after 2", n, calls.Load(), want)
+	}
+	if n, ok := o.CachedTokens("groq", "llama"); !ok || n != want || calls.Load() != 2 {
+		t.Errorf("cached groq = %d %v, want %d without a call", n, ok, want)
+	}
+	if want >= UpperBound()-100 || want <= Floor() {
+		t.Errorf("groq share %d: want between the floor %d and far below the bound %d", want, Floor(), UpperBound())
+	}
+	own, _ := Apply(gw.ShapeM, []byte(`{"model":"c","messages":[]}`))
+	after, _ := Apply(gw.ShapeM, []byte(`{"model":"c","system":"Be kind.","messages":[]}`))
+	a := o.TokensIn(ctx, "anthropic", "c", own)
+	b := o.TokensIn(ctx, "anthropic", "c", after)
+	if a <= b || o.Tokens(ctx, "anthropic", "c") != b {
+		t.Errorf("anthropic: own system member %d, after the caller's %d, Tokens %d: want the first larger, Tokens the smaller", a, b, o.Tokens(ctx, "anthropic", "c"))
+	}
+}

@@ -9,9 +9,11 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/id"
+	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/proxy"
 	openaishape "github.com/gwlabs/gateway/shape/openai"
+	"github.com/gwlabs/gateway/shape/responses"
 )
 
 // NoteOptimizerCalibration marks the record of a request the gateway made
@@ -36,7 +38,13 @@ type chatCounter struct {
 func (c *chatCounter) CountTokens(ctx context.Context, model string, body []byte) (int64, error) {
 	start := c.now()
 	rid := id.New("req_", start)
-	up, err := c.p.Send(ctx, &gw.Call{RequestID: rid, Model: model, Body: body, Received: start})
+	call := &gw.Call{RequestID: rid, Model: model, Body: body, Received: start}
+	endpoint := gw.ShapeC
+	if rawjson.Get(body, "input") != nil {
+		// A Responses body (OpenAI counts the directive in instructions).
+		call.Endpoint, endpoint = gw.ShapeR, gw.ShapeR
+	}
+	up, err := c.p.Send(ctx, call)
 	if err != nil {
 		return 0, err
 	}
@@ -45,21 +53,26 @@ func (c *chatCounter) CountTokens(ctx context.Context, model string, body []byte
 	if err != nil {
 		return 0, err
 	}
-	u, err := openaishape.UsageFromBody(b)
+	var u gw.Usage
+	if endpoint == gw.ShapeR {
+		u, err = responses.UsageFromBody(b)
+	} else {
+		u, err = openaishape.UsageFromBody(b)
+	}
 	if err != nil {
 		return 0, err
 	}
 	if !u.Reported || u.Malformed || u.PromptTokens() <= 0 {
 		return 0, fmt.Errorf("%s: the answer reported no prompt tokens", c.vendor)
 	}
-	c.book(ctx, rid, model, u, start)
+	c.book(ctx, rid, endpoint, model, u, start)
 	return u.PromptTokens(), nil
 }
 
 // book records a calibration request at its vendor cost, charged to no
 // account.
-func (c *chatCounter) book(ctx context.Context, rid, model string, u gw.Usage, start time.Time) {
-	r := &gw.Record{RequestID: rid, Endpoint: gw.ShapeC, Vendor: c.vendor, Model: model, Status: 200, Usage: u,
+func (c *chatCounter) book(ctx context.Context, rid string, endpoint gw.Shape, model string, u gw.Usage, start time.Time) {
+	r := &gw.Record{RequestID: rid, Endpoint: endpoint, Vendor: c.vendor, Model: model, Status: 200, Usage: u,
 		Guard: "off", Note: NoteOptimizerCalibration, CreatedAt: c.now(), Latency: c.now().Sub(start)}
 	if c.biller != nil {
 		if q, err := c.biller.Price(c.vendor, model, u, start); err == nil {

@@ -309,6 +309,28 @@ func TestDirectiveShareEveryPrefix(t *testing.T) {
 			})
 		}
 	}
+	// The native Responses route (openai/) puts the directive in
+	// instructions: counted in that shape, whole or after the caller's.
+	for _, instr := range []string{"", `,"instructions":"Be brief."`} {
+		t.Run("openai/responses"+instr, func(t *testing.T) {
+			body := []byte(`{"model":"openai/gpt-6-sol","input":"hi","max_output_tokens":64` + instr + `}`)
+			send := func(hdr ...string) *gw.Record {
+				t.Helper()
+				resp := e.post("/v1/responses", e.key, body, hdr...)
+				if b := readAll(t, resp.Body); resp.StatusCode != 200 {
+					t.Fatalf("status %d: %s", resp.StatusCode, b)
+				}
+				return waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
+			}
+			off := send("X-Gateway-Optimize", "off")
+			on := send()
+			grown, opt := on.Usage.PromptTokens()-off.Usage.PromptTokens(), on.Usage.OptimizerTokens
+			t.Logf("responses%s: prompt %d -> %d, share %d", instr, off.Usage.PromptTokens(), on.Usage.PromptTokens(), opt)
+			if grown <= 0 || opt > grown || opt < grown-5 {
+				t.Errorf("share %d tokens, the fake's prompt grew by %d: want within 5 and never above", opt, grown)
+			}
+		})
+	}
 	// The calibration requests are the operator's: recorded at their
 	// vendor cost, charged to no account.
 	recs, err := st.Records(ctx, gw.RecordFilter{Vendor: "groq", Limit: 100})
