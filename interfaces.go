@@ -233,6 +233,11 @@ type Record struct {
 	// DirectiveShare is the part of Charge(Cost) that the optimizer's
 	// directive accounts for: the caller does not pay it.
 	DirectiveShare Money
+	// DisputedCost is the vendor's cost of the prompt tokens it reported
+	// beyond the gateway's own upper bound of what it sent (noted
+	// "usage_disputed"): not charged, not in Cost, the operator's to
+	// take up with the vendor.
+	DisputedCost Money
 	// Loss is what the request cost beyond what the account could pay
 	// at its settle (the hold plus the available balance then): the
 	// operator's loss, its reason in Note ("operator_loss: ...").

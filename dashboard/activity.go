@@ -33,6 +33,9 @@ type totals struct {
 	Requests, Errors                                int64
 	Input, CacheRead, CacheWrite, Output, Reasoning int64
 	Cost, Charge                                    gw.Money
+	// Disputed is the vendor's cost of prompt tokens reported beyond the
+	// gateway's bound: not in Cost, not charged.
+	Disputed gw.Money
 }
 
 // add counts r.
@@ -49,6 +52,7 @@ func (t *totals) add(r *gw.Record) {
 	t.Reasoning += u.ReasoningTokens
 	t.Cost += r.Cost
 	t.Charge += r.Charge
+	t.Disputed += r.DisputedCost
 }
 
 // tokens returns all tokens counted: prompt buckets plus output.
@@ -259,7 +263,11 @@ func (d *Dashboard) activity(w http.ResponseWriter, r *http.Request, v *viewer) 
 		{Label: "Tokens", Value: count(t.tokens()), Detail: count(t.Input+t.CacheRead+t.CacheWrite) + " prompt · " + count(t.Output) + " output"},
 	}
 	if v.admin {
-		p.Cards = slices.Insert(p.Cards, 1, moneyCard("Vendor cost", t.Cost, "markup "+usdBrief(agg.markup), ""))
+		detail := "markup " + usdBrief(agg.markup)
+		if t.Disputed != 0 {
+			detail += " · disputed " + usdBrief(t.Disputed)
+		}
+		p.Cards = slices.Insert(p.Cards, 1, moneyCard("Vendor cost", t.Cost, detail, ""))
 	}
 	p.Tokens = []card{
 		{Label: "Input", Value: count(t.Input), Class: "s-input"},

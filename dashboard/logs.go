@@ -230,6 +230,12 @@ type recordView struct {
 	Charged                             bool
 	Latency, TTFB                       string
 	Guard, GuardClass, GuardTitle, Note string
+
+	// Disputed is the vendor's cost of prompt tokens it reported beyond
+	// the gateway's bound (admin only; HasDisputed when there is any).
+	Disputed, DisputedExact, DisputedCents string
+	HasDisputed                            bool
+
 	// IncidentURL leads a blocked request to its incident.
 	IncidentURL string
 }
@@ -280,6 +286,10 @@ func (d *Dashboard) view(v *viewer, r *gw.Record, account string) recordView {
 		ChargeExact:     usd(r.Charge),
 		ChargeCents:     cents(r.Charge),
 		Charged:         r.Charge != 0,
+		Disputed:        usdBrief(r.DisputedCost),
+		DisputedExact:   usd(r.DisputedCost),
+		DisputedCents:   cents(r.DisputedCost),
+		HasDisputed:     r.DisputedCost != 0,
 		Latency:         duration(r.Latency),
 		TTFB:            duration(r.TTFB),
 		Guard:           r.Guard,

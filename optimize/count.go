@@ -16,9 +16,10 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// Counter is a vendor's free token-count endpoint (Anthropic
-// count_tokens, Gemini countTokens): the prompt tokens of a request body
-// in the vendor's shape, for model.
+// Counter is a vendor's own count of the prompt tokens of a request body
+// in the vendor's shape, for model: its free token-count endpoint
+// (Anthropic count_tokens, Gemini countTokens) or, for a vendor without
+// one, a minimal request whose usage says it.
 type Counter interface {
 	CountTokens(ctx context.Context, model string, body []byte) (int64, error)
 }
@@ -54,10 +55,22 @@ type Optimizer struct {
 	failed map[string]time.Time // count calls not retried before then
 }
 
+// counted is one model's count (see placements).
 type counted struct {
-	n  int64
+	n  placements
 	at time.Time
 }
+
+// placements are the directive's tokens by where it went: in the
+// vendor's own shape where the caller sent no system content (0) and
+// where it did (1), which differ where the directive then brings a
+// system member of its own (M, G); in a native Responses body (openai/)
+// as the whole instructions (2) and after the caller's (3).
+type placements [4]int64
+
+func same(n int64) placements { return placements{n, n, n, n} }
+
+func (p placements) min() int64 { return min(p[0], p[1], p[2], p[3]) }
 
 // New returns an Optimizer.
 func New(cfg Config) *Optimizer {
@@ -147,17 +160,65 @@ func OpenAITokens() int64 {
 	return int64(n) + chatFraming
 }
 
-// UpperBound is the directive's token count where no exact count is
-// available: a BPE token covers at least one byte, and a system segment's
-// framing is well under 16 tokens.
+// UpperBound is the most tokens the directive can be: a BPE token covers
+// at least one byte, and a system segment's framing is well under 16
+// tokens. It is never taken off a customer's prompt (see Floor).
 func UpperBound() int64 { return int64(len(Text)) + 16 }
 
+// Floor is the directive's token count where the vendor's own count is
+// not known yet (a count that failed, a vendor with no way to count):
+// half of its o200k count. Every vendor's BPE vocabulary (o200k, Llama 3,
+// Mistral's Tekken, DeepSeek, Qwen, Kimi, GLM, Claude, Gemini) spends at
+// least that many tokens on its English text, so the part taken off the
+// customer's prompt is never more than the directive's real size; the
+// customer pays for the rest until the count arrives.
+func Floor() int64 { return (OpenAITokens() - chatFraming) / 2 }
+
+// fallback is the count used while the vendor's own is unknown: the o200k
+// count on openai (OpenAI's own tokenizer), else Floor.
+func (o *Optimizer) fallback(vendor string) int64 {
+	if vendor == "openai" {
+		return o.o200k()
+	}
+	return Floor()
+}
+
 // Tokens returns the prompt tokens the directive adds for vendor and
-// model: exact where the vendor's tokenizer or count endpoint allows,
-// else UpperBound. A count endpoint is asked once per model (and again
-// after TTL); concurrent requests share one call.
+// model, by the vendor's own count: its count endpoint (Anthropic,
+// Google) or, for the others, two minimal requests with and without the
+// directive (Config.Counters), less one token (see countWith). A model is
+// counted once (and again after TTL); concurrent requests share one
+// count. Until a count succeeds the fallback applies (o200k on openai,
+// else Floor). Where the count depends on the caller's system content,
+// Tokens is the smaller; TokensIn knows the body.
 func (o *Optimizer) Tokens(ctx context.Context, vendor, model string) int64 {
-	if n, ok := o.CachedTokens(vendor, model); ok {
+	return o.tokens(ctx, vendor, model).min()
+}
+
+// TokensIn is Tokens for body, the vendor request the directive was put
+// in: the count of its placement (a system member of its own, or one
+// more block after the caller's).
+func (o *Optimizer) TokensIn(ctx context.Context, vendor, model string, body []byte) int64 {
+	return o.tokens(ctx, vendor, model)[placement(vendor, body)]
+}
+
+// CachedTokens is Tokens when it needs no vendor call: the fallback for
+// a vendor without a counter, a count taken within TTL, or the last
+// count (else the fallback) while a failed count backs off. ok is false
+// when Tokens would ask the vendor.
+func (o *Optimizer) CachedTokens(vendor, model string) (int64, bool) {
+	n, ok := o.cached(vendor, model)
+	return n.min(), ok
+}
+
+// CachedTokensIn is CachedTokens for body (see TokensIn).
+func (o *Optimizer) CachedTokensIn(vendor, model string, body []byte) (int64, bool) {
+	n, ok := o.cached(vendor, model)
+	return n[placement(vendor, body)], ok
+}
+
+func (o *Optimizer) tokens(ctx context.Context, vendor, model string) placements {
+	if n, ok := o.cached(vendor, model); ok {
 		return n
 	}
 	c := o.cfg.Counters[vendor]
@@ -170,7 +231,7 @@ func (o *Optimizer) Tokens(ctx context.Context, vendor, model string) int64 {
 		defer cancel()
 		n, err := countWith(cctx, c, vendor, model)
 		if err != nil {
-			return int64(0), err
+			return placements{}, err
 		}
 		o.mu.Lock()
 		o.counts[key] = counted{n: n, at: o.cfg.Now()}
@@ -181,25 +242,19 @@ func (o *Optimizer) Tokens(ctx context.Context, vendor, model string) int64 {
 		o.mu.Lock()
 		o.failed[key] = o.cfg.Now().Add(failureBackoff)
 		o.mu.Unlock()
-		o.cfg.Logger.Warn("count optimizer tokens; using the upper bound", "vendor", vendor, "model", model, "err", err)
+		o.cfg.Logger.Warn("count optimizer tokens; using the fallback", "vendor", vendor, "model", model, "err", err)
 		if ok {
-			return e.n // a stale count beats the bound
+			return e.n // a stale count beats the fallback
 		}
-		return UpperBound()
+		return same(o.fallback(vendor))
 	}
-	return v.(int64)
+	return v.(placements)
 }
 
-// CachedTokens is Tokens when it needs no vendor call: the OpenAI count,
-// the bound for a vendor without a count endpoint, a count asked within
-// TTL, or the last count (else the bound) while a failed count backs
-// off. ok is false when Tokens would ask the vendor.
-func (o *Optimizer) CachedTokens(vendor, model string) (n int64, ok bool) {
-	if vendor == "openai" {
-		return o.o200k(), true
-	}
+func (o *Optimizer) cached(vendor, model string) (placements, bool) {
+	f := same(o.fallback(vendor))
 	if _, ok := o.cfg.Counters[vendor]; !ok {
-		return UpperBound(), true
+		return f, true
 	}
 	key := countKey(vendor, model)
 	now := o.cfg.Now()
@@ -211,14 +266,43 @@ func (o *Optimizer) CachedTokens(vendor, model string) (n int64, ok bool) {
 		return e.n, true
 	}
 	if now.Before(retry) {
-		// A recent count failed: no request waits on the endpoint again
+		// A recent count failed: no request waits on the vendor again
 		// until the back-off passes.
 		if ok {
 			return e.n, true
 		}
-		return UpperBound(), true
+		return f, true
 	}
-	return 0, false
+	return placements{}, false
+}
+
+// placement says where the directive went in body, a vendor request that
+// holds it (see placements): after caller system content, or in a system
+// member of its own (M's system, G's systemInstruction with the
+// directive alone); on C one more system message either way (0); in a
+// native Responses body (openai/, "input") the whole instructions or
+// after the caller's.
+func placement(vendor string, body []byte) int {
+	var parts []byte
+	switch shapeOf(vendor) {
+	case gw.ShapeM:
+		parts = rawjson.Get(body, "system")
+	case gw.ShapeG:
+		parts = rawjson.Get(rawjson.Get(body, "systemInstruction"), "parts")
+	default:
+		if vendor != "openai" || rawjson.Get(body, "input") == nil {
+			return 0
+		}
+		var instr string
+		if json.Unmarshal(rawjson.Get(body, "instructions"), &instr) == nil && len(instr) > len(Text) {
+			return 3
+		}
+		return 2
+	}
+	if els, err := rawjson.Elements(parts); err == nil && len(els) > 1 {
+		return 1
+	}
+	return 0
 }
 
 // countKey keys a count by vendor, model and directive version.
@@ -227,16 +311,23 @@ func countKey(vendor, model string) string {
 }
 
 // countWith asks the vendor for the directive's tokens: the difference of
-// a small request with and without it, with no system content and with
-// some, taking the larger.
-func countWith(ctx context.Context, c Counter, vendor, model string) (int64, error) {
-	var best int64
-	for _, sys := range []bool{false, true} {
-		base, err := countBody(vendor, model, sys)
+// a small request with and without it, less one token: where the
+// directive meets the caller's content a count may round either way by
+// one (a tokenizer's merges at the boundary, a per-byte count's
+// rounding), and the count must never exceed the directive's real size.
+// Where its place depends on the caller's system content (a system
+// member of its own on M and G, the instructions of a Responses body)
+// both placements are counted; on C it is one more system message either
+// way: one pair of requests. OpenAI, which also serves Responses bodies
+// as they are, is counted in both shapes.
+func countWith(ctx context.Context, c Counter, vendor, model string) (placements, error) {
+	var n placements
+	pair := func(shape gw.Shape, sys bool) (int64, error) {
+		base, err := countBody(vendor, model, shape, sys)
 		if err != nil {
 			return 0, err
 		}
-		with, err := Apply(shapeOf(vendor), base)
+		with, err := Apply(shape, base)
 		if err != nil {
 			return 0, err
 		}
@@ -248,12 +339,32 @@ func countWith(ctx context.Context, c Counter, vendor, model string) (int64, err
 		if err != nil {
 			return 0, fmt.Errorf("count with the directive: %w", err)
 		}
-		if b-a <= 0 {
+		if b-a <= 0 || b-a > UpperBound() {
 			return 0, fmt.Errorf("count: the directive added %d tokens", b-a)
 		}
-		best = max(best, b-a)
+		return max(b-a-1, 1), nil
 	}
-	return best, nil
+	shape := shapeOf(vendor)
+	var err error
+	if n[0], err = pair(shape, false); err != nil {
+		return n, err
+	}
+	n[1] = n[0]
+	if shape != gw.ShapeC {
+		if n[1], err = pair(shape, true); err != nil {
+			return n, err
+		}
+	}
+	n[2], n[3] = n[0], n[1]
+	if vendor == "openai" {
+		// A vendor that serves no Responses bodies keeps the C counts.
+		r0, err0 := pair(gw.ShapeR, false)
+		r1, err1 := pair(gw.ShapeR, true)
+		if err0 == nil && err1 == nil {
+			n[2], n[3] = r0, r1
+		}
+	}
+	return n, nil
 }
 
 func shapeOf(vendor string) gw.Shape {
@@ -267,10 +378,12 @@ func shapeOf(vendor string) gw.Shape {
 }
 
 // countBody is the small request counted with and without the directive,
-// in the vendor's request shape (with or without system content).
-func countBody(vendor, model string, system bool) ([]byte, error) {
+// in shape (with or without system content). The C and R requests are
+// real requests (a vendor without a count endpoint is asked for a few
+// output tokens): their usage is the count.
+func countBody(vendor, model string, shape gw.Shape, system bool) ([]byte, error) {
 	const sys = "You are a helpful assistant."
-	switch shapeOf(vendor) {
+	switch shape {
 	case gw.ShapeM:
 		r := map[string]any{"model": model, "messages": []any{map[string]any{"role": "user", "content": "Hello"}}}
 		if system {
@@ -283,6 +396,17 @@ func countBody(vendor, model string, system bool) ([]byte, error) {
 			r["systemInstruction"] = map[string]any{"parts": []any{map[string]any{"text": sys}}}
 		}
 		return json.Marshal(r)
+	case gw.ShapeR:
+		r := map[string]any{"model": model, "input": "Hello", "max_output_tokens": 16, "store": false}
+		if system {
+			r["instructions"] = sys
+		}
+		return json.Marshal(r)
 	}
-	return nil, fmt.Errorf("count: %s has no count endpoint", vendor)
+	// OpenAI's newer models refuse max_tokens; the others know only it.
+	limit := "max_tokens"
+	if vendor == "openai" {
+		limit = "max_completion_tokens"
+	}
+	return json.Marshal(map[string]any{"model": model, "messages": []any{map[string]any{"role": "user", "content": "Hello"}}, limit: 16})
 }

@@ -110,9 +110,9 @@ func TestTokens(t *testing.T) {
 		Now: func() time.Time { return now },
 	})
 	ctx := context.Background()
-	want := int64(len(`,"system":[]`)+len(Segment(gw.ShapeM))+3) / 4 // the larger placement: a new system member
+	want := int64(len(Segment(gw.ShapeM))+1+3)/4 - 1 // the smaller placement: one more block, less the rounding token
 	got := o.Tokens(ctx, "anthropic", "claude-x")
-	if got < want-1 || got > want+1 {
+	if got < want-1 || got > want {
 		t.Errorf("anthropic tokens = %d, want about %d", got, want)
 	}
 	if o.Tokens(ctx, "anthropic", "claude-x") != got || calls.Load() != 4 {
@@ -128,8 +128,8 @@ func TestTokens(t *testing.T) {
 	if n := o.Tokens(ctx, "anthropic", "claude-x"); n != got {
 		t.Errorf("stale count = %d, want %d", n, got)
 	}
-	if n := o.Tokens(ctx, "anthropic", "claude-new"); n != UpperBound() {
-		t.Errorf("failed count = %d, want the upper bound %d", n, UpperBound())
+	if n := o.Tokens(ctx, "anthropic", "claude-new"); n != Floor() {
+		t.Errorf("failed count = %d, want the floor %d", n, Floor())
 	}
 	// A failed count is not retried within the back-off, then it is.
 	before := calls.Load()
@@ -139,11 +139,11 @@ func TestTokens(t *testing.T) {
 	}
 	fail = false
 	now = now.Add(2 * failureBackoff)
-	if n := o.Tokens(ctx, "anthropic", "claude-new"); n == UpperBound() || calls.Load() == before {
+	if n := o.Tokens(ctx, "anthropic", "claude-new"); n == Floor() || calls.Load() == before {
 		t.Errorf("count not retried after the back-off: %d", n)
 	}
-	if n := o.Tokens(ctx, "deepseek", "deepseek-flash"); n != UpperBound() {
-		t.Errorf("deepseek = %d, want the upper bound", n)
+	if n := o.Tokens(ctx, "deepseek", "deepseek-flash"); n != Floor() || n >= OpenAITokens() {
+		t.Errorf("deepseek without a counter = %d, want the floor %d, below the o200k count", n, Floor())
 	}
 	if n := o.Tokens(ctx, "openai", "gpt-6-sol"); n != OpenAITokens() || n >= UpperBound() {
 		t.Errorf("openai = %d, want the o200k count %d (below the bound %d)", n, OpenAITokens(), UpperBound())
@@ -193,4 +193,37 @@ func FuzzApply(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Issue 38 item 5: a vendor without a count endpoint is counted with two
+// real requests (with and without the directive), once per model; the
+// share is their difference less one token, and on M the placement the
+// body used decides which count applies.
+func TestCountByTwoRequests(t *testing.T) {
+	var calls atomic.Int32
+	perByte := counterFunc(func(_ context.Context, _ string, body []byte) (int64, error) {
+		calls.Add(1)
+		return int64(len(body)+3) / 4, nil
+	})
+	o := New(Config{Counters: map[string]Counter{"groq": perByte, "anthropic": perByte}})
+	ctx := context.Background()
+	base, _ := countBody("groq", "llama", gw.ShapeC, false)
+	with, _ := Apply(gw.ShapeC, base)
+	want := int64(len(with)+3)/4 - int64(len(base)+3)/4 - 1
+	if n := o.Tokens(ctx, "groq", "llama"); n != want || calls.Load() != 2 {
+		t.Errorf("groq = %d after %d calls, want %d after 2", n, calls.Load(), want)
+	}
+	if n, ok := o.CachedTokens("groq", "llama"); !ok || n != want || calls.Load() != 2 {
+		t.Errorf("cached groq = %d %v, want %d without a call", n, ok, want)
+	}
+	if want >= UpperBound()-100 || want <= Floor() {
+		t.Errorf("groq share %d: want between the floor %d and far below the bound %d", want, Floor(), UpperBound())
+	}
+	own, _ := Apply(gw.ShapeM, []byte(`{"model":"c","messages":[]}`))
+	after, _ := Apply(gw.ShapeM, []byte(`{"model":"c","system":"Be kind.","messages":[]}`))
+	a := o.TokensIn(ctx, "anthropic", "c", own)
+	b := o.TokensIn(ctx, "anthropic", "c", after)
+	if a <= b || o.Tokens(ctx, "anthropic", "c") != b {
+		t.Errorf("anthropic: own system member %d, after the caller's %d, Tokens %d: want the first larger, Tokens the smaller", a, b, o.Tokens(ctx, "anthropic", "c"))
+	}
 }

@@ -581,10 +581,11 @@ func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
 const recordColumns = `request_id, account_id, key_id, endpoint, vendor, model, stream, status, error_code,
 	input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens,
 	reasoning_tokens, optimizer_tokens, usage_reported, reported_cost, has_reported_cost,
-	cost, charge, latency_us, ttfb_us, guard, note, created_at, loss, directive_share`
+	cost, charge, latency_us, ttfb_us, guard, note, created_at, loss, directive_share, disputed_cost`
 
-// recordArgs returns r's columns as arguments $1 to $26, in recordColumns
-// order; $21 is the charge.
+// recordArgs returns r's columns but the last as arguments $1 to $28, in
+// recordColumns order; $21 is the charge. The last, disputed_cost, comes
+// after a statement's own arguments.
 func recordArgs(r *gw.Record) []any {
 	u := r.Usage
 	return []any{r.RequestID, r.AccountID, r.KeyID, string(r.Endpoint), r.Vendor, r.Model, r.Stream, r.Status, string(r.ErrorCode),
@@ -601,7 +602,7 @@ func scanRecord(row pgx.Row) (*gw.Record, error) {
 	if err := row.Scan(&r.RequestID, &r.AccountID, &r.KeyID, &endpoint, &r.Vendor, &r.Model, &r.Stream, &r.Status, &code,
 		&u.InputTokens, &u.CacheReadTokens, &u.CacheWrite5mTokens, &u.CacheWrite1hTokens, &u.OutputTokens,
 		&u.ReasoningTokens, &u.OptimizerTokens, &u.Reported, &u.ReportedCost, &u.HasReportedCost,
-		&r.Cost, &r.Charge, &latency, &ttfb, &r.Guard, &r.Note, &r.CreatedAt, &r.Loss, &r.DirectiveShare); err != nil {
+		&r.Cost, &r.Charge, &latency, &ttfb, &r.Guard, &r.Note, &r.CreatedAt, &r.Loss, &r.DirectiveShare, &r.DisputedCost); err != nil {
 		return nil, err
 	}
 	r.Endpoint, r.ErrorCode = gw.Shape(endpoint), gw.Code(code)

@@ -1116,16 +1116,15 @@ func (x *Exchange) countOptimizer(ctx context.Context) <-chan struct{} {
 		return closedChan
 	}
 	vendor, model := x.in.Vendor, x.in.Model
-	if cc, ok := x.g.cfg.Optimizer.(CachedCounter); ok {
-		if n, ok := cc.CachedTokens(vendor, model); ok {
-			x.optTokens = n
-			return closedChan
-		}
+	if n, ok := x.cachedTokens(vendor, model); ok {
+		x.optTokens = n
+		return closedChan
 	}
 	counted := make(chan struct{})
+	count := x.tokensFunc(vendor, model)
 	go func() {
 		defer close(counted)
-		x.optTokens = x.g.cfg.Optimizer.Tokens(ctx, vendor, model)
+		x.optTokens = count(ctx)
 	}()
 	return counted
 }
@@ -1478,6 +1477,10 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 		clamped = true
 		r.Usage, r.UsageClamped = o.Usage, true
 		r.Note = joinNote(r.Note, NoteUsageClamped)
+	}
+	if u, disputed, note := x.dispute(o.Usage); note != "" {
+		o.Usage, r.Usage, r.DisputedCost = u, u, disputed
+		r.Note = joinNote(r.Note, note)
 	}
 	q, err := x.Quote(o.Usage)
 	if err != nil {

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/json"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -202,3 +204,37 @@ func unusableNote(u gw.Usage) string {
 	}
 	return "usage_missing"
 }
+
+// responsesText counts the text of a relayed Responses stream once. The
+// stream carries each piece of text up to four times (its *.delta events,
+// the *.done event of its part, the output_item.done event of its item
+// and the terminal response object), so only the deltas are counted, and
+// the terminal response's text when it holds more (a vendor that sends
+// whole parts without deltas).
+type responsesText struct {
+	deltas, final int64
+}
+
+// observe counts one event's data; typ is its "event:" field.
+func (t *responsesText) observe(typ string, data []byte) {
+	if typ == "" {
+		if raw := rawjson.Get(data, "type"); raw != nil {
+			_ = json.Unmarshal(raw, &typ)
+		}
+	}
+	switch {
+	case typ == "response.audio.delta":
+		// Base64 audio, not text.
+	case strings.HasSuffix(typ, ".delta"):
+		if d := rawjson.Get(data, "delta"); len(d) > 1 && d[0] == '"' {
+			t.deltas += unescapedLen(d)
+		}
+	case typ == "response.completed" || typ == "response.incomplete" || typ == "response.failed":
+		if out := rawjson.Get(rawjson.Get(data, "response"), "output"); out != nil {
+			t.final = max(t.final, relayedTextBytes(out))
+		}
+	}
+}
+
+// bytes is the text relayed so far, each piece once.
+func (t *responsesText) bytes() int64 { return max(t.deltas, t.final) }

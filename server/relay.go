@@ -92,6 +92,10 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 	if n, ok := x.Provider().(gw.Normalizer); ok {
 		body = n.NormalizeBody(body)
 	}
+	if in.Endpoint == gw.ShapeR && x.Optimized {
+		// The caller's own instructions, not the directive added to them.
+		body = echoInstructions(body, callerInstructions(in.Body), false)
+	}
 	var u gw.Usage
 	switch in.Endpoint {
 	case gw.ShapeM:
@@ -202,7 +206,23 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	if n, ok := x.Provider().(gw.Normalizer); ok {
 		fix = n.NormalizeStream()
 	}
+	if in.Endpoint == gw.ShapeR && x.Optimized {
+		// The response object's echo of the instructions (created,
+		// in_progress, completed...) is the caller's own, not the
+		// directive added to them.
+		caller, norm := callerInstructions(in.Body), fix
+		fix = func(d []byte) []byte {
+			if norm != nil {
+				d = norm(d)
+			}
+			return echoInstructions(d, caller, true)
+		}
+	}
 	var events, text int64
+	var rtext *responsesText // a Responses stream counts each text once
+	if in.Endpoint == gw.ShapeR {
+		rtext = &responsesText{}
+	}
 	clientGone, ownerMarked, terminated := false, false, false
 	collect := s.relayCollector(in)
 	for rd.Next() {
@@ -239,7 +259,12 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 				}
 			}
 			events++
-			text += relayedTextBytes(ev.Data)
+			if rtext != nil {
+				rtext.observe(ev.Type, ev.Data)
+				text = rtext.bytes()
+			} else {
+				text += relayedTextBytes(ev.Data)
+			}
 			if x.HideUsage {
 				raw = stripUsageNull(raw)
 			}

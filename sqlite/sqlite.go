@@ -891,10 +891,10 @@ func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
 const recordColumns = `request_id, account_id, key_id, endpoint, vendor, model, stream, status, error_code,
 	input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens,
 	reasoning_tokens, optimizer_tokens, usage_reported, reported_cost, has_reported_cost,
-	cost, charge, latency_us, ttfb_us, guard, note, created_at, loss, directive_share`
+	cost, charge, latency_us, ttfb_us, guard, note, created_at, loss, directive_share, disputed_cost`
 
 // recordArgCount is the number of recordColumns.
-const recordArgCount = 28
+const recordArgCount = 29
 
 // appendRecordArgs appends r's values for recordColumns to args.
 func appendRecordArgs(args []any, r *gw.Record) []any {
@@ -902,7 +902,7 @@ func appendRecordArgs(args []any, r *gw.Record) []any {
 	return append(args, r.RequestID, r.AccountID, r.KeyID, string(r.Endpoint), r.Vendor, r.Model, r.Stream, r.Status, string(r.ErrorCode),
 		u.InputTokens, u.CacheReadTokens, u.CacheWrite5mTokens, u.CacheWrite1hTokens, u.OutputTokens,
 		u.ReasoningTokens, u.OptimizerTokens, u.Reported, int64(u.ReportedCost), u.HasReportedCost,
-		int64(r.Cost), int64(r.Charge), r.Latency.Microseconds(), r.TTFB.Microseconds(), r.Guard, r.Note, micros(r.CreatedAt), int64(r.Loss), int64(r.DirectiveShare))
+		int64(r.Cost), int64(r.Charge), r.Latency.Microseconds(), r.TTFB.Microseconds(), r.Guard, r.Note, micros(r.CreatedAt), int64(r.Loss), int64(r.DirectiveShare), int64(r.DisputedCost))
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -915,7 +915,7 @@ func scanRecord(s scanner) (*gw.Record, error) {
 	if err := s.Scan(&r.RequestID, &r.AccountID, &r.KeyID, &endpoint, &r.Vendor, &r.Model, &r.Stream, &r.Status, &code,
 		&u.InputTokens, &u.CacheReadTokens, &u.CacheWrite5mTokens, &u.CacheWrite1hTokens, &u.OutputTokens,
 		&u.ReasoningTokens, &u.OptimizerTokens, &u.Reported, &u.ReportedCost, &u.HasReportedCost,
-		&r.Cost, &r.Charge, &latency, &ttfb, &r.Guard, &r.Note, &created, &r.Loss, &r.DirectiveShare); err != nil {
+		&r.Cost, &r.Charge, &latency, &ttfb, &r.Guard, &r.Note, &created, &r.Loss, &r.DirectiveShare, &r.DisputedCost); err != nil {
 		return nil, err
 	}
 	r.Endpoint, r.ErrorCode = gw.Shape(endpoint), gw.Code(code)

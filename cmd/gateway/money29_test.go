@@ -156,8 +156,12 @@ func TestMalformedUsageBilledOneWay(t *testing.T) {
 	s.answer("huge-prompt", `{"prompt_tokens":1000000000000,"completion_tokens":5}`)
 	resp, _ := send(t, chatBody(groq, "hi [case:huge-prompt]", false, `,"max_tokens":100`))
 	rec := waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
-	if rec.Charge != 8_429_671 || rec.Usage.PromptTokens() != 131_072 || !strings.Contains(rec.Note, "usage_clamped") {
-		t.Errorf("1e12 prompt: charge %d prompt %d note %q; want 8,429,671 on 131,072, usage_clamped", rec.Charge, rec.Usage.PromptTokens(), rec.Note)
+	// Issue 38 item 7 lowered this charge: the window's 131,072 tokens
+	// (8,429,671 uc) are now charged only up to the gateway's own bound
+	// of what it sent, the rest disputed (TestAbsurdPromptReportDisputed
+	// works the figures).
+	if rec.Charge >= 8_429_671 || rec.Usage.PromptTokens() >= 131_072 || !strings.Contains(rec.Note, "usage_clamped") || !strings.Contains(rec.Note, "usage_disputed") || rec.DisputedCost <= 0 {
+		t.Errorf("1e12 prompt: charge %d prompt %d disputed %d note %q; want below 8,429,671 on fewer than 131,072, usage_clamped, usage_disputed", rec.Charge, rec.Usage.PromptTokens(), rec.DisputedCost, rec.Note)
 	}
 }
 

@@ -85,7 +85,9 @@ func TestOptimizerEveryRoute(t *testing.T) {
 								}
 								var rec []byte
 								for _, r := range e.fake.Requests() {
-									if r.Vendor == vendor && !strings.Contains(r.Path, "count") {
+									// The optimizer's calibration requests (no
+									// caller text) are not this request.
+									if r.Vendor == vendor && !strings.Contains(r.Path, "count") && bytes.Contains(r.Body, []byte("Say hello.")) {
 										rec = r.Body
 									}
 								}
@@ -139,24 +141,14 @@ func TestOptimizerEveryRoute(t *testing.T) {
 								t.Errorf("on record note %q lacks %q", onRec.Note, optimize.Note())
 							}
 							opt := onRec.Usage.OptimizerTokens
-							switch vendor {
-							case "openai":
-								if opt != optimize.OpenAITokens() {
-									t.Errorf("openai optimizer tokens %d, want the o200k count %d", opt, optimize.OpenAITokens())
-								}
-							case "anthropic", "google":
-								// The fake's count endpoints count as its usage does; the
-								// count is the larger of two placements (with and without
-								// caller system content), so it covers the prompt's growth
-								// (never billed) and exceeds it by a few framing tokens
-								// at most (absorbed by the gateway).
-								if grown := onRec.Usage.PromptTokens() - offRec.Usage.PromptTokens(); grown <= 0 || opt < grown || opt > grown+10 {
-									t.Errorf("%s optimizer tokens %d, prompt grew by %d", vendor, opt, grown)
-								}
-							default:
-								if want := min(optimize.UpperBound(), onRec.Usage.PromptTokens()); opt != want {
-									t.Errorf("optimizer tokens %d, want the upper bound %d", opt, want)
-								}
+							// Every vendor's share is its own count (a count
+							// endpoint, or two minimal requests on the others),
+							// less one token for rounding: within a few tokens
+							// of the prompt's growth and never above it (issue
+							// 38 item 5; before, openai took the o200k count
+							// and the C vendors the one-token-a-byte bound).
+							if grown := onRec.Usage.PromptTokens() - offRec.Usage.PromptTokens(); grown <= 0 || opt > grown || opt < grown-5 {
+								t.Errorf("%s optimizer tokens %d, prompt grew by %d", vendor, opt, grown)
 							}
 							if vendor == "openrouter" {
 								return // billed from the aggregator's reported cost
@@ -168,18 +160,19 @@ func TestOptimizerEveryRoute(t *testing.T) {
 							if onRec.Charge != q.Charge || onRec.Charge <= 0 {
 								t.Errorf("charge %d, want %d: the usage without the directive's tokens", onRec.Charge, q.Charge)
 							}
-							if vendor == "anthropic" || vendor == "google" {
-								// Counted by the vendor: the customer pays at most what
-								// the same answer costs without the directive, less only
-								// the few framing tokens the count may exceed it by.
-								u := onRec.Usage
-								u.InputTokens, u.OptimizerTokens = offRec.Usage.InputTokens, 0
-								q2, _ := biller.Price(vendor, model, u)
-								u.InputTokens -= 10
-								q3, _ := biller.Price(vendor, model, u)
-								if onRec.Charge > q2.Charge || onRec.Charge < q3.Charge {
-									t.Errorf("charge %d, the same answer without the directive %d", onRec.Charge, q2.Charge)
-								}
+							// The customer pays at least what the same answer
+							// costs without the directive (its own tokens, x1.09),
+							// and at most the few tokens the count stays below the
+							// directive's real size (before issue 38 item 5 it was
+							// the other way round: the C vendors' bound took up to
+							// 195 tokens of the customer's own prompt off the bill).
+							u := onRec.Usage
+							u.InputTokens, u.OptimizerTokens = offRec.Usage.InputTokens, 0
+							q2, _ := biller.Price(vendor, model, u)
+							u.InputTokens += 5
+							q3, _ := biller.Price(vendor, model, u)
+							if onRec.Charge < q2.Charge || onRec.Charge > q3.Charge {
+								t.Errorf("charge %d, the same answer without the directive %d (at most %d)", onRec.Charge, q2.Charge, q3.Charge)
 							}
 						})
 					}

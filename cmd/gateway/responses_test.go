@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -171,9 +172,11 @@ type rFake struct {
 
 func (f *rFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, b)
-	f.mu.Unlock()
+	if !calibration(b) {
+		f.mu.Lock()
+		f.bodies = append(f.bodies, b)
+		f.mu.Unlock()
+	}
 	if r.URL.Path != "/v1/responses" || r.Header.Get("Authorization") != "Bearer sk-r" {
 		w.WriteHeader(http.StatusNotFound)
 		return
@@ -185,6 +188,14 @@ func (f *rFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = io.WriteString(w, f.answer)
+}
+
+// calibration reports whether body is one of the optimizer's calibration
+// requests (a "Hello" with at most 16 output tokens), not a request under
+// test.
+func calibration(body []byte) bool {
+	return bytes.Contains(body, []byte(`"Hello"`)) && (bytes.Contains(body, []byte(`"max_output_tokens":16`)) ||
+		bytes.Contains(body, []byte(`"max_tokens":16`)) || bytes.Contains(body, []byte(`"max_completion_tokens":16`)))
 }
 
 func (f *rFake) last() []byte {

@@ -264,7 +264,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		AttemptTimeout:      c.AttemptTimeout,
 		RefusedPerMinute:    c.RefusedPerMinute,
 		IncidentsPerMinute:  c.IncidentTextsPerMinute,
-		Optimizer:           newOptimizer(*c, providers, m.Logger),
+		Optimizer:           newOptimizer(*c, providers, m.store, pb, m.Logger),
 		Logger:              m.Logger,
 	})
 	if err != nil {
@@ -515,15 +515,11 @@ func fakedVendors(c Config) []string {
 }
 
 // newOptimizer builds the optimization layer: on unless GATEWAY_OPTIMIZE
-// is off, counting the directive with the vendors' count endpoints.
-func newOptimizer(c Config, providers map[string]gw.Provider, logger *slog.Logger) *optimize.Optimizer {
-	counters := map[string]optimize.Counter{}
-	for v, p := range providers {
-		if ct, ok := p.(optimize.Counter); ok {
-			counters[v] = ct
-		}
-	}
-	return optimize.New(optimize.Config{Off: !c.Optimize, Counters: counters, Logger: logger})
+// is off, counting the directive with the vendors' own counts (their
+// count endpoints, else two minimal requests per model and day, recorded
+// at the operator's cost).
+func newOptimizer(c Config, providers map[string]gw.Provider, store gw.Store, biller proxy.Biller, logger *slog.Logger) *optimize.Optimizer {
+	return optimize.New(optimize.Config{Off: !c.Optimize, Counters: counters(providers, store, biller, logger), Logger: logger})
 }
 
 // allowSet is a list as a set.

@@ -11,33 +11,66 @@ import (
 	"github.com/gwlabs/gateway/sse"
 )
 
-// wireUsage is a vendor's Responses usage object.
+// wireUsage is a vendor's Responses usage object. Counts are gw.Count
+// pointers: "absent" and "0" differ, and a count that is not a
+// non-negative integer marks the usage malformed instead of failing the
+// answer.
 type wireUsage struct {
-	InputTokens        int64 `json:"input_tokens"`
+	InputTokens        *gw.Count `json:"input_tokens"`
 	InputTokensDetails *struct {
-		CachedTokens int64 `json:"cached_tokens"`
+		CachedTokens *gw.Count `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
-	OutputTokens        int64 `json:"output_tokens"`
+	OutputTokens        *gw.Count `json:"output_tokens"`
 	OutputTokensDetails *struct {
-		ReasoningTokens int64 `json:"reasoning_tokens"`
+		ReasoningTokens *gw.Count `json:"reasoning_tokens"`
 	} `json:"output_tokens_details"`
+	TotalTokens *gw.Count `json:"total_tokens"`
+}
+
+// malformed reports a usage object that cannot be read as counts, by the
+// rule of every route: a count that is not a non-negative integer, or no
+// input and no output count at all ("usage":{}, total_tokens alone).
+func (w *wireUsage) malformed() bool {
+	bad := func(c *gw.Count) bool { return c != nil && !c.Valid }
+	if w.InputTokens == nil && w.OutputTokens == nil {
+		return true
+	}
+	if bad(w.InputTokens) || bad(w.OutputTokens) || bad(w.TotalTokens) {
+		return true
+	}
+	if d := w.InputTokensDetails; d != nil && bad(d.CachedTokens) {
+		return true
+	}
+	return w.OutputTokensDetails != nil && bad(w.OutputTokensDetails.ReasoningTokens)
+}
+
+func val(c *gw.Count) int64 {
+	if c == nil {
+		return 0
+	}
+	return c.N
 }
 
 // normalize maps a Responses usage object to the disjoint buckets:
 // input_tokens includes cached_tokens (cache reads); output_tokens
 // includes reasoning_tokens. Contradicting counts are bounded (Clamped).
+// A malformed object is not the vendor's word: Malformed, billed from the
+// gateway's own count.
 func (w *wireUsage) normalize() gw.Usage {
-	u := gw.Usage{Reported: true, OutputTokens: max(w.OutputTokens, 0)}
-	in := max(w.InputTokens, 0)
-	if d := w.InputTokensDetails; d != nil && d.CachedTokens > 0 {
-		u.CacheReadTokens = d.CachedTokens
+	if w.malformed() {
+		return gw.Usage{Malformed: true}
+	}
+	u := gw.Usage{Reported: true, OutputTokens: val(w.OutputTokens)}
+	in := val(w.InputTokens)
+	if d := w.InputTokensDetails; d != nil && val(d.CachedTokens) > 0 {
+		u.CacheReadTokens = val(d.CachedTokens)
 		if u.CacheReadTokens > in {
 			u.CacheReadTokens, u.Clamped = in, true
 		}
 	}
 	u.InputTokens = in - u.CacheReadTokens
-	if d := w.OutputTokensDetails; d != nil && d.ReasoningTokens > 0 {
-		u.ReasoningTokens = d.ReasoningTokens
+	if d := w.OutputTokensDetails; d != nil && val(d.ReasoningTokens) > 0 {
+		u.ReasoningTokens = val(d.ReasoningTokens)
 		if u.ReasoningTokens > u.OutputTokens {
 			u.ReasoningTokens, u.Clamped = u.OutputTokens, true
 		}
@@ -121,7 +154,9 @@ func UsageFromBody(body []byte) (gw.Usage, error) {
 		return gw.Usage{}, nil
 	}
 	u := v.Usage.normalize()
-	u.Hosted = hosted(v.ServiceTier, v.Output)
+	if u.Reported {
+		u.Hosted = hosted(v.ServiceTier, v.Output)
+	}
 	return u, nil
 }
 
@@ -210,7 +245,9 @@ func (m *Meter) Observe(ev *sse.Event) {
 	}
 	if v.Response != nil && v.Response.Usage != nil {
 		u := v.Response.Usage.normalize()
-		u.Hosted = hosted(v.Response.ServiceTier, v.Response.Output)
+		if u.Reported {
+			u.Hosted = hosted(v.Response.ServiceTier, v.Response.Output)
+		}
 		m.usage.Merge(u)
 	}
 	switch v.Type {

@@ -1,0 +1,36 @@
+package proxy
+
+import "context"
+
+// PlacedCounter is implemented by an Optimizer whose count depends on
+// where the directive went in the vendor body (a system member of its
+// own, or one more block after the caller's): the counts of the body
+// sent, given at once when cached (ok) or asked of the vendor.
+type PlacedCounter interface {
+	CachedTokensIn(vendor, model string, body []byte) (n int64, ok bool)
+	TokensIn(ctx context.Context, vendor, model string, body []byte) int64
+}
+
+// cachedTokens is the optimizer's count for the request when it needs no
+// vendor call: by the body sent when it holds the directive.
+func (x *Exchange) cachedTokens(vendor, model string) (int64, bool) {
+	if pc, ok := x.g.cfg.Optimizer.(PlacedCounter); ok && x.Optimized {
+		return pc.CachedTokensIn(vendor, model, x.Body)
+	}
+	if cc, ok := x.g.cfg.Optimizer.(CachedCounter); ok {
+		return cc.CachedTokens(vendor, model)
+	}
+	return 0, false
+}
+
+// tokensFunc is the optimizer's count for the request (see
+// cachedTokens), read when called; the body is taken now, so that the
+// count may run beside the vendor call.
+func (x *Exchange) tokensFunc(vendor, model string) func(context.Context) int64 {
+	if pc, ok := x.g.cfg.Optimizer.(PlacedCounter); ok && x.Optimized {
+		body := x.Body
+		return func(ctx context.Context) int64 { return pc.TokensIn(ctx, vendor, model, body) }
+	}
+	o := x.g.cfg.Optimizer
+	return func(ctx context.Context) int64 { return o.Tokens(ctx, vendor, model) }
+}
