@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,8 +20,9 @@ import (
 
 // BenchmarkAgentTurn is one coding-agent turn through the whole gateway
 // (the handler called in process: parse, auth, routing, guard, limits,
-// hold, vendor body, stream relay, settle on SQLite) against the fake
-// vendors, with agent-shaped bodies of 20, 110 and 250 KB (a long system
+// hold, vendor body, stream relay, settle on SQLite) against an
+// in-process vendor, beside a bare reverse proxy (floor), with
+// agent-shaped bodies of 20, 110 and 250 KB (a long system
 // prompt, 18 tools, rounds of tool calls and file-sized results):
 //
 //	first     a conversation's first turn (nothing of it seen before)
@@ -30,29 +33,36 @@ import (
 // cpu-us/op is the process's CPU time per timed turn (the fake vendor's
 // included). Run: go test -run '^$' -bench AgentTurn -benchmem ./cmd/gateway/
 func BenchmarkAgentTurn(b *testing.B) {
-	for _, guard := range []bool{true, false} {
-		name := "guard=on"
-		if !guard {
-			name = "guard=off"
-		}
-		b.Run(name, func(b *testing.B) {
-			// A vendor that streams at once and reads no more of the body
-			// than its model and stream flag (the fake vendors decode the
-			// whole body for every event).
-			vendor := httptest.NewServer(http.HandlerFunc(streamingVendor))
-			b.Cleanup(vendor.Close)
-			m, _, key := startBenchGateway(b, filepath.Join(b.TempDir(), "bench.db"), true, func(c *Config) {
-				c.Guard = guard
-				c.Vendors["openai"] = VendorConfig{BaseURL: vendor.URL + "/v1", APIKey: "k"}
-				c.Vendors["anthropic"] = VendorConfig{BaseURL: vendor.URL, APIKey: "k"}
-			})
+	// A vendor that streams at once and reads no more of the body than
+	// its model (the fake vendors decode the whole body for every event).
+	vendor := httptest.NewServer(http.HandlerFunc(streamingVendor))
+	b.Cleanup(vendor.Close)
+	vu, _ := url.Parse(vendor.URL)
+	for _, target := range []string{"floor", "guard=on", "guard=off"} {
+		b.Run(target, func(b *testing.B) {
+			// The floor: a bare reverse proxy in front of the same vendor,
+			// sent the same bodies with the vendor's model names.
+			var h http.Handler = httputil.NewSingleHostReverseProxy(vu)
+			key := ""
+			if target != "floor" {
+				m, _, k := startBenchGateway(b, filepath.Join(b.TempDir(), "bench.db"), true, func(c *Config) {
+					c.Guard = target == "guard=on"
+					c.Vendors["openai"] = VendorConfig{BaseURL: vendor.URL + "/v1", APIKey: "k"}
+					c.Vendors["anthropic"] = VendorConfig{BaseURL: vendor.URL, APIKey: "k"}
+				})
+				h, key = m.server, k
+			}
 			for _, shape := range []string{"C", "M", "R"} {
-				path, model := "/v1/chat/completions", "openai/"+nativeModels["openai"]
+				path, vendorModel, prefix := "/v1/chat/completions", nativeModels["openai"], "openai/"
 				switch shape {
 				case "M":
-					path, model = "/v1/messages", "anthropic/"+nativeModels["anthropic"]
+					path, vendorModel, prefix = "/v1/messages", nativeModels["anthropic"], "anthropic/"
 				case "R":
 					path = "/v1/responses"
+				}
+				model := prefix + vendorModel
+				if target == "floor" {
+					model = vendorModel
 				}
 				for _, kb := range []int{20, 110, 250} {
 					conv := agentbody.New(shape, model, kb<<10, benchSalt(0), 2)
@@ -68,17 +78,17 @@ func BenchmarkAgentTurn(b *testing.B) {
 								salt := []byte(benchSalt(i + len(path)*1000 + kb*1_000_000))
 								if turn == "followup" {
 									b.StopTimer()
-									agentTurn(b, m, key, path, bytes.ReplaceAll(first, []byte(benchSalt(0)), salt))
+									agentTurn(b, h, key, path, bytes.ReplaceAll(first, []byte(benchSalt(0)), salt))
 									body := bytes.ReplaceAll(next, []byte(benchSalt(0)), salt)
 									b.StartTimer()
 									c0 := processCPU()
-									agentTurn(b, m, key, path, body)
+									agentTurn(b, h, key, path, body)
 									cpu += processCPU() - c0
 									continue
 								}
 								body := bytes.ReplaceAll(first, []byte(benchSalt(0)), salt)
 								c0 := processCPU()
-								agentTurn(b, m, key, path, body)
+								agentTurn(b, h, key, path, body)
 								cpu += processCPU() - c0
 							}
 							b.ReportMetric(float64(cpu)/float64(b.N), "cpu-us/op")
@@ -152,13 +162,16 @@ func streamingVendor(w http.ResponseWriter, r *http.Request) {
 // benchSalt is a conversation's mark, the same length for every i.
 func benchSalt(i int) string { return fmt.Sprintf("s%07d", i%10_000_000) }
 
-// agentTurn sends body to the gateway's handler and reads the stream.
-func agentTurn(b *testing.B, m *Main, key, path string, body []byte) {
+// agentTurn sends body to handler h (key "": no key) and reads the
+// stream.
+func agentTurn(b *testing.B, h http.Handler, key, path string, body []byte) {
 	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+key)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	rec := httptest.NewRecorder()
-	m.server.ServeHTTP(rec, req)
+	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "data:") && !strings.Contains(rec.Body.String(), "event:") {
 		b.Fatalf("%s: %d %.300s", path, rec.Code, rec.Body.String())
 	}
