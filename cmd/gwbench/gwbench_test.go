@@ -101,6 +101,61 @@ func TestHarnessEndToEnd(t *testing.T) {
 	}
 }
 
+// TestHarnessAgentRows runs the agent rows alone at a tiny rate, with
+// the guard-off gateway beside: every agent turn of every shape is
+// served by the floor and both gateways, the rate rows measure the time
+// to the first byte, and the table names the rows and the new target.
+func TestHarnessAgentRows(t *testing.T) {
+	cfg := Config{
+		Repeats: 1, Duration: 300 * time.Millisecond, Rates: []float64{20}, Latencies: []time.Duration{0},
+		Streams: 4, Chunks: 3, Spacing: time.Millisecond,
+		MaxRate: true, Step: 200 * time.Millisecond, Ceiling: agentMaxStart, P99Limit: time.Second,
+		Searches: 1, Warmup: 100 * time.Millisecond, MaxOther: 64, Redo: 1,
+		AgentSizes: []int{20}, AgentShapes: []string{"C", "M", "R"}, AgentRates: []float64{10}, AgentStreams: 5,
+		AgentOnly: true, NoGuard: true,
+	}
+	var log bytes.Buffer
+	rep, err := Run(t.Context(), cfg, &log)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, log.String())
+	}
+	if got := strings.Join(rep.Targets, ","); got != "floor,gateway,gateway-noguard" {
+		t.Errorf("targets %s", got)
+	}
+	// 3 shapes x (1 rate + streams + max rate), no small-body rows.
+	if len(rep.Scenarios) != 9 {
+		t.Errorf("%d scenarios, want 9", len(rep.Scenarios))
+	}
+	for i, sc := range rep.Scenarios {
+		if sc.Shape == "" || sc.Size != 20 {
+			t.Errorf("scenario %q is not an agent row of 20 KB", sc.Name)
+		}
+		for j, name := range rep.Targets {
+			r := rep.Results[i][j][0]
+			if r.Errors != 0 || r.OK == 0 || r.OK != r.Sent {
+				t.Errorf("%s on %s: %d sent, %d ok, %d errors (%s)", sc.Name, name, r.Sent, r.OK, r.Errors, r.FirstErr)
+			}
+			if sc.Kind != "maxrate" && (r.TTFB50 <= 0 || r.TTFB50 > r.P50) {
+				t.Errorf("%s on %s: TTFB p50 %v, p50 %v", sc.Name, name, r.TTFB50, r.P50)
+			}
+			if sc.Kind == "streams" && r.Sent != 5 {
+				t.Errorf("%s on %s: %d streams, want 5", sc.Name, name, r.Sent)
+			}
+		}
+	}
+	md := rep.Markdown()
+	for _, want := range []string{"| agent C 20 KB, 10 turns/s, streamed | TTFB p50 |", "| agent R 20 KB, 10 turns/s, streamed | CPU per request |",
+		"| agent M 20 KB, 5 streams at once x 3 chunks, 20ms apart | RSS peak |", "| agent M 20 KB max rate, p99 < 1s | req/s |",
+		"gateway-noguard vs floor", "Agent rows:"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("table lacks %q:\n%s", want, md)
+		}
+	}
+	if t.Failed() {
+		t.Log(log.String())
+	}
+}
+
 // TestMockWireFormats: every answer of the mock parses in its vendor's
 // format, streams end as the vendor's do, and usage is present.
 func TestMockWireFormats(t *testing.T) {

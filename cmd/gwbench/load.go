@@ -36,6 +36,9 @@ type Target struct {
 	// Services, when set, measures the store's servers (PostgreSQL and
 	// Redis) during the target's runs.
 	Services *services
+	// TTFB makes the constant-rate runs measure the time to the first
+	// body byte too (from the scheduled send time, as the latency).
+	TTFB bool
 }
 
 // Result is one run's figures.
@@ -117,6 +120,7 @@ func Rate(ctx context.Context, c *http.Client, t Target, rate float64, d, drain 
 	defer cancel()
 	n := int(rate * d.Seconds())
 	lat := make([]time.Duration, n)
+	ttfb := make([]time.Duration, n)
 	ok := make([]bool, n)
 	var inFlight atomic.Int64
 	var firstErr atomic.Pointer[string]
@@ -151,7 +155,11 @@ func Rate(ctx context.Context, c *http.Client, t Target, rate float64, d, drain 
 			defer wg.Done()
 			defer inFlight.Add(-1)
 			path, hdr, body := t.Request(false)
-			if err := do(ctx, c, t.URLs[i%len(t.URLs)]+path, hdr, body, nil); err != nil {
+			var first func()
+			if t.TTFB {
+				first = func() { ttfb[i] = time.Since(due) }
+			}
+			if err := do(ctx, c, t.URLs[i%len(t.URLs)]+path, hdr, body, first); err != nil {
 				fail(err)
 				return
 			}
@@ -161,14 +169,18 @@ func Rate(ctx context.Context, c *http.Client, t Target, rate float64, d, drain 
 	}
 	wg.Wait()
 	r := Result{Sent: n, Elapsed: time.Since(start)}
-	var got []time.Duration
+	var got, first []time.Duration
 	for i := range n {
 		if ok[i] {
 			got = append(got, lat[i])
+			first = append(first, ttfb[i])
 		}
 	}
 	r.OK, r.Errors = len(got), n-len(got)
 	r.P50, r.P99 = percentile(got, 0.50), percentile(got, 0.99)
+	if t.TTFB {
+		r.TTFB50, r.TTFB99 = percentile(first, 0.50), percentile(first, 0.99)
+	}
 	r.CPU, r.RSSPeak = sample()
 	if p := firstErr.Load(); p != nil {
 		r.FirstErr = *p

@@ -80,6 +80,24 @@ type Config struct {
 	// ProfileDir, with Pprof, receives the gateway's CPU, mutex and block
 	// profiles of its first run at the highest rate.
 	ProfileDir string
+
+	// AgentSizes are the sizes (KB) of the agent-shaped bodies (empty: no
+	// agent rows): constant-rate rows at each size, shape and AgentRates
+	// rate; the streams (AgentStreams at once) and max-rate rows at the
+	// first size.
+	AgentSizes   []int
+	AgentShapes  []string  // C, M, R
+	AgentRates   []float64 // turns/s
+	AgentStreams int
+	// AgentOnly leaves the small-body rows out.
+	AgentOnly bool
+	// NoGuard adds the gateway with its guard off as a target of its own
+	// (gateway-noguard): the guard's share of each figure.
+	NoGuard bool
+	// ProfileAgent, with Pprof and ProfileDir, profiles the gateway's
+	// first agent run at the highest agent rate instead of the small
+	// body's.
+	ProfileAgent bool
 }
 
 // Short is the default configuration, well under two minutes.
@@ -135,6 +153,13 @@ func main() {
 	noMax := flag.Bool("no-maxrate", false, "skip the max-rate search")
 	out := flag.String("out", "", "write the Markdown table here too")
 	profDir := flag.String("profile", "", "with -pprof: save the gateway's CPU, mutex and block profiles of its first run at the highest rate in this directory")
+	agent := flag.String("agent", "", "comma-separated agent body sizes in KB (e.g. 20,110,250): adds the agent-shaped rows (streamed turns of a coding agent's conversation); the streams and max-rate agent rows use the first size")
+	agentShapes := flag.String("agent-shapes", "C,M", "agent rows' ingress shapes: C (chat completions), M (messages), R (responses)")
+	agentRates := flag.String("agent-rates", "100,300", "agent rows' constant rates, turns/s")
+	agentStreams := flag.Int("agent-streams", 1000, "concurrent agent streams of the agent streams row (0: none)")
+	agentOnly := flag.Bool("agent-only", false, "with -agent: leave the small-body rows out")
+	noGuard := flag.Bool("noguard", false, "also run the gateway with its guard off (target gateway-noguard)")
+	profAgent := flag.Bool("profile-agent", false, "with -pprof and -profile: profile the first agent run at the highest agent rate instead")
 	fallback := flag.Int("fallback", 0, "instead: the fallback run, the primary answering 503 to this percentage of requests (e.g. 30), at the first -rates rate (default 1000) for -duration (default 5s)")
 	flag.Parse()
 	if *fallback > 0 {
@@ -204,6 +229,35 @@ func main() {
 		}
 	}
 	cfg.MaxRate = cfg.MaxRate && !*noMax
+	cfg.AgentOnly, cfg.NoGuard, cfg.ProfileAgent = *agentOnly, *noGuard, *profAgent
+	if *agent != "" {
+		for _, s := range strings.Split(*agent, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n <= 0 || n > 4096 {
+				fmt.Fprintf(os.Stderr, "-agent: bad size %q (KB, 1 to 4096)\n", s)
+				os.Exit(2)
+			}
+			cfg.AgentSizes = append(cfg.AgentSizes, n)
+		}
+		for _, s := range strings.Split(*agentShapes, ",") {
+			switch s = strings.TrimSpace(s); s {
+			case "C", "M", "R":
+				cfg.AgentShapes = append(cfg.AgentShapes, s)
+			default:
+				fmt.Fprintf(os.Stderr, "-agent-shapes: unknown shape %q\n", s)
+				os.Exit(2)
+			}
+		}
+		for _, s := range strings.Split(*agentRates, ",") {
+			r, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || r <= 0 {
+				fmt.Fprintf(os.Stderr, "-agent-rates: bad rate %q\n", s)
+				os.Exit(2)
+			}
+			cfg.AgentRates = append(cfg.AgentRates, r)
+		}
+		cfg.AgentStreams = *agentStreams
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -230,6 +284,10 @@ type scenario struct {
 	Rate    float64
 	Latency time.Duration
 	Stream  bool
+	// Shape and Size (KB) make it an agent row: agent-shaped turns on
+	// the ingress of that shape ("" : the small body of Vendor).
+	Shape string
+	Size  int
 }
 
 // Report is a run's results: Results[scenario][target][repeat].
@@ -331,6 +389,11 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 			return nil, err
 		}
 	}
+	if cfg.NoGuard {
+		if err := gateway(gatewayOpts{Binary: bin, Database: dir + "/noguard.db", Name: "gateway-noguard", Env: []string{"GATEWAY_GUARD=off"}}, nil); err != nil {
+			return nil, err
+		}
+	}
 	var svc *services
 	if cfg.Postgres != "" {
 		svc = newServices(cfg.Redis)
@@ -399,6 +462,9 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	}
 
 	var scs []scenario
+	if cfg.AgentOnly && len(cfg.AgentSizes) > 0 {
+		cfg.Latencies, cfg.Vendors, cfg.Streams = nil, nil, 0
+	}
 	for _, lat := range cfg.Latencies {
 		for _, r := range cfg.Rates {
 			scs = append(scs, scenario{Name: fmt.Sprintf("%g req/s, mock %v, openai JSON", r, lat), Kind: "rate", Vendor: "openai", Rate: r, Latency: lat})
@@ -425,8 +491,26 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 			scs = append(scs, scenario{Name: fmt.Sprintf("%d responses streams x %d chunks, %v apart", cfg.Streams, cfg.Chunks, cfg.Spacing), Kind: "streams", Vendor: "responses", Stream: true})
 		}
 	}
-	if cfg.MaxRate {
+	if cfg.MaxRate && !(cfg.AgentOnly && len(cfg.AgentSizes) > 0) {
 		scs = append(scs, scenario{Name: fmt.Sprintf("max rate, p99 < %v", cfg.P99Limit), Kind: "maxrate", Vendor: "openai"})
+	}
+	for _, kb := range cfg.AgentSizes {
+		for _, sh := range cfg.AgentShapes {
+			for _, r := range cfg.AgentRates {
+				scs = append(scs, scenario{Name: fmt.Sprintf("agent %s %d KB, %g turns/s, streamed", sh, kb, r), Kind: "rate", Shape: sh, Size: kb, Rate: r, Stream: true})
+			}
+		}
+	}
+	if len(cfg.AgentSizes) > 0 {
+		kb := cfg.AgentSizes[0]
+		for _, sh := range cfg.AgentShapes {
+			if cfg.AgentStreams > 0 {
+				scs = append(scs, scenario{Name: fmt.Sprintf("agent %s %d KB, %d streams at once x %d chunks, %v apart", sh, kb, cfg.AgentStreams, cfg.Chunks, agentSpacing(cfg)), Kind: "streams", Shape: sh, Size: kb, Stream: true})
+			}
+			if cfg.MaxRate {
+				scs = append(scs, scenario{Name: fmt.Sprintf("agent %s %d KB max rate, p99 < %v", sh, kb, agentP99(cfg)), Kind: "maxrate", Shape: sh, Size: kb, Stream: true})
+			}
+		}
 	}
 
 	rep := &Report{Config: cfg, Scenarios: scs, Pinned: pinned, LoadStart: loadAvg(), Started: time.Now()}
@@ -469,9 +553,15 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 					return nil, ctx.Err()
 				}
 				t := targets[j]
-				if j == 0 {
+				switch {
+				case sc.Shape != "":
+					// Conversations of their own for every run: no cache
+					// has seen their history.
+					t.Request = agentRequests(sc.Shape, sc.Size, keys[t.Name], fmt.Sprintf("r%d-s%d", rnd, i))
+					t.TTFB = true
+				case j == 0:
 					t.Request = func(stream bool) (string, http.Header, []byte) { return vendorRequest(sc.Vendor, stream) }
-				} else {
+				default:
 					t.Request = gatewayRequest(keys[t.Name], sc.Vendor)
 				}
 				var r Result
@@ -482,8 +572,9 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 						t.Request = streamOnly(t.Request)
 					}
 					var saved func()
-					if cfg.Pprof != "" && cfg.ProfileDir != "" && t.Name == cmp.Or(cfg.PprofTarget, "gateway") && rnd == 0 && !sc.Stream &&
-						sc.Rate == slices.Max(cfg.Rates) && sc.Latency == cfg.Latencies[0] {
+					small := !cfg.ProfileAgent && sc.Shape == "" && !sc.Stream && sc.Rate == slices.Max(cfg.Rates) && sc.Latency == cfg.Latencies[0]
+					agentRun := cfg.ProfileAgent && sc.Shape != "" && sc.Size == cfg.AgentSizes[0] && sc.Shape == cfg.AgentShapes[0] && sc.Rate == slices.Max(cfg.AgentRates)
+					if cfg.Pprof != "" && cfg.ProfileDir != "" && t.Name == cmp.Or(cfg.PprofTarget, "gateway") && rnd == 0 && (small || agentRun) {
 						saved = profile(ctx, cfg.Pprof, cfg.ProfileDir, cfg.Duration, log)
 					}
 					r = trial(t, sc.Name)(func() Result { return Rate(ctx, client, t, sc.Rate, cfg.Duration, drainRate) })
@@ -491,10 +582,18 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 						saved()
 					}
 				case "streams":
-					mock.Set(MockConfig{Chunks: cfg.Chunks, Spacing: cfg.Spacing})
-					r = trial(t, sc.Name)(func() Result { return Streams(ctx, client, t, cfg.Streams) })
+					n, spacing := cfg.Streams, cfg.Spacing
+					if sc.Shape != "" {
+						n, spacing = cfg.AgentStreams, agentSpacing(cfg)
+					}
+					mock.Set(MockConfig{Chunks: cfg.Chunks, Spacing: spacing})
+					r = trial(t, sc.Name)(func() Result { return Streams(ctx, client, t, n) })
 				case "maxrate":
 					mock.Set(MockConfig{Chunks: 20})
+					start, limit := cfg.MaxStart, cfg.P99Limit
+					if sc.Shape != "" {
+						start, limit = agentMaxStart, agentP99(cfg)
+					}
 					// Several searches, the median reported with its run.
 					type search struct {
 						best float64
@@ -502,7 +601,7 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 					}
 					var ss []search
 					for range max(cfg.Searches, 1) {
-						best, sr := MaxRate(ctx, client, t, cfg.MaxStart, cfg.Ceiling, cfg.Step, 4, cfg.P99Limit, trial(t, sc.Name))
+						best, sr := MaxRate(ctx, client, t, start, cfg.Ceiling, cfg.Step, 4, limit, trial(t, sc.Name))
 						ss = append(ss, search{best, sr})
 						rep.Searches[i][j][rnd] = append(rep.Searches[i][j][rnd], best)
 					}
@@ -558,6 +657,18 @@ func profile(ctx context.Context, addr, dir string, d time.Duration, log io.Writ
 		fmt.Fprintf(log, "profiles saved in %s\n", dir)
 	}
 }
+
+// agentMaxStart is the first rate of an agent max-rate search.
+const agentMaxStart = 50
+
+// agentP99 is the p99 an agent max-rate probe must stay under: the small
+// body's limit, or 100 ms at least (a 110 KB turn takes milliseconds on
+// the floor too).
+func agentP99(cfg Config) time.Duration { return max(cfg.P99Limit, 100*time.Millisecond) }
+
+// agentSpacing is the time between an agent stream's events: enough for
+// the agent streams to be open at the same time.
+func agentSpacing(cfg Config) time.Duration { return max(cfg.Spacing, 20*time.Millisecond) }
 
 // drainRate is how long a constant-rate run waits for its last answers.
 const drainRate = 5 * time.Second

@@ -20,6 +20,9 @@ func (r *Report) Markdown() string {
 	}
 	fmt.Fprintf(&b, "gwbench %s, %d CPUs, %s; load average %s at the start, %s at the end; %d rounds alternating; rate runs %v each, open loop; the run took %v.\n\n",
 		r.Started.UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), pin, r.LoadStart, r.LoadEnd, c.Repeats, c.Duration, r.Took.Round(time.Second))
+	if len(c.AgentSizes) > 0 {
+		fmt.Fprintf(&b, "Agent rows: turns of %d coding-agent conversations (fixed seed; a long system prompt, 18 tools with JSON schemas, rounds of tool calls and file-sized results), each turn the whole history again plus one round, streamed; new conversations for every run and target. The floor gets the same bodies with the vendor's model name.\n\n", agentConversations)
+	}
 	fmt.Fprintf(&b, "\"other CPU\" is what processes not started by the harness took during the run, in cores (of the target's CPUs when pinned, else of the machine); a run above %.2f was redone up to %d times, and a figure marked * is from a run still above it. Max rate: the median of %d searches (each failing probe tried twice).\n\n",
 		c.MaxOther, c.Redo, max(c.Searches, 1))
 	b.WriteString("| scenario | figure |")
@@ -85,9 +88,18 @@ func (r *Report) Markdown() string {
 			other,
 		},
 	}
+	// An agent rate row adds the time to the first byte (its turns
+	// stream), from the scheduled send time.
+	figs["agent rate"] = slices.Insert(slices.Clone(figs["rate"]), 3,
+		fig{"TTFB p50", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).TTFB50) }, showMS, "added", false},
+		fig{"TTFB p99", func(i, j, rnd int) float64 { return ms(res(i, j, rnd).TTFB99) }, showMS, "added", false})
 	anySvc := slices.Contains(r.Services, true)
 	for i, sc := range r.Scenarios {
-		for _, f := range figs[sc.Kind] {
+		kind := sc.Kind
+		if sc.Shape != "" && kind == "rate" {
+			kind = "agent rate"
+		}
+		for _, f := range figs[kind] {
 			if f.svc && !anySvc {
 				continue
 			}

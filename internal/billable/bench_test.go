@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/agentbody"
 )
 
 // BenchmarkFind is Find on a Responses body declaring a dozen function
@@ -21,6 +22,18 @@ func BenchmarkFind(b *testing.B) {
 	for b.Loop() {
 		if len(Find(gw.ShapeR, body)) != 1 {
 			b.Fatal("want one use")
+		}
+	}
+}
+
+// BenchmarkExternalInput searches an agent-shaped body that points at
+// nothing (the whole body read).
+func BenchmarkExternalInput(b *testing.B) {
+	body := agentbody.New("C", "openai/gpt-6-sol", 110<<10, "s0000000", 1).Body(0)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if ExternalInput(body) {
+			b.Fatal("found external input")
 		}
 	}
 }

@@ -366,13 +366,57 @@ var externalMarks = [][]byte{
 // context window. The members are matched as written (a JSON key, never
 // text inside a string, where the quotes would be escaped).
 func ExternalInput(body []byte) bool {
-	for _, m := range externalMarks {
-		if bytes.Contains(body, m) {
-			return true
+	// One search per anchor instead of one per mark: every mark holds an
+	// anchor at a known offset, so a mark's match is an anchor's match
+	// with the mark around it.
+	for _, a := range externalAnchors {
+		for from := 0; ; {
+			j := bytes.Index(body[from:], a.anchor)
+			if j < 0 {
+				break
+			}
+			j += from
+			for _, m := range a.marks {
+				if p := j - m.off; p >= 0 && bytes.HasPrefix(body[p:], m.mark) {
+					return true
+				}
+			}
+			from = j + 1
 		}
 	}
 	return false
 }
+
+type anchoredMark struct {
+	mark []byte
+	off  int // of the anchor in mark
+}
+
+// externalAnchors groups externalMarks by the anchor each holds (the
+// first of `"file` and `url"` it contains).
+var externalAnchors = func() []struct {
+	anchor []byte
+	marks  []anchoredMark
+} {
+	out := []struct {
+		anchor []byte
+		marks  []anchoredMark
+	}{{anchor: []byte(`"file`)}, {anchor: []byte(`url"`)}}
+	for _, m := range externalMarks {
+		placed := false
+		for i := range out {
+			if off := bytes.Index(m, out[i].anchor); off >= 0 {
+				out[i].marks = append(out[i].marks, anchoredMark{m, off})
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			panic("billable: external mark " + string(m) + " holds no anchor")
+		}
+	}
+	return out
+}()
 
 // StripTools returns body without the entries of its top-level tools
 // array whose unit keep refuses, and the types of the entries it

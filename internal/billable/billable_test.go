@@ -1,6 +1,8 @@
 package billable
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -164,5 +166,48 @@ func TestStripTools(t *testing.T) {
 	// Every tool hosted: an empty array remains.
 	if out, st := StripTools(gw.ShapeR, []byte(`{"tools":[{"type":"web_search"}]}`), none); string(out) != `{"tools":[]}` || len(st) != 1 {
 		t.Errorf("StripTools of the only tool = %s, %v", out, st)
+	}
+}
+
+// ExternalInput's anchored search finds exactly what a search for each
+// mark finds, on bodies stitched from pieces of the marks.
+func TestExternalInputMatchesEachMark(t *testing.T) {
+	each := func(body []byte) bool {
+		for _, m := range externalMarks {
+			if bytes.Contains(body, m) {
+				return true
+			}
+		}
+		return false
+	}
+	var pieces [][]byte
+	for _, m := range externalMarks {
+		for i := 0; i < len(m); i += 3 {
+			pieces = append(pieces, m[i:min(i+5, len(m))])
+		}
+		pieces = append(pieces, m)
+	}
+	pieces = append(pieces, []byte(`\"`), []byte(`{"a":`), []byte(` `))
+	r := rand.New(rand.NewPCG(7, 9))
+	found := 0
+	for range 50000 {
+		var body []byte
+		for range 1 + r.IntN(6) {
+			p := pieces[r.IntN(len(pieces))]
+			if r.IntN(4) > 0 && len(p) > 6 && !bytes.Contains(p, []byte(`http`)) {
+				p = p[:len(p)-1] // a near miss
+			}
+			body = append(body, p...)
+		}
+		want := each(body)
+		if want {
+			found++
+		}
+		if got := ExternalInput(body); got != want {
+			t.Fatalf("ExternalInput(%s) = %v, each mark searched: %v", body, got, want)
+		}
+	}
+	if found == 0 || found == 50000 {
+		t.Fatalf("%d of 50000 bodies held a mark: the test reaches one side only", found)
 	}
 }

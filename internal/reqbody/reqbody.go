@@ -316,11 +316,55 @@ func (p *parser) str(where, field string) (string, error) {
 	if k != '"' && k != 'n' {
 		return "", fieldErrorf("%s%s must be a string", where, field)
 	}
-	tok, err := p.dec.ReadToken()
-	if err != nil || k == 'n' {
+	if k == 'n' {
+		_, err := p.dec.ReadToken()
 		return "", err
 	}
-	return tok.String(), nil
+	raw, err := p.dec.ReadValue()
+	if err != nil {
+		return "", err
+	}
+	return unquote(raw)
+}
+
+// unquote decodes a JSON string the decoder has read (and so checked:
+// valid UTF-8, valid escapes). It copies the runs between backslashes
+// whole; a string with a \u escape is left to jsontext, which knows
+// the surrogates' rules.
+func unquote(raw jsontext.Value) (string, error) {
+	s := raw[1 : len(raw)-1]
+	i := bytes.IndexByte(s, '\\')
+	if i < 0 {
+		return string(s), nil
+	}
+	if bytes.Contains(s, []byte(`\u`)) {
+		b, err := jsontext.AppendUnquote(nil, raw)
+		return string(b), err
+	}
+	var out strings.Builder
+	out.Grow(len(s))
+	for {
+		out.Write(s[:i])
+		switch c := s[i+1]; c {
+		case 'b':
+			out.WriteByte('\b')
+		case 'f':
+			out.WriteByte('\f')
+		case 'n':
+			out.WriteByte('\n')
+		case 'r':
+			out.WriteByte('\r')
+		case 't':
+			out.WriteByte('\t')
+		default: // '"', '\\', '/'
+			out.WriteByte(c)
+		}
+		s = s[i+2:]
+		if i = bytes.IndexByte(s, '\\'); i < 0 {
+			out.Write(s)
+			return out.String(), nil
+		}
+	}
 }
 
 func (p *parser) add(src gw.TextSource, s string) {
