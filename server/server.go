@@ -596,6 +596,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	in.Stream, in.MaxOutput, in.Text = env.stream, env.maxOutput, env.text
 	targets, err := s.cfg.Routes.Resolve(env.model, env.models)
 	if err != nil {
+		err = s.withSuggestion(err, principal)
 		gwy.Refuse(ctx, in, err)
 		fail(err)
 		return

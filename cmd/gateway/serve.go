@@ -137,7 +137,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	orPrices := openRouterPrices(*c, m.Logger)
+	orPrices := openRouterPrices(*c, m.store, m.Logger)
 	m.closers = append(m.closers, orPrices.Stop)
 	biller := billing.New(card, billing.Options{OpenRouter: orPrices})
 
@@ -307,7 +307,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		StreamWriteTimeout: c.HTTP.IdleTimeout,
 		WriteTimeout:       c.WriteTimeout,
 		Catalog: newCatalog(card, providers,
-			c.Routes),
+			c.Routes, orPrices),
 		Dashboard: dash,
 		Admin:     adminAPI,
 		Ready:     m.ready,
