@@ -99,3 +99,7 @@ func (s *Server) withSuggestion(err error, p *gw.Principal) error {
 		pe.Model, strings.Join(quoted, " or "))
 	return &e
 }
+
+// AdminOff is the error_code of the 404 under /admin/ on a gateway whose
+// admin API is off (no admin token).
+const AdminOff = "admin_api_off"

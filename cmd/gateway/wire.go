@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -33,6 +35,9 @@ import (
 // process, unless GATEWAY_SQLITE_SHARED=on) keeps a SQLite store's holds
 // in memory.
 func openStore(ctx context.Context, url string, exclusive bool) (gw.Store, error) {
+	if err := checkStoreURL(url); err != nil {
+		return nil, err
+	}
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		db, err := postgres.Open(ctx, url)
@@ -48,6 +53,53 @@ func openStore(ctx context.Context, url string, exclusive bool) (gw.Store, error
 		}
 		return db, nil
 	}
+}
+
+// checkStoreURL refuses a store URL of a kind the gateway has no store
+// for ("mysql://..."), which would otherwise be taken for a SQLite file
+// name.
+func checkStoreURL(url string) error {
+	scheme, _, ok := strings.Cut(url, "://")
+	if !ok || strings.ContainsAny(scheme, `/\`) {
+		return nil // a path
+	}
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql":
+		return nil
+	}
+	return fmt.Errorf("store %q: %s:// is not a store this gateway has; use a SQLite file path (sqlite:PATH) or a postgres:// URL", redactURL(url), scheme)
+}
+
+// redactURL hides a URL's password.
+func redactURL(url string) string {
+	if scheme, rest, ok := strings.Cut(url, "://"); ok {
+		if cred, host, ok := strings.Cut(rest, "@"); ok {
+			if user, _, ok := strings.Cut(cred, ":"); ok {
+				return scheme + "://" + user + ":***@" + host
+			}
+		}
+	}
+	return url
+}
+
+// storeExists says whether a SQLite store's file is there (a PostgreSQL
+// URL is taken as there: its server says otherwise). A command that only
+// reads or changes what is in a store refuses a path with no store
+// rather than creating an empty one (a typo in --db).
+func storeExists(url string) error {
+	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
+		return nil
+	}
+	path := strings.TrimPrefix(url, "sqlite:")
+	if path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no store at %s (--db or GATEWAY_DATABASE_URL): this command does not create one; check the path, or create the store with gateway serve or gateway keys create", path)
+	} else if err != nil {
+		return fmt.Errorf("store %s: %w", path, err)
+	}
+	return nil
 }
 
 // newKeeper returns the keeper of client state on the store: message
