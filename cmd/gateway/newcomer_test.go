@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Issue 38 item 6: a command that only reads or changes what is in a
@@ -131,5 +133,121 @@ func TestKeysUpdateLimits(t *testing.T) {
 	second, third := ok(), ok()
 	if second != http.StatusOK || third != http.StatusTooManyRequests {
 		t.Errorf("with rpm 2: the second request %d, the third %d; want 200 then 429", second, third)
+	}
+}
+
+// Issue 38 item 6: GET /openapi.json says the release's version (the
+// one scripts/build stamps from VERSION), not "1".
+func TestOpenAPIVersionIsStamped(t *testing.T) {
+	old := version
+	version = "v9.8.7"
+	t.Cleanup(func() { version = old })
+	e := newEnv(t)
+	resp := e.get("/openapi.json", "")
+	var doc struct {
+		Info struct{ Version string }
+	}
+	if err := json.Unmarshal(readAll(t, resp.Body), &doc); err != nil || doc.Info.Version != "v9.8.7" {
+		t.Errorf("info.version %q, %v; want the stamped v9.8.7", doc.Info.Version, err)
+	}
+}
+
+// Issue 38 item 6: the start-up banner names the store, Redis, the admin
+// API, metrics, tracing and the optimizer in force, secrets hidden.
+func TestStartupBannerNamesSettings(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			cfg, err := envConfig(func(string) string { return "" })
+			if err != nil {
+				t.Fatal(err)
+			}
+			db := filepath.Join(t.TempDir(), "g.db")
+			cfg.Addr, cfg.DatabaseURL, cfg.FakeVendors, cfg.LogFormat = "127.0.0.1:0", db, true, format
+			cfg.AdminToken, cfg.MetricsAddr, cfg.Optimize = testAdminToken, "127.0.0.1:0", false
+			cfg.OTelEnv = func(k string) string {
+				if k == "OTEL_EXPORTER_OTLP_ENDPOINT" {
+					return "http://collector:secret-pw@127.0.0.1:1"
+				}
+				return ""
+			}
+			var stdout, stderr syncBuffer
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- serve(ctx, cfg, &stdout, &stderr) }()
+			for !strings.Contains(stdout.String(), "settings in force") {
+				select {
+				case err := <-done:
+					t.Fatalf("serve ended: %v\n%s", err, stderr.String())
+				default:
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			out := stdout.String()
+			line := func(k, v string) string { return fmt.Sprintf("  %-10s %s", k+":", v) }
+			wants := []string{line("store", "SQLite "+db+" (this process alone"), line("redis", "off"), line("admin API", "on, /admin/v1/"),
+				line("metrics", "http://127.0.0.1:"), line("tracing", "OTLP/HTTP to http://collector:***@127.0.0.1:1"), line("optimizer", "off"), line("guard", "on")}
+			if format == "json" {
+				wants = []string{`"msg":"settings in force"`, `"store":"SQLite ` + db, `"redis":"off`, `"admin_API":"on`,
+					`"metrics":"http://127.0.0.1:`, `"tracing":"OTLP/HTTP to http://collector:***@127.0.0.1:1"`, `"optimizer":"off`}
+			}
+			for _, want := range wants {
+				if !strings.Contains(out, want) {
+					t.Errorf("the banner lacks %q:\n%s", want, out)
+				}
+			}
+			if strings.Contains(out, "secret-pw") {
+				t.Errorf("the banner shows a password:\n%s", out)
+			}
+		})
+	}
+}
+
+// Issue 38 item 6: every file the store writes beside the database is
+// ignored by git (before: gateway.db-holds left the tree dirty).
+func TestGitignoreCoversStoreFiles(t *testing.T) {
+	raw, err := os.ReadFile("../../.gitignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patterns []string
+	for _, l := range strings.Split(string(raw), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") && !strings.Contains(l, "/") {
+			patterns = append(patterns, l)
+		}
+	}
+	dir := t.TempDir()
+	for _, exclusive := range []bool{true, false} {
+		st, err := openStore(context.Background(), filepath.Join(dir, "gateway.db"), exclusive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := createKey(context.Background(), st, "acme", 0); err != nil {
+			t.Fatal(err)
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) < 2 {
+			t.Errorf("the store wrote %d files; want the database and its companions", len(entries))
+		}
+		for _, e := range entries {
+			ignored := false
+			for _, p := range patterns {
+				if ok, _ := filepath.Match(p, e.Name()); ok {
+					ignored = true
+				}
+			}
+			if !ignored {
+				t.Errorf("%s (beside the store) is not in .gitignore", e.Name())
+			}
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
