@@ -175,6 +175,10 @@ type KeyUpdate struct {
 	// (decimal US dollars; "0" clears one).
 	DailyBudgetUSD   *string `json:"daily_budget_usd,omitempty"`
 	MonthlyBudgetUSD *string `json:"monthly_budget_usd,omitempty"`
+	// RPM and TPM, when set, replace the key's rate limits (0: the
+	// gateway's defaults).
+	RPM *int64 `json:"rpm,omitempty"`
+	TPM *int64 `json:"tpm,omitempty"`
 }
 
 // Key is a key as listed: never its secret. Status is "active",

@@ -24,6 +24,10 @@ type Client struct {
 
 var _ Service = (*Client)(nil)
 
+// adminOff is the error_code a gateway whose admin API is off answers
+// under /admin/ with (server.AdminOff).
+const adminOff = "admin_api_off"
+
 // do sends one call; a non-2xx answer becomes the *gw.Error of its
 // envelope.
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
@@ -62,9 +66,21 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 	}
 	if resp.StatusCode/100 != 2 {
 		var env struct {
-			Error struct{ Type, Message string }
+			Error struct {
+				Type, Message string
+				Details       struct {
+					ErrorCode string `json:"error_code"`
+				}
+			}
 		}
 		if json.Unmarshal(raw, &env) == nil && env.Error.Type != "" {
+			if resp.StatusCode == http.StatusNotFound && (env.Error.Details.ErrorCode == adminOff ||
+				strings.HasPrefix(env.Error.Message, "no such endpoint: ")) {
+				// A gateway without an admin token answers no admin path
+				// (an older one as an unknown endpoint).
+				return &gw.Error{Code: gw.CodeNotFound, Message: fmt.Sprintf(
+					"the admin API is off on the gateway at %s; set GATEWAY_ADMIN_TOKEN (admin_token in its configuration file) there and restart it, or administer its store with --db", c.BaseURL)}
+			}
 			return &gw.Error{Code: gw.Code(env.Error.Type), Message: env.Error.Message}
 		}
 		return fmt.Errorf("admin API: %s %s: %s", method, path, resp.Status)

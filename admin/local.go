@@ -487,6 +487,32 @@ func (l *Local) UpdateKey(ctx context.Context, id string, u KeyUpdate) (*Key, er
 	if err != nil {
 		return nil, err
 	}
+	lim, limitsChanged := gw.Limit{RPM: k.RPM, TPM: k.TPM}, u.RPM != nil || u.TPM != nil
+	var ls limitStore
+	if limitsChanged {
+		if u.RPM != nil {
+			lim.RPM = *u.RPM
+		}
+		if u.TPM != nil {
+			lim.TPM = *u.TPM
+		}
+		if lim.RPM < 0 || lim.TPM < 0 {
+			return nil, invalid("rpm and tpm must not be negative (0: the gateway's defaults)")
+		}
+		var ok bool
+		if ls, ok = l.Store.(limitStore); !ok {
+			return nil, invalid("this store cannot change a key's limits")
+		}
+	}
+	if limitsChanged {
+		if err := ls.SetKeyLimits(ctx, id, lim); err != nil {
+			return nil, err
+		}
+		k.RPM, k.TPM = lim.RPM, lim.TPM
+		if l.OnRevoke != nil {
+			l.OnRevoke(id) // the cached principal carries the old limits
+		}
+	}
 	if budgetChanged {
 		bs, err := l.budgetStore()
 		if err != nil {
@@ -535,6 +561,12 @@ func (l *Local) UpdateKey(ctx context.Context, id string, u KeyUpdate) (*Key, er
 		}
 	}
 	return l.withUse(ctx, k)
+}
+
+// limitStore changes a key's rate limits (the SQLite and PostgreSQL
+// stores).
+type limitStore interface {
+	SetKeyLimits(ctx context.Context, id string, lim gw.Limit) error
 }
 
 // withUse is a key as answered alone: with its use, spend and effective

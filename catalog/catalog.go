@@ -13,18 +13,23 @@
 // (pricing, context_window, max_output_tokens) beside the vendor's own;
 // SDKs ignore fields they do not know.
 //
-// OpenRouter's models are not listed: any openrouter/<provider>/<model> is
-// accepted and priced from the aggregator's own figures.
+// OpenRouter's models are listed from the aggregator's own price list
+// (WithOpenRouter): the models it prices, at its price x 1.09, with the
+// list's date and age (price_list). Models the list leaves out (unpriced,
+// negative prices, the router pseudo-models) are neither listed nor
+// served.
 package catalog
 
 import (
 	"math/big"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/ratecard"
+	"github.com/gwlabs/gateway/route"
 )
 
 // Model is one entry of the list, in the OpenAI shape plus the gateway's
@@ -43,6 +48,20 @@ type Model struct {
 	// the order tried; its pricing is the dearest member's (the charge
 	// is the serving model's price) and its limits the smallest.
 	RouteModels []string `json:"route_models,omitempty"`
+	// PriceList, on an OpenRouter model, is the price list it is priced
+	// from.
+	PriceList *PriceList `json:"price_list,omitempty"`
+}
+
+// PriceList says where an OpenRouter model's price comes from: the
+// aggregator's list, when it was read and how old it is now, and whether
+// it is the copy kept in the store (the vendor has not answered since
+// the gateway started).
+type PriceList struct {
+	Source     string `json:"source"`     // "openrouter models endpoint"
+	FetchedAt  string `json:"fetched_at"` // RFC 3339
+	AgeSeconds int64  `json:"age_seconds"`
+	FromStore  bool   `json:"from_store,omitempty"`
 }
 
 // Pricing is what the caller pays, in USD per million tokens, as exact
@@ -72,14 +91,89 @@ type AnthropicModel struct {
 	DisplayName string `json:"display_name"`
 	CreatedAt   string `json:"created_at"` // RFC 3339
 
-	Pricing         Pricing `json:"pricing"`
-	ContextWindow   int64   `json:"context_window,omitempty"`
-	MaxOutputTokens int64   `json:"max_output_tokens"`
+	Pricing         Pricing    `json:"pricing"`
+	ContextWindow   int64      `json:"context_window,omitempty"`
+	MaxOutputTokens int64      `json:"max_output_tokens"`
+	PriceList       *PriceList `json:"price_list,omitempty"`
 }
 
 // Catalog is the list of models callers can use, with their prices.
 type Catalog struct {
-	models []Model // sorted by id
+	models []Model // sorted by id; with openRouter, without its models
+
+	// openRouter returns OpenRouter's current price list (nil: none
+	// read yet); merged is the list with its models, for the last list
+	// seen.
+	openRouter func() *ratecard.OpenRouterList
+	merged     atomic.Pointer[mergedList]
+	now        func() time.Time
+}
+
+// mergedList is the catalog's models with those of one OpenRouter list.
+type mergedList struct {
+	list   *ratecard.OpenRouterList
+	models []Model
+}
+
+// WithOpenRouter lists the models OpenRouter's price list prices, as the
+// list stands at each request (list returns the current one, nil while
+// none was read). now is the clock for the list's age (nil: time.Now).
+func (c *Catalog) WithOpenRouter(list func() *ratecard.OpenRouterList, now func() time.Time) {
+	c.openRouter, c.now = list, now
+	if c.now == nil {
+		c.now = time.Now
+	}
+}
+
+// all returns the listed models, OpenRouter's from its current list.
+func (c *Catalog) all() []Model {
+	if c.openRouter == nil {
+		return c.models
+	}
+	l := c.openRouter()
+	if l == nil {
+		return c.models
+	}
+	if m := c.merged.Load(); m != nil && m.list == l {
+		return m.models
+	}
+	out := slices.Clone(c.models)
+	date := time.Date(l.Fetched.Year(), l.Fetched.Month(), l.Fetched.Day(), 0, 0, 0, 0, time.UTC).Unix()
+	for _, m := range l.Models() {
+		out = append(out, Model{ID: m.Name(), Object: "model", Created: date, OwnedBy: m.Vendor, Pricing: customer(m.Price),
+			ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens, PriceList: &PriceList{}})
+	}
+	slices.SortStableFunc(out, func(a, b Model) int { return strings.Compare(a.ID, b.ID) })
+	c.merged.Store(&mergedList{list: l, models: out})
+	return out
+}
+
+// snapshot returns the listed models as they stand now, each OpenRouter
+// model with its list's age; keep filters them (nil: all).
+func (c *Catalog) snapshot(keep func(*Model) bool) *Catalog {
+	all := c.all()
+	var l *ratecard.OpenRouterList
+	if c.openRouter != nil {
+		l = c.openRouter()
+	}
+	var pl *PriceList
+	if l != nil {
+		now := c.now()
+		pl = &PriceList{Source: "openrouter models endpoint", FetchedAt: l.Fetched.UTC().Format(time.RFC3339),
+			AgeSeconds: max(0, int64(now.Sub(l.Fetched)/time.Second)), FromStore: l.FromStore}
+	}
+	out := &Catalog{models: make([]Model, 0, len(all))}
+	for i := range all {
+		if keep != nil && !keep(&all[i]) {
+			continue
+		}
+		m := all[i]
+		if m.PriceList != nil {
+			m.PriceList = pl
+		}
+		out.models = append(out.models, m)
+	}
+	return out
 }
 
 // New lists card's models whose vendor routable reports true.
@@ -128,24 +222,70 @@ func (c *Catalog) AddRoute(name string, members []string) {
 	}
 	i, _ := slices.BinarySearchFunc(c.models, name, func(m Model, id string) int { return strings.Compare(m.ID, id) })
 	c.models = slices.Insert(c.models, i, e)
+	c.merged.Store(nil)
 }
 
 // Models returns the listed models, sorted by id.
-func (c *Catalog) Models() []Model { return c.models }
+func (c *Catalog) Models() []Model {
+	if c.openRouter == nil {
+		return c.models
+	}
+	return c.snapshot(nil).models
+}
 
-// For returns the catalog a key whose model allow list is allowed sees:
-// the models gw.ModelAllowed lets it call (c itself for an empty list).
+// For returns the catalog a key whose model allow list is allowed sees,
+// as it stands now: the models gw.ModelAllowed lets it call (all of them
+// for an empty list).
 func (c *Catalog) For(allowed []string) *Catalog {
 	if len(allowed) == 0 {
-		return c
+		if c.openRouter == nil {
+			return c
+		}
+		return c.snapshot(nil)
 	}
-	out := &Catalog{}
-	for _, m := range c.models {
-		if gw.ModelAllowed(allowed, m.OwnedBy, strings.TrimPrefix(m.ID, m.OwnedBy+"/")) || routeAllowed(allowed, m.RouteModels) {
-			out.models = append(out.models, m)
+	return c.snapshot(func(m *Model) bool {
+		return gw.ModelAllowed(allowed, m.OwnedBy, strings.TrimPrefix(m.ID, m.OwnedBy+"/")) || routeAllowed(allowed, m.RouteModels)
+	})
+}
+
+// Suggest returns up to max listed ids a model name without a known
+// vendor prefix most likely means: the listed models whose own id is the
+// name (after an unknown prefix, its rest), the vendors' own before
+// OpenRouter's; else the nearest by spelling. None when nothing is
+// close.
+func (c *Catalog) Suggest(model string, max int) []string {
+	names := route.Unprefixed(strings.ToLower(strings.TrimSpace(model)))
+	var exact, aggregated, best []string
+	bestD := min(4, len(names[0])/3) + 1 // as close as the rate card's "did you mean"
+	all := c.all()
+	for i := range all {
+		m := &all[i]
+		if m.RouteModels != nil {
+			continue
+		}
+		own := strings.ToLower(strings.TrimPrefix(m.ID, m.OwnedBy+"/"))
+		for _, name := range names {
+			switch {
+			case own == name && m.OwnedBy == route.OpenRouter:
+				aggregated = append(aggregated, m.ID)
+			case own == name:
+				exact = append(exact, m.ID)
+			case m.OwnedBy == route.OpenRouter && strings.HasSuffix(own, "/"+name):
+				aggregated = append(aggregated, m.ID) // openrouter/openai/gpt-4.1-mini
+			}
+			if d := ratecard.EditDistance(name, own); d < bestD {
+				best, bestD = []string{m.ID}, d
+			} else if d == bestD && best != nil {
+				best = append(best, m.ID)
+			}
 		}
 	}
-	return out
+	out := append(exact, aggregated...)
+	if len(out) == 0 {
+		out = best
+	}
+	out = slices.Compact(out)
+	return out[:min(len(out), max)]
 }
 
 // routeAllowed reports whether an allow list lets a key call a route:
@@ -171,6 +311,9 @@ func customer(p ratecard.Price) Pricing {
 
 // Lookup returns the listed model with this id (case-insensitive).
 func (c *Catalog) Lookup(id string) (*Model, bool) {
+	if c.openRouter != nil {
+		return c.snapshot(func(m *Model) bool { return strings.EqualFold(m.ID, id) }).Lookup(id)
+	}
 	for i := range c.models {
 		if strings.EqualFold(c.models[i].ID, id) {
 			return &c.models[i], true
@@ -187,7 +330,7 @@ type OpenAIList struct {
 
 // OpenAI returns the whole list in OpenAI's shape.
 func (c *Catalog) OpenAI() OpenAIList {
-	return OpenAIList{Object: "list", Data: append([]Model{}, c.models...)}
+	return OpenAIList{Object: "list", Data: append([]Model{}, c.Models()...)}
 }
 
 // AnthropicList is one page of the list in Anthropic's shape.
@@ -203,6 +346,9 @@ type AnthropicList struct {
 // pages from the start or the end). HasMore says more models lie in the
 // paging direction.
 func (c *Catalog) Anthropic(afterID, beforeID string, limit int) AnthropicList {
+	if c.openRouter != nil {
+		return c.snapshot(nil).Anthropic(afterID, beforeID, limit)
+	}
 	lo, hi := 0, len(c.models)
 	backward := beforeID != ""
 	if backward {
@@ -243,5 +389,5 @@ func (c *Catalog) index(id string) int {
 // ToAnthropic returns m in Anthropic's shape.
 func ToAnthropic(m *Model) AnthropicModel {
 	return AnthropicModel{Type: "model", ID: m.ID, DisplayName: m.ID, CreatedAt: time.Unix(m.Created, 0).UTC().Format(time.RFC3339),
-		Pricing: m.Pricing, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens}
+		Pricing: m.Pricing, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens, PriceList: m.PriceList}
 }

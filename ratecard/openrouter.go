@@ -1,13 +1,16 @@
 package ratecard
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 
 	"fmt"
 	"io"
 	"math/big"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,7 +26,24 @@ import (
 // read: records priced from it say so.
 type OpenRouterList struct {
 	Fetched time.Time
-	models  map[string]*Model
+	// FromStore: the list is the copy the store kept from an earlier
+	// run, not yet replaced by a fresh one.
+	FromStore bool
+	models    map[string]*Model
+	raw       []byte // the endpoint's answer, as kept in the store
+}
+
+// Models returns the priced models, sorted by id.
+func (l *OpenRouterList) Models() []*Model {
+	if l == nil {
+		return nil
+	}
+	out := make([]*Model, 0, len(l.models))
+	for _, m := range l.models {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b *Model) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }
 
 // Lookup returns the price of an OpenRouter model id
@@ -69,11 +89,15 @@ type openRouterModels struct {
 // pseudo-models at -1) or not a decimal, or that charge per request, are
 // left out: they cannot be priced from tokens.
 func ParseOpenRouter(r io.Reader, fetched time.Time) (*OpenRouterList, error) {
-	var f openRouterModels
-	if err := json.NewDecoder(r).Decode(&f); err != nil {
+	raw, err := io.ReadAll(r)
+	if err != nil {
 		return nil, fmt.Errorf("parse openrouter models: %w", err)
 	}
-	l := &OpenRouterList{Fetched: fetched, models: make(map[string]*Model, len(f.Data))}
+	var f openRouterModels
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("parse openrouter models: %w", err)
+	}
+	l := &OpenRouterList{Fetched: fetched, models: make(map[string]*Model, len(f.Data)), raw: raw}
 	date := fetched.UTC().Format(time.DateOnly)
 	perM := big.NewRat(1_000_000, 1)
 	rate := func(s string, required bool) (*big.Rat, bool) {
@@ -172,38 +196,173 @@ func FetchOpenRouter(ctx context.Context, client *http.Client, base, apiKey stri
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("openrouter models: status %d", resp.StatusCode)
 	}
-	return ParseOpenRouter(io.LimitReader(resp.Body, 64<<20), time.Now())
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxListBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("openrouter models: %w", err)
+	}
+	if len(raw) > maxListBytes {
+		return nil, fmt.Errorf("openrouter models: the answer is over %d bytes", maxListBytes)
+	}
+	return ParseOpenRouter(bytes.NewReader(raw), time.Now())
 }
 
-// Refresh fetches the list now and then every interval until Stop,
-// keeping the last good list when a fetch fails (each failure goes to
-// onErr). The first fetch is synchronous.
-func (p *OpenRouterPrices) Refresh(ctx context.Context, interval time.Duration, fetch func(context.Context) (*OpenRouterList, error), onErr func(error)) {
-	get := func() {
-		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		l, err := fetch(fctx)
-		if err != nil {
-			onErr(err)
-			return
-		}
-		p.Set(l)
+// maxListBytes bounds the models endpoint's answer.
+const maxListBytes = 64 << 20
+
+// ListStore keeps the last good price list between runs (the gateway's
+// store): the models endpoint's answer as read, and when.
+type ListStore interface {
+	// Document returns the document kept under name; ok is false when
+	// there is none.
+	Document(ctx context.Context, name string) (body []byte, at time.Time, ok bool, err error)
+	// SetDocument keeps body under name, replacing any earlier one.
+	SetDocument(ctx context.Context, name string, body []byte, at time.Time) error
+}
+
+// OpenRouterDocument is the name the price list is kept under in a
+// ListStore.
+const OpenRouterDocument = "openrouter_price_list"
+
+// RefreshOptions configure OpenRouterPrices.Refresh.
+type RefreshOptions struct {
+	// Fetch reads the list (FetchOpenRouter, bound to the vendor).
+	Fetch func(context.Context) (*OpenRouterList, error)
+	// Interval is the time between good reads (default 6h).
+	Interval time.Duration
+	// RetryMin and RetryMax bound the wait after a failed read: it
+	// starts at RetryMin and doubles up to RetryMax (defaults 1s and
+	// 30s), until a read succeeds.
+	RetryMin, RetryMax time.Duration
+	// Timeout bounds one read (default 10s).
+	Timeout time.Duration
+	// Store, when set, keeps each good list; the kept one serves from
+	// the start until a fresh one is read.
+	Store ListStore
+	// StaleAfter is the age past which the list in use is reported to
+	// OnStale, once per list (default 24h).
+	StaleAfter time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// OnErr is told of each failed read (or store access); OnLoad of
+	// each list put in use; OnStale of a list in use past StaleAfter.
+	OnErr   func(error)
+	OnLoad  func(*OpenRouterList)
+	OnStale func(l *OpenRouterList, age time.Duration)
+}
+
+func (o *RefreshOptions) defaults() {
+	if o.Interval <= 0 {
+		o.Interval = 6 * time.Hour
 	}
-	get()
+	if o.RetryMin <= 0 {
+		o.RetryMin = time.Second
+	}
+	if o.RetryMax < o.RetryMin {
+		o.RetryMax = max(30*time.Second, o.RetryMin)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = 24 * time.Hour
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.OnErr == nil {
+		o.OnErr = func(error) {}
+	}
+	if o.OnLoad == nil {
+		o.OnLoad = func(*OpenRouterList) {}
+	}
+	if o.OnStale == nil {
+		o.OnStale = func(*OpenRouterList, time.Duration) {}
+	}
+}
+
+// Refresh puts the list in use and keeps it fresh until Stop: the copy
+// kept in the store first (when there is one), then a read now; after a
+// good read the next comes Interval later, after a failed one RetryMin
+// later, doubling up to RetryMax, until a read succeeds. A failed read
+// keeps the list in use. The store's copy and the first read are
+// synchronous.
+func (p *OpenRouterPrices) Refresh(ctx context.Context, o RefreshOptions) {
+	o.defaults()
+	if o.Store != nil {
+		if l, err := loadStored(ctx, o.Store); err != nil {
+			o.OnErr(err)
+		} else if l != nil {
+			p.Set(l)
+			o.OnLoad(l)
+		}
+	}
+	var warned *OpenRouterList
+	get := func() bool {
+		fctx, cancel := context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+		l, err := o.Fetch(fctx)
+		if err == nil && l.Len() == 0 {
+			// An empty answer would leave every model unpriced.
+			err = errors.New("openrouter models: the list prices no model")
+		}
+		if err == nil {
+			p.Set(l)
+			o.OnLoad(l)
+			if o.Store != nil && l.raw != nil {
+				if err := o.Store.SetDocument(fctx, OpenRouterDocument, l.raw, l.Fetched); err != nil {
+					o.OnErr(fmt.Errorf("keep the openrouter price list: %w", err))
+				}
+			}
+		} else {
+			o.OnErr(err)
+		}
+		if cur := p.List(); cur != nil && cur != warned {
+			if age := o.Now().Sub(cur.Fetched); age > o.StaleAfter {
+				warned = cur
+				o.OnStale(cur, age)
+			}
+		}
+		return err == nil
+	}
+	ok := get()
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(p.done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
+		retry := o.RetryMin
 		for {
+			wait := o.Interval
+			if !ok {
+				wait, retry = retry, min(2*retry, o.RetryMax)
+			} else {
+				retry = o.RetryMin
+			}
+			t := time.NewTimer(wait)
 			select {
 			case <-t.C:
-				get()
+				ok = get()
 			case <-p.stop:
+				t.Stop()
 				return
 			}
 		}
 	}()
+}
+
+// loadStored returns the list kept in st, nil when none is.
+func loadStored(ctx context.Context, st ListStore) (*OpenRouterList, error) {
+	body, at, ok, err := st.Document(ctx, OpenRouterDocument)
+	if err != nil {
+		return nil, fmt.Errorf("read the kept openrouter price list: %w", err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	l, err := ParseOpenRouter(bytes.NewReader(body), at)
+	if err != nil {
+		return nil, fmt.Errorf("the kept openrouter price list: %w", err)
+	}
+	l.FromStore = true
+	return l, nil
 }
 
 // Stop ends the background refresh.

@@ -409,6 +409,10 @@ func (c *Card) Suggest(vendor, model string, max int) (close bool, ids []string)
 	return false, ids
 }
 
+// EditDistance is the Levenshtein distance between a and b (bytes), as
+// the card's suggestions measure it.
+func EditDistance(a, b string) int { return editDistance(a, b) }
+
 // editDistance is the Levenshtein distance between a and b (bytes).
 func editDistance(a, b string) int {
 	prev := make([]int, len(b)+1)

@@ -9,6 +9,7 @@
 package route
 
 import (
+	"fmt"
 	"strings"
 
 	gw "github.com/gwlabs/gateway"
@@ -65,7 +66,8 @@ func Parse(model string) (Target, error) {
 	}
 	prefix, rest, ok := strings.Cut(model, "/")
 	if !ok || !Known(prefix) {
-		return Target{}, gw.Errorf(gw.CodeInvalidRequest, "model %q has no vendor prefix; %s", model, suggestion(model))
+		return Target{}, &gw.Error{Code: gw.CodeInvalidRequest, Err: &PrefixError{Model: model},
+			Message: fmt.Sprintf("model %q has no vendor prefix; %s", model, suggestion(model))}
 	}
 	if rest == "" {
 		return Target{}, gw.Errorf(gw.CodeInvalidRequest, "model %q names no model after the vendor prefix", model)
@@ -79,39 +81,67 @@ func Parse(model string) (Target, error) {
 	return Target{Vendor: prefix, Model: rest}, nil
 }
 
-// suggestion proposes a prefixed name for an unprefixed (or wrongly
-// prefixed) model name.
-func suggestion(model string) string {
-	lower := strings.ToLower(model)
-	guess := func(name string) string {
-		l := strings.ToLower(name)
-		switch {
-		case strings.HasPrefix(l, "gpt-"), strings.HasPrefix(l, "o1"), strings.HasPrefix(l, "o3"), strings.HasPrefix(l, "o4"), strings.HasPrefix(l, "chatgpt"):
-			return OpenAI
-		case strings.HasPrefix(l, "claude"):
-			return Anthropic
-		case strings.HasPrefix(l, "gemini"), strings.HasPrefix(l, "gemma"):
-			return Google
-		case strings.HasPrefix(l, "mistral"), strings.HasPrefix(l, "magistral"), strings.HasPrefix(l, "devstral"), strings.HasPrefix(l, "codestral"), strings.HasPrefix(l, "ministral"):
-			return Mistral
-		case strings.HasPrefix(l, "deepseek"):
-			return DeepSeek
-		case strings.HasPrefix(l, "accounts/fireworks"):
-			return Fireworks
-		case strings.HasPrefix(l, "llama-"), strings.HasPrefix(l, "qwen/"), strings.HasPrefix(l, "openai/gpt-oss"):
-			return Groq
-		}
-		return ""
+// PrefixError marks the refusal of a model name without a known vendor
+// prefix (it is the Err of the *gw.Error Parse returns), so that a
+// caller that knows the listed ids can name the likeliest ones instead
+// (server, from the catalog).
+type PrefixError struct {
+	Model string // the name as given, trimmed
+}
+
+func (e *PrefixError) Error() string {
+	return fmt.Sprintf("model %q has no known vendor prefix", e.Model)
+}
+
+// Unprefixed returns the names a model without a known vendor prefix may
+// stand for, without a prefix: the name itself, and after an unknown
+// prefix ("azure/gpt-4.1") the rest ("gpt-4.1").
+func Unprefixed(model string) []string {
+	out := []string{model}
+	if p, rest, ok := strings.Cut(model, "/"); ok && p != "" && rest != "" && !Known(p) {
+		out = append(out, rest)
 	}
-	if p := guess(model); p != "" {
-		// Only the prefix is proposed: whether p/model is a model the
-		// gateway prices is not known here (the billing refusal names
-		// priced ids).
-		return "it looks like an id of " + p + ": \"" + p + "/<model>\" (GET /v1/models lists the ids you can use)"
+	return out
+}
+
+// Guess returns the vendor prefix a name without one most likely takes
+// ("gpt-4.1-mini": openai), "" when nothing in the name says.
+func Guess(name string) string {
+	l := strings.ToLower(name)
+	switch {
+	case strings.HasPrefix(l, "gpt-"), strings.HasPrefix(l, "o1"), strings.HasPrefix(l, "o3"), strings.HasPrefix(l, "o4"), strings.HasPrefix(l, "chatgpt"):
+		return OpenAI
+	case strings.HasPrefix(l, "claude"):
+		return Anthropic
+	case strings.HasPrefix(l, "gemini"), strings.HasPrefix(l, "gemma"):
+		return Google
+	case strings.HasPrefix(l, "mistral"), strings.HasPrefix(l, "magistral"), strings.HasPrefix(l, "devstral"), strings.HasPrefix(l, "codestral"), strings.HasPrefix(l, "ministral"):
+		return Mistral
+	case strings.HasPrefix(l, "deepseek"):
+		return DeepSeek
+	case strings.HasPrefix(l, "accounts/fireworks"):
+		return Fireworks
+	case strings.HasPrefix(l, "llama-"), strings.HasPrefix(l, "qwen/"), strings.HasPrefix(l, "openai/gpt-oss"):
+		return Groq
+	}
+	return ""
+}
+
+// suggestion proposes a prefixed name for an unprefixed (or wrongly
+// prefixed) model name: the full id, which a client can show as is.
+// Whether the gateway prices it is not known here; the server names
+// listed ids instead when it finds some (PrefixError).
+func suggestion(model string) string {
+	for i, name := range Unprefixed(model) {
+		// After an unknown prefix only a vendor's own family counts:
+		// "meta-llama/llama-3" is an aggregator's provider/model.
+		if p := Guess(name); p != "" && (i == 0 || p != Groq) {
+			return fmt.Sprintf("it takes its vendor's prefix, e.g. %q (GET /v1/models lists the ids you can use)", p+"/"+name)
+		}
 	}
 	// "meta-llama/Llama-3.3-70B" and other provider/model names: the
 	// aggregator's doubled form takes them all.
-	if strings.Contains(lower, "/") {
+	if strings.Contains(model, "/") {
 		return "prefix it with one of " + strings.Join(Vendors(), ", ") + " (e.g. \"openrouter/" + model + "\")"
 	}
 	return "prefix it with one of " + strings.Join(Vendors(), ", ") + " (e.g. \"openai/" + model + "\")"

@@ -23,10 +23,14 @@ func TestParse(t *testing.T) {
 		{in: "mistral/mistral-large-3", vendor: "mistral", model: "mistral-large-3"},
 		{in: "deepseek/deepseek-flash", vendor: "deepseek", model: "deepseek-flash"},
 		{in: "openrouter/anthropic/claude-opus-5.5", vendor: "openrouter", model: "anthropic/claude-opus-5.5"},
-		{in: "gpt-4.1", errContain: `"openai/<model>"`},
-		{in: "claude-sonnet-5", errContain: `"anthropic/<model>"`},
-		{in: "gemini-3-flash", errContain: `"google/<model>"`},
+		// The full id, which a client can show as is (issue 38 item 4;
+		// before: "openai/<model>").
+		{in: "gpt-4.1", errContain: `"openai/gpt-4.1"`},
+		{in: "gpt-4.1-mini", errContain: `e.g. "openai/gpt-4.1-mini"`},
+		{in: "claude-sonnet-5", errContain: `"anthropic/claude-sonnet-5"`},
+		{in: "gemini-3-flash", errContain: `"google/gemini-3-flash"`},
 		{in: "azure/gpt-4.1", errContain: "no vendor prefix"},
+		{in: "azure/gpt-4.1", errContain: `"openai/gpt-4.1"`},
 		{in: "meta-llama/llama-3", errContain: `"openrouter/meta-llama/llama-3"`},
 		{in: "openrouter/x", errContain: "openrouter/<provider>/<model>"},
 		{in: "openrouter//x", errContain: "openrouter/<provider>/<model>"},

@@ -76,7 +76,7 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	target, err := route.Parse(head.Model)
 	if err != nil {
-		fail(err)
+		fail(s.withSuggestion(err, principal))
 		return
 	}
 	if !s.allowCount(w, r, principal, target, fail) {

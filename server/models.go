@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -8,6 +10,7 @@ import (
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/catalog"
 	"github.com/gwlabs/gateway/internal/id"
+	"github.com/gwlabs/gateway/route"
 )
 
 // models serves GET /v1/models and GET /v1/models/{id} from the catalog,
@@ -65,3 +68,38 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, c.Anthropic(q.Get("after_id"), q.Get("before_id"), limit))
 }
+
+// maxSuggestions bounds the ids a refusal of an unprefixed model names.
+const maxSuggestions = 3
+
+// withSuggestion rewrites the refusal of a model without a known vendor
+// prefix (route.PrefixError) to name the listed ids it most likely
+// means, verbatim ("did you mean \"openai/gpt-4.1-mini\"?"), from the
+// models the key may call. Other errors, and names close to no listed
+// id, keep route's message.
+func (s *Server) withSuggestion(err error, p *gw.Principal) error {
+	var pe *route.PrefixError
+	if err == nil || s.cfg.Catalog == nil || !errors.As(err, &pe) {
+		return err
+	}
+	c := s.cfg.Catalog
+	if p != nil {
+		c = c.For(p.Models)
+	}
+	ids := c.Suggest(pe.Model, maxSuggestions)
+	if len(ids) == 0 {
+		return err
+	}
+	quoted := make([]string, len(ids))
+	for i, id := range ids {
+		quoted[i] = strconv.Quote(id)
+	}
+	e := *gw.AsError(err)
+	e.Message = fmt.Sprintf("model %q has no vendor prefix; did you mean %s? (GET /v1/models lists the ids you can use)",
+		pe.Model, strings.Join(quoted, " or "))
+	return &e
+}
+
+// AdminOff is the error_code of the 404 under /admin/ on a gateway whose
+// admin API is off (no admin token).
+const AdminOff = "admin_api_off"

@@ -47,6 +47,10 @@ var serversURL = []byte(`"servers": [
     {
       "url": "/",`)
 
+// infoVersion is the document's info.version as stored; serveOpenAPI
+// writes Config.Version, the release's, in its place.
+var infoVersion = []byte(`"version": "0.0.0-devel",`)
+
 // serveOpenAPI writes the document with its server URL taken from the
 // request: the Host it was asked on, over https when the connection is
 // TLS or, from a trusted proxy (GATEWAY_TRUSTED_PROXIES) only, when
@@ -58,9 +62,12 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "public, max-age=300")
 	h.Set("Vary", "Host, X-Forwarded-Proto")
 	doc := openAPI
+	if v := s.cfg.Version; v != "" {
+		doc = bytes.Replace(doc, infoVersion, append(append([]byte(`"version": `), strconv.Quote(v)...), ','), 1)
+	}
 	if u := s.baseURL(r); u != "" {
 		repl := bytes.Replace(serversURL, []byte(`"/"`), strconv.AppendQuote(nil, u), 1)
-		doc = bytes.Replace(openAPI, serversURL, repl, 1)
+		doc = bytes.Replace(doc, serversURL, repl, 1)
 	}
 	_, _ = w.Write(doc)
 }

@@ -184,3 +184,19 @@ func TestOpenAPIServerURLAndErrors(t *testing.T) {
 		t.Error("GET /v1/models documents no 401")
 	}
 }
+
+// Issue 38 item 6: the document's info.version is the release's (before:
+// "1"); without one it is the stored 0.0.0-devel.
+func TestOpenAPIVersionIsTheRelease(t *testing.T) {
+	for _, c := range []struct{ version, want string }{{"v1.4.0", "v1.4.0"}, {"", "0.0.0-devel"}, {`v1"x`, `v1"x`}} {
+		s := New(Config{Catalog: &catalog.Catalog{}, Version: c.version})
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
+		var doc struct {
+			Info struct{ Version string }
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil || doc.Info.Version != c.want {
+			t.Errorf("Version %q: info.version %q, %v; want %q", c.version, doc.Info.Version, err, c.want)
+		}
+	}
+}

@@ -333,7 +333,7 @@ func (s *Server) countResponseTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	target, err := route.Parse(req.Model)
 	if err != nil {
-		fail(err)
+		fail(s.withSuggestion(err, principal))
 		return
 	}
 	if !s.allowCount(w, r, principal, target, fail) {

@@ -127,6 +127,9 @@ type Config struct {
 	// limits per instance while Redis is down), "" when nothing: /readyz
 	// then answers 200 {"status":"degraded","detail":...}.
 	Degraded func() string
+	// Version is the release's version, the OpenAPI document's
+	// info.version ("": the document's own, 0.0.0-devel).
+	Version string
 	// Routes are the operator's named routes ("gw/sonnet"), usable as a
 	// model id and listed by GET /v1/models; nil: none.
 	Routes *route.Table
@@ -271,6 +274,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case strings.HasPrefix(p, "/admin/") && s.cfg.Admin != nil:
 		s.cfg.Admin.ServeHTTP(w, r)
+	case strings.HasPrefix(p, "/admin/"):
+		rid := id.New("req_", s.cfg.Now())
+		w.Header().Set(HeaderRequestID, rid)
+		writeError(w, gw.ShapeC, rid, &gw.Error{Code: gw.CodeNotFound, ErrorCode: AdminOff, Message: "the admin API is off on this gateway; " +
+			"set GATEWAY_ADMIN_TOKEN (admin_token in its configuration file) there to turn it on"})
 	case (p == "/dashboard" || strings.HasPrefix(p, "/dashboard/")) && s.cfg.Dashboard != nil:
 		s.cfg.Dashboard.ServeHTTP(w, r)
 	default:
@@ -614,6 +622,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	in.Stream, in.MaxOutput, in.Text = env.stream, env.maxOutput, env.text
 	targets, err := s.cfg.Routes.Resolve(env.model, env.models)
 	if err != nil {
+		err = s.withSuggestion(err, principal)
 		gwy.Refuse(ctx, in, err)
 		fail(err)
 		return

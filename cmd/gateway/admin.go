@@ -18,17 +18,28 @@ import (
 	"github.com/gwlabs/gateway/guard"
 )
 
-// withStore opens the configured store for one command.
+// withStore opens the configured store for one command: a command that
+// creates (rc.creates) may create the store too, the others need it
+// there.
 func withStore(rc *runCtx, f func(gw.Store) error) error {
 	cfg, err := rc.config()
 	if err != nil {
 		return err
 	}
-	return withStoreCfg(rc.ctx, cfg, f)
+	return withStoreCfg(rc.ctx, cfg, rc.creates, f)
 }
 
-// withStoreCfg opens cfg's store for f.
-func withStoreCfg(ctx context.Context, cfg Config, f func(gw.Store) error) error {
+// withStoreCfg opens cfg's store for f; unless create, a store that is
+// not there is an error, not a new empty one.
+func withStoreCfg(ctx context.Context, cfg Config, create bool, f func(gw.Store) error) error {
+	if err := checkStoreURL(cfg.DatabaseURL); err != nil {
+		return err
+	}
+	if !create {
+		if err := storeExists(cfg.DatabaseURL); err != nil {
+			return err
+		}
+	}
 	st, err := openStore(ctx, cfg.DatabaseURL, false)
 	if err != nil {
 		return err
@@ -179,6 +190,7 @@ type createdKeyJSON struct {
 }
 
 func (c *keysCreateCmd) Run(rc *runCtx) error {
+	rc.creates = true
 	if c.ExpiresIn < 0 {
 		return usagef("--expires-in must not be negative")
 	}
@@ -419,8 +431,22 @@ type keysUpdateCmd struct {
 	AnyModel   bool     `name:"any-model" help:"Clear the key's model allow list: every model."`
 	DailyUSD   string   `name:"daily-budget-usd" placeholder:"X" help:"Cap the key's (or with --account the account's) spend per UTC day at X US dollars; 0 clears the cap."`
 	MonthlyUSD string   `name:"monthly-budget-usd" placeholder:"Y" help:"Cap the key's (or with --account the account's) spend per UTC calendar month at Y US dollars; 0 clears the cap."`
+	RPM        string   `name:"rpm" placeholder:"N" help:"The key's requests per minute (0: the configured default)."`
+	TPM        string   `name:"tpm" placeholder:"N" help:"The key's tokens per minute (0: the configured default)."`
 	guardFlags
 	JSON bool `name:"json" help:"Print JSON."`
+}
+
+// limitFlag reads an update's --rpm or --tpm: nil when not given.
+func limitFlag(name, s string) (*int64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n < 0 {
+		return nil, usagef("--%s: %q is not a whole number of 0 or more (0: the configured default)", name, s)
+	}
+	return &n, nil
 }
 
 // budgetFlag reads an update's budget flag: nil when not given.
@@ -437,7 +463,15 @@ func budgetFlag(name, s string) (*string, error) {
 }
 
 func (c *keysUpdateCmd) Run(rc *runCtx) error {
-	keySettings := c.Optimize != "" || len(c.Models) > 0 || c.AnyModel
+	rpm, err := limitFlag("rpm", c.RPM)
+	if err != nil {
+		return err
+	}
+	tpm, err := limitFlag("tpm", c.TPM)
+	if err != nil {
+		return err
+	}
+	keySettings := c.Optimize != "" || len(c.Models) > 0 || c.AnyModel || rpm != nil || tpm != nil
 	daily, err := budgetFlag("daily-budget-usd", c.DailyUSD)
 	if err != nil {
 		return err
@@ -449,13 +483,13 @@ func (c *keysUpdateCmd) Run(rc *runCtx) error {
 	budgets := daily != nil || monthly != nil
 	switch {
 	case !keySettings && !c.guardFlags.set() && !budgets:
-		return usagef("nothing to change: give --optimize on|off, --models LIST, --any-model, --daily-budget-usd, --monthly-budget-usd or guard policy flags")
+		return usagef("nothing to change: give --optimize on|off, --models LIST, --any-model, --rpm, --tpm, --daily-budget-usd, --monthly-budget-usd or guard policy flags")
 	case len(c.Models) > 0 && c.AnyModel:
 		return usagef("--models and --any-model contradict each other")
 	case (c.KeyID == "") == (c.Account == ""):
 		return usagef("name one key (KEY_ID) or --account NAME")
 	case c.Account != "" && keySettings:
-		return usagef("--optimize, --models and --any-model are a key's settings; name the key")
+		return usagef("--optimize, --models, --any-model, --rpm and --tpm are a key's settings; name the key")
 	}
 	return withService(rc, func(svc admin.Service) error {
 		if c.Account != "" {
@@ -475,7 +509,7 @@ func (c *keysUpdateCmd) Run(rc *runCtx) error {
 			}
 			return nil
 		}
-		u := admin.KeyUpdate{Optimize: c.Optimize, Guard: c.guardFlags.policy(), DailyBudgetUSD: daily, MonthlyBudgetUSD: monthly}
+		u := admin.KeyUpdate{Optimize: c.Optimize, Guard: c.guardFlags.policy(), DailyBudgetUSD: daily, MonthlyBudgetUSD: monthly, RPM: rpm, TPM: tpm}
 		switch {
 		case c.AnyModel:
 			u.Models = &[]string{}
@@ -497,7 +531,7 @@ func (c *keysUpdateCmd) Run(rc *runCtx) error {
 		if k.Guard != nil {
 			guard = describeGuard(k.Guard)
 		}
-		fmt.Fprintf(rc.stdout, "key %s: optimize %s; models: %s; guard %s\n", k.ID, k.Optimize, models, guard)
+		fmt.Fprintf(rc.stdout, "key %s: optimize %s; models: %s; guard %s; rpm %s, tpm %s\n", k.ID, k.Optimize, models, guard, limitText(k.RPM), limitText(k.TPM))
 		if budgets {
 			return printBudgets(rc.stdout, k.Budgets)
 		}
@@ -536,6 +570,7 @@ type accountsCreateCmd struct {
 }
 
 func (c *accountsCreateCmd) Run(rc *runCtx) error {
+	rc.creates = true
 	return withService(rc, func(svc admin.Service) error {
 		a, err := svc.CreateAccount(rc.ctx, c.Name)
 		if err != nil {
@@ -609,6 +644,7 @@ type balanceAddCmd struct {
 }
 
 func (c *balanceAddCmd) Run(rc *runCtx) error {
+	rc.creates = c.Create // --create makes the account, and the store with it
 	if c.USD <= 0 {
 		return usagef("--usd must be more than 0")
 	}

@@ -56,6 +56,9 @@ type runCtx struct {
 	stdout, stderr io.Writer
 	configFile     string // --config
 	server         string // --server: the admin API to use instead of the store
+	// creates: the command creates (a key, an account), and may create
+	// the store for it; the others refuse a store that is not there.
+	creates bool
 	// config loads the configuration: defaults, then the file, then the
 	// environment, then the global flags.
 	config func() (Config, error)

@@ -118,6 +118,10 @@ type Config struct {
 	// auth.DefaultCacheTTL); tests set it long to show that changes on
 	// the store reach a running instance without waiting for it.
 	keyCacheTTL time.Duration
+	// openRouterRetry and openRouterRetryMax bound the wait between
+	// failed reads of OpenRouter's price list (0: 1 s and 30 s); tests
+	// shorten them.
+	openRouterRetry, openRouterRetryMax time.Duration
 }
 
 // VendorConfig is one vendor's endpoint and key.

@@ -109,9 +109,17 @@ func TestModelSuggestionsAndReadmeTable(t *testing.T) {
 			}
 		}
 	}
+	// Unprefixed, only listed ids are proposed, in full (issue 38: before,
+	// "openai/<model>").
 	resp = e.post("/v1/chat/completions", e.key, chatBody("gpt-4o", "hi", false, ""))
-	if body := string(readAll(t, resp.Body)); resp.StatusCode != http.StatusBadRequest || strings.Contains(body, "did you mean") || !strings.Contains(body, `openai/\u003cmodel\u003e`) && !strings.Contains(body, "openai/<model>") {
+	body := string(readAll(t, resp.Body))
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "did you mean") {
 		t.Errorf("unprefixed gpt-4o: %d %s", resp.StatusCode, body)
+	}
+	for _, m := range regexp.MustCompile(`\\"([^"\\]+)\\"`).FindAllStringSubmatch(body, -1)[1:] {
+		if !listed[m[1]] {
+			t.Errorf("unprefixed gpt-4o: proposed %q, which GET /v1/models does not list: %s", m[1], body)
+		}
 	}
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -126,7 +134,7 @@ func TestModelSuggestionsAndReadmeTable(t *testing.T) {
 	for _, m := range regexp.MustCompile("`([a-z]+/[^`]+)`").FindAllStringSubmatch(table, -1) {
 		id := m[1]
 		seen[strings.SplitN(id, "/", 2)[0]] = true
-		if !listed[id] && !strings.HasPrefix(id, "openrouter/") {
+		if !listed[id] { // openrouter/ too, from its price list (issue 38)
 			t.Errorf("the README names %s, which GET /v1/models does not list", id)
 		}
 	}

@@ -276,14 +276,22 @@ func TestFaultAmplification(t *testing.T) {
 // a deadline, all bodies together are capped, and vendor answers are
 // bounded.
 func TestFaultMemory(t *testing.T) {
-	e := newEnv(t, func(c *Config) {
+	// The idle sockets get a gateway with a short body deadline of its
+	// own. The rest keep the default (60 s): a body past the in-flight
+	// cap is refused only once its bytes arrive, and on a busy machine
+	// 4 MiB did not always arrive within 700 ms (answered 400, the body
+	// deadline, where 503 was due).
+	idle := newEnv(t, func(c *Config) {
 		c.BodyReadTimeout = 700 * time.Millisecond
+		c.MaxInflightBytes = 4 << 20
+	})
+	e := newEnv(t, func(c *Config) {
 		c.MaxInflightBytes = 4 << 20
 		c.MaxResponseBytes = 200
 		c.MaxEventBytes = 100
 		c.TPM = 0
 	})
-	addr := strings.TrimPrefix(e.url, "http://")
+	addr := strings.TrimPrefix(idle.url, "http://")
 
 	// 20 idle sockets declaring 32 MiB bodies hold almost nothing, and
 	// are answered once the body deadline passes.
@@ -297,7 +305,7 @@ func TestFaultMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", e.key, 32<<20-1)
+		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", idle.key, 32<<20-1)
 		conns[i] = c
 	}
 	time.Sleep(300 * time.Millisecond)
@@ -320,9 +328,31 @@ func TestFaultMemory(t *testing.T) {
 	// the count is given back, so a small one then passes the limit.
 	big := chatBody("openai/"+nativeModels["openai"], strings.Repeat("word ", 6<<20/5), false, "")
 	resp := e.post("/v1/chat/completions", e.key, big)
-	readAll(t, resp.Body)
+	bigAnswer := readAll(t, resp.Body)
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
-		t.Errorf("6 MiB over a 4 MiB in-flight cap: status %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+		t.Errorf("6 MiB over a 4 MiB in-flight cap: status %d, Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), tail(string(bigAnswer), 300))
+	}
+	// The same body from a client that stalls for 900 ms after 2 MiB,
+	// as a starved process does: still 503, whatever the pace.
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = pw.Write(big[:2<<20])
+		time.Sleep(900 * time.Millisecond)
+		_, _ = pw.Write(big[2<<20:])
+		_ = pw.Close()
+	}()
+	req, _ := http.NewRequest(http.MethodPost, e.url+"/v1/chat/completions", pr)
+	req.ContentLength = int64(len(big))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e.key)
+	stalled, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalledAnswer := readAll(t, stalled.Body)
+	_ = pr.Close()
+	if stalled.StatusCode != http.StatusServiceUnavailable || stalled.Header.Get("Retry-After") == "" {
+		t.Errorf("6 MiB, stalled after 2 MiB, over a 4 MiB in-flight cap: status %d, Retry-After %q: %s", stalled.StatusCode, stalled.Header.Get("Retry-After"), tail(string(stalledAnswer), 300))
 	}
 
 	// Vendor answers past the bounds fail cleanly. Issue 29 item 4: the

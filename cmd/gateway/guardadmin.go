@@ -27,7 +27,7 @@ type exportRow struct {
 // training): a confirmed incident is an attack of its kind, a false
 // positive a benign row.
 func incidentsExport(ctx context.Context, cfg Config, w io.Writer) error {
-	return withStoreCfg(ctx, cfg, func(st gw.Store) error {
+	return withStoreCfg(ctx, cfg, false, func(st gw.Store) error {
 		gs, ok := st.(gw.GuardStore)
 		if !ok {
 			return errNoGuardStore

@@ -41,7 +41,7 @@ func TestKeysGuardPolicyCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	var p gw.GuardPolicy
-	err = withStoreCfg(ctx, cfg, func(st gw.Store) error {
+	err = withStoreCfg(ctx, cfg, false, func(st gw.Store) error {
 		p, err = effectivePolicy(ctx, st, created.KeyID, created.AccountID)
 		return err
 	})

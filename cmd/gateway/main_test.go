@@ -380,7 +380,7 @@ func TestErrorRows(t *testing.T) {
 		{"missing model", "POST", "/v1/chat/completions", "good", []byte(`{"messages":[]}`), "", 400, "invalid_request", "model is required"},
 		{"missing messages", "POST", "/v1/chat/completions", "good", []byte(`{"model":"openai/x"}`), "", 400, "invalid_request", "messages is required"},
 		{"missing max_tokens", "POST", "/v1/messages", "good", []byte(`{"model":"anthropic/x","messages":[]}`), "", 400, "invalid_request", "max_tokens is required"},
-		{"no prefix", "POST", "/v1/chat/completions", "good", chatBody("gpt-4.1", "hi", false, ""), "", 400, "invalid_request", `"openai/<model>"`},
+		{"no prefix", "POST", "/v1/chat/completions", "good", chatBody("gpt-4.1", "hi", false, ""), "", 400, "invalid_request", `openai/gpt-4.1`},
 		{"unknown prefix", "POST", "/v1/messages", "good", messagesBody("azure/claude-x", "hi", false, ""), "", 400, "invalid_request", "no vendor prefix"},
 		{"unpriced model", "POST", "/v1/chat/completions", "good", chatBody("openai/gpt-unknown-9", "hi", false, ""), "", 400, "invalid_request", "rate card"},
 		{"unknown path", "POST", "/v1/completions", "good", nil, "", 404, "not_found", "no such endpoint"},

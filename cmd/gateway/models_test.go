@@ -46,10 +46,19 @@ func TestModelsThroughSDKs(t *testing.T) {
 	if strings.Join(ids, " ") != strings.Join(anthropicIDs, " ") {
 		t.Errorf("the two SDKs list different models:\nopenai    %v\nanthropic %v", ids, anthropicIDs)
 	}
+	openRouter := 0
 	for _, id := range ids {
-		if strings.HasPrefix(id, "mistral/") || strings.HasPrefix(id, "openrouter/") {
+		if strings.HasPrefix(id, "mistral/") {
 			t.Errorf("listed %s, whose vendor is not routable here", id)
 		}
+		if strings.HasPrefix(id, "openrouter/") {
+			openRouter++
+		}
+	}
+	// Issue 38 item 1: OpenRouter's priced models are listed, from its
+	// price list (before: none).
+	if openRouter == 0 {
+		t.Errorf("no openrouter/ model listed: %v", ids)
 	}
 
 	// The price is the rate card's x 1.09, exactly.

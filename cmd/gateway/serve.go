@@ -139,7 +139,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	orPrices := openRouterPrices(*c, m.Logger)
+	orPrices := openRouterPrices(*c, m.store, m.Logger)
 	m.closers = append(m.closers, orPrices.Stop)
 	biller := billing.New(card, billing.Options{OpenRouter: orPrices})
 
@@ -312,12 +312,13 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		StreamWriteTimeout: c.HTTP.IdleTimeout,
 		WriteTimeout:       c.WriteTimeout,
 		Catalog: newCatalog(card, providers,
-			c.Routes),
+			c.Routes, orPrices),
 		Dashboard:   dash,
 		Admin:       adminAPI,
 		Ready:       m.ready,
 		Degraded:    m.degraded,
 		Routes:      c.Routes,
+		Version:     openAPIVersion(),
 		Health:      vendorHealth(providers, time.Now),
 		ReadyDetail: adminBearer(c.AdminToken),
 		Logger:      m.Logger,
@@ -502,6 +503,70 @@ func (m *Main) announce() {
 		vendors := fakedVendors(m.Config)
 		out.say(fmt.Sprintf("fake vendors serving: %s\n", strings.Join(vendors, ", ")), "fake vendors serving", "vendors", vendors)
 	}
+	var text strings.Builder
+	var fields []any
+	for _, s := range m.settings() {
+		fmt.Fprintf(&text, "  %-10s %s\n", s[0]+":", s[1])
+		fields = append(fields, strings.ReplaceAll(s[0], " ", "_"), s[1])
+	}
+	out.say("settings in force:\n"+text.String(), "settings in force", fields...)
+}
+
+// settings names what runs, for the start-up banner: the store, Redis,
+// the admin API, metrics, tracing, the optimizer and the guard. Secrets
+// in URLs are hidden.
+func (m *Main) settings() [][2]string {
+	c := &m.Config
+	store := "SQLite " + strings.TrimPrefix(c.DatabaseURL, "sqlite:")
+	switch {
+	case strings.HasPrefix(c.DatabaseURL, "postgres://"), strings.HasPrefix(c.DatabaseURL, "postgresql://"):
+		store = "PostgreSQL " + redactURL(c.DatabaseURL)
+	case c.SQLiteShared:
+		store += " (shared: holds on the file, for several processes)"
+	default:
+		store += " (this process alone; holds in memory)"
+	}
+	redis := "off (rate limits in this process's memory)"
+	if c.RedisURL != "" {
+		mode := "refuse requests (503) while it is down"
+		switch {
+		case c.RedisFailLocal:
+			mode = "limit in memory while it is down"
+		case c.RedisFailOpen:
+			mode = "admit without limits while it is down"
+		}
+		redis = redactURL(c.RedisURL) + "; " + mode
+	}
+	adminAPI := "off (set GATEWAY_ADMIN_TOKEN to turn on /admin/v1/ and the dashboard's admin pages)"
+	if c.AdminToken != "" {
+		adminAPI = "on, /admin/v1/ (admin token set)"
+	}
+	metrics := "off (GATEWAY_METRICS_ADDR)"
+	if m.mln != nil {
+		metrics = "http://" + m.mln.Addr().String() + "/metrics"
+	}
+	tracing := "off (OTEL_EXPORTER_OTLP_ENDPOINT)"
+	if m.tracer != nil {
+		getenv := c.OTelEnv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		to := getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+		if to == "" {
+			to = getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+		}
+		tracing = "OTLP/HTTP to " + redactURL(to)
+	}
+	optimizer := "off (GATEWAY_OPTIMIZE)"
+	if c.Optimize {
+		optimizer = "on (GATEWAY_OPTIMIZE=off, or keys update --optimize off for one key)"
+	}
+	guard := "off (GATEWAY_GUARD)"
+	if c.Guard {
+		guard = "on"
+	}
+	return [][2]string{{"store", store}, {"redis", redis}, {"admin API", adminAPI}, {"metrics", metrics},
+		{"tracing", tracing}, {"optimizer", optimizer}, {"guard", guard}}
 }
 
 func fakedVendors(c Config) []string {

@@ -106,3 +106,18 @@ func describeBuild(bi *debug.BuildInfo) string {
 	parts = append(parts, bi.GoVersion)
 	return strings.Join(parts, " ")
 }
+
+// openAPIVersion is the OpenAPI document's info.version: the release's
+// version (stamped by scripts/build from VERSION, or the module's), else
+// for a build from a checkout 0.0.0-devel with its revision, else ""
+// (the document's own, 0.0.0-devel).
+func openAPIVersion() string {
+	b := currentBuild()
+	switch {
+	case b.Version != "" && b.Version != "(devel)" && b.Version != "(unknown)":
+		return b.Version
+	case b.Revision != "":
+		return "0.0.0-devel+" + b.Revision[:min(12, len(b.Revision))]
+	}
+	return ""
+}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -33,6 +35,9 @@ import (
 // process, unless GATEWAY_SQLITE_SHARED=on) keeps a SQLite store's holds
 // in memory.
 func openStore(ctx context.Context, url string, exclusive bool) (gw.Store, error) {
+	if err := checkStoreURL(url); err != nil {
+		return nil, err
+	}
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		db, err := postgres.Open(ctx, url)
@@ -48,6 +53,53 @@ func openStore(ctx context.Context, url string, exclusive bool) (gw.Store, error
 		}
 		return db, nil
 	}
+}
+
+// checkStoreURL refuses a store URL of a kind the gateway has no store
+// for ("mysql://..."), which would otherwise be taken for a SQLite file
+// name.
+func checkStoreURL(url string) error {
+	scheme, _, ok := strings.Cut(url, "://")
+	if !ok || strings.ContainsAny(scheme, `/\`) {
+		return nil // a path
+	}
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql":
+		return nil
+	}
+	return fmt.Errorf("store %q: %s:// is not a store this gateway has; use a SQLite file path (sqlite:PATH) or a postgres:// URL", redactURL(url), scheme)
+}
+
+// redactURL hides a URL's password.
+func redactURL(url string) string {
+	if scheme, rest, ok := strings.Cut(url, "://"); ok {
+		if cred, host, ok := strings.Cut(rest, "@"); ok {
+			if user, _, ok := strings.Cut(cred, ":"); ok {
+				return scheme + "://" + user + ":***@" + host
+			}
+		}
+	}
+	return url
+}
+
+// storeExists says whether a SQLite store's file is there (a PostgreSQL
+// URL is taken as there: its server says otherwise). A command that only
+// reads or changes what is in a store refuses a path with no store
+// rather than creating an empty one (a typo in --db).
+func storeExists(url string) error {
+	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
+		return nil
+	}
+	path := strings.TrimPrefix(url, "sqlite:")
+	if path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no store at %s (--db or GATEWAY_DATABASE_URL): this command does not create one; check the path, or create the store with gateway serve or gateway keys create", path)
+	} else if err != nil {
+		return fmt.Errorf("store %s: %w", path, err)
+	}
+	return nil
 }
 
 // newKeeper returns the keeper of client state on the store: message
@@ -212,10 +264,13 @@ func excerpt(segs []guard.Segment) string {
 const openRouterRefresh = 6 * time.Hour
 
 // openRouterPrices reads OpenRouter's per-model price list (its models
-// endpoint) now and every openRouterRefresh, for pricing answers that
-// carry no usage.cost and for sizing holds. Without a key or base URL
-// nothing is fetched; a failed fetch keeps the last list (and is logged).
-func openRouterPrices(c Config, logger *slog.Logger) *ratecard.OpenRouterPrices {
+// endpoint) now, again after a failed read (1 s, doubling up to 30 s,
+// until one succeeds) and every openRouterRefresh after a good one, for
+// pricing answers that carry no usage.cost, for sizing holds and for
+// GET /v1/models. Each good list is kept in the store, whose copy is in
+// use from the start until a fresh one is read. Without a key or base
+// URL nothing is read.
+func openRouterPrices(c Config, store gw.Store, logger *slog.Logger) *ratecard.OpenRouterPrices {
 	p := &ratecard.OpenRouterPrices{}
 	vc := c.Vendors[route.OpenRouter]
 	base := vc.BaseURL
@@ -227,18 +282,34 @@ func openRouterPrices(c Config, logger *slog.Logger) *ratecard.OpenRouterPrices 
 		return p
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
-	p.Refresh(context.Background(), openRouterRefresh, func(ctx context.Context) (*ratecard.OpenRouterList, error) {
-		key := vc.APIKey
-		if keys, err := upstream.ParseKeys(key); err == nil && len(keys) > 0 {
-			key = keys[0].Secret // a pool: its first key reads the price list
-		}
-		return ratecard.FetchOpenRouter(ctx, client, base, key)
-	}, func(err error) {
-		logger.Warn("openrouter price list not refreshed", "err", err)
+	ls, _ := store.(ratecard.ListStore)
+	p.Refresh(context.Background(), ratecard.RefreshOptions{
+		Fetch: func(ctx context.Context) (*ratecard.OpenRouterList, error) {
+			key := vc.APIKey
+			if keys, err := upstream.ParseKeys(key); err == nil && len(keys) > 0 {
+				key = keys[0].Secret // a pool: its first key reads the price list
+			}
+			return ratecard.FetchOpenRouter(ctx, client, base, key)
+		},
+		Interval: openRouterRefresh,
+		RetryMin: c.openRouterRetry,
+		RetryMax: c.openRouterRetryMax,
+		Store:    ls,
+		OnErr: func(err error) {
+			logger.Warn("openrouter price list not read; retrying", "err", err)
+		},
+		OnLoad: func(l *ratecard.OpenRouterList) {
+			from := "vendor"
+			if l.FromStore {
+				from = "store"
+			}
+			logger.Info("openrouter price list", "models", l.Len(), "fetched", l.Fetched.UTC().Format(time.RFC3339), "from", from)
+		},
+		OnStale: func(l *ratecard.OpenRouterList, age time.Duration) {
+			logger.Warn("openrouter price list is over a day old; openrouter/ answers without usage.cost are priced from it",
+				"fetched", l.Fetched.UTC().Format(time.RFC3339), "age", age.Round(time.Minute).String())
+		},
 	})
-	if l := p.List(); l != nil {
-		logger.Info("openrouter price list", "models", l.Len(), "fetched", l.Fetched.UTC().Format(time.RFC3339))
-	}
 	return p
 }
 
@@ -257,13 +328,14 @@ func vendorHealth(providers map[string]gw.Provider, now func() time.Time) func()
 	}
 }
 
-// newCatalog lists the models of the configured vendors and the
-// operator's routes.
-func newCatalog(card *ratecard.Card, providers map[string]gw.Provider, routes *route.Table) *catalog.Catalog {
-	c := catalog.New(card, func(vendor string) bool {
+// newCatalog lists the models of the configured vendors (OpenRouter's
+// from its price list as it stands) and the operator's routes.
+func newCatalog(card *ratecard.Card, providers map[string]gw.Provider, routes *route.Table, openRouter *ratecard.OpenRouterPrices) *catalog.Catalog {
+	routable := func(vendor string) bool {
 		a, ok := providers[vendor].(proxy.Availability)
 		return providers[vendor] != nil && (!ok || a.Unavailable() == nil)
-	})
+	}
+	c := catalog.New(card, routable)
 	for _, name := range routes.Names() {
 		r, _ := routes.Get(name)
 		members := make([]string, len(r.Members))
@@ -271,6 +343,9 @@ func newCatalog(card *ratecard.Card, providers map[string]gw.Provider, routes *r
 			members[i] = m.Vendor + "/" + m.Model
 		}
 		c.AddRoute(r.Name, members)
+	}
+	if openRouter != nil && routable(route.OpenRouter) {
+		c.WithOpenRouter(openRouter.List, nil)
 	}
 	return c
 }

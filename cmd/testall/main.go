@@ -35,6 +35,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -163,16 +164,22 @@ type testKey struct{ pkg, test string }
 
 type summary struct {
 	passed, failed, skipped int
-	pkgFailed               int
-	skips                   []string // "pkg Test: reason"
-	optIn                   []string // skips whose reason starts "opt-in:"
-	output                  map[testKey]*strings.Builder
+	// pkgFailed counts failed packages; pkgAlone those of them with no
+	// failed test (a build failure, a crash outside a test), which the
+	// total counts as failures of their own.
+	pkgFailed, pkgAlone int
+	// failedTests are the failed tests' names by package: a test whose
+	// subtest failed is not counted again.
+	failedTests map[string][]string
+	skips       []string // "pkg Test: reason"
+	optIn       []string // skips whose reason starts "opt-in:"
+	output      map[testKey]*strings.Builder
 }
 
 // summarize reads test2json events, printing package lines and failed
 // tests' output as they complete.
 func summarize(r io.Reader, w io.Writer) *summary {
-	s := &summary{output: map[testKey]*strings.Builder{}}
+	s := &summary{output: map[testKey]*strings.Builder{}, failedTests: map[string][]string{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -213,7 +220,10 @@ func (s *summary) finish(w io.Writer, k testKey, e event) {
 			fmt.Fprintf(w, "?   \t%s\t[no test files]\n", k.pkg)
 		case "fail":
 			s.pkgFailed++
-			fmt.Fprint(w, out)
+			if len(s.failedTests[k.pkg]) == 0 {
+				s.pkgAlone++
+			}
+			fmt.Fprint(w, packageOutput(out))
 			fmt.Fprintf(w, "FAIL\t%s\t%.3fs\n", k.pkg, e.Elapsed)
 		}
 		return
@@ -222,7 +232,12 @@ func (s *summary) finish(w io.Writer, k testKey, e event) {
 	case "pass":
 		s.passed++
 	case "fail":
-		s.failed++
+		sub := slices.ContainsFunc(s.failedTests[k.pkg], func(t string) bool { return strings.HasPrefix(t, k.test+"/") })
+		s.failedTests[k.pkg] = append(s.failedTests[k.pkg], k.test)
+		if !sub {
+			// A parent fails with its subtest: one failure.
+			s.failed++
+		}
 		fmt.Fprintf(w, "--- FAIL: %s (%s)\n%s", k.test, k.pkg, out)
 	case "skip":
 		reason := skipReason(out)
@@ -234,6 +249,19 @@ func (s *summary) finish(w io.Writer, k testKey, e event) {
 		s.skipped++
 		s.skips = append(s.skips, line)
 	}
+}
+
+// packageOutput is a failed package's own output without go test's
+// closing "FAIL" lines, which testall prints once itself.
+func packageOutput(out string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(out, "\n") {
+		if t := strings.TrimRight(l, "\n"); t == "FAIL" || strings.HasPrefix(t, "FAIL\t") {
+			continue
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }
 
 // fileLine matches the "name_test.go:12: " that t.Skip puts first.
@@ -279,5 +307,5 @@ func (s *summary) report(w io.Writer) {
 	}
 	// A package that failed to build or crashed outside a test counts as
 	// a failure too.
-	fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", s.passed, s.failed+s.pkgFailed, s.skipped)
+	fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", s.passed, s.failed+s.pkgAlone, s.skipped)
 }

@@ -25,8 +25,17 @@ const stream = `{"Action":"run","Package":"a","Test":"TestOK"}
 {"Action":"run","Package":"b","Test":"TestBad"}
 {"Action":"output","Package":"b","Test":"TestBad","Output":"    b_test.go:3: want 2, got 3\n"}
 {"Action":"fail","Package":"b","Test":"TestBad","Elapsed":0}
+{"Action":"run","Package":"b","Test":"TestTable"}
+{"Action":"run","Package":"b","Test":"TestTable/case"}
+{"Action":"output","Package":"b","Test":"TestTable/case","Output":"    b_test.go:9: case broke\n"}
+{"Action":"fail","Package":"b","Test":"TestTable/case","Elapsed":0}
+{"Action":"fail","Package":"b","Test":"TestTable","Elapsed":0}
 {"Action":"output","Package":"b","Output":"FAIL\n"}
+{"Action":"output","Package":"b","Output":"FAIL\tb\t0.200s\n"}
 {"Action":"fail","Package":"b","Elapsed":0.2}
+{"Action":"output","Package":"d","Output":"panic: boom outside a test\n"}
+{"Action":"output","Package":"d","Output":"FAIL\td\t0.100s\n"}
+{"Action":"fail","Package":"d","Elapsed":0.1}
 not json: a build line
 {"Action":"output","Package":"c","Output":"?   \tc\t[no test files]\n"}
 {"Action":"skip","Package":"c","Elapsed":0}
@@ -37,8 +46,14 @@ func TestSummarize(t *testing.T) {
 	s := summarize(strings.NewReader(stream), &out)
 	s.report(&out)
 	got := out.String()
-	if s.passed != 1 || s.failed != 1 || s.skipped != 1 || s.pkgFailed != 1 {
-		t.Fatalf("counts: passed %d failed %d skipped %d pkgFailed %d", s.passed, s.failed, s.skipped, s.pkgFailed)
+	// Issue 38: a failed test counts once, not again with its package
+	// (before: 2 for one failure) nor with its parent; a package that
+	// failed outside any test counts on its own.
+	if s.passed != 1 || s.failed != 2 || s.skipped != 1 || s.pkgFailed != 2 || s.pkgAlone != 1 {
+		t.Fatalf("counts: passed %d failed %d skipped %d pkgFailed %d pkgAlone %d", s.passed, s.failed, s.skipped, s.pkgFailed, s.pkgAlone)
+	}
+	if n := strings.Count(got, "FAIL\tb\t"); n != 1 {
+		t.Errorf("package b's FAIL line printed %d times:\n%s", n, got)
 	}
 	for _, want := range []string{
 		"ok  \ta\t0.500s\n",
@@ -48,7 +63,10 @@ func TestSummarize(t *testing.T) {
 		"?   \tc\t[no test files]\n",
 		"SKIP a TestDB: db_test.go:9: GATEWAY_TEST_POSTGRES_URL is not set\n",
 		"opt-in tests not asked for (1):\n  a TestSoak: soak_test.go:20: opt-in: run with -soak=60s\n",
-		"\n1 passed, 2 failed, 1 skipped\n", // the failed test and its package
+		"panic: boom outside a test\n",
+		"FAIL\td\t0.100s\n",
+		// TestBad, TestTable/case (TestTable with it) and package d.
+		"\n1 passed, 3 failed, 1 skipped\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
