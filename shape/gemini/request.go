@@ -325,11 +325,9 @@ func (d *decoder) answer(id, name string) string {
 			return c.id
 		}
 	}
-	if id != "" {
-		// A response whose call the history does not hold (its id is
-		// the caller's): kept as is, the vendor decides.
-		return id
-	}
+	// No id, or one the history's calls do not carry (Gemini CLI
+	// numbers responses itself when a call came without an id): the
+	// first unanswered call of that name.
 	for i := range d.calls {
 		c := &d.calls[i]
 		if !c.answered && c.name == name {
@@ -337,7 +335,9 @@ func (d *decoder) answer(id, name string) string {
 			return c.id
 		}
 	}
-	return ""
+	// Its call is not in the history: the id as sent, the vendor
+	// decides.
+	return id
 }
 
 func mediaKind(mime string) gw.PartType {
