@@ -116,5 +116,3 @@ func FuzzStreamEncoder(f *testing.F) {
 		}
 	})
 }
-
-

@@ -65,7 +65,9 @@ func gMeta(r *gw.Request, include bool) gemini.Meta {
 func pairFor(t *testing.T, name, vendor string, client []byte) pair {
 	t.Helper()
 	include := bytes.Contains(client, []byte(`"includeThoughts":true`))
-	gEnc := func(resp *gw.Response, r *gw.Request) ([]byte, error) { return gemini.EncodeResponse(resp, gMeta(r, include)) }
+	gEnc := func(resp *gw.Response, r *gw.Request) ([]byte, error) {
+		return gemini.EncodeResponse(resp, gMeta(r, include))
+	}
 	gStream := func(w io.Writer, r *gw.Request, sse bool) interface{ Encode(gw.Event) error } {
 		return gemini.NewStreamEncoder(w, gMeta(r, include), sse, requestID)
 	}
