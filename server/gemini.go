@@ -66,6 +66,17 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// geminiSpanName names a G request's span without its model:
+// "POST /v1beta/models/{model}:generateContent".
+func geminiSpanName(r *http.Request) string {
+	_, method, _ := gemini.SplitPath(r.URL.Path)
+	version := "/v1beta"
+	if strings.HasPrefix(r.URL.Path, "/v1/") {
+		version = "/v1"
+	}
+	return "POST " + version + "/models/{model}:" + method
+}
+
 // geminiAuthz is the caller's key as an Authorization value: Bearer, else
 // x-goog-api-key (Google's SDKs and Gemini CLI), else ?key=.
 func geminiAuthz(r *http.Request) string {

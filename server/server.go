@@ -564,7 +564,12 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		}
 	}
 	gwy := s.cfg.Gateway
-	ctx, span := gwy.StartRequest(r.Context(), "POST "+r.URL.Path, r.Header)
+	spanName := "POST " + r.URL.Path
+	if shape == gw.ShapeG {
+		// The model is in a G path: the span is named by its method.
+		spanName = geminiSpanName(r)
+	}
+	ctx, span := gwy.StartRequest(r.Context(), spanName, r.Header)
 	defer span.End()
 	authz := r.Header.Get("Authorization")
 	if authz == "" && shape == gw.ShapeM {
