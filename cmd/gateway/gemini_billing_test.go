@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -58,6 +59,26 @@ func TestGeminiBillingTable(t *testing.T) {
 				}
 				if p := int64(fakevendor.PromptTokens(sent)); rec.Usage.PromptTokens() != p {
 					t.Errorf("%s: billed %d prompt tokens, the vendor counted %d", c.shape, rec.Usage.PromptTokens(), p)
+				}
+				if c.shape == "G" {
+					// The caller is told the usage it is billed for.
+					var um struct {
+						UsageMetadata struct {
+							PromptTokenCount        int64 `json:"promptTokenCount"`
+							CachedContentTokenCount int64 `json:"cachedContentTokenCount"`
+							CandidatesTokenCount    int64 `json:"candidatesTokenCount"`
+							ThoughtsTokenCount      int64 `json:"thoughtsTokenCount"`
+						} `json:"usageMetadata"`
+					}
+					_ = json.Unmarshal(got, &um)
+					m := um.UsageMetadata
+					if m.PromptTokenCount != rec.Usage.PromptTokens() || m.CachedContentTokenCount != rec.Usage.CacheReadTokens ||
+						m.ThoughtsTokenCount != rec.Usage.ReasoningTokens || m.CandidatesTokenCount+m.ThoughtsTokenCount != rec.Usage.OutputTokens {
+						t.Errorf("G usageMetadata %+v, billed %+v", m, rec.Usage)
+					}
+					if rec.Usage.CacheReadTokens == 0 && v != "together" && v != "mistral" { // the two report no cache fields
+						t.Errorf("no cache reads billed: %+v", rec.Usage)
+					}
 				}
 				rows = append(rows, row{c.shape, sent, int64(rec.Charge), rec.Usage.OutputTokens, rec.Usage.CacheReadTokens, rec.Usage.PromptTokens()})
 			}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -180,9 +179,28 @@ func TestGeminiEveryPrefix(t *testing.T) {
 					if !bytes.Equal(sent.Body, geminiBody("Say hello.", "")) {
 						t.Errorf("vendor received %s", sent.Body)
 					}
-					if mode != "array" {
-						if direct := e.direct("google", sent); !bytes.Equal(direct, got) {
-							t.Errorf("caller received\n%s\nvendor sent\n%s", got, direct)
+					direct := e.direct("google", sent)
+					if mode != "array" && !bytes.Equal(direct, got) {
+						t.Errorf("caller received\n%s\nvendor sent\n%s", got, direct)
+					}
+					if mode == "array" {
+						// The same records, each byte for byte, in an array.
+						var recs []json.RawMessage
+						_ = json.Unmarshal(got, &recs)
+						var events [][]byte
+						rd := sse.NewReader(bytes.NewReader(direct))
+						for rd.Next() {
+							if d := rd.Event().Data; len(d) > 0 {
+								events = append(events, bytes.Clone(d))
+							}
+						}
+						if len(recs) != len(events) || len(events) == 0 {
+							t.Fatalf("%d records, the vendor sent %d events", len(recs), len(events))
+						}
+						for i := range recs {
+							if !bytes.Equal(recs[i], events[i]) {
+								t.Errorf("record %d\n%s\nvendor event\n%s", i, recs[i], events[i])
+							}
 						}
 					}
 				}
@@ -372,5 +390,3 @@ func TestGeminiModelsAndCount(t *testing.T) {
 		}
 	}
 }
-
-var _ = io.EOF
