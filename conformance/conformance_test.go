@@ -9,7 +9,13 @@
 // responses.stream and a function-tool loop (previous_response_id, then
 // store false with encrypted reasoning), the OpenAI Agents SDK running an
 // agent with a function tool, and the Vercel AI SDK's generateText and
-// streamText with a tool; all on every vendor prefix. The clients are
+// streamText with a tool; on the Gemini endpoints (G) Google's
+// @google/genai (generateContent, generateContentStream, a function-call
+// round trip, countTokens) and Gemini CLI ("gemini -p ... -o json" with
+// the gemini-api-key auth and GOOGLE_GEMINI_BASE_URL at the gateway: a
+// prompt, a run_shell_command round trip with a file written in its
+// working folder under --approval-mode yolo, and a thinking turn that
+// calls read_file); all on every vendor prefix. The clients are
 // pinned in package-lock.json and installed with "npm ci" in this
 // directory; run.mjs holds the checks, runs them concurrently and prints
 // the matrix. TestCodexRequest checks what Codex sends on /v1/responses
@@ -63,7 +69,7 @@ func TestClients(t *testing.T) {
 	if err != nil {
 		missing(t, "node is not installed")
 	}
-	for _, m := range []string{"openai", "@anthropic-ai/sdk", "@anthropic-ai/claude-code", "@openai/codex", "@openai/agents", "ai", "@ai-sdk/openai", "zod"} {
+	for _, m := range []string{"openai", "@anthropic-ai/sdk", "@anthropic-ai/claude-code", "@openai/codex", "@openai/agents", "ai", "@ai-sdk/openai", "zod", "@google/genai", "@google/gemini-cli"} {
 		if _, err := os.Stat(filepath.Join("node_modules", m, "package.json")); err != nil {
 			missing(t, "node_modules/%s is not installed", m)
 		}

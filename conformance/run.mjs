@@ -30,6 +30,7 @@ import { Agent, OpenAIResponsesModel, run as runAgent, setTracingDisabled, tool 
 import { generateText, stepCountIs, streamText, tool as aiTool } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { z } from 'zod';
+import { GoogleGenAI, Type as GType } from '@google/genai';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -494,8 +495,133 @@ const codexChecks = {
   },
 };
 
+// The Gemini endpoints (G). ---------------------------------------------
+
+// @google/genai, Google's Node SDK, with the gateway as its base URL and
+// the gateway key as its API key (sent as x-goog-api-key).
+const genai = new GoogleGenAI({ apiKey, httpOptions: { baseUrl: baseURL, timeout: 30_000 } });
+const weatherDecl = {
+  name: 'get_weather',
+  description: 'Weather in a city',
+  parameters: { type: GType.OBJECT, properties: { city: { type: GType.STRING, description: 'The city' } }, required: ['city'] },
+};
+
+const genaiChecks = {
+  'genai.generateContent': async (model) => {
+    const r = await genai.models.generateContent({ model, contents: 'Say hi', config: { maxOutputTokens: 256 } });
+    must(/^Hello from /.test(r.text ?? ''), `text ${JSON.stringify(r.text)}`);
+    must(r.candidates?.[0]?.finishReason === 'STOP', `finishReason ${r.candidates?.[0]?.finishReason}`);
+    const u = r.usageMetadata;
+    must(u && u.promptTokenCount > 0 && u.totalTokenCount === u.promptTokenCount + (u.candidatesTokenCount ?? 0) + (u.thoughtsTokenCount ?? 0), `usageMetadata ${JSON.stringify(u)}`);
+  },
+  'genai.generateContentStream': async (model) => {
+    const s = await genai.models.generateContentStream({
+      model,
+      contents: 'Think, then say hi. [fake:reasoning]',
+      config: { thinkingConfig: { includeThoughts: true } },
+    });
+    let text = '';
+    let finish;
+    let usage;
+    for await (const chunk of s) {
+      text += chunk.text ?? '';
+      finish = chunk.candidates?.[0]?.finishReason ?? finish;
+      usage = chunk.usageMetadata ?? usage;
+    }
+    must(/^Hello from /.test(text), `streamed text ${JSON.stringify(text)}`);
+    must(finish === 'STOP', `finishReason ${finish}`);
+    must(usage && usage.candidatesTokenCount > 0, `usageMetadata ${JSON.stringify(usage)}`);
+  },
+  'genai.functionCall': async (model) => {
+    const config = { tools: [{ functionDeclarations: [weatherDecl] }] };
+    const contents = [{ role: 'user', parts: [{ text: 'What is the weather? [fake:tool]' }] }];
+    const first = await genai.models.generateContent({ model, contents, config });
+    const calls = first.functionCalls ?? [];
+    must(calls.length === 1 && calls[0].name === 'get_weather' && calls[0].args?.city === 'x', `function calls ${JSON.stringify(calls)}`);
+    contents.push(first.candidates[0].content, {
+      role: 'user',
+      parts: [{ functionResponse: { id: calls[0].id, name: 'get_weather', response: { output: `sunny-in-${calls[0].args.city}` } } }],
+    });
+    const second = await genai.models.generateContent({ model, contents, config });
+    must(second.text === 'Tool said: sunny-in-x', `after the function response: ${JSON.stringify(second.text)}`);
+  },
+  'genai.countTokens': async (model) => {
+    const r = await genai.models.countTokens({ model, contents: 'Count these words, please.' });
+    must(Number.isInteger(r.totalTokens) && r.totalTokens > 0, `countTokens ${JSON.stringify(r)}`);
+  },
+};
+
+// Gemini CLI, non-interactively ("gemini -p ... -o json"), with a fresh
+// home whose settings select the gemini-api-key auth, the gateway as
+// GOOGLE_GEMINI_BASE_URL and the gateway key as GEMINI_API_KEY, in a
+// trusted working folder of its own.
+function geminiBinary() {
+  try {
+    const dir = path.dirname(require.resolve('@google/gemini-cli/package.json'));
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    const bin = typeof pkg.bin === 'string' ? pkg.bin : pkg.bin?.gemini;
+    return bin ? path.join(dir, bin) : null;
+  } catch {
+    return null;
+  }
+}
+
+const geminiCLI = geminiBinary();
+
+async function runGemini(model, prompt, setup) {
+  if (!geminiCLI) throw new Error('Gemini CLI not found under node_modules (run npm ci)');
+  const home = fs.mkdtempSync(path.join(work, 'gemini-home-'));
+  const cwd = fs.mkdtempSync(path.join(work, 'gemini-work-'));
+  fs.mkdirSync(path.join(home, '.gemini'));
+  fs.writeFileSync(path.join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
+  if (setup) setup(cwd);
+  const env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    GEMINI_API_KEY: apiKey,
+    GOOGLE_GEMINI_BASE_URL: baseURL,
+    GEMINI_CLI_TRUST_WORKSPACE: 'true',
+  };
+  const args = [geminiCLI, '-p', prompt, '-o', 'json', '-m', model, '--approval-mode', 'yolo'];
+  const r = await runProcess(process.execPath, args, { cwd, env, timeout: 90_000 });
+  let out;
+  try {
+    out = JSON.parse(r.stdout);
+  } catch {
+    throw new Error(`exit ${r.status ?? r.signal}, not JSON: ${(r.stdout + r.stderr).slice(-400)}`);
+  }
+  must(r.status === 0 && !out.error, `exit ${r.status}: ${JSON.stringify(out.error ?? '').slice(0, 300)}`);
+  return { out, cwd };
+}
+
+const geminiChecks = {
+  'gemini -p': async (model) => {
+    const { out } = await runGemini(model, 'Say hi');
+    must(/^Hello from /.test(out.response ?? ''), `response ${JSON.stringify(out.response)}`);
+  },
+  // A shell command with a side effect in the working folder, approved
+  // by --approval-mode yolo.
+  'gemini run_shell_command': async (model) => {
+    const call = JSON.stringify({ command: 'echo shell-marker-42 > side.txt && cat side.txt' });
+    const { out, cwd } = await runGemini(model, `Run it. [fake:call=run_shell_command:${call}]`);
+    must(out.stats?.tools?.totalCalls >= 1, `tool calls ${JSON.stringify(out.stats?.tools)}`);
+    const side = fs.readFileSync(path.join(cwd, 'side.txt'), 'utf8');
+    must(side === 'shell-marker-42\n', `side.txt ${JSON.stringify(side)}`);
+    must((out.response ?? '').includes('shell-marker-42'), `response ${JSON.stringify((out.response ?? '').slice(0, 300))}`);
+  },
+  // A thinking turn that calls a tool, then the answer it led to.
+  'gemini thinking+tool': async (model) => {
+    const { out } = await runGemini(model, 'Think, then read the notes. [fake:reasoning] [fake:call=read_file:{"file_path":"notes.txt"}]', (dir) =>
+      fs.writeFileSync(path.join(dir, 'notes.txt'), 'first line\nread-marker-5150\n'),
+    );
+    must(out.stats?.tools?.totalCalls >= 1, `tool calls ${JSON.stringify(out.stats?.tools)}`);
+    must((out.response ?? '').includes('read-marker-5150'), `response ${JSON.stringify((out.response ?? '').slice(0, 300))}`);
+  },
+};
+
 // The routes: the C endpoint for the OpenAI SDK, M for the Anthropic SDK
-// and Claude Code, R for the Responses clients.
+// and Claude Code, R for the Responses clients, G for Google's SDK and
+// Gemini CLI.
 const plan = [
   ...Object.keys(checks).slice(0, 3).map((c) => ({ client: c, endpoint: 'C', fn: checks[c] })),
   ...Object.keys(checks).slice(3).map((c) => ({ client: c, endpoint: 'M', fn: checks[c] })),
@@ -504,6 +630,8 @@ const plan = [
   ...Object.entries(responsesChecks).map(([c, fn]) => ({ client: c, endpoint: 'R', fn })),
   ...Object.entries(agentsChecks).map(([c, fn]) => ({ client: c, endpoint: 'R', fn })),
   ...Object.entries(aiChecks).map(([c, fn]) => ({ client: c, endpoint: 'R', fn })),
+  ...Object.entries(genaiChecks).map(([c, fn]) => ({ client: c, endpoint: 'G', fn })),
+  ...Object.entries(geminiChecks).map(([c, fn]) => ({ client: c, endpoint: 'G', fn })),
 ].filter((p) => onlyClients.length === 0 || onlyClients.includes(p.client));
 
 // Every cell, run concurrently: jobs at a time, one at a time per lane.

@@ -142,6 +142,8 @@ func endpointPath(s gw.Shape) string {
 		return "/v1/chat/completions"
 	case gw.ShapeR:
 		return "/v1/responses"
+	case gw.ShapeG:
+		return "/v1beta/models/{model}:generateContent"
 	case "":
 		return "—"
 	}

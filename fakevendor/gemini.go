@@ -33,9 +33,11 @@ func geminiCallPart(tc toolCall, sig string) map[string]any {
 	}
 }
 
-// geminiSignature is the thoughtSignature on a function call part.
+// geminiSignature is the thoughtSignature on a function call part:
+// standard base64 (46 characters and "=="), as Gemini's are and as
+// Google's SDKs decode them.
 func geminiSignature(c *call, i int) string {
-	return idFrom(c.seed, "thought-signature"+string(rune('0'+i%10)), 48) + "=="
+	return idFrom(c.seed, "thought-signature"+string(rune('0'+i%10)), 46) + "=="
 }
 
 // textSignature returns the thoughtSignature the fake Gemini puts on the
@@ -47,7 +49,7 @@ func (c *call) textSignature(r *reply) string {
 	if !strings.HasPrefix(c.model, "gemini-3") || len(r.calls) > 0 || r.text == "" {
 		return ""
 	}
-	return idFrom(c.seed, "thought-signature-text", 48) + "=="
+	return idFrom(c.seed, "thought-signature-text", 46) + "=="
 }
 
 func geminiResponse(c *call, r *reply, parts []any, finish string, usage map[string]any) map[string]any {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	gw "github.com/gwlabs/gateway"
+	geminishape "github.com/gwlabs/gateway/shape/gemini"
 )
 
 // errorObject is error in the envelope.
@@ -41,6 +42,9 @@ type envelopeM struct {
 
 // errorBody encodes the envelope of shape.
 func errorBody(shape gw.Shape, rid string, e *gw.Error) []byte {
+	if shape == gw.ShapeG {
+		return geminishape.ErrorBody(e, rid)
+	}
 	obj := errorObject{Type: e.Code, Message: e.Message, RequestID: rid, IncidentID: e.IncidentID}
 	if e.ErrorCode != "" {
 		obj.Details = &errorDetails{ErrorCode: e.ErrorCode}

@@ -10,6 +10,7 @@ import (
 	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/proxy"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
+	geminishape "github.com/gwlabs/gateway/shape/gemini"
 	openaishape "github.com/gwlabs/gateway/shape/openai"
 	"github.com/gwlabs/gateway/shape/responses"
 )
@@ -22,6 +23,11 @@ func (s *Server) newEncoder(w io.Writer, in *proxy.Inbound, rt *rturn) encoder {
 	if in.Endpoint == gw.ShapeR {
 		return responses.NewStreamEncoder(w, rt.meta(in))
 	}
+	if in.Endpoint == gw.ShapeG {
+		// Always SSE: a caller of the JSON-array stream gets it
+		// re-framed (geminiArrayWriter).
+		return geminishape.NewStreamEncoder(w, geminiMeta(in), true, in.RequestID)
+	}
 	if in.Endpoint == gw.ShapeM {
 		return anthropicshape.NewStreamEncoder(w, anthropicshape.ResponseMeta{ID: in.RequestID, Model: in.Model, Created: created})
 	}
@@ -33,6 +39,9 @@ func encodeResponse(in *proxy.Inbound, resp *gw.Response, rt *rturn) ([]byte, er
 	created := in.Received.Unix()
 	if in.Endpoint == gw.ShapeR {
 		return responses.EncodeResponse(resp, rt.meta(in))
+	}
+	if in.Endpoint == gw.ShapeG {
+		return geminishape.EncodeResponse(resp, geminiMeta(in))
 	}
 	if in.Endpoint == gw.ShapeM {
 		return anthropicshape.EncodeResponse(resp, anthropicshape.ResponseMeta{ID: in.RequestID, Model: in.Model, Created: created})

@@ -13,6 +13,7 @@ import (
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/proxy"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
+	geminishape "github.com/gwlabs/gateway/shape/gemini"
 	openaishape "github.com/gwlabs/gateway/shape/openai"
 	"github.com/gwlabs/gateway/shape/responses"
 	"github.com/gwlabs/gateway/sse"
@@ -36,6 +37,10 @@ func (m cMeter) observe(ev *sse.Event) bool { return m.Observe(ev) }
 
 type rMeter struct{ *responses.Meter }
 
+type gMeter struct{ *geminishape.Meter }
+
+func (m gMeter) observe(ev *sse.Event) bool { m.Observe(ev); return false }
+
 func (m rMeter) observe(ev *sse.Event) bool { m.Observe(ev); return false }
 
 func newMeter(shape gw.Shape, vendor string, hideUsage bool) meter {
@@ -44,6 +49,9 @@ func newMeter(shape gw.Shape, vendor string, hideUsage bool) meter {
 	}
 	if shape == gw.ShapeR {
 		return rMeter{responses.NewMeter(vendor)}
+	}
+	if shape == gw.ShapeG {
+		return gMeter{geminishape.NewMeter()}
 	}
 	m := openaishape.NewMeter(hideUsage)
 	m.SetVendor(vendor)
@@ -102,6 +110,8 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		u, err = anthropicshape.UsageFromBody(body)
 	case gw.ShapeR:
 		u, err = responses.UsageFromBody(body)
+	case gw.ShapeG:
+		u, err = geminishape.UsageFromBody(body)
 	default:
 		u, err = openaishape.UsageFromBody(body)
 	}
@@ -408,6 +418,10 @@ func writeStreamError(w io.Writer, shape gw.Shape, rid string, e *gw.Error) {
 	}
 	if shape == gw.ShapeM {
 		_, _ = w.Write(anthropicshape.ErrorEvent(rid, e))
+		return
+	}
+	if shape == gw.ShapeG {
+		_, _ = w.Write(geminiStreamError(rid, e))
 		return
 	}
 	buf := sse.AppendEvent(nil, "", openaishape.ErrorChunk(rid, e))

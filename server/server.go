@@ -48,6 +48,7 @@ import (
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
+	geminishape "github.com/gwlabs/gateway/shape/gemini"
 	openaishape "github.com/gwlabs/gateway/shape/openai"
 	"github.com/gwlabs/gateway/shape/responses"
 )
@@ -238,6 +239,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, s.cfg.Now(), http.MethodPost) {
 			s.countTokens(w, r)
 		}
+	case geminiPath(r):
+		s.gemini(w, r)
 	case p == "/v1/messages":
 		s.chat(w, r, gw.ShapeM)
 	case p == "/v1/chat/completions":
@@ -448,6 +451,8 @@ type parsed struct {
 	hasModels bool
 	// r is the parsed Responses request (shape R).
 	r *responses.Request
+	// g is the parsed Gemini request (shape G).
+	g *geminishape.Parsed
 }
 
 // parseEnvelope validates the body and reads it, once, for routing, hold
@@ -585,7 +590,12 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		}
 	}
 	gwy := s.cfg.Gateway
-	ctx, span := gwy.StartRequest(r.Context(), "POST "+r.URL.Path, r.Header)
+	spanName := "POST " + r.URL.Path
+	if shape == gw.ShapeG {
+		// The model is in a G path: the span is named by its method.
+		spanName = geminiSpanName(r)
+	}
+	ctx, span := gwy.StartRequest(r.Context(), spanName, r.Header)
 	defer span.End()
 	authz := r.Header.Get("Authorization")
 	if authz == "" && shape == gw.ShapeM {
@@ -593,6 +603,9 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		if k := r.Header.Get("X-Api-Key"); k != "" {
 			authz = "Bearer " + k
 		}
+	}
+	if shape == gw.ShapeG {
+		authz = geminiAuthz(r)
 	}
 	actx, aspan := gwy.StartSpan(ctx, "auth")
 	principal, err := gwy.Authenticate(actx, authz)
@@ -613,7 +626,12 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		return
 	}
 	in := proxy.Inbound{RequestID: rid, Endpoint: shape, Principal: principal, Body: body, Header: r.Header, Received: received, Span: span}
-	env, err := parseEnvelope(shape, body)
+	var env parsed
+	if shape == gw.ShapeG {
+		env, err = geminiEnvelope(r, body)
+	} else {
+		env, err = parseEnvelope(shape, body)
+	}
 	if err != nil {
 		gwy.Refuse(ctx, in, err)
 		fail(err)
@@ -679,6 +697,16 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		// (Fallbacks follow the first model's way: a mapped one after a
 		// native first model is passed over.)
 		if rt, err = s.openResponses(ctx, &in, env.r, primary); err != nil {
+			gwy.Refuse(ctx, in, err)
+			fail(err)
+			return
+		}
+	case shape == gw.ShapeG && mapped:
+		// Read once already; what only google/ serves is refused here.
+		if err = env.g.Mappable(); err == nil {
+			in.Canonical = env.g.Canonical
+		}
+		if err != nil {
 			gwy.Refuse(ctx, in, err)
 			fail(err)
 			return
@@ -755,6 +783,9 @@ func (s *Server) finish(ctx context.Context, x *proxy.Exchange, o proxy.Outcome)
 }
 
 func decodeRequest(shape gw.Shape, body []byte) (*gw.Request, error) {
+	if shape == gw.ShapeG {
+		return geminishape.DecodeRequest(body)
+	}
 	if shape == gw.ShapeM {
 		return anthropicshape.DecodeRequest(body)
 	}

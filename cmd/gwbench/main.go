@@ -60,7 +60,7 @@ type Config struct {
 	Duration    time.Duration   // per constant-rate run
 	Rates       []float64       // constant rates, requests/s
 	Latencies   []time.Duration // mock latencies for the rate runs
-	Vendors     []string        // openai, anthropic, google, responses (OpenAI's Responses API, relayed: the R row beside C)
+	Vendors     []string        // openai, anthropic, google, responses (OpenAI's Responses API, relayed: the R row beside C), gemini (the G endpoint on google/, relayed: the G row beside C)
 	Streams     int             // concurrent streams
 	Chunks      int             // events per stream
 	Spacing     time.Duration   // between stream events
@@ -220,7 +220,7 @@ func main() {
 		cfg.Vendors = nil
 		for _, v := range strings.Split(*vendors, ",") {
 			switch v = strings.TrimSpace(v); v {
-			case "openai", "anthropic", "google", "responses":
+			case "openai", "anthropic", "google", "responses", "gemini":
 				cfg.Vendors = append(cfg.Vendors, v)
 			default:
 				fmt.Fprintf(os.Stderr, "-vendors: unknown vendor %q\n", v)
@@ -490,6 +490,9 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 		if slices.Contains(cfg.Vendors, "responses") {
 			scs = append(scs, scenario{Name: fmt.Sprintf("%d responses streams x %d chunks, %v apart", cfg.Streams, cfg.Chunks, cfg.Spacing), Kind: "streams", Vendor: "responses", Stream: true})
 		}
+		if slices.Contains(cfg.Vendors, "gemini") {
+			scs = append(scs, scenario{Name: fmt.Sprintf("%d gemini streams x %d chunks, %v apart", cfg.Streams, cfg.Chunks, cfg.Spacing), Kind: "streams", Vendor: "gemini", Stream: true})
+		}
 	}
 	if cfg.MaxRate && !(cfg.AgentOnly && len(cfg.AgentSizes) > 0) {
 		scs = append(scs, scenario{Name: fmt.Sprintf("max rate, p99 < %v", cfg.P99Limit), Kind: "maxrate", Vendor: "openai"})
@@ -687,7 +690,7 @@ func vendorRequest(vendor string, stream bool) (string, http.Header, []byte) {
 		return "/v1/responses", h, fmt.Appendf(nil, `{"model":"gpt-6-sol","stream":%t,"input":%q}`, stream, prompt)
 	case "anthropic":
 		return "/v1/messages", h, fmt.Appendf(nil, `{"model":"claude-sonnet-5-5","max_tokens":256,"stream":%t,"messages":[{"role":"user","content":%q}]}`, stream, prompt)
-	case "google":
+	case "google", "gemini":
 		if stream {
 			return "/v1beta/models/gemini-3-flash:streamGenerateContent?alt=sse", h, fmt.Appendf(nil, `{"contents":[{"role":"user","parts":[{"text":%q}]}]}`, prompt)
 		}
@@ -702,8 +705,9 @@ func vendorRequest(vendor string, stream bool) (string, http.Header, []byte) {
 
 // gatewayRequest returns the gateway's request for vendor: the Anthropic
 // shape for anthropic (relayed), the Responses shape for responses
-// (relayed to OpenAI's Responses API), the OpenAI Chat Completions shape
-// otherwise (relayed for openai, mapped for google).
+// (relayed to OpenAI's Responses API), the Gemini shape for gemini
+// (relayed to Gemini), the OpenAI Chat Completions shape otherwise
+// (relayed for openai, mapped for google).
 func gatewayRequest(key, vendor string) func(bool) (string, http.Header, []byte) {
 	return func(stream bool) (string, http.Header, []byte) {
 		h := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + key}}
@@ -714,6 +718,14 @@ func gatewayRequest(key, vendor string) func(bool) (string, http.Header, []byte)
 			return "/v1/messages", h, fmt.Appendf(nil, `{"model":"anthropic/claude-sonnet-5-5","max_tokens":256,"stream":%t,"messages":[{"role":"user","content":%q}]}`, stream, prompt)
 		case "google":
 			return "/v1/chat/completions", h, fmt.Appendf(nil, `{"model":"google/gemini-3-flash","stream":%t,"messages":[{"role":"user","content":%q}]}`, stream, prompt)
+		case "gemini":
+			h.Del("Authorization")
+			h.Set("X-Goog-Api-Key", key)
+			body := fmt.Appendf(nil, `{"contents":[{"role":"user","parts":[{"text":%q}]}]}`, prompt)
+			if stream {
+				return "/v1beta/models/google/gemini-3-flash:streamGenerateContent?alt=sse", h, body
+			}
+			return "/v1beta/models/google/gemini-3-flash:generateContent", h, body
 		}
 		extra := ""
 		if stream {

@@ -1,18 +1,19 @@
 // Package google is the adapter for the Gemini API's native
-// generateContent and streamGenerateContent calls. No client speaks
-// Gemini's shape, so every request to it is mapped: the server decodes the
-// caller's Messages or Chat Completions request to a gw.Request, and this
-// package encodes it (EncodeRequest), sends it (Send), and decodes the
-// answer (DecodeResponse) or stream (NewStreamDecoder) back to canonical
-// form for the caller's shape encoder.
+// generateContent and streamGenerateContent calls. A caller of the
+// gateway's Gemini endpoints (shape G, package shape/gemini) is passed
+// through (PassThrough); every other caller is mapped: the server decodes
+// the caller's request to a gw.Request, and this package encodes it
+// (EncodeRequest), sends it (Send), and decodes the answer
+// (DecodeResponse) or stream (NewStreamDecoder) back to canonical form for
+// the caller's shape encoder.
 //
 // # Sending
 //
 // Send posts to BaseURL + "/v1beta/models/{model}:generateContent", or
 // ":streamGenerateContent?alt=sse" for streams, with the key in the
 // x-goog-api-key header (never in the URL, where it would reach logs), and
-// maps Google's google.rpc error bodies (errors.go). PassThrough always
-// fails: no caller speaks Gemini's shape.
+// maps Google's google.rpc error bodies (errors.go). PassThrough sends a G
+// caller's body as it is.
 //
 // # Request mapping
 //
@@ -260,10 +261,11 @@ func hideURL(err error) error {
 	return err
 }
 
-// PassThrough fails: no client speaks Gemini's shape, so every request to
-// this vendor is mapped.
+// PassThrough returns a Gemini-shaped caller's body as it is: the model
+// and the stream flag live in the URL (see URL), not the body, and a
+// Gemini stream always reports usage.
 func (p *Provider) PassThrough(body []byte, model string, stream bool) ([]byte, bool, error) {
-	return nil, false, &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: errors.New("google: pass-through is not possible: no client speaks the gemini shape")}
+	return body, false, nil
 }
 
 // EncodeRequest maps a canonical request to Gemini's (see the package

@@ -250,8 +250,11 @@ func TestProviderIdentity(t *testing.T) {
 	if p.Name() != "google" || p.Shape() != gw.ShapeG {
 		t.Errorf("Name/Shape = %s/%s", p.Name(), p.Shape())
 	}
-	if _, _, err := p.PassThrough([]byte(`{}`), "gemini-3-flash", false); err == nil {
-		t.Error("PassThrough succeeded")
+	// A Gemini-shaped caller's body goes as it is (the model and the
+	// stream flag are in the URL).
+	in := []byte(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
+	if out, hide, err := p.PassThrough(in, "gemini-3-flash", true); err != nil || hide || string(out) != string(in) {
+		t.Errorf("PassThrough = %s, %v, %v", out, hide, err)
 	}
 	if got := p.URL("gemini-3-flash", true); got != DefaultBaseURL+"/v1beta/models/gemini-3-flash:streamGenerateContent?alt=sse" {
 		t.Errorf("URL = %s", got)
