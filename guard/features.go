@@ -70,9 +70,13 @@ type scratch struct {
 	lastSent         int         // index of the last token starting a sentence, or noToken (tokenize)
 	run, maxRun      int         // repeats of the last token, and the most (tokenize)
 	rotCues, revCues int         // rot13 and reversed attack words seen (tokenize)
+	viewFrom         int         // where the views start in norm, or -1 (extract)
+	assembly         bool        // the text asks for pieces to be joined and followed (assemblyOrder)
+	viewBuf          []byte      // the views, copied (extractViews)
 	prefix           []prefixSum // local model (localLogit)
 	ldense           []int32     // one token's concept features (local model)
 	idx, pack        []int       // scored segments, and a pack's (CheckPolicy)
+	uidx             []int       // the scored user segments (CheckPolicy)
 	join             []byte      // a pack's joined text
 	mlhits           []mlHit     // multilingual words found (findMultilingual)
 	nonASCII         bool        // the text has non-ASCII characters (normalizeText)
@@ -97,6 +101,8 @@ func (sc *scratch) reset() {
 	sc.lastNeg, sc.lastSent = noToken, noToken
 	sc.run, sc.maxRun = 0, 0
 	sc.rotCues, sc.revCues = 0, 0
+	sc.viewFrom = -1
+	sc.assembly = false
 }
 
 func (sc *scratch) setDense(i int) {
@@ -119,7 +125,10 @@ func mixBucket(h uint64) uint32 {
 	return uint32(h >> (64 - bucketBits))
 }
 
-// extract computes the features of text into sc (which it resets).
+// extract computes the features of text into sc (which it resets). The
+// normalised text comes first in sc.norm, its views after it (decoded
+// runs, escapes, assembled pieces, shifted or reversed copies: see
+// views.go); sc.viewFrom is where the views start, or -1.
 func extract(sc *scratch, lex *lexicon, text string) {
 	sc.reset()
 	var invisible bool
@@ -132,7 +141,36 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	sc.norm, unescaped = appendUnescaped(sc.norm, text)
 	sc.norm, assembled = appendAssembled(sc.norm, text)
 	decoded = decoded || unescaped || assembled
+	var reshaped bool
+	sc.norm, reshaped = appendReshaped(sc.norm, n0)
+	if len(sc.norm) > n0 {
+		sc.viewFrom = n0
+	}
 	sc.nonASCII = sc.nonASCII || decoded // a decoded view may hold any script
+	features(sc, lex, n0, decoded, reshaped, invisible)
+}
+
+// extractViews computes the features of the views extract found, alone
+// (the text they came from left out): an order decoded from a run
+// inside a long benign wrapper is read without the wrapper's words
+// diluting it. It reports false, leaving sc as it was, when there are
+// none.
+func extractViews(sc *scratch, lex *lexicon) bool {
+	if sc.viewFrom < 0 {
+		return false
+	}
+	sc.viewBuf = append(sc.viewBuf[:0], sc.norm[sc.viewFrom:]...)
+	nonASCII := sc.nonASCII
+	sc.reset()
+	sc.norm = append(sc.norm[:0], sc.viewBuf...)
+	sc.nonASCII = nonASCII
+	features(sc, lex, len(sc.norm), true, false, false)
+	return true
+}
+
+// features tokenizes sc.norm (its first n0 bytes the text, the rest its
+// views) and sets the dense features and rules.
+func features(sc *scratch, lex *lexicon, n0 int, decoded, reshaped, invisible bool) {
 	spaced, leet := tokenize(sc, lex, 0)
 	transformed := sc.rotCues >= 2 || sc.revCues >= 2
 	if transformed {
@@ -142,6 +180,7 @@ func extract(sc *scratch, lex *lexicon, text string) {
 		s2, l2 := tokenize(sc, lex, n1)
 		spaced, leet = spaced || s2, leet || l2
 	}
+	transformed = transformed || reshaped
 
 	if decoded {
 		sc.setDense(miscDecoded)
@@ -176,6 +215,7 @@ func extract(sc *scratch, lex *lexicon, text string) {
 		sc.setDense(miscSymbols)
 	}
 
+	sc.assembly = assemblyOrder(sc)
 	findRules(sc)
 	if sc.rule.name == "" {
 		findMultilingual(sc, lex.cjk)

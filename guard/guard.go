@@ -310,6 +310,21 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 	}
 	if len(idx) > 1 {
 		g.scorePacks(sc, segs, idx, &p, consider)
+		// The user's spelled turns read together, without the replies
+		// between them: an order spelled one to three words a turn
+		// ("join the words of my last messages"), however long the
+		// conversation before it. (Longer turns are read whole and in
+		// the packs above; these add at most a few words a turn.)
+		uidx := sc.uidx[:0]
+		for _, i := range idx {
+			if segs[i].Source == SourceUser && spelledTurn(segs[i].Text) {
+				uidx = append(uidx, i)
+			}
+		}
+		sc.uidx = uidx
+		if len(uidx) > 1 && len(uidx) < len(idx) {
+			g.scorePacks(sc, segs, uidx, &p, consider)
+		}
 	}
 	if best.Score == 0 {
 		return best
@@ -405,6 +420,26 @@ func (g *Guard) scoreWindow(sc *scratch, text string) result {
 		z = (z + zl) / 2
 	}
 	r := result{score: sigmoid(z), kind: kindOf(col)}
+	if r.score < ruleScore && sc.rule.name == "" && !sc.mentioned {
+		// The views alone (decoded, reshaped): scored apart so that the
+		// text around an encoded order does not dilute it. A phrasing
+		// the text itself mentions is not read again without its frame.
+		base, baseCol := r, col
+		if extractViews(sc, g.lex) {
+			zv, cv := g.model.windowLogit(sc)
+			if zl := g.model.local.localLogit(sc); !math.IsInf(zl, -1) {
+				zv = (zv + zl) / 2
+			}
+			if sv := sigmoid(zv); sv > base.score || sc.rule.name != "" {
+				r, col = result{score: sv, kind: kindOf(cv)}, cv
+			} else {
+				// the text's own score stands (its cue is read from the
+				// views' features, which hold the decoded words)
+				r, col = base, baseCol
+				sc.rule, sc.mentioned = ruleHit{}, false
+			}
+		}
+	}
 	if sc.mentioned && sc.rule.name == "" {
 		// Mention is not use: a phrasing the rules passed over as talked
 		// about is scored apart, at most in the grey band, which a
@@ -435,3 +470,24 @@ func kindOf(col int) Kind {
 	}
 	return KindInjection
 }
+
+// spelledTurn reports whether a turn is one to maxSpelledWords words
+// (at most 64 bytes): a piece of an order spelled over turns.
+func spelledTurn(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	words, in := 0, false
+	for i := 0; i < len(s); i++ {
+		sp := s[i] == ' ' || s[i] == '\n' || s[i] == '\t'
+		if !sp && !in {
+			words++
+		}
+		in = !sp
+	}
+	return words >= 1 && words <= maxSpelledWords
+}
+
+// maxSpelledWords is the most words of a turn read with the user's other
+// spelled turns.
+const maxSpelledWords = 3

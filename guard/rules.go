@@ -123,6 +123,9 @@ func findRules(sc *scratch) {
 // said: preceded in its sentence by "says", "like", "if", "attackers
 // may try"...
 func (sc *scratch) quoted(i int) bool {
+	if sc.assembly {
+		return false
+	}
 	for j := i - 1; j >= 0 && j >= i-8; j-- {
 		switch string(sc.word(j)) {
 		case "says", "saying", "typed", "wrote", "pasted", "explain", "explains", "meme", "memes", "phrase", "phrases", "called", "named", "attackers", "attacker":
@@ -196,7 +199,7 @@ func (sc *scratch) revealRules(i int) {
 		return
 	}
 	owner, generic := false, false
-	for j := i + 1; j < n && j <= i+5; j++ {
+	for j := i + 1; j < n && j <= i+8; j++ {
 		switch string(sc.word(j)) {
 		case "a", "an", "my", "our", "good", "new", "better", "sample", "example":
 			// "write a good system prompt", "show me an example system
@@ -327,6 +330,9 @@ func isPasswordWord(w []byte) bool {
 // phrasing was passed over (sc.mentioned): the text is then scored apart,
 // its score held in the grey band (scoreWindow).
 func (sc *scratch) mention(i int) bool {
+	if sc.assembly {
+		return false
+	}
 	you := false
 	for k := i; k < len(sc.tokens) && k <= i+6; k++ {
 		if k > i && sc.tokens[k].sent {
