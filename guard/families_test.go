@@ -65,7 +65,7 @@ var leet = map[rune]rune{'a': '4', 'e': '3', 'i': '1', 'o': '0', 's': '5', 't': 
 
 // lookAlikes are Greek and Cyrillic letters that imitate Latin ones.
 var lookAlikes = []map[rune]rune{
-	{'a': 'а', 'e': 'е', 'o': 'о', 'p': 'р', 'c': 'с', 'x': 'х', 'y': 'у', 'i': 'і'},                       // Cyrillic
+	{'a': 'а', 'e': 'е', 'o': 'о', 'p': 'р', 'c': 'с', 'x': 'х', 'y': 'у', 'i': 'і'},                     // Cyrillic
 	{'a': 'α', 'o': 'ο', 'i': 'ι', 'n': 'η', 'p': 'ρ', 'u': 'υ', 'v': 'ν', 't': 'τ', 'e': 'ε', 'k': 'κ'}, // Greek
 }
 
