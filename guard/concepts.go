@@ -183,6 +183,7 @@ func newLexicon() *lexicon {
 // insert places e (whose key is not yet in the table), moving the
 // entries in its way to their other slot.
 func (lex *lexicon) insert(e lexEntry) bool {
+	from := uint64(lexSize) // the slot e was moved out of: none yet
 	for try := 0; try < 1000; try++ {
 		a, b := lexSlots(e.key)
 		if lex.tab[a].key == 0 {
@@ -193,10 +194,15 @@ func (lex *lexicon) insert(e lexEntry) bool {
 			lex.tab[b] = e
 			return true
 		}
-		if try&1 == 1 {
-			a = b
+		// Move the entry in e's other slot than the one e left (else
+		// two entries sharing a slot swap back and forth), alternating
+		// for the first.
+		s := a
+		if s == from || from == lexSize && try&1 == 1 {
+			s = b
 		}
-		e, lex.tab[a] = lex.tab[a], e
+		e, lex.tab[s] = lex.tab[s], e
+		from = s
 	}
 	return false
 }

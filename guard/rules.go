@@ -357,12 +357,29 @@ func (sc *scratch) mention(i int) bool {
 		if sc.tokens[j].sent || j == 0 {
 			switch string(sc.word(j)) {
 			case "how", "what", "what's", "why", "where", "which", "when":
-				if !you {
+				if !you || sc.namesAttack(i) {
 					sc.mentioned = true
 					return true
 				}
 			}
 			return false
+		}
+	}
+	return false
+}
+
+// namesAttack reports whether the phrasing at token i is followed, in
+// its sentence, by a word naming it as an attack ("what does the 'repeat
+// the words above' attack do"): a question about a technique, even with
+// "you" in its quoted words.
+func (sc *scratch) namesAttack(i int) bool {
+	for k := i + 1; k < len(sc.tokens) && k <= i+16; k++ {
+		if sc.tokens[k].sent {
+			return false
+		}
+		switch string(sc.word(k)) {
+		case "attack", "attacks", "technique", "techniques", "jailbreak", "jailbreaks", "exploit", "exploits", "trick", "injection", "payload", "payloads", "vulnerability":
+			return true
 		}
 	}
 	return false
