@@ -32,7 +32,8 @@ const (
 	SourceSystem    = gw.TextSystem
 	SourceUser      = gw.TextUser
 	SourceAssistant = gw.TextAssistant
-	SourceTool      = gw.TextTool // tool results and documents
+	SourceTool      = gw.TextTool     // tool results and documents
+	SourceToolSpec  = gw.TextToolSpec // tool and schema descriptions: scored like tool results
 )
 
 // Segment is one piece of a request's text and its source (gw.Text).
@@ -115,7 +116,7 @@ func (p Policy) scores(src Source) bool {
 	switch src {
 	case SourceSystem:
 		return false
-	case SourceTool:
+	case SourceTool, SourceToolSpec:
 		return p.Scope != ScopeUser
 	case SourceAssistant:
 		return p.Scope == "" || p.Scope == ScopeAll
@@ -231,7 +232,7 @@ func (g *Guard) thresholdFor(p *Policy, src Source) float64 {
 	switch {
 	case src == SourceUser && p.UserThreshold > 0:
 		return p.UserThreshold
-	case src == SourceTool && p.ToolThreshold > 0:
+	case (src == SourceTool || src == SourceToolSpec) && p.ToolThreshold > 0:
 		return p.ToolThreshold
 	case src == SourceAssistant && p.AssistantThreshold > 0:
 		return p.AssistantThreshold
@@ -333,7 +334,7 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 		best.Grey, best.Segment, best.Text = true, greyAt, greyText
 	}
 	best.Kind = bestRes.kind
-	if bestSrc == SourceTool {
+	if bestSrc == SourceTool || bestSrc == SourceToolSpec {
 		best.Kind = KindInjection // an instruction smuggled into a document
 	}
 	if best.Flagged {

@@ -264,7 +264,8 @@ var known = func() map[string]string {
 	for _, n := range []string{"model", "models", "messages", "system", "stream", "max_tokens", "max_completion_tokens",
 		"role", "content", "type", "text", "title", "context", "source", "input", "data", "media_type",
 		"refusal", "tool_calls", "function_call", "function", "arguments",
-		"tools", "tool_choice", "thinking", "stream_options", "response_format", "output_config", "reasoning", "json_schema"} {
+		"tools", "tool_choice", "thinking", "stream_options", "response_format", "output_config", "reasoning", "json_schema",
+		"description", "input_schema", "parameters"} {
 		m[n] = n
 	}
 	return m
@@ -551,9 +552,21 @@ func (p *parser) apiObject(where, nested string) error {
 		if err != nil {
 			return err
 		}
-		if n != "" && n == nested {
+		switch {
+		case n != "" && n == nested:
 			err = p.apiObject(where+"."+n, "")
-		} else {
+		case strings.HasPrefix(where, "tools[") && (n == "description" || n == "input_schema" || n == "parameters"):
+			// A tool's description and its schema's: third-party text,
+			// read by the guard as such.
+			var v jsontext.Value
+			if v, err = p.dec.ReadValue(); err == nil {
+				if n == "description" {
+					p.text = gw.AppendToolSpecText(p.text, []byte(`{"description":`+string(v)+`}`))
+				} else {
+					p.text = gw.AppendToolSpecText(p.text, v)
+				}
+			}
+		default:
 			err = p.dec.SkipValue()
 		}
 		if err != nil {

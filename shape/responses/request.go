@@ -248,6 +248,9 @@ func Parse(body []byte) (*Request, error) {
 	if w.Instructions != nil && *w.Instructions != "" {
 		r.Text = append(r.Text, gw.Text{Source: gw.TextSystem, Text: *w.Instructions})
 	}
+	for _, t := range w.Tools {
+		r.Text = gw.AppendToolSpecText(r.Text, t)
+	}
 	items, err := inputItems(w.Input)
 	if err != nil {
 		return nil, err
