@@ -171,6 +171,12 @@ func newLexicon() *lexicon {
 	for _, w := range rev {
 		add(wordHash([]byte(w)), cueReversed)
 	}
+	for _, w := range reshapeCueWords {
+		add(wordHash([]byte(w)), cueReshape)
+	}
+	for _, w := range assemblyWords {
+		add(wordHash([]byte(w)), cueAssembly)
+	}
 	lex := &lexicon{cjk: newCJKTable()}
 	for _, e := range entries {
 		if !lex.insert(e) {
@@ -209,8 +215,11 @@ func (lex *lexicon) insert(e lexEntry) bool {
 
 // Lexicon bits above the concepts mark rot13 and reversed attack words.
 const (
+	cueAssembly = 1 << 60 // a word asking for pieces to be joined (assemblyOrder)
+	cueReshape  = 1 << 61 // a word asking to read backwards or by first letters (views.go)
 	cueRot13    = 1 << 62
 	cueReversed = 1 << 63
+	cueBits     = cueAssembly | cueReshape | cueRot13 | cueReversed
 	conceptBits = 1<<numConcepts - 1
 )
 

@@ -70,6 +70,8 @@ type scratch struct {
 	lastSent         int         // index of the last token starting a sentence, or noToken (tokenize)
 	run, maxRun      int         // repeats of the last token, and the most (tokenize)
 	rotCues, revCues int         // rot13 and reversed attack words seen (tokenize)
+	reshapeCues      int         // words asking to read backwards or by first letters (tokenize)
+	assemblyCues     int         // words asking for pieces to be joined (tokenize)
 	viewFrom         int         // where the views start in norm, or -1 (extract)
 	assembly         bool        // the text asks for pieces to be joined and followed (assemblyOrder)
 	viewBuf          []byte      // the views, copied (extractViews)
@@ -100,7 +102,7 @@ func (sc *scratch) reset() {
 	sc.sentAt = 0
 	sc.lastNeg, sc.lastSent = noToken, noToken
 	sc.run, sc.maxRun = 0, 0
-	sc.rotCues, sc.revCues = 0, 0
+	sc.rotCues, sc.revCues, sc.reshapeCues, sc.assemblyCues = 0, 0, 0, 0
 	sc.viewFrom = -1
 	sc.assembly = false
 }
@@ -141,13 +143,13 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	sc.norm, unescaped = appendUnescaped(sc.norm, text)
 	sc.norm, assembled = appendAssembled(sc.norm, text)
 	decoded = decoded || unescaped || assembled
-	var reshaped bool
-	sc.norm, reshaped = appendReshaped(sc.norm, n0)
+	var shifted bool
+	sc.norm, shifted = appendShifted(sc.norm, n0)
 	if len(sc.norm) > n0 {
 		sc.viewFrom = n0
 	}
 	sc.nonASCII = sc.nonASCII || decoded // a decoded view may hold any script
-	features(sc, lex, n0, decoded, reshaped, invisible)
+	features(sc, lex, n0, decoded, shifted, invisible)
 }
 
 // extractViews computes the features of the views extract found, alone
@@ -179,6 +181,19 @@ func features(sc *scratch, lex *lexicon, n0 int, decoded, reshaped, invisible bo
 		sc.norm = appendTransformed(sc.norm, sc.norm[:n0], sc.rotCues >= 2)
 		s2, l2 := tokenize(sc, lex, n1)
 		spaced, leet = spaced || s2, leet || l2
+	}
+	if sc.reshapeCues > 0 {
+		// Asked to read backwards or by first letters: add those copies.
+		n1 := len(sc.norm)
+		var ok bool
+		if sc.norm, ok = appendReshaped(sc.norm, n0); ok {
+			if sc.viewFrom < 0 {
+				sc.viewFrom = n1
+			}
+			s2, l2 := tokenize(sc, lex, n1)
+			spaced, leet = spaced || s2, leet || l2
+			reshaped = true
+		}
 	}
 	transformed = transformed || reshaped
 
@@ -215,7 +230,7 @@ func features(sc *scratch, lex *lexicon, n0 int, decoded, reshaped, invisible bo
 		sc.setDense(miscSymbols)
 	}
 
-	sc.assembly = assemblyOrder(sc)
+	sc.assembly = sc.assemblyCues > 0 && assemblyOrder(sc)
 	findRules(sc)
 	if sc.rule.name == "" {
 		findMultilingual(sc, lex.cjk)
@@ -731,7 +746,7 @@ func lookupCached(tokens []token, buf []byte, wc *wordCache, sp []uint32, i int)
 			x &= 1<<(8*uint(n)) - 1
 		}
 		e := &wc[x*0x9e3779b97f4a7c15>>(64-wordCacheBits)]
-		if e.key != x || e.concepts&(cueRot13|cueReversed) != 0 {
+		if e.key != x || e.concepts&cueBits != 0 {
 			break
 		}
 		t.hash, t.concepts, t.ml = e.hash, e.concepts&conceptBits, uint8(e.concepts>>mlShift)
@@ -768,7 +783,7 @@ func (sc *scratch) lookupOne(lex *lexicon, i int, sp []uint32) {
 	}
 	ml := uint8(m >> mlShift)
 	m &^= mlBits
-	if m&(cueRot13|cueReversed) != 0 || m == 0 && t.probe {
+	if m&cueBits != 0 || m == 0 && t.probe {
 		m = sc.rareConcepts(t, m)
 	}
 	t.hash, t.concepts, t.ml = h, m, ml
@@ -857,13 +872,20 @@ const wordCacheBits = 10
 // bits, or none for a token to probe: it counts the cues and returns
 // the concepts, searching the key stems in an unknown probed token.
 func (sc *scratch) rareConcepts(t *token, m uint64) uint64 {
-	if m&(cueRot13|cueReversed) != 0 {
-		if m&cueRot13 != 0 {
+	if m&cueBits != 0 {
+		switch {
+		case m&cueRot13 != 0:
 			sc.rotCues++
-		} else {
+		case m&cueReversed != 0:
 			sc.revCues++
 		}
-		m &= conceptBits
+		if m&cueReshape != 0 {
+			sc.reshapeCues++
+		}
+		if m&cueAssembly != 0 {
+			sc.assemblyCues++
+		}
+		m &^= cueBits
 	}
 	if m == 0 && t.probe && t.end-t.start >= 9 {
 		m = stemConcepts(sc.toks[t.start:t.end])

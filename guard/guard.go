@@ -92,6 +92,10 @@ func ParseScope(s string) (Scope, error) {
 // assistant turns the guard's is stricter, see Check). The zero Policy
 // is the guard's default.
 type Policy struct {
+	// Tenant scopes the score cache: texts are looked up among the
+	// scores of the same tenant's requests only (an account; "" is a
+	// tenant of its own). See cache.go.
+	Tenant             string
 	Scope              Scope
 	UserThreshold      float64
 	ToolThreshold      float64
@@ -132,6 +136,9 @@ type Config struct {
 	// Grey is the lower end of the grey band, below the threshold; 0
 	// means the model's, negative means no band.
 	Grey float64
+	// CacheEntries bounds the score cache (cache.go): 0 means
+	// DefaultCacheEntries, negative no cache.
+	CacheEntries int
 }
 
 // Validate reports whether the configuration is usable.
@@ -158,8 +165,9 @@ type Guard struct {
 	model     *Model
 	lex       *lexicon
 	threshold float64
-	grey      float64   // 0: no grey band
-	pool      sync.Pool // *scratch
+	grey      float64     // 0: no grey band
+	pool      sync.Pool   // *scratch
+	cache     *scoreCache // nil: none
 }
 
 // New loads the embedded model.
@@ -181,6 +189,12 @@ func NewWithModel(m *Model, cfg Config) (*Guard, error) {
 		return nil, errors.New("guard model is empty or malformed")
 	}
 	g := &Guard{model: m, lex: newLexicon(), threshold: cfg.Threshold}
+	switch {
+	case cfg.CacheEntries == 0:
+		g.cache = newScoreCache(DefaultCacheEntries)
+	case cfg.CacheEntries > 0:
+		g.cache = newScoreCache(cfg.CacheEntries)
+	}
 	if g.threshold == 0 {
 		g.threshold = m.Threshold
 	}
@@ -307,7 +321,8 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 		if len(idx) > packOnly && len(segs[i].Text) <= 2*packEdge {
 			continue // read whole in the packs
 		}
-		consider(i, g.scoreText(sc, segs[i].Text), 0, nil)
+		text := segs[i].Text
+		consider(i, g.cachedScore(&p, cacheSegment, text, func() result { return g.scoreText(sc, text) }), 0, nil)
 	}
 	if len(idx) > 1 {
 		g.scorePacks(sc, segs, idx, &p, consider)

@@ -3,50 +3,102 @@ package guard
 import (
 	"bytes"
 	"math"
+	"slices"
 )
 
 // Views that follow the attacker (besides the decoded runs, escapes and
-// assembled pieces of normalize.go), appended after the normalised text
-// when the text asks for them or looks like them:
+// assembled pieces of normalize.go), appended after the normalised text:
 //
 //   - a Caesar shift (ROT13 and the 24 others) of each line or clause
-//     whose letters fit English far better shifted than as written;
+//     whose letters fit English far better shifted than as written
+//     (appendShifted, before the text is tokenized);
 //   - the text reversed by characters and by words when it speaks of
-//     reading backwards ("reverse", "backwards", "right to left");
-//   - the first letters of its lines, spaced (the tokenizer joins spaced
+//     reading backwards ("reverse", "backwards", "right to left"), and
+//     the first letters of its lines, spaced (the tokenizer joins spaced
 //     letters and splits them into words), when it speaks of first
-//     letters (an acrostic).
+//     letters (an acrostic): appendReshaped, after tokenizing, when the
+//     lexicon found one of reshapeCueWords.
 //
 // Each is a copy of the normalised text or less, made once per window,
 // so the work stays a constant per byte. The rot13 and reversed copies
 // that attack words spelled that way call for are made in features.
-//
-// appendReshaped appends them for the text norm[:n0] and reports
-// whether it added any.
+
+// reshapeCueWords make the tokenizer count a reshape cue.
+var reshapeCueWords = []string{"reverse", "reversed", "reversing", "backwards", "backward", "invert", "inverted", "left",
+	"end", "acrostic", "letter", "letters", "character", "characters", "char", "chars"}
+
+// appendShifted appends the Caesar-shifted copies of the clauses of
+// norm[:n0] that read as shifted English, and reports whether it added
+// any.
+func appendShifted(norm []byte, n0 int) ([]byte, bool) {
+	found := false
+	// One pass adds each byte's packed counts (letters, common English
+	// letters, spaces: one table read and one add a byte); a clause ends
+	// at a line break or a colon, and only a clause whose counts say
+	// "prose, but not English letters" is counted letter by letter.
+	var acc uint64
+	start := 0
+	for i := 0; i <= n0; i++ {
+		t := uint64(clauseEnd)
+		if i < n0 {
+			t = shiftCounts[norm[i]]
+		}
+		if t&clauseEnd == 0 && i-start < maxClause {
+			acc += t
+			continue
+		}
+		n, common, spaces := int(acc&fieldMask), int(acc>>21&fieldMask), int(acc>>42&fieldMask)
+		size := i - start
+		if n >= minCaesarLetters && spaces*12 >= size && n*10 >= size*6 && float64(common) < caesarCommon*float64(n) {
+			if sh := caesarShift(norm[start:i], n); sh != 0 {
+				norm = append(norm, '\n')
+				for _, c := range norm[start:i] {
+					if c >= 'a' && c <= 'z' {
+						c = 'a' + (c-'a'+26-byte(sh))%26
+					}
+					norm = append(norm, c)
+				}
+				found = true
+			}
+		}
+		acc = 0
+		start = i + 1
+		if t&clauseEnd == 0 && i < n0 {
+			acc = t // a long clause cut: this byte starts the next
+			start = i
+		}
+	}
+	return norm, found
+}
+
+// shiftCounts packs, for each byte, 1 in the letters field (bits 0-20),
+// the common English letters' field (21-41: etaoinshr) and the spaces'
+// field (42-62); clauseEnd marks line breaks and colons.
+const (
+	fieldMask = 1<<21 - 1
+	clauseEnd = 1 << 63
+	maxClause = 1 << 20 // bytes: the fields cannot overflow
+)
+
+var shiftCounts = func() [256]uint64 {
+	var t [256]uint64
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = 1
+	}
+	for _, c := range "etaoinshr" {
+		t[c] |= 1 << 21
+	}
+	t[' '] = 1 << 42
+	t['\n'], t[':'] = clauseEnd, clauseEnd
+	return t
+}()
+
+// appendReshaped appends the reversed and first-letter views of
+// norm[:n0] that the text asks for, and reports whether it added any.
 func appendReshaped(norm []byte, n0 int) ([]byte, bool) {
 	found := false
 	text := norm[:n0]
-	// Caesar shifts, per line or clause.
-	for i := 0; i < n0; {
-		j := i
-		for j < n0 && text[j] != '\n' && text[j] != ':' {
-			j++
-		}
-		if k := caesarShift(text[i:j]); k != 0 {
-			norm = append(norm, '\n')
-			for _, c := range norm[i:j] {
-				if c >= 'a' && c <= 'z' {
-					c = 'a' + (c-'a'+26-byte(k))%26
-				}
-				norm = append(norm, c)
-			}
-			found = true
-			text = norm[:n0]
-		}
-		i = j + 1
-	}
-	text = norm[:n0]
-	if hasAny(text, "revers", "backward", "right to left", "from the end", "end to start", "inverted order", "invert") {
+	if hasAny(text, "revers", "backward", "right to left", "from the end", "end to start", "invert") {
 		norm = appendTransformed(norm, norm[:n0], false)
 		norm = appendWordsReversed(norm, n0)
 		found = true
@@ -128,26 +180,14 @@ const (
 	caesarMargin     = 0.35
 )
 
-// caesarShift returns the shift k (1..25) that turns the clause into
-// English-like letters (each letter c read as c-k), or 0.
-func caesarShift(s []byte) int {
+// caesarShift returns the shift k (1..25) that turns the clause, of n
+// letters, into English-like letters (each letter c read as c-k), or 0.
+func caesarShift(clause []byte, n int) int {
 	var cnt [26]int
-	n, spaces := 0, 0
-	for _, c := range s {
-		switch {
-		case c >= 'a' && c <= 'z':
+	for _, c := range clause {
+		if c >= 'a' && c <= 'z' {
 			cnt[c-'a']++
-			n++
-		case c == ' ':
-			spaces++
 		}
-	}
-	if n < minCaesarLetters || spaces*12 < len(s) || n*10 < len(s)*6 {
-		return 0 // short, or not prose (code, data)
-	}
-	common := cnt['e'-'a'] + cnt['t'-'a'] + cnt['a'-'a'] + cnt['o'-'a'] + cnt['i'-'a'] + cnt['n'-'a'] + cnt['s'-'a'] + cnt['h'-'a'] + cnt['r'-'a']
-	if float64(common) >= caesarCommon*float64(n) {
-		return 0
 	}
 	ll := func(k int) float64 {
 		sum := 0.0
@@ -177,11 +217,10 @@ func caesarShift(s []byte) int {
 // are not mentioned but used: the rules read them as orders
 // (quoted and mention return false).
 func assemblyOrder(sc *scratch) bool {
+	// (called only when the tokenizer counted one of assemblyWords)
 	n := len(sc.tokens)
 	for i := 0; i < n; i++ {
-		switch string(sc.word(i)) {
-		case "join", "combine", "concatenate", "concat", "assemble", "merge", "glue", "evaluate", "together", "unscramble", "decode", "decipher":
-		default:
+		if !slices.Contains(assemblyWords, string(sc.word(i))) {
 			continue
 		}
 		for j := i + 1; j < n && j <= i+12; j++ {
@@ -193,3 +232,6 @@ func assemblyOrder(sc *scratch) bool {
 	}
 	return false
 }
+
+// assemblyWords ask for pieces to be joined.
+var assemblyWords = []string{"join", "combine", "concatenate", "concat", "assemble", "merge", "glue", "evaluate", "together", "unscramble", "decode", "decipher"}
