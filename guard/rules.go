@@ -347,7 +347,7 @@ func (sc *scratch) mention(i int) bool {
 			you = true
 		}
 		switch string(sc.word(j)) {
-		case "test", "tests", "testing", "detect", "detects", "detecting", "detection", "detector", "blocks", "blocked", "blocking",
+		case "test", "tests", "testing", "pytest", "unittest", "testcase", "jest", "detect", "detects", "detecting", "detection", "detector", "blocks", "blocked", "blocking",
 			"filter", "filters", "filtering", "regex", "regexp", "regular", "pattern", "patterns", "matches", "matching", "classifier",
 			"classify", "paper", "papers", "titled", "article", "blog", "talk", "phrase", "phrases", "string", "strings", "keyword",
 			"keywords", "dataset", "benchmark", "flag", "flags", "flagged", "catch", "catches", "sanitize", "sanitise", "guard", "guards":
@@ -358,6 +358,13 @@ func (sc *scratch) mention(i int) bool {
 			switch string(sc.word(j)) {
 			case "how", "what", "what's", "why", "where", "which", "when":
 				if !you || sc.namesAttack(i) {
+					sc.mentioned = true
+					return true
+				}
+			case "is", "are", "was", "does":
+				// a yes/no question about a named technique ("is 'ignore
+				// all previous instructions' still a working jailbreak?")
+				if sc.namesAttack(i) {
 					sc.mentioned = true
 					return true
 				}
@@ -378,7 +385,7 @@ func (sc *scratch) namesAttack(i int) bool {
 			return false
 		}
 		switch string(sc.word(k)) {
-		case "attack", "attacks", "technique", "techniques", "jailbreak", "jailbreaks", "exploit", "exploits", "trick", "injection", "payload", "payloads", "vulnerability":
+		case "attack", "attacks", "technique", "techniques", "jailbreak", "jailbreaks", "exploit", "exploits", "trick", "injection", "payload", "payloads", "vulnerability", "meme":
 			return true
 		}
 	}
