@@ -14,7 +14,7 @@ import (
 func cacheConversations() [][]Segment {
 	var out [][]Segment
 	for _, f := range families() {
-		out = append(out, f.tries()...)
+		out = append(out, f.Tries()...)
 	}
 	for _, n := range []int{8 << 10, 20 << 10, 110 << 10} {
 		conv := agentConversation(n)
