@@ -214,12 +214,19 @@ func (sc *scratch) revealRules(i int) {
 			// prompt": a prompt to be made, not the model's own ("your"
 			// still names the model's)
 			generic = generic || !owner
+		case "paper", "papers", "titled", "article", "blog", "book", "talk", "called", "named", "post":
+			return // "summarise the paper 'Ignore Previous Prompt'": a title
 		}
-		if sc.has(j, cYour) || sc.has(j, cSystem) && !generic {
+		if sc.has(j, cYour) || (sc.has(j, cSystem) || sc.has(j, cPrior) && !sc.wordIs(j, "first")) && !generic {
+			// the model's own ("your"), its setup ("system",
+			// "hidden"), or what came before ("prior", "above")
 			owner = true
 			continue
 		}
-		if owner && (sc.wordIs(j, "prompt") || sc.wordIs(j, "instructions") || sc.wordIs(j, "pre-prompt") || sc.wordIs(j, "preprompt")) {
+		instr := sc.wordIs(j, "prompt") || sc.wordIs(j, "instructions") || sc.wordIs(j, "pre-prompt") || sc.wordIs(j, "preprompt") || sc.wordIs(j, "directives")
+		if owner && instr ||
+			// "the instructions so far", "the directives in the prompt"
+			instr && !generic && (sc.wordIs(j+1, "so") && sc.wordIs(j+2, "far") || sc.wordIs(j+1, "in") && sc.wordIs(j+3, "prompt")) {
 			sc.rule = ruleHit{"asks for the system prompt", KindExtraction, i}
 			return
 		}
