@@ -35,17 +35,18 @@ func appendShifted(norm []byte, n0 int) ([]byte, bool) {
 	// One pass adds each byte's packed counts (letters, common English
 	// letters, spaces: one table read and one add a byte); a clause ends
 	// at a line break or a colon, and only a clause whose counts say
-	// "prose, but not English letters" is counted letter by letter.
+	// "prose, but not English letters" is counted letter by letter. (A
+	// window is at most a few windowSize long, far below the fields'
+	// 2^21.)
 	var acc uint64
 	start := 0
-	for i := 0; i <= n0; i++ {
-		t := uint64(clauseEnd)
-		if i < n0 {
-			t = shiftCounts[norm[i]]
-		}
-		if t&clauseEnd == 0 && i-start < maxClause {
-			acc += t
-			continue
+	text := norm[:n0]
+	for i := 0; i <= len(text); i++ {
+		if i < len(text) {
+			if t := shiftCounts[text[i]]; t&clauseEnd == 0 {
+				acc += t
+				continue
+			}
 		}
 		n, common, spaces := int(acc&fieldMask), int(acc>>21&fieldMask), int(acc>>42&fieldMask)
 		size := i - start
@@ -58,15 +59,12 @@ func appendShifted(norm []byte, n0 int) ([]byte, bool) {
 					}
 					norm = append(norm, c)
 				}
+				text = norm[:n0]
 				found = true
 			}
 		}
 		acc = 0
 		start = i + 1
-		if t&clauseEnd == 0 && i < n0 {
-			acc = t // a long clause cut: this byte starts the next
-			start = i
-		}
 	}
 	return norm, found
 }
@@ -77,7 +75,6 @@ func appendShifted(norm []byte, n0 int) ([]byte, bool) {
 const (
 	fieldMask = 1<<21 - 1
 	clauseEnd = 1 << 63
-	maxClause = 1 << 20 // bytes: the fields cannot overflow
 )
 
 var shiftCounts = func() [256]uint64 {
