@@ -1,10 +1,6 @@
 package gw
 
-import (
-	"bytes"
-	"encoding/json"
-	"strconv"
-)
+import "strconv"
 
 // TextSource says where a piece of a request's text came from: the
 // guard scores user, assistant and tool text and never system text.
@@ -84,55 +80,4 @@ func MessagesText(msgs []Message) []Text {
 		parts(src, m.Content)
 	}
 	return out
-}
-
-// AppendToolSpecText appends the descriptions a tool definition (or its
-// JSON schema) carries, its own and any schema property's, as
-// TextToolSpec texts: a tool's description is written by whoever
-// published the tool (an MCP server, a plugin), not by the caller, and
-// the model reads it as instructions. A value that is not JSON adds
-// nothing (the vendor refuses it).
-func AppendToolSpecText(out []Text, tool []byte) []Text {
-	dec := json.NewDecoder(bytes.NewReader(tool))
-	type frame struct{ obj, name bool }
-	var stack []frame
-	last := ""
-	done := func() { // a value ended: an object's next token is a name
-		if n := len(stack); n > 0 && stack[n-1].obj {
-			stack[n-1].name = true
-		}
-	}
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return out
-		}
-		top := len(stack) - 1
-		switch v := tok.(type) {
-		case json.Delim:
-			switch v {
-			case '{':
-				stack = append(stack, frame{obj: true, name: true})
-			case '[':
-				stack = append(stack, frame{})
-			default:
-				if top >= 0 {
-					stack = stack[:top]
-				}
-				done()
-			}
-		case string:
-			if top >= 0 && stack[top].obj && stack[top].name {
-				last = v
-				stack[top].name = false
-				continue
-			}
-			if top >= 0 && stack[top].obj && last == "description" && v != "" {
-				out = append(out, Text{Source: TextToolSpec, Text: v})
-			}
-			done()
-		default:
-			done()
-		}
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/reqbody"
 )
 
 // MaxModelBytes bounds the model field (as on the other endpoints).
@@ -249,7 +250,7 @@ func Parse(body []byte) (*Request, error) {
 		r.Text = append(r.Text, gw.Text{Source: gw.TextSystem, Text: *w.Instructions})
 	}
 	for _, t := range w.Tools {
-		r.Text = gw.AppendToolSpecText(r.Text, t)
+		r.Text = reqbody.ToolSpecText(r.Text, t)
 	}
 	items, err := inputItems(w.Input)
 	if err != nil {
