@@ -729,12 +729,12 @@ func (p *parser) mBlock(src gw.TextSource, where string) error {
 	var head []gw.Text
 	switch typ {
 	case "thinking", "redacted_thinking", "image":
-	case "tool_result", "search_result":
+	case "tool_result", "search_result", "mcp_tool_result":
 		head = appendText(head, gw.TextTool, title)
 	case "document":
 		head = appendText(head, gw.TextTool, title)
 		head = appendText(head, gw.TextTool, context)
-	case "tool_use", "server_tool_use":
+	case "tool_use", "server_tool_use", "mcp_tool_use":
 	default: // "text" and any future block carrying text
 		head = appendText(head, src, text)
 	}
@@ -762,7 +762,7 @@ func appendText(t []gw.Text, src gw.TextSource, s string) []gw.Text {
 // type.
 func (p *parser) blockMember(typ, name, where string) error {
 	switch {
-	case name == "input" && (typ == "tool_use" || typ == "server_tool_use"):
+	case name == "input" && (typ == "tool_use" || typ == "server_tool_use" || typ == "mcp_tool_use"):
 		v, err := p.dec.ReadValue()
 		if err != nil {
 			return err
@@ -771,7 +771,8 @@ func (p *parser) blockMember(typ, name, where string) error {
 			p.add(gw.TextAssistant, s)
 		}
 		return nil
-	case name == "content" && (typ == "tool_result" || typ == "search_result"):
+	case name == "content" && (typ == "tool_result" || typ == "search_result" || typ == "mcp_tool_result"):
+		// an MCP server's output is third-party text like a tool's
 		return p.mContent(gw.TextTool, where+".content")
 	case name == "source" && typ == "document":
 		return p.docSource(where + ".source")
