@@ -12,6 +12,7 @@ const (
 	TextUser                        // user turns
 	TextAssistant                   // assistant turns, including tool-call arguments
 	TextTool                        // tool results and documents
+	TextToolSpec                    // tool and JSON-schema descriptions: third-party text the caller passes on
 )
 
 // Text is one piece of a request's text and its source, in request
@@ -32,6 +33,8 @@ func (s TextSource) String() string {
 		return "assistant"
 	case TextTool:
 		return "tool"
+	case TextToolSpec:
+		return "tool_spec"
 	}
 	return "TextSource(" + strconv.Itoa(int(s)) + ")"
 }

@@ -171,6 +171,12 @@ func newLexicon() *lexicon {
 	for _, w := range rev {
 		add(wordHash([]byte(w)), cueReversed)
 	}
+	for _, w := range reshapeCueWords {
+		add(wordHash([]byte(w)), cueReshape)
+	}
+	for _, w := range assemblyWords {
+		add(wordHash([]byte(w)), cueAssembly)
+	}
 	lex := &lexicon{cjk: newCJKTable()}
 	for _, e := range entries {
 		if !lex.insert(e) {
@@ -183,6 +189,7 @@ func newLexicon() *lexicon {
 // insert places e (whose key is not yet in the table), moving the
 // entries in its way to their other slot.
 func (lex *lexicon) insert(e lexEntry) bool {
+	from := uint64(lexSize) // the slot e was moved out of: none yet
 	for try := 0; try < 1000; try++ {
 		a, b := lexSlots(e.key)
 		if lex.tab[a].key == 0 {
@@ -193,18 +200,26 @@ func (lex *lexicon) insert(e lexEntry) bool {
 			lex.tab[b] = e
 			return true
 		}
-		if try&1 == 1 {
-			a = b
+		// Move the entry in e's other slot than the one e left (else
+		// two entries sharing a slot swap back and forth), alternating
+		// for the first.
+		s := a
+		if s == from || from == lexSize && try&1 == 1 {
+			s = b
 		}
-		e, lex.tab[a] = lex.tab[a], e
+		e, lex.tab[s] = lex.tab[s], e
+		from = s
 	}
 	return false
 }
 
 // Lexicon bits above the concepts mark rot13 and reversed attack words.
 const (
+	cueAssembly = 1 << 60 // a word asking for pieces to be joined (assemblyOrder)
+	cueReshape  = 1 << 61 // a word asking to read backwards or by first letters (views.go)
 	cueRot13    = 1 << 62
 	cueReversed = 1 << 63
+	cueBits     = cueAssembly | cueReshape | cueRot13 | cueReversed
 	conceptBits = 1<<numConcepts - 1
 )
 

@@ -40,6 +40,9 @@ type EvalReport struct {
 	FPR           float64            `json:"fpr"`
 	PerKind       map[string]Figures `json:"per_kind"`
 	KindAgreement map[string]float64 `json:"kind_agreement"`
+	// PerLang is set when rows name their language ("lang"): recall
+	// over that language's attacks, FPR over its benign rows.
+	PerLang map[string]Figures `json:"per_lang,omitempty"`
 }
 
 type evalRow struct {
@@ -50,6 +53,8 @@ type evalRow struct {
 	// "tool" (a tool result or document), "assistant" or "system" (never
 	// scored, as the gateway treats system prompts).
 	Role string `json:"role,omitempty"`
+	// Lang is the row's language (optional), for per-language figures.
+	Lang string `json:"lang,omitempty"`
 }
 
 // source is the row's role as a segment source; readEvalRows has
@@ -161,14 +166,35 @@ func readEvalRows(path string) ([]evalRow, error) {
 func evaluate(g *Guard, rows []evalRow) EvalReport {
 	var tp, fp, att, ben int
 	kRows, kTP, kAgree := map[string]int{}, map[string]int{}, map[string]int{}
+	type langCount struct{ att, tp, ben, fp int }
+	langs := map[string]*langCount{}
 	for _, r := range rows {
 		v := g.Check([]Segment{{Source: r.source(), Text: r.Text}})
+		var lc *langCount
+		if r.Lang != "" {
+			if lc = langs[r.Lang]; lc == nil {
+				lc = &langCount{}
+				langs[r.Lang] = lc
+			}
+		}
 		if r.Label == "benign" {
 			ben++
 			if v.Flagged {
 				fp++
 			}
+			if lc != nil {
+				lc.ben++
+				if v.Flagged {
+					lc.fp++
+				}
+			}
 			continue
+		}
+		if lc != nil {
+			lc.att++
+			if v.Flagged {
+				lc.tp++
+			}
 		}
 		att++
 		k := r.Kind
@@ -193,6 +219,12 @@ func evaluate(g *Guard, rows []evalRow) EvalReport {
 		FPR:           frac(fp, ben),
 		PerKind:       map[string]Figures{},
 		KindAgreement: map[string]float64{},
+	}
+	if len(langs) > 0 {
+		rep.PerLang = map[string]Figures{}
+		for l, c := range langs {
+			rep.PerLang[l] = Figures{Rows: c.att + c.ben, Precision: frac(c.tp, c.tp+c.fp), Recall: frac(c.tp, c.att), FPR: frac(c.fp, c.ben)}
+		}
 	}
 	for k, n := range kRows {
 		rep.PerKind[k] = Figures{Rows: n, Precision: frac(kTP[k], kTP[k]+fp), Recall: frac(kTP[k], n), FPR: rep.FPR}
@@ -222,7 +254,22 @@ func writeEvalTable(w io.Writer, rep EvalReport) error {
 		f := rep.PerKind[k]
 		fmt.Fprintf(&b, "%-12s %6d %9.3f %7.3f %7.3f %6.3f\n", k, f.Rows, f.Precision, f.Recall, f.FPR, rep.KindAgreement[k])
 	}
+	if len(rep.PerLang) > 0 {
+		langs := make([]string, 0, len(rep.PerLang))
+		for l := range rep.PerLang {
+			langs = append(langs, l)
+		}
+		sort.Strings(langs)
+		fmt.Fprintf(&b, "%-12s %6s %9s %7s %7s\n", "lang", "rows", "precision", "recall", "fpr")
+		for _, l := range langs {
+			f := rep.PerLang[l]
+			fmt.Fprintf(&b, "%-12s %6d %9.3f %7.3f %7.3f\n", l, f.Rows, f.Precision, f.Recall, f.FPR)
+		}
+	}
 	b.WriteString("per kind: recall over that kind's attacks; fpr over all benign rows; precision = kind's flagged attacks / (those + flagged benign); kind= is the share of flagged attacks whose verdict named the row's kind\n")
+	if len(rep.PerLang) > 0 {
+		b.WriteString("per lang: recall over that language's attacks; fpr over its benign rows\n")
+	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("guard eval: write: %w", err)
 	}

@@ -70,9 +70,15 @@ type scratch struct {
 	lastSent         int         // index of the last token starting a sentence, or noToken (tokenize)
 	run, maxRun      int         // repeats of the last token, and the most (tokenize)
 	rotCues, revCues int         // rot13 and reversed attack words seen (tokenize)
+	reshapeCues      int         // words asking to read backwards or by first letters (tokenize)
+	assemblyCues     int         // words asking for pieces to be joined (tokenize)
+	viewFrom         int         // where the views start in norm, or -1 (extract)
+	assembly         bool        // the text asks for pieces to be joined and followed (assemblyOrder)
+	viewBuf          []byte      // the views, copied (extractViews)
 	prefix           []prefixSum // local model (localLogit)
 	ldense           []int32     // one token's concept features (local model)
 	idx, pack        []int       // scored segments, and a pack's (CheckPolicy)
+	uidx             []int       // the scored user segments (CheckPolicy)
 	join             []byte      // a pack's joined text
 	mlhits           []mlHit     // multilingual words found (findMultilingual)
 	nonASCII         bool        // the text has non-ASCII characters (normalizeText)
@@ -96,7 +102,9 @@ func (sc *scratch) reset() {
 	sc.sentAt = 0
 	sc.lastNeg, sc.lastSent = noToken, noToken
 	sc.run, sc.maxRun = 0, 0
-	sc.rotCues, sc.revCues = 0, 0
+	sc.rotCues, sc.revCues, sc.reshapeCues, sc.assemblyCues = 0, 0, 0, 0
+	sc.viewFrom = -1
+	sc.assembly = false
 }
 
 func (sc *scratch) setDense(i int) {
@@ -119,7 +127,10 @@ func mixBucket(h uint64) uint32 {
 	return uint32(h >> (64 - bucketBits))
 }
 
-// extract computes the features of text into sc (which it resets).
+// extract computes the features of text into sc (which it resets). The
+// normalised text comes first in sc.norm, its views after it (decoded
+// runs, escapes, assembled pieces, shifted or reversed copies: see
+// views.go); sc.viewFrom is where the views start, or -1.
 func extract(sc *scratch, lex *lexicon, text string) {
 	sc.reset()
 	var invisible bool
@@ -132,7 +143,36 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	sc.norm, unescaped = appendUnescaped(sc.norm, text)
 	sc.norm, assembled = appendAssembled(sc.norm, text)
 	decoded = decoded || unescaped || assembled
+	var shifted bool
+	sc.norm, shifted = appendShifted(sc.norm, n0)
+	if len(sc.norm) > n0 {
+		sc.viewFrom = n0
+	}
 	sc.nonASCII = sc.nonASCII || decoded // a decoded view may hold any script
+	features(sc, lex, n0, decoded, shifted, invisible)
+}
+
+// extractViews computes the features of the views extract found, alone
+// (the text they came from left out): an order decoded from a run
+// inside a long benign wrapper is read without the wrapper's words
+// diluting it. It reports false, leaving sc as it was, when there are
+// none.
+func extractViews(sc *scratch, lex *lexicon) bool {
+	if sc.viewFrom < 0 {
+		return false
+	}
+	sc.viewBuf = append(sc.viewBuf[:0], sc.norm[sc.viewFrom:]...)
+	nonASCII := sc.nonASCII
+	sc.reset()
+	sc.norm = append(sc.norm[:0], sc.viewBuf...)
+	sc.nonASCII = nonASCII
+	features(sc, lex, len(sc.norm), true, false, false)
+	return true
+}
+
+// features tokenizes sc.norm (its first n0 bytes the text, the rest its
+// views) and sets the dense features and rules.
+func features(sc *scratch, lex *lexicon, n0 int, decoded, reshaped, invisible bool) {
 	spaced, leet := tokenize(sc, lex, 0)
 	transformed := sc.rotCues >= 2 || sc.revCues >= 2
 	if transformed {
@@ -142,6 +182,20 @@ func extract(sc *scratch, lex *lexicon, text string) {
 		s2, l2 := tokenize(sc, lex, n1)
 		spaced, leet = spaced || s2, leet || l2
 	}
+	if sc.reshapeCues > 0 {
+		// Asked to read backwards or by first letters: add those copies.
+		n1 := len(sc.norm)
+		var ok bool
+		if sc.norm, ok = appendReshaped(sc.norm, n0); ok {
+			if sc.viewFrom < 0 {
+				sc.viewFrom = n1
+			}
+			s2, l2 := tokenize(sc, lex, n1)
+			spaced, leet = spaced || s2, leet || l2
+			reshaped = true
+		}
+	}
+	transformed = transformed || reshaped
 
 	if decoded {
 		sc.setDense(miscDecoded)
@@ -176,6 +230,7 @@ func extract(sc *scratch, lex *lexicon, text string) {
 		sc.setDense(miscSymbols)
 	}
 
+	sc.assembly = sc.assemblyCues > 0 && assemblyOrder(sc)
 	findRules(sc)
 	if sc.rule.name == "" {
 		findMultilingual(sc, lex.cjk)
@@ -691,7 +746,7 @@ func lookupCached(tokens []token, buf []byte, wc *wordCache, sp []uint32, i int)
 			x &= 1<<(8*uint(n)) - 1
 		}
 		e := &wc[x*0x9e3779b97f4a7c15>>(64-wordCacheBits)]
-		if e.key != x || e.concepts&(cueRot13|cueReversed) != 0 {
+		if e.key != x || e.concepts&cueBits != 0 {
 			break
 		}
 		t.hash, t.concepts, t.ml = e.hash, e.concepts&conceptBits, uint8(e.concepts>>mlShift)
@@ -728,7 +783,7 @@ func (sc *scratch) lookupOne(lex *lexicon, i int, sp []uint32) {
 	}
 	ml := uint8(m >> mlShift)
 	m &^= mlBits
-	if m&(cueRot13|cueReversed) != 0 || m == 0 && t.probe {
+	if m&cueBits != 0 || m == 0 && t.probe {
 		m = sc.rareConcepts(t, m)
 	}
 	t.hash, t.concepts, t.ml = h, m, ml
@@ -817,13 +872,20 @@ const wordCacheBits = 10
 // bits, or none for a token to probe: it counts the cues and returns
 // the concepts, searching the key stems in an unknown probed token.
 func (sc *scratch) rareConcepts(t *token, m uint64) uint64 {
-	if m&(cueRot13|cueReversed) != 0 {
-		if m&cueRot13 != 0 {
+	if m&cueBits != 0 {
+		switch {
+		case m&cueRot13 != 0:
 			sc.rotCues++
-		} else {
+		case m&cueReversed != 0:
 			sc.revCues++
 		}
-		m &= conceptBits
+		if m&cueReshape != 0 {
+			sc.reshapeCues++
+		}
+		if m&cueAssembly != 0 {
+			sc.assemblyCues++
+		}
+		m &^= cueBits
 	}
 	if m == 0 && t.probe && t.end-t.start >= 9 {
 		m = stemConcepts(sc.toks[t.start:t.end])

@@ -32,7 +32,8 @@ const (
 	SourceSystem    = gw.TextSystem
 	SourceUser      = gw.TextUser
 	SourceAssistant = gw.TextAssistant
-	SourceTool      = gw.TextTool // tool results and documents
+	SourceTool      = gw.TextTool     // tool results and documents
+	SourceToolSpec  = gw.TextToolSpec // tool and schema descriptions: scored like tool results
 )
 
 // Segment is one piece of a request's text and its source (gw.Text).
@@ -91,6 +92,10 @@ func ParseScope(s string) (Scope, error) {
 // assistant turns the guard's is stricter, see Check). The zero Policy
 // is the guard's default.
 type Policy struct {
+	// Tenant scopes the score cache: texts are looked up among the
+	// scores of the same tenant's requests only (an account; "" is a
+	// tenant of its own). See cache.go.
+	Tenant             string
 	Scope              Scope
 	UserThreshold      float64
 	ToolThreshold      float64
@@ -115,7 +120,7 @@ func (p Policy) scores(src Source) bool {
 	switch src {
 	case SourceSystem:
 		return false
-	case SourceTool:
+	case SourceTool, SourceToolSpec:
 		return p.Scope != ScopeUser
 	case SourceAssistant:
 		return p.Scope == "" || p.Scope == ScopeAll
@@ -131,6 +136,9 @@ type Config struct {
 	// Grey is the lower end of the grey band, below the threshold; 0
 	// means the model's, negative means no band.
 	Grey float64
+	// CacheEntries bounds the score cache (cache.go): 0 means
+	// DefaultCacheEntries, negative no cache.
+	CacheEntries int
 }
 
 // Validate reports whether the configuration is usable.
@@ -157,8 +165,9 @@ type Guard struct {
 	model     *Model
 	lex       *lexicon
 	threshold float64
-	grey      float64   // 0: no grey band
-	pool      sync.Pool // *scratch
+	grey      float64     // 0: no grey band
+	pool      sync.Pool   // *scratch
+	cache     *scoreCache // nil: none
 }
 
 // New loads the embedded model.
@@ -180,6 +189,12 @@ func NewWithModel(m *Model, cfg Config) (*Guard, error) {
 		return nil, errors.New("guard model is empty or malformed")
 	}
 	g := &Guard{model: m, lex: newLexicon(), threshold: cfg.Threshold}
+	switch {
+	case cfg.CacheEntries == 0:
+		g.cache = newScoreCache(DefaultCacheEntries)
+	case cfg.CacheEntries > 0:
+		g.cache = newScoreCache(cfg.CacheEntries)
+	}
 	if g.threshold == 0 {
 		g.threshold = m.Threshold
 	}
@@ -231,7 +246,7 @@ func (g *Guard) thresholdFor(p *Policy, src Source) float64 {
 	switch {
 	case src == SourceUser && p.UserThreshold > 0:
 		return p.UserThreshold
-	case src == SourceTool && p.ToolThreshold > 0:
+	case (src == SourceTool || src == SourceToolSpec) && p.ToolThreshold > 0:
 		return p.ToolThreshold
 	case src == SourceAssistant && p.AssistantThreshold > 0:
 		return p.AssistantThreshold
@@ -306,10 +321,26 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 		if len(idx) > packOnly && len(segs[i].Text) <= 2*packEdge {
 			continue // read whole in the packs
 		}
-		consider(i, g.scoreText(sc, segs[i].Text), 0, nil)
+		text := segs[i].Text
+		consider(i, g.cachedScore(&p, cacheSegment, text, func() result { return g.scoreText(sc, text) }), 0, nil)
 	}
 	if len(idx) > 1 {
 		g.scorePacks(sc, segs, idx, &p, consider)
+		// The user's spelled turns read together, without the replies
+		// between them: an order spelled one to three words a turn
+		// ("join the words of my last messages"), however long the
+		// conversation before it. (Longer turns are read whole and in
+		// the packs above; these add at most a few words a turn.)
+		uidx := sc.uidx[:0]
+		for _, i := range idx {
+			if segs[i].Source == SourceUser && spelledTurn(segs[i].Text) {
+				uidx = append(uidx, i)
+			}
+		}
+		sc.uidx = uidx
+		if len(uidx) > 1 && len(uidx) < len(idx) {
+			g.scorePacks(sc, segs, uidx, &p, consider)
+		}
 	}
 	if best.Score == 0 {
 		return best
@@ -318,7 +349,7 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 		best.Grey, best.Segment, best.Text = true, greyAt, greyText
 	}
 	best.Kind = bestRes.kind
-	if bestSrc == SourceTool {
+	if bestSrc == SourceTool || bestSrc == SourceToolSpec {
 		best.Kind = KindInjection // an instruction smuggled into a document
 	}
 	if best.Flagged {
@@ -405,6 +436,26 @@ func (g *Guard) scoreWindow(sc *scratch, text string) result {
 		z = (z + zl) / 2
 	}
 	r := result{score: sigmoid(z), kind: kindOf(col)}
+	if r.score < ruleScore && sc.rule.name == "" && !sc.mentioned {
+		// The views alone (decoded, reshaped): scored apart so that the
+		// text around an encoded order does not dilute it. A phrasing
+		// the text itself mentions is not read again without its frame.
+		base, baseCol := r, col
+		if extractViews(sc, g.lex) {
+			zv, cv := g.model.windowLogit(sc)
+			if zl := g.model.local.localLogit(sc); !math.IsInf(zl, -1) {
+				zv = (zv + zl) / 2
+			}
+			if sv := sigmoid(zv); sv > base.score || sc.rule.name != "" {
+				r, col = result{score: sv, kind: kindOf(cv)}, cv
+			} else {
+				// the text's own score stands (its cue is read from the
+				// views' features, which hold the decoded words)
+				r, col = base, baseCol
+				sc.rule, sc.mentioned = ruleHit{}, false
+			}
+		}
+	}
 	if sc.mentioned && sc.rule.name == "" {
 		// Mention is not use: a phrasing the rules passed over as talked
 		// about is scored apart, at most in the grey band, which a
@@ -435,3 +486,24 @@ func kindOf(col int) Kind {
 	}
 	return KindInjection
 }
+
+// spelledTurn reports whether a turn is one to maxSpelledWords words
+// (at most 64 bytes): a piece of an order spelled over turns.
+func spelledTurn(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	words, in := 0, false
+	for i := 0; i < len(s); i++ {
+		sp := s[i] == ' ' || s[i] == '\n' || s[i] == '\t'
+		if !sp && !in {
+			words++
+		}
+		in = !sp
+	}
+	return words >= 1 && words <= maxSpelledWords
+}
+
+// maxSpelledWords is the most words of a turn read with the user's other
+// spelled turns.
+const maxSpelledWords = 3

@@ -37,8 +37,8 @@ const (
 	mlInstr
 	mlReveal
 	mlSystem
-	mlShift = 56 // the classes' place in a lexicon mask (above the concepts, below the cue bits)
-	mlBits  = uint64(0x1F) << mlShift
+	mlShift = 48 // the classes' place in a lexicon mask (above the concepts, below the cue bits)
+	mlBits  = uint64(0xFF) << mlShift
 )
 
 // mlSpanTokens and mlSpanRunes bound the span of a multilingual rule:
@@ -127,7 +127,7 @@ func multilingualWords() []mlWord {
 			out = append(out, mlWord{w, l.cat})
 		}
 	}
-	return out
+	return append(out, moreLanguageWords()...)
 }
 
 // cjkTerms are the Chinese (simplified and traditional), Japanese and
@@ -149,7 +149,7 @@ func cjkTerms() []mlWord {
 			out = append(out, mlWord{w, l.cat})
 		}
 	}
-	return out
+	return append(out, moreCJKTerms()...)
 }
 
 // cjkNegations before a verb turn an order into a prohibition.
@@ -175,6 +175,7 @@ type mlHit struct {
 	tok, off int32
 	cat      uint8
 	neg      bool
+	msg      bool // a word for a message (mlNearOf)
 }
 
 // isCJKLead says whether a byte leads a three-byte UTF-8 sequence of
@@ -188,7 +189,7 @@ func findMultilingual(sc *scratch, cjk cjkTable) {
 	for i := range sc.tokens {
 		t := &sc.tokens[i]
 		if t.ml != 0 {
-			hits = append(hits, mlHit{int32(i), 0, t.ml, t.negd})
+			hits = append(hits, mlHit{int32(i), 0, t.ml, t.negd, mlMessages[string(sc.toks[t.start:t.end])]})
 			continue
 		}
 		if !sc.nonASCII || t.end-t.start < 6 {
@@ -206,7 +207,7 @@ func findMultilingual(sc *scratch, cjk cjkTable) {
 			_, n2 := utf8.DecodeRune(w[p+n1:])
 			for _, term := range cjk[string(w[p:p+n1+n2])] {
 				if strings.HasPrefix(string(w[p:]), term.word) {
-					hits = append(hits, mlHit{int32(i), int32(p), term.cat, cjkNegated(w[:p])})
+					hits = append(hits, mlHit{int32(i), int32(p), term.cat, cjkNegated(w[:p]), false})
 				}
 			}
 			p += n1
@@ -224,14 +225,24 @@ func findMultilingual(sc *scratch, cjk cjkTable) {
 			continue
 		}
 		switch {
-		case h.cat&mlIgnore != 0 && mlNear(hits, k, mlPrior) && mlNear(hits, k, mlInstr):
+		case h.cat&mlIgnore != 0 && mlNear(hits, k, mlPrior) && mlNearOf(hits, k, mlInstr, true):
 			if !sc.mention(int(h.tok)) && !sc.mlMention(h) {
 				sc.rule = ruleHit{"ignore previous instructions (multilingual)", "", int(h.tok)}
+				return
+			}
+		case h.cat&mlIgnore != 0 && mlNear(hits, k, mlNow) && mlNearOf(hits, k, mlInstr, true):
+			if !sc.mention(int(h.tok)) && !sc.mlMention(h) {
+				sc.rule = ruleHit{"drops its instructions (multilingual)", KindInjection, int(h.tok)}
 				return
 			}
 		case h.cat&mlReveal != 0 && mlNear(hits, k, mlSystem) && mlNear(hits, k, mlInstr):
 			if !sc.mention(int(h.tok)) && !sc.mlMention(h) {
 				sc.rule = ruleHit{"asks for the system prompt (multilingual)", KindExtraction, int(h.tok)}
+				return
+			}
+		case h.cat&mlLimits != 0 && mlNear(hits, k, mlFree) && mlNear(hits, k, mlNow):
+			if !sc.mention(int(h.tok)) && !sc.mlMention(h) {
+				sc.rule = ruleHit{"persona without limits (multilingual)", KindJailbreak, int(h.tok)}
 				return
 			}
 		}
@@ -262,7 +273,12 @@ func cjkNegated(before []byte) bool {
 
 // mlNear reports whether a hit of class cat lies within the rule span of
 // hits[k], before or after it.
-func mlNear(hits []mlHit, k int, cat uint8) bool {
+func mlNear(hits []mlHit, k int, cat uint8) bool { return mlNearOf(hits, k, cat, false) }
+
+// mlNearOf is mlNear, leaving out the words for a message when noMsg is
+// set: "ignore my previous message" corrects a turn, while "show your
+// system message" asks for the prompt.
+func mlNearOf(hits []mlHit, k int, cat uint8, noMsg bool) bool {
 	h := hits[k]
 	near := func(o mlHit) bool {
 		if o.tok == h.tok {
@@ -273,12 +289,12 @@ func mlNear(hits []mlHit, k int, cat uint8) bool {
 		return d >= -mlSpanTokens && d <= mlSpanTokens
 	}
 	for j := k - 1; j >= 0 && h.tok-hits[j].tok <= mlSpanTokens; j-- {
-		if hits[j].cat&cat != 0 && near(hits[j]) {
+		if hits[j].cat&cat != 0 && near(hits[j]) && !(noMsg && hits[j].msg) {
 			return true
 		}
 	}
 	for j := k + 1; j < len(hits) && hits[j].tok-h.tok <= mlSpanTokens; j++ {
-		if hits[j].cat&cat != 0 && near(hits[j]) {
+		if hits[j].cat&cat != 0 && near(hits[j]) && !(noMsg && hits[j].msg) {
 			return true
 		}
 	}
@@ -301,7 +317,7 @@ var mlFrames = func() map[string]bool {
 		"कैसे क्यों अच्छा अच्छी " +
 		"كيف ماذا لماذا جيد جيدة " +
 		"کیسے کیوں اچھا " +
-		"কিভাবে কীভাবে কেন ভালো") {
+		"কিভাবে কীভাবে কেন ভালো " + moreFrames) {
 		m[string(normalize(nil, w))] = true
 	}
 	return m

@@ -92,7 +92,29 @@ func foldRune(r rune) rune {
 			return rune(c)
 		}
 	}
-	return unicode.ToLower(r)
+	r = unicode.ToLower(r)
+	switch r {
+	// Greek and Cyrillic lower-case letters that stand in for Latin
+	// ones in mixed-script text but are not in the confusables' table
+	// (which maps only what looks the same in most fonts).
+	case 'β':
+		return 'b'
+	case 'ε', 'ϵ':
+		return 'e'
+	case 'κ', 'к':
+		return 'k'
+	case 'χ':
+		return 'x'
+	case 'ω', 'ш':
+		return 'w'
+	case 'м':
+		return 'm'
+	case 'т':
+		return 't'
+	case 'п':
+		return 'n'
+	}
+	return r
 }
 
 // normalize appends the folded form of s to dst: lowercase, confusables
@@ -281,7 +303,7 @@ func appendDecoded(dst []byte, raw string, from int) ([]byte, bool) {
 		if k := strings.IndexByte(raw[st+minB64Run:], ' '); k >= 0 {
 			en = st + minB64Run + k
 		}
-		dst, found, added = decodeRuns(dst, raw[:en], st, found, added)
+		dst, found, added = decodeRuns(dst, raw[:en], st, found, added, 1)
 		i = en
 	}
 	return dst, found
@@ -316,7 +338,7 @@ func nextStretch(raw string, i int) int {
 // decodeRuns decodes the base64 and hex runs of raw from i on (i is 0 or
 // follows a byte that is not base64), as appendDecoded describes, and
 // returns dst, found and added updated.
-func decodeRuns(dst []byte, raw string, i int, found bool, added int) ([]byte, bool, int) {
+func decodeRuns(dst []byte, raw string, i int, found bool, added, depth int) ([]byte, bool, int) {
 	for i < len(raw) && added < maxDecoded {
 		// A run of minB64Run base64 bytes starting anywhere in
 		// raw[i:p+1] covers p, so when raw[p] is not base64 the whole
@@ -340,6 +362,9 @@ func decodeRuns(dst []byte, raw string, i int, found bool, added int) ([]byte, b
 		}
 		run := raw[st:j]
 		i = j
+		if k := strings.LastIndexByte(strings.TrimRight(run, "="), '='); k >= 0 {
+			run = run[k+1:] // key=value: the value
+		}
 		if len(run) < minB64Run {
 			continue
 		}
@@ -372,18 +397,117 @@ func decodeRuns(dst []byte, raw string, i int, found bool, added int) ([]byte, b
 				dec = d
 			}
 		}
-		if len(dec) == 0 || !readable(dec) {
+		if len(dec) == 0 {
 			continue
 		}
 		if len(dec) > maxDecoded-added {
 			dec = dec[:maxDecoded-added]
 		}
+		if !readable(dec) {
+			// A view of a view: base64 inside base64, base64 inside hex,
+			// %-escapes inside base64. Decoded text is shorter than its
+			// encoding, so each level reads fewer bytes than the one
+			// before, and the levels share maxDecoded.
+			if depth < maxViewDepth && printable(dec) {
+				var f bool
+				dst, f, added = nestedViews(dst, string(dec), depth+1, added)
+				found = found || f
+			}
+			continue
+		}
 		added += len(dec)
 		dst = append(dst, '\n')
 		dst = normalize(dst, string(dec))
 		found = true
+		if depth < maxViewDepth && len(dec) >= minB64Run {
+			// readable text may still carry an encoded run or escapes
+			var f bool
+			dst, f, added = nestedViews(dst, string(dec), depth+1, added)
+			found = found || f
+		}
 	}
 	return dst, found, added
+}
+
+// maxViewDepth bounds how many encodings deep the decoded views go: a
+// run of the text is level 1, a run inside its decoded text level 2,
+// and so on. Each level is at most as long as the one it came from
+// (base64 decodes to 3/4 of its bytes, hex and base32 to less, escapes
+// to at most as many), and all levels together add at most maxDecoded
+// bytes, so the work stays within a constant per byte of the text.
+const maxViewDepth = 4
+
+// nestedViews appends the views of a decoded text raw at the given
+// depth: its own base64, base32 and hex runs and its %-escapes, each in
+// turn followed down to maxViewDepth.
+func nestedViews(dst []byte, raw string, depth, added int) ([]byte, bool, int) {
+	found := false
+	if st := nextStretch(raw, 0); st >= 0 {
+		var f bool
+		dst, f, added = decodeRunsFrom(dst, raw, st, depth, added)
+		found = found || f
+	}
+	if !strings.Contains(raw, " ") && strings.Count(raw, "+") >= minEscapes {
+		// a form-encoded text: '+' for spaces
+		if d := strings.ReplaceAll(raw, "+", " "); readable([]byte(d)) && added < maxDecoded {
+			d = d[:min(len(d), maxDecoded-added)]
+			added += len(d)
+			dst = append(dst, '\n')
+			dst = normalize(dst, d)
+			found = true
+			raw = d
+		}
+	}
+	if added < maxDecoded && strings.Count(raw, "%") >= minEscapes {
+		mark := len(dst)
+		var f bool
+		dst, f = appendUnescaped(dst, raw)
+		if f {
+			dec := string(dst[mark:])
+			added += len(dec)
+			found = true
+			if depth < maxViewDepth {
+				dst, f, added = nestedViews(dst, dec, depth+1, added)
+				found = found || f
+			}
+		}
+	}
+	return dst, found, added
+}
+
+// decodeRunsFrom is decodeRuns over the stretches of raw without a
+// space from st on, as appendDecoded does for the text itself.
+func decodeRunsFrom(dst []byte, raw string, st, depth, added int) ([]byte, bool, int) {
+	found := false
+	for i := st; i < len(raw) && added < maxDecoded; {
+		st := nextStretch(raw, i)
+		if st < 0 {
+			break
+		}
+		en := len(raw)
+		if k := strings.IndexByte(raw[st+minB64Run:], ' '); k >= 0 {
+			en = st + minB64Run + k
+		}
+		var f bool
+		dst, f, added = decodeRuns(dst, raw[:en], st, found, added, depth)
+		found = found || f
+		i = en
+	}
+	return dst, found, added
+}
+
+// printable reports whether b is valid UTF-8 without control bytes
+// other than line breaks and tabs: text that may be another encoding.
+func printable(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x20 && c != '\n' && c != '\t' && c != '\r' || c == 0x7F {
+			return false
+		}
+	}
+	return true
 }
 
 func isB64(c byte) bool {

@@ -75,7 +75,8 @@ func (g *Guard) scorePacks(sc *scratch, segs []Segment, idx []int, p *Policy, co
 			sc.join = join
 			// The text is only read during the call; sc.join is not
 			// written again before it returns.
-			r := g.scoreWindow(sc, unsafe.String(unsafe.SliceData(join), len(join)))
+			text := unsafe.String(unsafe.SliceData(join), len(join))
+			r := g.cachedScore(p, cachePack, text, func() result { return g.scoreWindow(sc, text) })
 			consider(members[len(members)-1], r, thr, joined)
 		}
 		// Carry the last edges into the next pack.

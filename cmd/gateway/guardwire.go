@@ -92,7 +92,11 @@ func (a *policyGuard) CheckFirst(ctx context.Context, p *gw.Principal, segs []gw
 		return proxy.Verdict{Note: "off"}, nil, nil
 	}
 	scope, _ := guard.ParseScope(pol.Scope)
-	v := a.g.CheckPolicy(segs, guard.Policy{Scope: scope, UserThreshold: pol.UserThreshold, ToolThreshold: pol.ToolThreshold, AssistantThreshold: pol.AssistantThreshold})
+	tenant := ""
+	if p != nil {
+		tenant = p.AccountID // the score cache is shared within an account only
+	}
+	v := a.g.CheckPolicy(segs, guard.Policy{Tenant: tenant, Scope: scope, UserThreshold: pol.UserThreshold, ToolThreshold: pol.ToolThreshold, AssistantThreshold: pol.AssistantThreshold})
 	out := proxy.Verdict{Flagged: v.Flagged, Kind: string(v.Kind), Score: v.Score, Reason: v.Reason}
 	text, src := v.Text, ""
 	if v.Segment >= 0 && v.Segment < len(segs) {

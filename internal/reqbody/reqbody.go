@@ -90,6 +90,7 @@ type parser struct {
 	dec   *jsontext.Decoder
 	shape gw.Shape
 	text  []gw.Text
+	tools []gw.Text // tool descriptions, put before the conversation's text
 }
 
 // Parse validates body and reads it. Errors are *gw.Error with code
@@ -113,6 +114,11 @@ func Parse(shape gw.Shape, body []byte) (*Body, error) {
 		return nil, p.wrap(err)
 	}
 	b.Text = p.text
+	if len(p.tools) > 0 {
+		// The tools are read first, as vendors present them, wherever the
+		// body lists them: the conversation's last text stays last.
+		b.Text = append(p.tools, p.text...)
+	}
 	return b, nil
 }
 
@@ -264,7 +270,8 @@ var known = func() map[string]string {
 	for _, n := range []string{"model", "models", "messages", "system", "stream", "max_tokens", "max_completion_tokens",
 		"role", "content", "type", "text", "title", "context", "source", "input", "data", "media_type",
 		"refusal", "tool_calls", "function_call", "function", "arguments",
-		"tools", "tool_choice", "thinking", "stream_options", "response_format", "output_config", "reasoning", "json_schema"} {
+		"tools", "tool_choice", "thinking", "stream_options", "response_format", "output_config", "reasoning", "json_schema",
+		"description", "input_schema", "parameters"} {
 		m[n] = n
 	}
 	return m
@@ -595,9 +602,21 @@ func (p *parser) apiObject(where, nested string) error {
 		if err != nil {
 			return err
 		}
-		if n != "" && n == nested {
+		switch {
+		case n != "" && n == nested:
 			err = p.apiObject(where+"."+n, "")
-		} else {
+		case strings.HasPrefix(where, "tools[") && (n == "description" || n == "input_schema" || n == "parameters"):
+			// A tool's description and its schema's: third-party text,
+			// read by the guard as such.
+			var v jsontext.Value
+			if v, err = p.dec.ReadValue(); err == nil {
+				if n == "description" {
+					p.tools = appendDescription(p.tools, v)
+				} else {
+					p.tools = ToolSpecText(p.tools, v)
+				}
+			}
+		default:
 			err = p.dec.SkipValue()
 		}
 		if err != nil {
@@ -754,12 +773,12 @@ func (p *parser) mBlock(src gw.TextSource, where string) error {
 	var head []gw.Text
 	switch typ {
 	case "thinking", "redacted_thinking", "image":
-	case "tool_result", "search_result":
+	case "tool_result", "search_result", "mcp_tool_result":
 		head = appendText(head, gw.TextTool, title)
 	case "document":
 		head = appendText(head, gw.TextTool, title)
 		head = appendText(head, gw.TextTool, context)
-	case "tool_use", "server_tool_use":
+	case "tool_use", "server_tool_use", "mcp_tool_use":
 	default: // "text" and any future block carrying text
 		head = appendText(head, src, text)
 	}
@@ -787,7 +806,7 @@ func appendText(t []gw.Text, src gw.TextSource, s string) []gw.Text {
 // type.
 func (p *parser) blockMember(typ, name, where string) error {
 	switch {
-	case name == "input" && (typ == "tool_use" || typ == "server_tool_use"):
+	case name == "input" && (typ == "tool_use" || typ == "server_tool_use" || typ == "mcp_tool_use"):
 		v, err := p.dec.ReadValue()
 		if err != nil {
 			return err
@@ -796,7 +815,8 @@ func (p *parser) blockMember(typ, name, where string) error {
 			p.add(gw.TextAssistant, s)
 		}
 		return nil
-	case name == "content" && (typ == "tool_result" || typ == "search_result"):
+	case name == "content" && (typ == "tool_result" || typ == "search_result" || typ == "mcp_tool_result"):
+		// an MCP server's output is third-party text like a tool's
 		return p.mContent(gw.TextTool, where+".content")
 	case name == "source" && typ == "document":
 		return p.docSource(where + ".source")
@@ -1002,4 +1022,86 @@ func (p *parser) cFunction(where string) error {
 		p.add(gw.TextAssistant, s)
 		return nil
 	})
+}
+
+// ToolSpecText appends the descriptions a tool definition or its JSON
+// schema carries (every "description" member whose value is a string,
+// at any depth) as gw.TextToolSpec texts: a tool's description is
+// written by whoever published the tool (an MCP server, a plugin), not
+// by the caller, and the model reads it as instructions. Invalid JSON
+// adds what was read before it (the vendor refuses the body).
+func ToolSpecText(dst []gw.Text, raw []byte) []gw.Text {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	dst, _ = descriptions(dec, dst)
+	return dst
+}
+
+// descriptions reads one value from dec, appending the descriptions in
+// it.
+func descriptions(dec *jsontext.Decoder, dst []gw.Text) ([]gw.Text, error) {
+	switch dec.PeekKind() {
+	case '{':
+		if _, err := dec.ReadToken(); err != nil {
+			return dst, err
+		}
+		for dec.PeekKind() != '}' {
+			name, err := dec.ReadValue()
+			if err != nil {
+				return dst, err
+			}
+			if isDescription(name) && dec.PeekKind() == '"' {
+				v, err := dec.ReadValue()
+				if err != nil {
+					return dst, err
+				}
+				dst = appendDescription(dst, v)
+				continue
+			}
+			if dst, err = descriptions(dec, dst); err != nil {
+				return dst, err
+			}
+		}
+		_, err := dec.ReadToken()
+		return dst, err
+	case '[':
+		if _, err := dec.ReadToken(); err != nil {
+			return dst, err
+		}
+		for dec.PeekKind() != ']' {
+			var err error
+			if dst, err = descriptions(dec, dst); err != nil {
+				return dst, err
+			}
+		}
+		_, err := dec.ReadToken()
+		return dst, err
+	case 0:
+		return dst, io.ErrUnexpectedEOF
+	}
+	return dst, dec.SkipValue()
+}
+
+// isDescription reports whether a member name (quoted, as read) is
+// "description", escaped or not, as the vendor decodes it.
+func isDescription(name jsontext.Value) bool {
+	if string(name) == `"description"` {
+		return true
+	}
+	if bytes.IndexByte(name, '\\') < 0 {
+		return false
+	}
+	u, err := jsontext.AppendUnquote(nil, name)
+	return err == nil && string(u) == "description"
+}
+
+// appendDescription appends a description's text (v is a JSON string).
+func appendDescription(dst []gw.Text, v jsontext.Value) []gw.Text {
+	if len(v) == 0 || v[0] != '"' {
+		return dst
+	}
+	u, err := jsontext.AppendUnquote(nil, v)
+	if err != nil || len(u) == 0 {
+		return dst
+	}
+	return append(dst, gw.Text{Source: gw.TextToolSpec, Text: string(u)})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/reqbody"
 )
 
 // MaxModelBytes bounds the model field (as on the other endpoints).
@@ -247,6 +248,9 @@ func Parse(body []byte) (*Request, error) {
 	}
 	if w.Instructions != nil && *w.Instructions != "" {
 		r.Text = append(r.Text, gw.Text{Source: gw.TextSystem, Text: *w.Instructions})
+	}
+	for _, t := range w.Tools {
+		r.Text = reqbody.ToolSpecText(r.Text, t)
 	}
 	items, err := inputItems(w.Input)
 	if err != nil {
