@@ -191,7 +191,7 @@ func (s *Server) geminiCount(w http.ResponseWriter, r *http.Request, model strin
 		fail(err)
 		return
 	}
-	release, err := s.countSlot(r.Context(), len(body))
+	release, err := s.countSlot(r.Context(), principal, len(body))
 	if err != nil {
 		fail(err)
 		return
