@@ -226,6 +226,12 @@ func TestGeminiKeysAndErrors(t *testing.T) {
 			t.Errorf("%s: status %d: %s", name, resp.StatusCode, b)
 		}
 	}
+	// A field no other vendor has is dropped by rule and named.
+	resp := e.gpost(path, []byte(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"safetySettings":[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}]}`))
+	b := readAll(t, resp.Body)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Gateway-Dropped-Fields") != "safetySettings" {
+		t.Errorf("safetySettings: %d dropped %q: %s", resp.StatusCode, resp.Header.Get("X-Gateway-Dropped-Fields"), b)
+	}
 	check := func(name string, resp *http.Response, status int, rpc string) {
 		t.Helper()
 		b := readAll(t, resp.Body)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/shape/gemini"
 )
 
 // DecodeResponse maps a generateContent answer to a canonical response.
@@ -394,33 +395,7 @@ func truncate(s string, n int) string {
 // count, makes the usage malformed: billed from the gateway's own count.
 // Absent counts are 0 (Gemini leaves zeros out).
 func usageOf(m *usageMetadata) gw.Usage {
-	counts := []*gw.Count{m.PromptTokenCount, m.CachedContentTokenCount, m.CandidatesTokenCount, m.ThoughtsTokenCount, m.ToolUsePromptTokenCount, m.TotalTokenCount}
-	for _, c := range counts {
-		if c != nil && !c.Valid {
-			return gw.Usage{Malformed: true}
-		}
-	}
-	if m.PromptTokenCount == nil && m.CandidatesTokenCount == nil && m.TotalTokenCount == nil {
-		return gw.Usage{Malformed: true}
-	}
-	nn := func(c *gw.Count) int64 {
-		if c == nil {
-			return 0
-		}
-		return c.N
-	}
-	cached := nn(m.CachedContentTokenCount)
-	thoughts := nn(m.ThoughtsTokenCount)
-	// cachedContentTokenCount is part of promptTokenCount: more is a
-	// vendor error, billed no higher than the prompt.
-	clamped := cached > nn(m.PromptTokenCount)
-	cached = min(cached, nn(m.PromptTokenCount))
-	return gw.Usage{
-		Clamped:         clamped,
-		InputTokens:     max(nn(m.PromptTokenCount)-cached, 0) + nn(m.ToolUsePromptTokenCount),
-		CacheReadTokens: cached,
-		OutputTokens:    nn(m.CandidatesTokenCount) + thoughts,
-		ReasoningTokens: thoughts,
-		Reported:        true,
-	}
+	// One reading of usageMetadata for the vendor side and for the G
+	// endpoint's relay meter (package shape/gemini).
+	return (*gemini.UsageMetadata)(m).Usage()
 }
