@@ -25,12 +25,13 @@ import (
 // Memory is bounded: the cache holds at most cacheShards*2*shardCap
 // entries (two generations per shard: when the current one fills, it
 // becomes the old one and the older is dropped; a hit in the old one is
-// moved to the current), about 64 bytes each.
+// moved to the current), about 100 bytes each with the maps' own
+// (names interned, see cached): some 7 MB at DefaultCacheEntries.
 
 const (
 	cacheShards = 16
 	// DefaultCacheEntries bounds the score cache when Config.CacheEntries
-	// is 0: about 4 MB.
+	// is 0: about 7 MB.
 	DefaultCacheEntries = 1 << 16
 	// minCached is the shortest text worth caching: shorter ones cost
 	// less to score than to look up.
@@ -44,7 +45,66 @@ type cacheKey struct {
 
 type cacheShard struct {
 	mu       sync.Mutex
-	cur, old map[cacheKey]result
+	cur, old map[cacheKey]cached
+}
+
+// cached is a result as the cache keeps it: its names (kind, rule, cue:
+// a small fixed set of strings) as indices into names.
+type cached struct {
+	score           float64
+	from, to        int32
+	kind, rule, cue uint16
+}
+
+// names interns the strings of results (kinds, rule names, cue names),
+// all of them constants of the package: index 0 is "".
+var names = struct {
+	sync.RWMutex
+	idx  map[string]uint16
+	list []string
+}{idx: map[string]uint16{"": 0}, list: []string{""}}
+
+func nameIndex(s string) (uint16, bool) {
+	names.RLock()
+	i, ok := names.idx[s]
+	names.RUnlock()
+	if ok {
+		return i, true
+	}
+	names.Lock()
+	defer names.Unlock()
+	if i, ok := names.idx[s]; ok {
+		return i, true
+	}
+	if len(names.list) >= 1<<16 {
+		return 0, false
+	}
+	i = uint16(len(names.list))
+	names.idx[s] = i
+	names.list = append(names.list, s)
+	return i, true
+}
+
+func nameAt(i uint16) string {
+	names.RLock()
+	defer names.RUnlock()
+	return names.list[i]
+}
+
+// pack and unpack convert a result to and from its cached form; pack
+// reports false for a result it cannot keep exactly.
+func pack(r result) (cached, bool) {
+	k, ok1 := nameIndex(string(r.kind))
+	rl, ok2 := nameIndex(r.rule)
+	c, ok3 := nameIndex(r.cue)
+	if !ok1 || !ok2 || !ok3 || r.from != int(int32(r.from)) || r.to != int(int32(r.to)) {
+		return cached{}, false
+	}
+	return cached{score: r.score, from: int32(r.from), to: int32(r.to), kind: k, rule: rl, cue: c}, true
+}
+
+func (c cached) unpack() result {
+	return result{score: c.score, kind: Kind(nameAt(c.kind)), rule: nameAt(c.rule), cue: nameAt(c.cue), from: int(c.from), to: int(c.to)}
 }
 
 type scoreCache struct {
@@ -56,7 +116,7 @@ type scoreCache struct {
 func newScoreCache(entries int) *scoreCache {
 	c := &scoreCache{seed: maphash.MakeSeed(), shardCap: max(1, entries/(2*cacheShards))}
 	for i := range c.shards {
-		c.shards[i].cur = make(map[cacheKey]result)
+		c.shards[i].cur = make(map[cacheKey]cached, c.shardCap)
 	}
 	return c
 }
@@ -77,30 +137,36 @@ func (c *scoreCache) shard(k cacheKey) *cacheShard { return &c.shards[k.h>>60] }
 func (c *scoreCache) get(k cacheKey) (result, bool) {
 	s := c.shard(k)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r, ok := s.cur[k]; ok {
-		return r, true
+	e, ok := s.cur[k]
+	if !ok {
+		if e, ok = s.old[k]; ok {
+			delete(s.old, k)
+			s.putLocked(k, e, c.shardCap)
+		}
 	}
-	if r, ok := s.old[k]; ok {
-		delete(s.old, k)
-		s.putLocked(k, r, c.shardCap)
-		return r, true
+	s.mu.Unlock()
+	if !ok {
+		return result{}, false
 	}
-	return result{}, false
+	return e.unpack(), true
 }
 
 func (c *scoreCache) put(k cacheKey, r result) {
+	e, ok := pack(r)
+	if !ok {
+		return
+	}
 	s := c.shard(k)
 	s.mu.Lock()
-	s.putLocked(k, r, c.shardCap)
+	s.putLocked(k, e, c.shardCap)
 	s.mu.Unlock()
 }
 
-func (s *cacheShard) putLocked(k cacheKey, r result, capacity int) {
+func (s *cacheShard) putLocked(k cacheKey, e cached, capacity int) {
 	if len(s.cur) >= capacity {
-		s.old, s.cur = s.cur, make(map[cacheKey]result, capacity)
+		s.old, s.cur = s.cur, make(map[cacheKey]cached, capacity)
 	}
-	s.cur[k] = r
+	s.cur[k] = e
 }
 
 // len is the number of entries held.

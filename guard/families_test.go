@@ -6,8 +6,8 @@ import (
 	"github.com/gwlabs/gateway/internal/attackfamilies"
 )
 
-// The families of the outside check on the guard (issue: the families
-// that still pass), each with ten phrasings (internal/attackfamilies),
+// The families of attacks an outside check found passing the guard,
+// each with ten phrasings (internal/attackfamilies),
 // each checked on its own (the guard keeps no state between checks, the
 // gateway's cool-down aside: each is a fresh key's first try). At most
 // one in ten may pass.

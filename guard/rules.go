@@ -262,6 +262,11 @@ func (sc *scratch) revealRules(i int) {
 					sc.rule = ruleHit{"asks to repeat the text above", KindExtraction, i}
 					return
 				}
+				if sc.wordIs(j+1, "above") && sc.wordIs(j+2, "line") {
+					// "everything above line 40": lines of a file, not
+					// the conversation; scored apart like a mention
+					sc.mentioned = true
+				}
 			}
 		}
 	}

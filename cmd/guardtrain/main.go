@@ -122,6 +122,7 @@ func run(args []string, stdout io.Writer) error {
 	fpr := fs.Float64("fpr", 0.01, "target false-positive rate on benign rows for the threshold")
 	fprMode := fs.String("fprmode", "pooled", "how the threshold's false-positive rate is measured: mean (over benign collections) or pooled (over all benign rows)")
 	threshold := fs.Float64("threshold", 0, "threshold to store instead of the CV one (0: from -cv, else 0.5); with -cv, a higher one makes the CV one the grey band's lower end")
+	greyFlag := fs.Float64("grey", 0, "without -cv: the grey band's lower end to store (0: none)")
 	blockFPR := fs.Float64("blockfpr", 0, "with -cv: the blocking threshold is the lowest whose out-of-fold FPR (as -fprmode) is at most this, and the -fpr one becomes the grey band's lower end (0: -threshold decides)")
 	seed := fs.Uint64("seed", 1, "random seed (shuffling and augmentation)")
 	epochs := fs.Int("epochs", 5, "training epochs")
@@ -173,6 +174,9 @@ func run(args []string, stdout io.Writer) error {
 	opt := guard.TrainOptions{Epochs: *epochs, Seed: *seed, L2Sparse: *l2s, L2Dense: *l2d, LearningRate: *lr}
 
 	thr, grey := *threshold, 0.0
+	if !*cv && *greyFlag > 0 {
+		grey = *greyFlag
+	}
 	if *cv {
 		if *fprMode != "mean" && *fprMode != "pooled" {
 			return fmt.Errorf("-fprmode %q: want mean or pooled", *fprMode)

@@ -165,6 +165,8 @@ func FuzzSegments(f *testing.F) {
 	f.Add([]byte(`{"messages":[{"role":"tool","content":[{"type":"text","text":"t"}],"tool_calls":[{"function":{"arguments":"{}"}}]}]}`), false)
 	f.Add([]byte(`{"messages":null}`), false)
 	f.Add([]byte(`[`), true)
+	f.Add([]byte(`{"tools":[{"name":"a","description":"d","input_schema":{"properties":{"x":{"descr\u0069ption":"e","items":[{"description":"f"}]}}}}],"messages":[]}`), true)
+	f.Add([]byte(`{"messages":[],"tools":[{"type":"function","function":{"description":"","parameters":{"description":7}}}]}`), false)
 	f.Fuzz(func(t *testing.T, body []byte, m bool) {
 		shape := gw.ShapeC
 		if m {
