@@ -121,7 +121,7 @@
 // floats, and a signature of the feature extractor so a model trained
 // for other features is refused. It is trained by cmd/guardtrain:
 //
-//	go run ./cmd/guardtrain -data PATH/dev.jsonl -extra cmd/guardtrain/data -cv -out guard/model.json
+//	go run ./cmd/guardtrain -data PATH/dev.jsonl -extra guard/train/testdata -cv -out guard/model.json
 //
 // Training uses only rows whose licence allows shipping the weights:
 //
@@ -129,7 +129,7 @@
 //     collections (Lakera Gandalf and Mosscap, deepset, Giskard, BIPIA,
 //     the in-the-wild jailbreak set, UltraChat, awesome-chatgpt-prompts,
 //     self-instruct, Alpaca seeds);
-//   - cmd/guardtrain/data: 25 further collections (8,957 rows: 3,126
+//   - guard/train/testdata: 25 further collections (8,957 rows: 3,126
 //     attacks, 5,831 benign), each with its licence in its SOURCES.md:
 //     garak's probes, PurpleLlama's prompt-injection benchmarks,
 //     llm-guard, FuzzyAI, DecodingTrust, adaptive attacks, SecLists,
@@ -233,7 +233,7 @@
 // the gateway lets the band through and logs it "grey"). The model
 // stores both; the command
 //
-//	go run ./cmd/guardtrain -data PATH/dev.jsonl -extra cmd/guardtrain/data -cv -systemrows system -fprmode mean -fpr 0.02 -blockfpr 0.003 -out guard/model.json
+//	go run ./cmd/guardtrain -data PATH/dev.jsonl -extra guard/train/testdata -cv -systemrows system -fprmode mean -fpr 0.02 -blockfpr 0.003 -out guard/model.json
 //
 // writes the embedded file byte for byte. Out of fold, at the shipped
 // threshold, over 12,270 rows (5,293 attacks): recall 0.222 (extraction
