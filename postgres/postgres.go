@@ -72,10 +72,8 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
 	"embed"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -87,6 +85,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/groupcommit"
+	"github.com/gwlabs/gateway/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -132,6 +131,8 @@ type Stats = groupcommit.Stats
 // DB is a gw.Store on a PostgreSQL database. It is safe for concurrent
 // use.
 type DB struct {
+	queries // the statements both stores share
+
 	pool     *pgxpool.Pool
 	now      func() time.Time
 	syncEach bool
@@ -174,8 +175,10 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
+	conn := pgConn{pool}
 	db := &DB{
 		pool: pool, now: now, syncEach: opt.SyncEachCommit,
+		queries: sqlstore.New(conn, conn, dialect, now),
 	}
 	db.gc = groupcommit.Start(maxBatch, db.apply)
 	return db, nil
@@ -279,7 +282,7 @@ func (db *DB) EnsureAccount(ctx context.Context, name string) (*gw.Account, erro
 	// once, the INSERT waits for it and does nothing, and the SELECT,
 	// with a snapshot taken after, sees its row.
 	if _, err := db.pool.Exec(ctx, `INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)
-		ON CONFLICT (name) DO NOTHING`, newID("acct_"), name, db.now()); err != nil {
+		ON CONFLICT (name) DO NOTHING`, sqlstore.NewID("acct_"), name, db.now()); err != nil {
 		return nil, fmt.Errorf("ensure account: %w", err)
 	}
 	a, err := db.AccountByName(ctx, name)
@@ -287,17 +290,6 @@ func (db *DB) EnsureAccount(ctx context.Context, name string) (*gw.Account, erro
 		return nil, fmt.Errorf("ensure account: %w", err)
 	}
 	return a, nil
-}
-
-// AccountByName returns the account with this name.
-func (db *DB) AccountByName(ctx context.Context, name string) (*gw.Account, error) {
-	var a gw.Account
-	err := db.pool.QueryRow(ctx, `SELECT id, name, created_at FROM accounts WHERE name = $1`, name).Scan(&a.ID, &a.Name, &a.CreatedAt)
-	if err != nil {
-		return nil, fmt.Errorf("account %q: %w", name, notFound(err))
-	}
-	a.CreatedAt = a.CreatedAt.UTC()
-	return &a, nil
 }
 
 // CreateKey stores k with the SHA-256 hash of its secret. It fills in
@@ -349,33 +341,6 @@ func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
 		return nil, fmt.Errorf("keys: %w", err)
 	}
 	return keys, nil
-}
-
-// RevokeKey marks the key revoked; revoking twice keeps the first time.
-// An unknown key is ErrNotFound.
-func (db *DB) RevokeKey(ctx context.Context, id string) error {
-	// A scheduled end still in the future is brought forward to now.
-	tag, err := db.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = least(coalesce(revoked_at, $2), $2) WHERE id = $1`, id, db.now())
-	if err != nil {
-		return fmt.Errorf("revoke key: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("revoke key %q: %w", id, gw.ErrNotFound)
-	}
-	return nil
-}
-
-// SetKeyOptimize switches the optimization layer off (or back on) for a
-// key's requests. An unknown key is ErrNotFound.
-func (db *DB) SetKeyOptimize(ctx context.Context, id string, off bool) error {
-	tag, err := db.pool.Exec(ctx, `UPDATE api_keys SET optimize_off = $2 WHERE id = $1`, id, off)
-	if err != nil {
-		return fmt.Errorf("set key optimize: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("set key optimize %q: %w", id, gw.ErrNotFound)
-	}
-	return nil
 }
 
 // KeyByHash returns the principal of the live key with this hash. Unknown
@@ -436,44 +401,12 @@ func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error)
 	return b, nil
 }
 
-// VerifyLedger recomputes the account's top-ups, charges and balance from
-// its ledger entries, and its held total from its open holds, and returns
-// an error when they disagree with the account's columns.
-func (db *DB) VerifyLedger(ctx context.Context, accountID string) error {
-	var topUps, charged, balance, credits, debits, held, open int64
-	err := db.pool.QueryRow(ctx, `SELECT a.top_ups, a.charged, a.balance,
-		(SELECT coalesce(sum(amount), 0)::bigint FROM ledger WHERE account_id = a.id AND amount > 0),
-		(SELECT coalesce(-sum(amount), 0)::bigint FROM ledger WHERE account_id = a.id AND amount < 0),
-		a.held, (SELECT coalesce(sum(amount), 0)::bigint FROM holds WHERE account_id = a.id)
-		FROM accounts a WHERE a.id = $1`, accountID).Scan(&topUps, &charged, &balance, &credits, &debits, &held, &open)
-	if err != nil {
-		return fmt.Errorf("verify ledger of %q: %w", accountID, notFound(err))
-	}
-	if topUps != credits || charged != debits || balance != credits-debits || balance != topUps-charged {
-		return fmt.Errorf("verify ledger of %q: columns top_ups=%d charged=%d balance=%d, ledger credits=%d debits=%d",
-			accountID, topUps, charged, balance, credits, debits)
-	}
-	if held != open {
-		return fmt.Errorf("verify ledger of %q: column held=%d, open holds sum to %d", accountID, held, open)
-	}
-	return nil
-}
-
 // PlaceHold reserves h.Amount on h.AccountID until h.ExpiresAt. It fails
 // with a *gw.Error of CodeInsufficientBalance when the available balance is
 // below the amount, and with ErrNotFound for an unknown account.
 func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
-	if h.ID == "" || h.AccountID == "" {
-		return errors.New("place hold: id and account id are required")
-	}
-	if h.Amount < 0 {
-		return fmt.Errorf("place hold: negative amount %d", h.Amount)
-	}
-	if h.ExpiresAt.IsZero() {
-		return errors.New("place hold: no expiry")
-	}
-	if h.At.IsZero() {
-		h.At = db.now()
+	if err := sqlstore.CheckHold(&h, db.now); err != nil {
+		return err
 	}
 	return db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Hold, Hold: h}, "place hold")
 }
@@ -536,14 +469,7 @@ func (db *DB) Log(ctx context.Context, r *gw.Record) error {
 
 // prepare returns a copy of r with its defaults filled in.
 func (db *DB) prepare(r *gw.Record, holdID string) *gw.Record {
-	c := *r
-	if c.RequestID == "" {
-		c.RequestID = holdID
-	}
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = db.now()
-	}
-	return &c
+	return sqlstore.WithDefaults(r, holdID, db.now)
 }
 
 // ExpireHolds deletes the holds whose expiry is not after now, taking
@@ -622,45 +548,8 @@ func (db *DB) Record(ctx context.Context, requestID string) (*gw.Record, error) 
 // Records returns the records matching f, newest first (ties broken by
 // request id, descending). A Before cursor naming no record yields none.
 func (db *DB) Records(ctx context.Context, f gw.RecordFilter) ([]gw.Record, error) {
-	var where []string
-	var args []any
-	add := func(cond string, arg any) {
-		args = append(args, arg)
-		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
-	}
-	if f.AccountID != "" {
-		add("account_id = $?", f.AccountID)
-	}
-	if f.Model != "" {
-		add("model = $?", f.Model)
-	}
-	if f.Vendor != "" {
-		add("vendor = $?", f.Vendor)
-	}
-	if f.Status != 0 {
-		add("status = $?", f.Status)
-	}
-	if f.KeyID != "" {
-		add("key_id = $?", f.KeyID)
-	}
-	if f.StatusClass != 0 {
-		add("status / 100 = $?", f.StatusClass)
-	}
-	if !f.Since.IsZero() {
-		add("created_at >= $?", f.Since)
-	}
-	if !f.Until.IsZero() {
-		add("created_at < $?", f.Until)
-	}
-	if f.Before != "" {
-		add("(created_at, request_id) < (SELECT created_at, request_id FROM records WHERE request_id = $?)", f.Before)
-	}
-	q := `SELECT ` + recordColumns + ` FROM records`
-	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, " AND ")
-	}
-	args = append(args, limit(f.Limit))
-	q += ` ORDER BY created_at DESC, request_id DESC LIMIT $` + strconv.Itoa(len(args))
+	page, args := dialect.RecordsPage(f)
+	q := `SELECT ` + recordColumns + ` FROM records` + page
 	rows, err := db.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("records: %w", err)
@@ -678,81 +567,6 @@ func (db *DB) Records(ctx context.Context, f gw.RecordFilter) ([]gw.Record, erro
 	return out, nil
 }
 
-// CreateIncident stores in. It fills in in.ID ("inc_" + random) and
-// in.CreatedAt when they are empty.
-func (db *DB) CreateIncident(ctx context.Context, in *gw.Incident) error {
-	if in.ID == "" {
-		in.ID = newID("inc_")
-	}
-	if in.CreatedAt.IsZero() {
-		in.CreatedAt = db.now()
-	}
-	in.CreatedAt = in.CreatedAt.Truncate(time.Microsecond)
-	if _, err := db.pool.Exec(ctx, `INSERT INTO incidents (id, request_id, account_id, key_id, kind, score, reason, excerpt, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		in.ID, in.RequestID, in.AccountID, in.KeyID, in.Kind, in.Score, in.Reason, in.Excerpt, in.CreatedAt); err != nil {
-		return fmt.Errorf("create incident: %w", err)
-	}
-	return nil
-}
-
-const incidentColumns = `id, request_id, account_id, key_id, kind, score, reason, excerpt, created_at`
-
-func scanIncident(row pgx.Row) (gw.Incident, error) {
-	var in gw.Incident
-	err := row.Scan(&in.ID, &in.RequestID, &in.AccountID, &in.KeyID, &in.Kind, &in.Score, &in.Reason, &in.Excerpt, &in.CreatedAt)
-	in.CreatedAt = in.CreatedAt.UTC()
-	return in, err
-}
-
-// Incidents returns up to limit incidents (default 100), newest first.
-func (db *DB) Incidents(ctx context.Context, n int) ([]gw.Incident, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+incidentColumns+` FROM incidents ORDER BY created_at DESC, id DESC LIMIT $1`, limit(n))
-	if err != nil {
-		return nil, fmt.Errorf("incidents: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (gw.Incident, error) { return scanIncident(row) })
-	if err != nil {
-		return nil, fmt.Errorf("incidents: %w", err)
-	}
-	return out, nil
-}
-
-// IncidentsOf returns the account's latest incidents, newest first (an
-// index range: never the other accounts').
-func (db *DB) IncidentsOf(ctx context.Context, accountID string, n int) ([]gw.Incident, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, accountID, limit(n))
-	if err != nil {
-		return nil, fmt.Errorf("incidents of %q: %w", accountID, err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (gw.Incident, error) { return scanIncident(row) })
-	if err != nil {
-		return nil, fmt.Errorf("incidents of %q: %w", accountID, err)
-	}
-	return out, nil
-}
-
-// Incident returns one incident.
-func (db *DB) Incident(ctx context.Context, id string) (*gw.Incident, error) {
-	in, err := scanIncident(db.pool.QueryRow(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE id = $1`, id))
-	if err != nil {
-		return nil, fmt.Errorf("incident %q: %w", id, notFound(err))
-	}
-	return &in, nil
-}
-
-// limit returns the page size for a requested limit: 100 by default, at
-// most 1000.
-func limit(n int) int {
-	switch {
-	case n <= 0:
-		return 100
-	case n > 1000:
-		return 1000
-	}
-	return n
-}
-
 // notFound maps a missing row, and a foreign key naming a missing row, to
 // gw.ErrNotFound.
 func notFound(err error) error {
@@ -761,13 +575,6 @@ func notFound(err error) error {
 		return gw.ErrNotFound
 	}
 	return err
-}
-
-// newID returns prefix followed by 26 random base32 characters.
-func newID(prefix string) string {
-	var b [16]byte
-	rand.Read(b[:])
-	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }
 
 // Interface guard.

@@ -74,11 +74,9 @@ package sqlite
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
 	"database/sql"
 	"embed"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -93,6 +91,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/groupcommit"
+	"github.com/gwlabs/gateway/internal/sqlstore"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
@@ -170,6 +169,8 @@ type Stats = groupcommit.Stats
 
 // DB is a gw.Store on one SQLite file. It is safe for concurrent use.
 type DB struct {
+	queries // the statements both stores share, reading on r, writing on w
+
 	w    *sql.DB // the single write connection
 	r    *sql.DB // read-only pool
 	ps   *prepared
@@ -278,6 +279,7 @@ func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
 	}
 	db := &DB{
 		w: w, r: r, ps: ps, now: now, path: path,
+		queries: sqlstore.New(sqlstore.SQL(r), sqlstore.SQL(w), dialect, now),
 	}
 	if opt.Exclusive {
 		if db.lock, err = lockHolds(path, true); err != nil {
@@ -482,36 +484,17 @@ func (db *DB) EnsureAccount(ctx context.Context, name string) (*gw.Account, erro
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)
-		ON CONFLICT (name) DO NOTHING`, newID("acct_"), name, micros(db.now())); err != nil {
+		ON CONFLICT (name) DO NOTHING`, sqlstore.NewID("acct_"), name, micros(db.now())); err != nil {
 		return nil, fmt.Errorf("ensure account: %w", err)
 	}
-	a, err := scanAccount(tx.QueryRowContext(ctx, `SELECT id, name, created_at FROM accounts WHERE name = ?`, name))
+	a, err := sqlstore.ScanAccount(tx.QueryRowContext(ctx, `SELECT id, name, created_at FROM accounts WHERE name = ?`, name))
 	if err != nil {
-		return nil, fmt.Errorf("ensure account: %w", err)
+		return nil, fmt.Errorf("ensure account: %w", notFound(err))
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("ensure account: %w", err)
 	}
 	return a, nil
-}
-
-// AccountByName returns the account with this name.
-func (db *DB) AccountByName(ctx context.Context, name string) (*gw.Account, error) {
-	a, err := scanAccount(db.r.QueryRowContext(ctx, `SELECT id, name, created_at FROM accounts WHERE name = ?`, name))
-	if err != nil {
-		return nil, fmt.Errorf("account %q: %w", name, err)
-	}
-	return a, nil
-}
-
-func scanAccount(row *sql.Row) (*gw.Account, error) {
-	var a gw.Account
-	var created int64
-	if err := row.Scan(&a.ID, &a.Name, &created); err != nil {
-		return nil, notFound(err)
-	}
-	a.CreatedAt = fromMicros(created)
-	return &a, nil
 }
 
 // CreateKey stores k with the SHA-256 hash of its secret. It fills in
@@ -581,37 +564,6 @@ func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
 		return nil, fmt.Errorf("keys: %w", err)
 	}
 	return out, nil
-}
-
-// RevokeKey marks the key revoked; revoking twice keeps the first time.
-// An unknown key is ErrNotFound.
-func (db *DB) RevokeKey(ctx context.Context, id string) error {
-	// A scheduled end still in the future is brought forward to now.
-	res, err := db.w.ExecContext(ctx, `UPDATE api_keys SET revoked_at = min(coalesce(revoked_at, ?1), ?1) WHERE id = ?2`, micros(db.now()), id)
-	if err != nil {
-		return fmt.Errorf("revoke key: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("revoke key: %w", err)
-	} else if n == 0 {
-		return fmt.Errorf("revoke key %q: %w", id, gw.ErrNotFound)
-	}
-	return nil
-}
-
-// SetKeyOptimize switches the optimization layer off (or back on) for a
-// key's requests. An unknown key is ErrNotFound.
-func (db *DB) SetKeyOptimize(ctx context.Context, id string, off bool) error {
-	res, err := db.w.ExecContext(ctx, `UPDATE api_keys SET optimize_off = ? WHERE id = ?`, off, id)
-	if err != nil {
-		return fmt.Errorf("set key optimize: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("set key optimize: %w", err)
-	} else if n == 0 {
-		return fmt.Errorf("set key optimize %q: %w", id, gw.ErrNotFound)
-	}
-	return nil
 }
 
 // KeyByHash returns the principal of the live key with this hash. Unknown
@@ -704,44 +656,12 @@ func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error)
 	return b, nil
 }
 
-// VerifyLedger recomputes the account's top-ups, charges and balance from
-// its ledger entries, and its held total from its open holds, and returns
-// an error when they disagree with the account's columns.
-func (db *DB) VerifyLedger(ctx context.Context, accountID string) error {
-	var topUps, charged, balance, credits, debits, held, open int64
-	err := db.r.QueryRowContext(ctx, `SELECT a.top_ups, a.charged, a.balance,
-		(SELECT coalesce(sum(amount), 0) FROM ledger WHERE account_id = a.id AND amount > 0),
-		(SELECT coalesce(-sum(amount), 0) FROM ledger WHERE account_id = a.id AND amount < 0),
-		a.held, (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id)
-		FROM accounts a WHERE a.id = ?`, accountID).Scan(&topUps, &charged, &balance, &credits, &debits, &held, &open)
-	if err != nil {
-		return fmt.Errorf("verify ledger of %q: %w", accountID, notFound(err))
-	}
-	if topUps != credits || charged != debits || balance != credits-debits || balance != topUps-charged {
-		return fmt.Errorf("verify ledger of %q: columns top_ups=%d charged=%d balance=%d, ledger credits=%d debits=%d",
-			accountID, topUps, charged, balance, credits, debits)
-	}
-	if held != open {
-		return fmt.Errorf("verify ledger of %q: column held=%d, open holds sum to %d", accountID, held, open)
-	}
-	return nil
-}
-
 // PlaceHold reserves h.Amount on h.AccountID until h.ExpiresAt. It fails
 // with a *gw.Error of CodeInsufficientBalance when the available balance is
 // below the amount, and with ErrNotFound for an unknown account.
 func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
-	if h.ID == "" || h.AccountID == "" {
-		return errors.New("place hold: id and account id are required")
-	}
-	if h.Amount < 0 {
-		return fmt.Errorf("place hold: negative amount %d", h.Amount)
-	}
-	if h.ExpiresAt.IsZero() {
-		return errors.New("place hold: no expiry")
-	}
-	if h.At.IsZero() {
-		h.At = db.now()
+	if err := sqlstore.CheckHold(&h, db.now); err != nil {
+		return err
 	}
 	if db.book != nil {
 		if db.closed.Load() {
@@ -847,14 +767,7 @@ func (db *DB) Log(ctx context.Context, r *gw.Record) error {
 
 // prepare returns a copy of r with its defaults filled in.
 func (db *DB) prepare(r *gw.Record, holdID string) *gw.Record {
-	c := *r
-	if c.RequestID == "" {
-		c.RequestID = holdID
-	}
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = db.now()
-	}
-	return &c
+	return sqlstore.WithDefaults(r, holdID, db.now)
 }
 
 // ExpireHolds deletes the holds whose expiry is not after now, taking
@@ -936,45 +849,8 @@ func (db *DB) Record(ctx context.Context, requestID string) (*gw.Record, error) 
 // Records returns the records matching f, newest first (ties broken by
 // request id, descending). A Before cursor naming no record yields none.
 func (db *DB) Records(ctx context.Context, f gw.RecordFilter) ([]gw.Record, error) {
-	var where []string
-	var args []any
-	add := func(cond string, arg any) {
-		where = append(where, cond)
-		args = append(args, arg)
-	}
-	if f.AccountID != "" {
-		add("account_id = ?", f.AccountID)
-	}
-	if f.Model != "" {
-		add("model = ?", f.Model)
-	}
-	if f.Vendor != "" {
-		add("vendor = ?", f.Vendor)
-	}
-	if f.Status != 0 {
-		add("status = ?", f.Status)
-	}
-	if f.KeyID != "" {
-		add("key_id = ?", f.KeyID)
-	}
-	if f.StatusClass != 0 {
-		add("status / 100 = ?", f.StatusClass)
-	}
-	if !f.Since.IsZero() {
-		add("created_at >= ?", micros(f.Since))
-	}
-	if !f.Until.IsZero() {
-		add("created_at < ?", micros(f.Until))
-	}
-	if f.Before != "" {
-		add("(created_at, request_id) < (SELECT created_at, request_id FROM records WHERE request_id = ?)", f.Before)
-	}
-	q := `SELECT ` + recordColumns + ` FROM records`
-	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, " AND ")
-	}
-	q += ` ORDER BY created_at DESC, request_id DESC LIMIT ?`
-	args = append(args, limit(f.Limit))
+	page, args := dialect.RecordsPage(f)
+	q := `SELECT ` + recordColumns + ` FROM records` + page
 	rows, err := db.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("records: %w", err)
@@ -994,97 +870,6 @@ func (db *DB) Records(ctx context.Context, f gw.RecordFilter) ([]gw.Record, erro
 	return out, nil
 }
 
-// CreateIncident stores in. It fills in in.ID ("inc_" + random) and
-// in.CreatedAt when they are empty.
-func (db *DB) CreateIncident(ctx context.Context, in *gw.Incident) error {
-	if in.ID == "" {
-		in.ID = newID("inc_")
-	}
-	if in.CreatedAt.IsZero() {
-		in.CreatedAt = db.now()
-	}
-	in.CreatedAt = in.CreatedAt.Truncate(time.Microsecond)
-	if _, err := db.w.ExecContext(ctx, `INSERT INTO incidents (id, request_id, account_id, key_id, kind, score, reason, excerpt, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		in.ID, in.RequestID, in.AccountID, in.KeyID, in.Kind, in.Score, in.Reason, in.Excerpt, micros(in.CreatedAt)); err != nil {
-		return fmt.Errorf("create incident: %w", err)
-	}
-	return nil
-}
-
-const incidentColumns = `id, request_id, account_id, key_id, kind, score, reason, excerpt, created_at`
-
-func scanIncident(s scanner) (*gw.Incident, error) {
-	var in gw.Incident
-	var created int64
-	if err := s.Scan(&in.ID, &in.RequestID, &in.AccountID, &in.KeyID, &in.Kind, &in.Score, &in.Reason, &in.Excerpt, &created); err != nil {
-		return nil, err
-	}
-	in.CreatedAt = fromMicros(created)
-	return &in, nil
-}
-
-// Incidents returns up to limit incidents (default 100), newest first.
-func (db *DB) Incidents(ctx context.Context, n int) ([]gw.Incident, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+incidentColumns+` FROM incidents ORDER BY created_at DESC, id DESC LIMIT ?`, limit(n))
-	if err != nil {
-		return nil, fmt.Errorf("incidents: %w", err)
-	}
-	defer rows.Close()
-	var out []gw.Incident
-	for rows.Next() {
-		in, err := scanIncident(rows)
-		if err != nil {
-			return nil, fmt.Errorf("incidents: %w", err)
-		}
-		out = append(out, *in)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("incidents: %w", err)
-	}
-	return out, nil
-}
-
-// IncidentsOf returns the account's latest incidents, newest first (an
-// index range: never the other accounts').
-func (db *DB) IncidentsOf(ctx context.Context, accountID string, n int) ([]gw.Incident, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`, accountID, limit(n))
-	if err != nil {
-		return nil, fmt.Errorf("incidents of %q: %w", accountID, err)
-	}
-	defer rows.Close()
-	var out []gw.Incident
-	for rows.Next() {
-		in, err := scanIncident(rows)
-		if err != nil {
-			return nil, fmt.Errorf("incidents of %q: %w", accountID, err)
-		}
-		out = append(out, *in)
-	}
-	return out, rows.Err()
-}
-
-// Incident returns one incident.
-func (db *DB) Incident(ctx context.Context, id string) (*gw.Incident, error) {
-	in, err := scanIncident(db.r.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE id = ?`, id))
-	if err != nil {
-		return nil, fmt.Errorf("incident %q: %w", id, notFound(err))
-	}
-	return in, nil
-}
-
-// limit returns the page size for a requested limit: 100 by default, at
-// most 1000.
-func limit(n int) int {
-	switch {
-	case n <= 0:
-		return 100
-	case n > 1000:
-		return 1000
-	}
-	return n
-}
-
 // notFound maps sql.ErrNoRows to gw.ErrNotFound.
 func notFound(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
@@ -1095,14 +880,18 @@ func notFound(err error) error {
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
-func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+// queries names the shared statements embedded in DB.
+type queries = sqlstore.Queries
 
-// newID returns prefix followed by 26 random base32 characters.
-func newID(prefix string) string {
-	var b [16]byte
-	rand.Read(b[:])
-	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+// dialect is how SQLite spells what the shared statements leave open:
+// times are INTEGER microseconds.
+var dialect = sqlstore.Dialect{
+	Time:     func(t time.Time) any { return micros(t) },
+	Least:    "min",
+	NotFound: notFound,
 }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
 // Interface guard.
 var (
