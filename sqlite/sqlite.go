@@ -115,12 +115,9 @@ const (
 	// DefaultSyncInterval bounds how long a commit waits for its fsync.
 	DefaultSyncInterval = 100 * time.Millisecond
 	// DefaultLinger lets a group commit wait up to 3 ms for more calls
-	// from about 700 calls a second up. BenchmarkSettleAtRate (load
-	// average 16, two runs each): at 1,000 requests a second WAL frames
-	// per request 6.4-7.2 without it, 7.0-7.5 at 1 ms, 5.9-6.2 at 2 ms,
-	// 4.1-4.2 at 3 ms; at 2,000 a second 5.6-6.4, 4.8-5.7, 3.5-3.7 and
-	// 2.7-2.9; the median time a request spends in the store grows by
-	// 0.3-1.2 ms at 3 ms.
+	// from about 700 calls a second up (why 3 ms, measured with
+	// BenchmarkSettleAtRate: docs/PERFORMANCE.md, "The store's cost per
+	// request").
 	DefaultLinger = 3 * time.Millisecond
 )
 
