@@ -296,13 +296,9 @@ func (db *DB) EnsureAccount(ctx context.Context, name string) (*gw.Account, erro
 // k.CreatedAt when zero and k.AccountName. An unknown account is
 // ErrNotFound.
 func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
-	if k.ID == "" || k.AccountID == "" {
-		return errors.New("create key: id and account id are required")
+	if err := sqlstore.CheckKey(k, db.now); err != nil {
+		return err
 	}
-	if k.CreatedAt.IsZero() {
-		k.CreatedAt = db.now()
-	}
-	k.CreatedAt = k.CreatedAt.Truncate(time.Microsecond)
 	err := db.pool.QueryRow(ctx, `INSERT INTO api_keys (id, account_id, hash, hint, rpm, tpm, created_at, revoked_at, name, optimize_off, models, daily_budget, monthly_budget)
 		SELECT $1::text, a.id, $3::bytea, $4::text, $5::bigint, $6::bigint, $7::timestamptz, $8::timestamptz, $9::text, $10::boolean, $11::text, $12::bigint, $13::bigint
 		FROM accounts a WHERE a.id = $2
@@ -313,34 +309,6 @@ func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
 		return fmt.Errorf("create key: %w", notFound(err))
 	}
 	return nil
-}
-
-// Keys lists every key, revoked ones included, newest first.
-func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
-	rows, err := db.pool.Query(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at, k.name, k.optimize_off, k.models,
-		k.daily_budget, k.monthly_budget
-		FROM api_keys k JOIN accounts a ON a.id = k.account_id
-		ORDER BY k.created_at DESC, k.id DESC`)
-	if err != nil {
-		return nil, fmt.Errorf("keys: %w", err)
-	}
-	keys, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (gw.Key, error) {
-		var k gw.Key
-		var models string
-		err := row.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &k.CreatedAt, &k.RevokedAt, &k.Name, &k.OptimizeOff, &models,
-			&k.Budget.Daily, &k.Budget.Monthly)
-		k.Models = gw.SplitModels(models)
-		k.CreatedAt = k.CreatedAt.UTC()
-		if k.RevokedAt != nil {
-			t := k.RevokedAt.UTC()
-			k.RevokedAt = &t
-		}
-		return k, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("keys: %w", err)
-	}
-	return keys, nil
 }
 
 // KeyByHash returns the principal of the live key with this hash. Unknown
@@ -419,31 +387,14 @@ func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
 // its expiry that was not swept yet still settles. r.RequestID defaults to
 // the hold id and r.AccountID, r.KeyID to the hold's.
 func (db *DB) Settle(ctx context.Context, holdID string, r *gw.Record) error {
-	if r == nil {
-		return errors.New("settle: nil record")
-	}
-	if r.Charge < 0 {
-		return fmt.Errorf("settle: negative charge %d", r.Charge)
-	}
-	c := db.prepare(r, holdID)
-	if err := db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Settle, ID: holdID, Rec: c}, "settle"); err != nil {
+	o, err := sqlstore.SettleOp(holdID, r, db.now)
+	if err != nil {
 		return err
 	}
-	r.Charge, r.Loss, r.Note = c.Charge, c.Loss, c.Note
-	return nil
-}
-
-// RenewHold moves a live hold's expiry to expiresAt (never earlier). A
-// hold past its expiry, swept or finished is ErrNotFound.
-func (db *DB) RenewHold(ctx context.Context, holdID string, expiresAt time.Time) error {
-	tag, err := db.pool.Exec(ctx, `UPDATE holds SET expires_at = greatest(expires_at, $1) WHERE id = $2 AND expires_at > $3`,
-		expiresAt, holdID, db.now())
-	if err != nil {
-		return fmt.Errorf("renew hold: %w", err)
+	if err := db.gc.Submit(ctx, o, "settle"); err != nil {
+		return err
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("renew hold %q: %w", holdID, gw.ErrNotFound)
-	}
+	r.Charge, r.Loss, r.Note = o.Rec.Charge, o.Rec.Loss, o.Rec.Note
 	return nil
 }
 
@@ -451,25 +402,16 @@ func (db *DB) RenewHold(ctx context.Context, holdID string, expiresAt time.Time)
 // r with a zero charge. An unknown or already finished hold is ErrNotFound
 // and changes nothing.
 func (db *DB) Release(ctx context.Context, holdID string, r *gw.Record) error {
-	o := &groupcommit.Op{Kind: groupcommit.Release, ID: holdID}
-	if r != nil {
-		o.Rec = db.prepare(r, holdID)
-		o.Rec.Charge = 0
-	}
-	return db.gc.Submit(ctx, o, "release")
+	return db.gc.Submit(ctx, sqlstore.ReleaseOp(holdID, r, db.now), "release")
 }
 
 // Log writes a record for a request that placed no hold.
 func (db *DB) Log(ctx context.Context, r *gw.Record) error {
-	if r == nil || r.RequestID == "" {
-		return errors.New("log: record without request id")
+	o, err := sqlstore.LogOp(r, db.now)
+	if err != nil {
+		return err
 	}
-	return db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Log, Rec: db.prepare(r, "")}, "log")
-}
-
-// prepare returns a copy of r with its defaults filled in.
-func (db *DB) prepare(r *gw.Record, holdID string) *gw.Record {
-	return sqlstore.WithDefaults(r, holdID, db.now)
+	return db.gc.Submit(ctx, o, "log")
 }
 
 // ExpireHolds deletes the holds whose expiry is not after now, taking

@@ -17,6 +17,7 @@ type queries = sqlstore.Queries
 var dialect = sqlstore.Dialect{
 	Time:     func(t time.Time) any { return t },
 	Least:    "least",
+	Greatest: "greatest",
 	NotFound: notFound,
 }
 

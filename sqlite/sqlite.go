@@ -498,13 +498,9 @@ func (db *DB) EnsureAccount(ctx context.Context, name string) (*gw.Account, erro
 // k.CreatedAt when zero and k.AccountName. An unknown account is
 // ErrNotFound.
 func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
-	if k.ID == "" || k.AccountID == "" {
-		return errors.New("create key: id and account id are required")
+	if err := sqlstore.CheckKey(k, db.now); err != nil {
+		return err
 	}
-	if k.CreatedAt.IsZero() {
-		k.CreatedAt = db.now()
-	}
-	k.CreatedAt = k.CreatedAt.Truncate(time.Microsecond)
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("create key: %w", err)
@@ -527,40 +523,6 @@ func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
 		return fmt.Errorf("create key: %w", err)
 	}
 	return nil
-}
-
-// Keys lists every key, revoked ones included, newest first.
-func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at, k.name, k.optimize_off, k.models,
-		k.daily_budget, k.monthly_budget
-		FROM api_keys k JOIN accounts a ON a.id = k.account_id
-		ORDER BY k.created_at DESC, k.id DESC`)
-	if err != nil {
-		return nil, fmt.Errorf("keys: %w", err)
-	}
-	defer rows.Close()
-	var out []gw.Key
-	for rows.Next() {
-		var k gw.Key
-		var created int64
-		var revoked sql.NullInt64
-		var models string
-		if err := rows.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &created, &revoked, &k.Name, &k.OptimizeOff, &models,
-			&k.Budget.Daily, &k.Budget.Monthly); err != nil {
-			return nil, fmt.Errorf("keys: %w", err)
-		}
-		k.Models = gw.SplitModels(models)
-		k.CreatedAt = fromMicros(created)
-		if revoked.Valid {
-			t := fromMicros(revoked.Int64)
-			k.RevokedAt = &t
-		}
-		out = append(out, k)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("keys: %w", err)
-	}
-	return out, nil
 }
 
 // KeyByHash returns the principal of the live key with this hash. Unknown
@@ -680,17 +642,14 @@ func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
 // expiry that was not swept yet still settles. r.RequestID defaults to
 // the hold id and r.AccountID, r.KeyID to the hold's.
 func (db *DB) Settle(ctx context.Context, holdID string, r *gw.Record) error {
-	if r == nil {
-		return errors.New("settle: nil record")
-	}
-	if r.Charge < 0 {
-		return fmt.Errorf("settle: negative charge %d", r.Charge)
-	}
-	c := db.prepare(r, holdID)
-	if err := db.finishHold(ctx, &groupcommit.Op{Kind: groupcommit.Settle, ID: holdID, Rec: c}, "settle"); err != nil {
+	o, err := sqlstore.SettleOp(holdID, r, db.now)
+	if err != nil {
 		return err
 	}
-	r.Charge, r.Loss, r.Note = c.Charge, c.Loss, c.Note
+	if err := db.finishHold(ctx, o, "settle"); err != nil {
+		return err
+	}
+	r.Charge, r.Loss, r.Note = o.Rec.Charge, o.Rec.Loss, o.Rec.Note
 	return nil
 }
 
@@ -724,12 +683,7 @@ func (db *DB) finishHold(ctx context.Context, o *groupcommit.Op, what string) er
 // r with a zero charge. An unknown or already finished hold is ErrNotFound
 // and changes nothing.
 func (db *DB) Release(ctx context.Context, holdID string, r *gw.Record) error {
-	o := &groupcommit.Op{Kind: groupcommit.Release, ID: holdID}
-	if r != nil {
-		o.Rec = db.prepare(r, holdID)
-		o.Rec.Charge = 0
-	}
-	return db.finishHold(ctx, o, "release")
+	return db.finishHold(ctx, sqlstore.ReleaseOp(holdID, r, db.now), "release")
 }
 
 // RenewHold moves a live hold's expiry to expiresAt (never earlier). A
@@ -741,30 +695,16 @@ func (db *DB) RenewHold(ctx context.Context, holdID string, expiresAt time.Time)
 		}
 		return nil
 	}
-	res, err := db.w.ExecContext(ctx, `UPDATE holds SET expires_at = max(expires_at, ?1) WHERE id = ?2 AND expires_at > ?3`,
-		micros(expiresAt), holdID, micros(db.now()))
-	if err != nil {
-		return fmt.Errorf("renew hold: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("renew hold: %w", err)
-	} else if n == 0 {
-		return fmt.Errorf("renew hold %q: %w", holdID, gw.ErrNotFound)
-	}
-	return nil
+	return db.queries.RenewHold(ctx, holdID, expiresAt)
 }
 
 // Log writes a record for a request that placed no hold.
 func (db *DB) Log(ctx context.Context, r *gw.Record) error {
-	if r == nil || r.RequestID == "" {
-		return errors.New("log: record without request id")
+	o, err := sqlstore.LogOp(r, db.now)
+	if err != nil {
+		return err
 	}
-	return db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Log, Rec: db.prepare(r, "")}, "log")
-}
-
-// prepare returns a copy of r with its defaults filled in.
-func (db *DB) prepare(r *gw.Record, holdID string) *gw.Record {
-	return sqlstore.WithDefaults(r, holdID, db.now)
+	return db.gc.Submit(ctx, o, "log")
 }
 
 // ExpireHolds deletes the holds whose expiry is not after now, taking
@@ -885,6 +825,7 @@ type queries = sqlstore.Queries
 var dialect = sqlstore.Dialect{
 	Time:     func(t time.Time) any { return micros(t) },
 	Least:    "min",
+	Greatest: "max",
 	NotFound: notFound,
 }
 

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -126,4 +127,39 @@ func (q Queries) Spend(ctx context.Context, accountID string, since time.Time) (
 		return 0, fmt.Errorf("spend: %w", err)
 	}
 	return gw.Money(sum), nil
+}
+
+// CheckKey refuses a key without an id or account and dates one without
+// a time at now, to the microsecond both stores keep.
+func CheckKey(k *gw.Key, now func() time.Time) error {
+	if k.ID == "" || k.AccountID == "" {
+		return errors.New("create key: id and account id are required")
+	}
+	if k.CreatedAt.IsZero() {
+		k.CreatedAt = now()
+	}
+	k.CreatedAt = k.CreatedAt.Truncate(time.Microsecond)
+	return nil
+}
+
+// Keys lists every key, revoked ones included, newest first.
+func (q Queries) Keys(ctx context.Context) ([]gw.Key, error) {
+	rows, err := q.r.Query(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at, k.name, k.optimize_off, k.models,
+		k.daily_budget, k.monthly_budget
+		FROM api_keys k JOIN accounts a ON a.id = k.account_id
+		ORDER BY k.created_at DESC, k.id DESC`)
+	out, err := collect(rows, err, func(row Row) (gw.Key, error) {
+		var k gw.Key
+		var models string
+		var daily, monthly int64
+		err := row.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, When(&k.CreatedAt), WhenSet(&k.RevokedAt), &k.Name, &k.OptimizeOff, &models,
+			&daily, &monthly)
+		k.Models = gw.SplitModels(models)
+		k.Budget.Daily, k.Budget.Monthly = gw.Money(daily), gw.Money(monthly)
+		return k, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("keys: %w", err)
+	}
+	return out, nil
 }

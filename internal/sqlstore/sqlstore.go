@@ -40,6 +40,9 @@ type Dialect struct {
 	// Least names the function returning the smaller of its arguments
 	// ("min" in SQLite, "least" in PostgreSQL).
 	Least string
+	// Greatest names the function returning the larger of its arguments
+	// ("max" in SQLite, "greatest" in PostgreSQL).
+	Greatest string
 	// NotFound maps the driver's error for a missing row (and whatever
 	// else the store counts as one) to gw.ErrNotFound.
 	NotFound func(error) error
@@ -63,6 +66,24 @@ func New(r, w Conn, d Dialect, now func() time.Time) Queries {
 func When(t *time.Time) sql.Scanner { return when{t} }
 
 type when struct{ t *time.Time }
+
+// WhenSet is When for a time that may be NULL: a NULL sets *t to nil.
+func WhenSet(t **time.Time) sql.Scanner { return whenSet{t} }
+
+type whenSet struct{ t **time.Time }
+
+func (w whenSet) Scan(src any) error {
+	if src == nil {
+		*w.t = nil
+		return nil
+	}
+	var v time.Time
+	if err := When(&v).Scan(src); err != nil {
+		return err
+	}
+	*w.t = &v
+	return nil
+}
 
 func (w when) Scan(src any) error {
 	switch v := src.(type) {

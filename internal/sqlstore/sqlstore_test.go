@@ -35,3 +35,21 @@ func TestLimitBoundsPages(t *testing.T) {
 		}
 	}
 }
+
+// A time that may be NULL (a key's end) reads as nil for NULL and as the
+// instant, in UTC, for either store's form.
+func TestWhenSetReadsNull(t *testing.T) {
+	want := time.Date(2026, 3, 4, 5, 6, 7, 8000, time.UTC)
+	end := &want
+	if err := WhenSet(&end).Scan(nil); err != nil || end != nil {
+		t.Fatalf("NULL read as %v (%v)", end, err)
+	}
+	for _, src := range []any{want.UnixMicro(), want.In(time.FixedZone("x", -7200))} {
+		if err := WhenSet(&end).Scan(src); err != nil || end == nil || !end.Equal(want) || end.Location() != time.UTC {
+			t.Fatalf("%T read as %v (%v)", src, end, err)
+		}
+	}
+	if err := WhenSet(&end).Scan(1.5); err == nil {
+		t.Fatal("a float read as a time")
+	}
+}
