@@ -354,21 +354,6 @@ func (db *DB) TopUp(ctx context.Context, accountID string, amount gw.Money, note
 	return nil
 }
 
-// Balance returns the account's money; holds past their expiry do not
-// count. An unknown account is ErrNotFound.
-func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error) {
-	var b gw.Balance
-	err := db.pool.QueryRow(ctx, `SELECT a.top_ups, a.charged, a.balance,
-		a.held - (SELECT coalesce(sum(amount), 0)::bigint FROM holds WHERE account_id = a.id AND expires_at <= $2)
-		FROM accounts a WHERE a.id = $1`, accountID, db.now()).
-		Scan(&b.TopUps, &b.Charged, &b.Balance, &b.Held)
-	if err != nil {
-		return gw.Balance{}, fmt.Errorf("balance of %q: %w", accountID, notFound(err))
-	}
-	b.Available = b.Balance - b.Held
-	return b, nil
-}
-
 // PlaceHold reserves h.Amount on h.AccountID until h.ExpiresAt. It fails
 // with a *gw.Error of CodeInsufficientBalance when the available balance is
 // below the amount, and with ErrNotFound for an unknown account.

@@ -589,8 +589,8 @@ func (db *DB) toppedUp(accountID string) {
 // Balance returns the account's money; holds past their expiry do not
 // count. An unknown account is ErrNotFound.
 func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error) {
-	var b gw.Balance
 	if db.book != nil {
+		var b gw.Balance
 		db.finishing.RLock()
 		err := db.r.QueryRowContext(ctx, `SELECT top_ups, charged, balance FROM accounts WHERE id = ?`, accountID).
 			Scan(&b.TopUps, &b.Charged, &b.Balance)
@@ -604,15 +604,7 @@ func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error)
 		b.Available = b.Balance - b.Held
 		return b, nil
 	}
-	err := db.r.QueryRowContext(ctx, `SELECT a.top_ups, a.charged, a.balance,
-		a.held - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id AND expires_at <= ?)
-		FROM accounts a WHERE a.id = ?`, micros(db.now()), accountID).
-		Scan(&b.TopUps, &b.Charged, &b.Balance, &b.Held)
-	if err != nil {
-		return gw.Balance{}, fmt.Errorf("balance of %q: %w", accountID, notFound(err))
-	}
-	b.Available = b.Balance - b.Held
-	return b, nil
+	return db.queries.Balance(ctx, accountID)
 }
 
 // PlaceHold reserves h.Amount on h.AccountID until h.ExpiresAt. It fails

@@ -56,3 +56,19 @@ func (q Queries) VerifyLedger(ctx context.Context, accountID string) error {
 	}
 	return nil
 }
+
+// Balance returns the account's money with its holds in the holds table;
+// holds past their expiry do not count. An unknown account is
+// ErrNotFound.
+func (q Queries) Balance(ctx context.Context, accountID string) (gw.Balance, error) {
+	var b gw.Balance
+	err := q.r.QueryRow(ctx, `SELECT a.top_ups, a.charged, a.balance,
+		a.held - (SELECT CAST(coalesce(sum(amount), 0) AS BIGINT) FROM holds WHERE account_id = a.id AND expires_at <= $2)
+		FROM accounts a WHERE a.id = $1`, accountID, q.d.Time(q.now())).
+		Scan(&b.TopUps, &b.Charged, &b.Balance, &b.Held)
+	if err != nil {
+		return gw.Balance{}, fmt.Errorf("balance of %q: %w", accountID, q.d.NotFound(err))
+	}
+	b.Available = b.Balance - b.Held
+	return b, nil
+}
