@@ -72,10 +72,8 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
 	"embed"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -87,6 +85,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/groupcommit"
+	"github.com/gwlabs/gateway/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -132,6 +131,8 @@ type Stats = groupcommit.Stats
 // DB is a gw.Store on a PostgreSQL database. It is safe for concurrent
 // use.
 type DB struct {
+	queries // the statements both stores share
+
 	pool     *pgxpool.Pool
 	now      func() time.Time
 	syncEach bool
@@ -174,8 +175,10 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
+	conn := pgConn{pool}
 	db := &DB{
 		pool: pool, now: now, syncEach: opt.SyncEachCommit,
+		queries: sqlstore.New(conn, conn, dialect, now),
 	}
 	db.gc = groupcommit.Start(maxBatch, db.apply)
 	return db, nil
@@ -279,7 +282,7 @@ func (db *DB) EnsureAccount(ctx context.Context, name string) (*gw.Account, erro
 	// once, the INSERT waits for it and does nothing, and the SELECT,
 	// with a snapshot taken after, sees its row.
 	if _, err := db.pool.Exec(ctx, `INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)
-		ON CONFLICT (name) DO NOTHING`, newID("acct_"), name, db.now()); err != nil {
+		ON CONFLICT (name) DO NOTHING`, sqlstore.NewID("acct_"), name, db.now()); err != nil {
 		return nil, fmt.Errorf("ensure account: %w", err)
 	}
 	a, err := db.AccountByName(ctx, name)
@@ -289,28 +292,13 @@ func (db *DB) EnsureAccount(ctx context.Context, name string) (*gw.Account, erro
 	return a, nil
 }
 
-// AccountByName returns the account with this name.
-func (db *DB) AccountByName(ctx context.Context, name string) (*gw.Account, error) {
-	var a gw.Account
-	err := db.pool.QueryRow(ctx, `SELECT id, name, created_at FROM accounts WHERE name = $1`, name).Scan(&a.ID, &a.Name, &a.CreatedAt)
-	if err != nil {
-		return nil, fmt.Errorf("account %q: %w", name, notFound(err))
-	}
-	a.CreatedAt = a.CreatedAt.UTC()
-	return &a, nil
-}
-
 // CreateKey stores k with the SHA-256 hash of its secret. It fills in
 // k.CreatedAt when zero and k.AccountName. An unknown account is
 // ErrNotFound.
 func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
-	if k.ID == "" || k.AccountID == "" {
-		return errors.New("create key: id and account id are required")
+	if err := sqlstore.CheckKey(k, db.now); err != nil {
+		return err
 	}
-	if k.CreatedAt.IsZero() {
-		k.CreatedAt = db.now()
-	}
-	k.CreatedAt = k.CreatedAt.Truncate(time.Microsecond)
 	err := db.pool.QueryRow(ctx, `INSERT INTO api_keys (id, account_id, hash, hint, rpm, tpm, created_at, revoked_at, name, optimize_off, models, daily_budget, monthly_budget)
 		SELECT $1::text, a.id, $3::bytea, $4::text, $5::bigint, $6::bigint, $7::timestamptz, $8::timestamptz, $9::text, $10::boolean, $11::text, $12::bigint, $13::bigint
 		FROM accounts a WHERE a.id = $2
@@ -319,61 +307,6 @@ func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
 		int64(k.Budget.Daily), int64(k.Budget.Monthly)).Scan(&k.AccountName)
 	if err != nil {
 		return fmt.Errorf("create key: %w", notFound(err))
-	}
-	return nil
-}
-
-// Keys lists every key, revoked ones included, newest first.
-func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
-	rows, err := db.pool.Query(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at, k.name, k.optimize_off, k.models,
-		k.daily_budget, k.monthly_budget
-		FROM api_keys k JOIN accounts a ON a.id = k.account_id
-		ORDER BY k.created_at DESC, k.id DESC`)
-	if err != nil {
-		return nil, fmt.Errorf("keys: %w", err)
-	}
-	keys, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (gw.Key, error) {
-		var k gw.Key
-		var models string
-		err := row.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &k.CreatedAt, &k.RevokedAt, &k.Name, &k.OptimizeOff, &models,
-			&k.Budget.Daily, &k.Budget.Monthly)
-		k.Models = gw.SplitModels(models)
-		k.CreatedAt = k.CreatedAt.UTC()
-		if k.RevokedAt != nil {
-			t := k.RevokedAt.UTC()
-			k.RevokedAt = &t
-		}
-		return k, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("keys: %w", err)
-	}
-	return keys, nil
-}
-
-// RevokeKey marks the key revoked; revoking twice keeps the first time.
-// An unknown key is ErrNotFound.
-func (db *DB) RevokeKey(ctx context.Context, id string) error {
-	// A scheduled end still in the future is brought forward to now.
-	tag, err := db.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = least(coalesce(revoked_at, $2), $2) WHERE id = $1`, id, db.now())
-	if err != nil {
-		return fmt.Errorf("revoke key: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("revoke key %q: %w", id, gw.ErrNotFound)
-	}
-	return nil
-}
-
-// SetKeyOptimize switches the optimization layer off (or back on) for a
-// key's requests. An unknown key is ErrNotFound.
-func (db *DB) SetKeyOptimize(ctx context.Context, id string, off bool) error {
-	tag, err := db.pool.Exec(ctx, `UPDATE api_keys SET optimize_off = $2 WHERE id = $1`, id, off)
-	if err != nil {
-		return fmt.Errorf("set key optimize: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("set key optimize %q: %w", id, gw.ErrNotFound)
 	}
 	return nil
 }
@@ -421,59 +354,12 @@ func (db *DB) TopUp(ctx context.Context, accountID string, amount gw.Money, note
 	return nil
 }
 
-// Balance returns the account's money; holds past their expiry do not
-// count. An unknown account is ErrNotFound.
-func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error) {
-	var b gw.Balance
-	err := db.pool.QueryRow(ctx, `SELECT a.top_ups, a.charged, a.balance,
-		a.held - (SELECT coalesce(sum(amount), 0)::bigint FROM holds WHERE account_id = a.id AND expires_at <= $2)
-		FROM accounts a WHERE a.id = $1`, accountID, db.now()).
-		Scan(&b.TopUps, &b.Charged, &b.Balance, &b.Held)
-	if err != nil {
-		return gw.Balance{}, fmt.Errorf("balance of %q: %w", accountID, notFound(err))
-	}
-	b.Available = b.Balance - b.Held
-	return b, nil
-}
-
-// VerifyLedger recomputes the account's top-ups, charges and balance from
-// its ledger entries, and its held total from its open holds, and returns
-// an error when they disagree with the account's columns.
-func (db *DB) VerifyLedger(ctx context.Context, accountID string) error {
-	var topUps, charged, balance, credits, debits, held, open int64
-	err := db.pool.QueryRow(ctx, `SELECT a.top_ups, a.charged, a.balance,
-		(SELECT coalesce(sum(amount), 0)::bigint FROM ledger WHERE account_id = a.id AND amount > 0),
-		(SELECT coalesce(-sum(amount), 0)::bigint FROM ledger WHERE account_id = a.id AND amount < 0),
-		a.held, (SELECT coalesce(sum(amount), 0)::bigint FROM holds WHERE account_id = a.id)
-		FROM accounts a WHERE a.id = $1`, accountID).Scan(&topUps, &charged, &balance, &credits, &debits, &held, &open)
-	if err != nil {
-		return fmt.Errorf("verify ledger of %q: %w", accountID, notFound(err))
-	}
-	if topUps != credits || charged != debits || balance != credits-debits || balance != topUps-charged {
-		return fmt.Errorf("verify ledger of %q: columns top_ups=%d charged=%d balance=%d, ledger credits=%d debits=%d",
-			accountID, topUps, charged, balance, credits, debits)
-	}
-	if held != open {
-		return fmt.Errorf("verify ledger of %q: column held=%d, open holds sum to %d", accountID, held, open)
-	}
-	return nil
-}
-
 // PlaceHold reserves h.Amount on h.AccountID until h.ExpiresAt. It fails
 // with a *gw.Error of CodeInsufficientBalance when the available balance is
 // below the amount, and with ErrNotFound for an unknown account.
 func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
-	if h.ID == "" || h.AccountID == "" {
-		return errors.New("place hold: id and account id are required")
-	}
-	if h.Amount < 0 {
-		return fmt.Errorf("place hold: negative amount %d", h.Amount)
-	}
-	if h.ExpiresAt.IsZero() {
-		return errors.New("place hold: no expiry")
-	}
-	if h.At.IsZero() {
-		h.At = db.now()
+	if err := sqlstore.CheckHold(&h, db.now); err != nil {
+		return err
 	}
 	return db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Hold, Hold: h}, "place hold")
 }
@@ -486,31 +372,14 @@ func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
 // its expiry that was not swept yet still settles. r.RequestID defaults to
 // the hold id and r.AccountID, r.KeyID to the hold's.
 func (db *DB) Settle(ctx context.Context, holdID string, r *gw.Record) error {
-	if r == nil {
-		return errors.New("settle: nil record")
-	}
-	if r.Charge < 0 {
-		return fmt.Errorf("settle: negative charge %d", r.Charge)
-	}
-	c := db.prepare(r, holdID)
-	if err := db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Settle, ID: holdID, Rec: c}, "settle"); err != nil {
+	o, err := sqlstore.SettleOp(holdID, r, db.now)
+	if err != nil {
 		return err
 	}
-	r.Charge, r.Loss, r.Note = c.Charge, c.Loss, c.Note
-	return nil
-}
-
-// RenewHold moves a live hold's expiry to expiresAt (never earlier). A
-// hold past its expiry, swept or finished is ErrNotFound.
-func (db *DB) RenewHold(ctx context.Context, holdID string, expiresAt time.Time) error {
-	tag, err := db.pool.Exec(ctx, `UPDATE holds SET expires_at = greatest(expires_at, $1) WHERE id = $2 AND expires_at > $3`,
-		expiresAt, holdID, db.now())
-	if err != nil {
-		return fmt.Errorf("renew hold: %w", err)
+	if err := db.gc.Submit(ctx, o, "settle"); err != nil {
+		return err
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("renew hold %q: %w", holdID, gw.ErrNotFound)
-	}
+	r.Charge, r.Loss, r.Note = o.Rec.Charge, o.Rec.Loss, o.Rec.Note
 	return nil
 }
 
@@ -518,32 +387,16 @@ func (db *DB) RenewHold(ctx context.Context, holdID string, expiresAt time.Time)
 // r with a zero charge. An unknown or already finished hold is ErrNotFound
 // and changes nothing.
 func (db *DB) Release(ctx context.Context, holdID string, r *gw.Record) error {
-	o := &groupcommit.Op{Kind: groupcommit.Release, ID: holdID}
-	if r != nil {
-		o.Rec = db.prepare(r, holdID)
-		o.Rec.Charge = 0
-	}
-	return db.gc.Submit(ctx, o, "release")
+	return db.gc.Submit(ctx, sqlstore.ReleaseOp(holdID, r, db.now), "release")
 }
 
 // Log writes a record for a request that placed no hold.
 func (db *DB) Log(ctx context.Context, r *gw.Record) error {
-	if r == nil || r.RequestID == "" {
-		return errors.New("log: record without request id")
+	o, err := sqlstore.LogOp(r, db.now)
+	if err != nil {
+		return err
 	}
-	return db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Log, Rec: db.prepare(r, "")}, "log")
-}
-
-// prepare returns a copy of r with its defaults filled in.
-func (db *DB) prepare(r *gw.Record, holdID string) *gw.Record {
-	c := *r
-	if c.RequestID == "" {
-		c.RequestID = holdID
-	}
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = db.now()
-	}
-	return &c
+	return db.gc.Submit(ctx, o, "log")
 }
 
 // ExpireHolds deletes the holds whose expiry is not after now, taking
@@ -623,45 +476,8 @@ func (db *DB) Record(ctx context.Context, requestID string) (*gw.Record, error) 
 // Records returns the records matching f, newest first (ties broken by
 // request id, descending). A Before cursor naming no record yields none.
 func (db *DB) Records(ctx context.Context, f gw.RecordFilter) ([]gw.Record, error) {
-	var where []string
-	var args []any
-	add := func(cond string, arg any) {
-		args = append(args, arg)
-		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
-	}
-	if f.AccountID != "" {
-		add("account_id = $?", f.AccountID)
-	}
-	if f.Model != "" {
-		add("model = $?", f.Model)
-	}
-	if f.Vendor != "" {
-		add("vendor = $?", f.Vendor)
-	}
-	if f.Status != 0 {
-		add("status = $?", f.Status)
-	}
-	if f.KeyID != "" {
-		add("key_id = $?", f.KeyID)
-	}
-	if f.StatusClass != 0 {
-		add("status / 100 = $?", f.StatusClass)
-	}
-	if !f.Since.IsZero() {
-		add("created_at >= $?", f.Since)
-	}
-	if !f.Until.IsZero() {
-		add("created_at < $?", f.Until)
-	}
-	if f.Before != "" {
-		add("(created_at, request_id) < (SELECT created_at, request_id FROM records WHERE request_id = $?)", f.Before)
-	}
-	q := `SELECT ` + recordColumns + ` FROM records`
-	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, " AND ")
-	}
-	args = append(args, limit(f.Limit))
-	q += ` ORDER BY created_at DESC, request_id DESC LIMIT $` + strconv.Itoa(len(args))
+	page, args := dialect.RecordsPage(f)
+	q := `SELECT ` + recordColumns + ` FROM records` + page
 	rows, err := db.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("records: %w", err)
@@ -679,81 +495,6 @@ func (db *DB) Records(ctx context.Context, f gw.RecordFilter) ([]gw.Record, erro
 	return out, nil
 }
 
-// CreateIncident stores in. It fills in in.ID ("inc_" + random) and
-// in.CreatedAt when they are empty.
-func (db *DB) CreateIncident(ctx context.Context, in *gw.Incident) error {
-	if in.ID == "" {
-		in.ID = newID("inc_")
-	}
-	if in.CreatedAt.IsZero() {
-		in.CreatedAt = db.now()
-	}
-	in.CreatedAt = in.CreatedAt.Truncate(time.Microsecond)
-	if _, err := db.pool.Exec(ctx, `INSERT INTO incidents (id, request_id, account_id, key_id, kind, score, reason, excerpt, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		in.ID, in.RequestID, in.AccountID, in.KeyID, in.Kind, in.Score, in.Reason, in.Excerpt, in.CreatedAt); err != nil {
-		return fmt.Errorf("create incident: %w", err)
-	}
-	return nil
-}
-
-const incidentColumns = `id, request_id, account_id, key_id, kind, score, reason, excerpt, created_at`
-
-func scanIncident(row pgx.Row) (gw.Incident, error) {
-	var in gw.Incident
-	err := row.Scan(&in.ID, &in.RequestID, &in.AccountID, &in.KeyID, &in.Kind, &in.Score, &in.Reason, &in.Excerpt, &in.CreatedAt)
-	in.CreatedAt = in.CreatedAt.UTC()
-	return in, err
-}
-
-// Incidents returns up to limit incidents (default 100), newest first.
-func (db *DB) Incidents(ctx context.Context, n int) ([]gw.Incident, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+incidentColumns+` FROM incidents ORDER BY created_at DESC, id DESC LIMIT $1`, limit(n))
-	if err != nil {
-		return nil, fmt.Errorf("incidents: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (gw.Incident, error) { return scanIncident(row) })
-	if err != nil {
-		return nil, fmt.Errorf("incidents: %w", err)
-	}
-	return out, nil
-}
-
-// IncidentsOf returns the account's latest incidents, newest first (an
-// index range: never the other accounts').
-func (db *DB) IncidentsOf(ctx context.Context, accountID string, n int) ([]gw.Incident, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, accountID, limit(n))
-	if err != nil {
-		return nil, fmt.Errorf("incidents of %q: %w", accountID, err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (gw.Incident, error) { return scanIncident(row) })
-	if err != nil {
-		return nil, fmt.Errorf("incidents of %q: %w", accountID, err)
-	}
-	return out, nil
-}
-
-// Incident returns one incident.
-func (db *DB) Incident(ctx context.Context, id string) (*gw.Incident, error) {
-	in, err := scanIncident(db.pool.QueryRow(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE id = $1`, id))
-	if err != nil {
-		return nil, fmt.Errorf("incident %q: %w", id, notFound(err))
-	}
-	return &in, nil
-}
-
-// limit returns the page size for a requested limit: 100 by default, at
-// most 1000.
-func limit(n int) int {
-	switch {
-	case n <= 0:
-		return 100
-	case n > 1000:
-		return 1000
-	}
-	return n
-}
-
 // notFound maps a missing row, and a foreign key naming a missing row, to
 // gw.ErrNotFound.
 func notFound(err error) error {
@@ -762,13 +503,6 @@ func notFound(err error) error {
 		return gw.ErrNotFound
 	}
 	return err
-}
-
-// newID returns prefix followed by 26 random base32 characters.
-func newID(prefix string) string {
-	var b [16]byte
-	rand.Read(b[:])
-	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }
 
 // Interface guard.

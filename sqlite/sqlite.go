@@ -74,11 +74,9 @@ package sqlite
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
 	"database/sql"
 	"embed"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -93,6 +91,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/groupcommit"
+	"github.com/gwlabs/gateway/internal/sqlstore"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
@@ -116,12 +115,9 @@ const (
 	// DefaultSyncInterval bounds how long a commit waits for its fsync.
 	DefaultSyncInterval = 100 * time.Millisecond
 	// DefaultLinger lets a group commit wait up to 3 ms for more calls
-	// from about 700 calls a second up. BenchmarkSettleAtRate (load
-	// average 16, two runs each): at 1,000 requests a second WAL frames
-	// per request 6.4-7.2 without it, 7.0-7.5 at 1 ms, 5.9-6.2 at 2 ms,
-	// 4.1-4.2 at 3 ms; at 2,000 a second 5.6-6.4, 4.8-5.7, 3.5-3.7 and
-	// 2.7-2.9; the median time a request spends in the store grows by
-	// 0.3-1.2 ms at 3 ms.
+	// from about 700 calls a second up (why 3 ms, measured with
+	// BenchmarkSettleAtRate: docs/PERFORMANCE.md, "The store's cost per
+	// request").
 	DefaultLinger = 3 * time.Millisecond
 )
 
@@ -170,6 +166,8 @@ type Stats = groupcommit.Stats
 
 // DB is a gw.Store on one SQLite file. It is safe for concurrent use.
 type DB struct {
+	queries // the statements both stores share, reading on r, writing on w
+
 	w    *sql.DB // the single write connection
 	r    *sql.DB // read-only pool
 	ps   *prepared
@@ -278,6 +276,7 @@ func OpenWith(ctx context.Context, path string, opt Options) (*DB, error) {
 	}
 	db := &DB{
 		w: w, r: r, ps: ps, now: now, path: path,
+		queries: sqlstore.New(sqlstore.SQL(r), sqlstore.SQL(w), dialect, now),
 	}
 	if opt.Exclusive {
 		if db.lock, err = lockHolds(path, true); err != nil {
@@ -482,12 +481,12 @@ func (db *DB) EnsureAccount(ctx context.Context, name string) (*gw.Account, erro
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)
-		ON CONFLICT (name) DO NOTHING`, newID("acct_"), name, micros(db.now())); err != nil {
+		ON CONFLICT (name) DO NOTHING`, sqlstore.NewID("acct_"), name, micros(db.now())); err != nil {
 		return nil, fmt.Errorf("ensure account: %w", err)
 	}
-	a, err := scanAccount(tx.QueryRowContext(ctx, `SELECT id, name, created_at FROM accounts WHERE name = ?`, name))
+	a, err := sqlstore.ScanAccount(tx.QueryRowContext(ctx, `SELECT id, name, created_at FROM accounts WHERE name = ?`, name))
 	if err != nil {
-		return nil, fmt.Errorf("ensure account: %w", err)
+		return nil, fmt.Errorf("ensure account: %w", notFound(err))
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("ensure account: %w", err)
@@ -495,36 +494,13 @@ func (db *DB) EnsureAccount(ctx context.Context, name string) (*gw.Account, erro
 	return a, nil
 }
 
-// AccountByName returns the account with this name.
-func (db *DB) AccountByName(ctx context.Context, name string) (*gw.Account, error) {
-	a, err := scanAccount(db.r.QueryRowContext(ctx, `SELECT id, name, created_at FROM accounts WHERE name = ?`, name))
-	if err != nil {
-		return nil, fmt.Errorf("account %q: %w", name, err)
-	}
-	return a, nil
-}
-
-func scanAccount(row *sql.Row) (*gw.Account, error) {
-	var a gw.Account
-	var created int64
-	if err := row.Scan(&a.ID, &a.Name, &created); err != nil {
-		return nil, notFound(err)
-	}
-	a.CreatedAt = fromMicros(created)
-	return &a, nil
-}
-
 // CreateKey stores k with the SHA-256 hash of its secret. It fills in
 // k.CreatedAt when zero and k.AccountName. An unknown account is
 // ErrNotFound.
 func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
-	if k.ID == "" || k.AccountID == "" {
-		return errors.New("create key: id and account id are required")
+	if err := sqlstore.CheckKey(k, db.now); err != nil {
+		return err
 	}
-	if k.CreatedAt.IsZero() {
-		k.CreatedAt = db.now()
-	}
-	k.CreatedAt = k.CreatedAt.Truncate(time.Microsecond)
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("create key: %w", err)
@@ -545,71 +521,6 @@ func (db *DB) CreateKey(ctx context.Context, k *gw.Key, hash [32]byte) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("create key: %w", err)
-	}
-	return nil
-}
-
-// Keys lists every key, revoked ones included, newest first.
-func (db *DB) Keys(ctx context.Context) ([]gw.Key, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT k.id, k.account_id, a.name, k.hint, k.rpm, k.tpm, k.created_at, k.revoked_at, k.name, k.optimize_off, k.models,
-		k.daily_budget, k.monthly_budget
-		FROM api_keys k JOIN accounts a ON a.id = k.account_id
-		ORDER BY k.created_at DESC, k.id DESC`)
-	if err != nil {
-		return nil, fmt.Errorf("keys: %w", err)
-	}
-	defer rows.Close()
-	var out []gw.Key
-	for rows.Next() {
-		var k gw.Key
-		var created int64
-		var revoked sql.NullInt64
-		var models string
-		if err := rows.Scan(&k.ID, &k.AccountID, &k.AccountName, &k.Hint, &k.RPM, &k.TPM, &created, &revoked, &k.Name, &k.OptimizeOff, &models,
-			&k.Budget.Daily, &k.Budget.Monthly); err != nil {
-			return nil, fmt.Errorf("keys: %w", err)
-		}
-		k.Models = gw.SplitModels(models)
-		k.CreatedAt = fromMicros(created)
-		if revoked.Valid {
-			t := fromMicros(revoked.Int64)
-			k.RevokedAt = &t
-		}
-		out = append(out, k)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("keys: %w", err)
-	}
-	return out, nil
-}
-
-// RevokeKey marks the key revoked; revoking twice keeps the first time.
-// An unknown key is ErrNotFound.
-func (db *DB) RevokeKey(ctx context.Context, id string) error {
-	// A scheduled end still in the future is brought forward to now.
-	res, err := db.w.ExecContext(ctx, `UPDATE api_keys SET revoked_at = min(coalesce(revoked_at, ?1), ?1) WHERE id = ?2`, micros(db.now()), id)
-	if err != nil {
-		return fmt.Errorf("revoke key: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("revoke key: %w", err)
-	} else if n == 0 {
-		return fmt.Errorf("revoke key %q: %w", id, gw.ErrNotFound)
-	}
-	return nil
-}
-
-// SetKeyOptimize switches the optimization layer off (or back on) for a
-// key's requests. An unknown key is ErrNotFound.
-func (db *DB) SetKeyOptimize(ctx context.Context, id string, off bool) error {
-	res, err := db.w.ExecContext(ctx, `UPDATE api_keys SET optimize_off = ? WHERE id = ?`, off, id)
-	if err != nil {
-		return fmt.Errorf("set key optimize: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("set key optimize: %w", err)
-	} else if n == 0 {
-		return fmt.Errorf("set key optimize %q: %w", id, gw.ErrNotFound)
 	}
 	return nil
 }
@@ -678,8 +589,8 @@ func (db *DB) toppedUp(accountID string) {
 // Balance returns the account's money; holds past their expiry do not
 // count. An unknown account is ErrNotFound.
 func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error) {
-	var b gw.Balance
 	if db.book != nil {
+		var b gw.Balance
 		db.finishing.RLock()
 		err := db.r.QueryRowContext(ctx, `SELECT top_ups, charged, balance FROM accounts WHERE id = ?`, accountID).
 			Scan(&b.TopUps, &b.Charged, &b.Balance)
@@ -693,55 +604,15 @@ func (db *DB) Balance(ctx context.Context, accountID string) (gw.Balance, error)
 		b.Available = b.Balance - b.Held
 		return b, nil
 	}
-	err := db.r.QueryRowContext(ctx, `SELECT a.top_ups, a.charged, a.balance,
-		a.held - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id AND expires_at <= ?)
-		FROM accounts a WHERE a.id = ?`, micros(db.now()), accountID).
-		Scan(&b.TopUps, &b.Charged, &b.Balance, &b.Held)
-	if err != nil {
-		return gw.Balance{}, fmt.Errorf("balance of %q: %w", accountID, notFound(err))
-	}
-	b.Available = b.Balance - b.Held
-	return b, nil
-}
-
-// VerifyLedger recomputes the account's top-ups, charges and balance from
-// its ledger entries, and its held total from its open holds, and returns
-// an error when they disagree with the account's columns.
-func (db *DB) VerifyLedger(ctx context.Context, accountID string) error {
-	var topUps, charged, balance, credits, debits, held, open int64
-	err := db.r.QueryRowContext(ctx, `SELECT a.top_ups, a.charged, a.balance,
-		(SELECT coalesce(sum(amount), 0) FROM ledger WHERE account_id = a.id AND amount > 0),
-		(SELECT coalesce(-sum(amount), 0) FROM ledger WHERE account_id = a.id AND amount < 0),
-		a.held, (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = a.id)
-		FROM accounts a WHERE a.id = ?`, accountID).Scan(&topUps, &charged, &balance, &credits, &debits, &held, &open)
-	if err != nil {
-		return fmt.Errorf("verify ledger of %q: %w", accountID, notFound(err))
-	}
-	if topUps != credits || charged != debits || balance != credits-debits || balance != topUps-charged {
-		return fmt.Errorf("verify ledger of %q: columns top_ups=%d charged=%d balance=%d, ledger credits=%d debits=%d",
-			accountID, topUps, charged, balance, credits, debits)
-	}
-	if held != open {
-		return fmt.Errorf("verify ledger of %q: column held=%d, open holds sum to %d", accountID, held, open)
-	}
-	return nil
+	return db.queries.Balance(ctx, accountID)
 }
 
 // PlaceHold reserves h.Amount on h.AccountID until h.ExpiresAt. It fails
 // with a *gw.Error of CodeInsufficientBalance when the available balance is
 // below the amount, and with ErrNotFound for an unknown account.
 func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
-	if h.ID == "" || h.AccountID == "" {
-		return errors.New("place hold: id and account id are required")
-	}
-	if h.Amount < 0 {
-		return fmt.Errorf("place hold: negative amount %d", h.Amount)
-	}
-	if h.ExpiresAt.IsZero() {
-		return errors.New("place hold: no expiry")
-	}
-	if h.At.IsZero() {
-		h.At = db.now()
+	if err := sqlstore.CheckHold(&h, db.now); err != nil {
+		return err
 	}
 	if db.book != nil {
 		if db.closed.Load() {
@@ -763,17 +634,14 @@ func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
 // expiry that was not swept yet still settles. r.RequestID defaults to
 // the hold id and r.AccountID, r.KeyID to the hold's.
 func (db *DB) Settle(ctx context.Context, holdID string, r *gw.Record) error {
-	if r == nil {
-		return errors.New("settle: nil record")
-	}
-	if r.Charge < 0 {
-		return fmt.Errorf("settle: negative charge %d", r.Charge)
-	}
-	c := db.prepare(r, holdID)
-	if err := db.finishHold(ctx, &groupcommit.Op{Kind: groupcommit.Settle, ID: holdID, Rec: c}, "settle"); err != nil {
+	o, err := sqlstore.SettleOp(holdID, r, db.now)
+	if err != nil {
 		return err
 	}
-	r.Charge, r.Loss, r.Note = c.Charge, c.Loss, c.Note
+	if err := db.finishHold(ctx, o, "settle"); err != nil {
+		return err
+	}
+	r.Charge, r.Loss, r.Note = o.Rec.Charge, o.Rec.Loss, o.Rec.Note
 	return nil
 }
 
@@ -807,12 +675,7 @@ func (db *DB) finishHold(ctx context.Context, o *groupcommit.Op, what string) er
 // r with a zero charge. An unknown or already finished hold is ErrNotFound
 // and changes nothing.
 func (db *DB) Release(ctx context.Context, holdID string, r *gw.Record) error {
-	o := &groupcommit.Op{Kind: groupcommit.Release, ID: holdID}
-	if r != nil {
-		o.Rec = db.prepare(r, holdID)
-		o.Rec.Charge = 0
-	}
-	return db.finishHold(ctx, o, "release")
+	return db.finishHold(ctx, sqlstore.ReleaseOp(holdID, r, db.now), "release")
 }
 
 // RenewHold moves a live hold's expiry to expiresAt (never earlier). A
@@ -824,37 +687,16 @@ func (db *DB) RenewHold(ctx context.Context, holdID string, expiresAt time.Time)
 		}
 		return nil
 	}
-	res, err := db.w.ExecContext(ctx, `UPDATE holds SET expires_at = max(expires_at, ?1) WHERE id = ?2 AND expires_at > ?3`,
-		micros(expiresAt), holdID, micros(db.now()))
-	if err != nil {
-		return fmt.Errorf("renew hold: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("renew hold: %w", err)
-	} else if n == 0 {
-		return fmt.Errorf("renew hold %q: %w", holdID, gw.ErrNotFound)
-	}
-	return nil
+	return db.queries.RenewHold(ctx, holdID, expiresAt)
 }
 
 // Log writes a record for a request that placed no hold.
 func (db *DB) Log(ctx context.Context, r *gw.Record) error {
-	if r == nil || r.RequestID == "" {
-		return errors.New("log: record without request id")
+	o, err := sqlstore.LogOp(r, db.now)
+	if err != nil {
+		return err
 	}
-	return db.gc.Submit(ctx, &groupcommit.Op{Kind: groupcommit.Log, Rec: db.prepare(r, "")}, "log")
-}
-
-// prepare returns a copy of r with its defaults filled in.
-func (db *DB) prepare(r *gw.Record, holdID string) *gw.Record {
-	c := *r
-	if c.RequestID == "" {
-		c.RequestID = holdID
-	}
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = db.now()
-	}
-	return &c
+	return db.gc.Submit(ctx, o, "log")
 }
 
 // ExpireHolds deletes the holds whose expiry is not after now, taking
@@ -936,45 +778,8 @@ func (db *DB) Record(ctx context.Context, requestID string) (*gw.Record, error) 
 // Records returns the records matching f, newest first (ties broken by
 // request id, descending). A Before cursor naming no record yields none.
 func (db *DB) Records(ctx context.Context, f gw.RecordFilter) ([]gw.Record, error) {
-	var where []string
-	var args []any
-	add := func(cond string, arg any) {
-		where = append(where, cond)
-		args = append(args, arg)
-	}
-	if f.AccountID != "" {
-		add("account_id = ?", f.AccountID)
-	}
-	if f.Model != "" {
-		add("model = ?", f.Model)
-	}
-	if f.Vendor != "" {
-		add("vendor = ?", f.Vendor)
-	}
-	if f.Status != 0 {
-		add("status = ?", f.Status)
-	}
-	if f.KeyID != "" {
-		add("key_id = ?", f.KeyID)
-	}
-	if f.StatusClass != 0 {
-		add("status / 100 = ?", f.StatusClass)
-	}
-	if !f.Since.IsZero() {
-		add("created_at >= ?", micros(f.Since))
-	}
-	if !f.Until.IsZero() {
-		add("created_at < ?", micros(f.Until))
-	}
-	if f.Before != "" {
-		add("(created_at, request_id) < (SELECT created_at, request_id FROM records WHERE request_id = ?)", f.Before)
-	}
-	q := `SELECT ` + recordColumns + ` FROM records`
-	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, " AND ")
-	}
-	q += ` ORDER BY created_at DESC, request_id DESC LIMIT ?`
-	args = append(args, limit(f.Limit))
+	page, args := dialect.RecordsPage(f)
+	q := `SELECT ` + recordColumns + ` FROM records` + page
 	rows, err := db.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("records: %w", err)
@@ -994,97 +799,6 @@ func (db *DB) Records(ctx context.Context, f gw.RecordFilter) ([]gw.Record, erro
 	return out, nil
 }
 
-// CreateIncident stores in. It fills in in.ID ("inc_" + random) and
-// in.CreatedAt when they are empty.
-func (db *DB) CreateIncident(ctx context.Context, in *gw.Incident) error {
-	if in.ID == "" {
-		in.ID = newID("inc_")
-	}
-	if in.CreatedAt.IsZero() {
-		in.CreatedAt = db.now()
-	}
-	in.CreatedAt = in.CreatedAt.Truncate(time.Microsecond)
-	if _, err := db.w.ExecContext(ctx, `INSERT INTO incidents (id, request_id, account_id, key_id, kind, score, reason, excerpt, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		in.ID, in.RequestID, in.AccountID, in.KeyID, in.Kind, in.Score, in.Reason, in.Excerpt, micros(in.CreatedAt)); err != nil {
-		return fmt.Errorf("create incident: %w", err)
-	}
-	return nil
-}
-
-const incidentColumns = `id, request_id, account_id, key_id, kind, score, reason, excerpt, created_at`
-
-func scanIncident(s scanner) (*gw.Incident, error) {
-	var in gw.Incident
-	var created int64
-	if err := s.Scan(&in.ID, &in.RequestID, &in.AccountID, &in.KeyID, &in.Kind, &in.Score, &in.Reason, &in.Excerpt, &created); err != nil {
-		return nil, err
-	}
-	in.CreatedAt = fromMicros(created)
-	return &in, nil
-}
-
-// Incidents returns up to limit incidents (default 100), newest first.
-func (db *DB) Incidents(ctx context.Context, n int) ([]gw.Incident, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+incidentColumns+` FROM incidents ORDER BY created_at DESC, id DESC LIMIT ?`, limit(n))
-	if err != nil {
-		return nil, fmt.Errorf("incidents: %w", err)
-	}
-	defer rows.Close()
-	var out []gw.Incident
-	for rows.Next() {
-		in, err := scanIncident(rows)
-		if err != nil {
-			return nil, fmt.Errorf("incidents: %w", err)
-		}
-		out = append(out, *in)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("incidents: %w", err)
-	}
-	return out, nil
-}
-
-// IncidentsOf returns the account's latest incidents, newest first (an
-// index range: never the other accounts').
-func (db *DB) IncidentsOf(ctx context.Context, accountID string, n int) ([]gw.Incident, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`, accountID, limit(n))
-	if err != nil {
-		return nil, fmt.Errorf("incidents of %q: %w", accountID, err)
-	}
-	defer rows.Close()
-	var out []gw.Incident
-	for rows.Next() {
-		in, err := scanIncident(rows)
-		if err != nil {
-			return nil, fmt.Errorf("incidents of %q: %w", accountID, err)
-		}
-		out = append(out, *in)
-	}
-	return out, rows.Err()
-}
-
-// Incident returns one incident.
-func (db *DB) Incident(ctx context.Context, id string) (*gw.Incident, error) {
-	in, err := scanIncident(db.r.QueryRowContext(ctx, `SELECT `+incidentColumns+` FROM incidents WHERE id = ?`, id))
-	if err != nil {
-		return nil, fmt.Errorf("incident %q: %w", id, notFound(err))
-	}
-	return in, nil
-}
-
-// limit returns the page size for a requested limit: 100 by default, at
-// most 1000.
-func limit(n int) int {
-	switch {
-	case n <= 0:
-		return 100
-	case n > 1000:
-		return 1000
-	}
-	return n
-}
-
 // notFound maps sql.ErrNoRows to gw.ErrNotFound.
 func notFound(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
@@ -1095,14 +809,19 @@ func notFound(err error) error {
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
-func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+// queries names the shared statements embedded in DB.
+type queries = sqlstore.Queries
 
-// newID returns prefix followed by 26 random base32 characters.
-func newID(prefix string) string {
-	var b [16]byte
-	rand.Read(b[:])
-	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+// dialect is how SQLite spells what the shared statements leave open:
+// times are INTEGER microseconds.
+var dialect = sqlstore.Dialect{
+	Time:     func(t time.Time) any { return micros(t) },
+	Least:    "min",
+	Greatest: "max",
+	NotFound: notFound,
 }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
 // Interface guard.
 var (

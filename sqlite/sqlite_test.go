@@ -16,6 +16,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/groupcommit"
+	"github.com/gwlabs/gateway/internal/sqlstore"
 	"github.com/gwlabs/gateway/storetest"
 	"go.uber.org/goleak"
 )
@@ -691,7 +692,12 @@ func TestExclusiveSettleBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		batch = append(batch, &groupcommit.Op{Kind: groupcommit.Settle, ID: id, Hold: h, Rec: ex.prepare(&gw.Record{Status: 200, Charge: 120}, id)})
+		o, err := sqlstore.SettleOp(id, &gw.Record{Status: 200, Charge: 120}, ex.now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Hold = h
+		batch = append(batch, o)
 	}
 	for i, err := range ex.gc.Commit(batch) {
 		if err != nil {

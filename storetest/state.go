@@ -180,4 +180,12 @@ func testStateBoundedPerAccount(t *testing.T, s convstate.Store) {
 	if err := k.KeepResponse(ctx, "acct_small", "resp_x", &convstate.StoredResponse{Object: []byte(`"` + string(sig) + `"`)}); err != nil {
 		t.Errorf("another account: %v", err)
 	}
+	// Usage counts only the kinds asked for: none asked, nothing counted;
+	// two kinds, the entries of either.
+	if n, b, err := s.(convstate.StateUsage).StateUsage(ctx, "acct_big", nil, stateT0); err != nil || n != 0 || b != 0 {
+		t.Errorf("usage of no kinds: %d entries, %d bytes, %v; want 0, 0", n, b, err)
+	}
+	if n2, b2, err := s.(convstate.StateUsage).StateUsage(ctx, "acct_big", []string{"no-such-kind", convstate.KindResponse}, stateT0); err != nil || n2 != n || b2 != b {
+		t.Errorf("usage of two kinds: %d entries, %d bytes, %v; want %d, %d", n2, b2, err, n, b)
+	}
 }

@@ -170,7 +170,7 @@ func TestCLIJSONIsOneDocument(t *testing.T) {
 			t.Errorf("%v --json: %s", c.args, r.stdout)
 		}
 	}
-	// The list commands' JSON is {"data": [...]}, as the README says.
+	// The list commands' JSON is {"data": [...]}, as docs/OPERATIONS.md says.
 	for _, args := range [][]string{{"accounts", "list"}, {"keys", "list"}, {"incidents", "list"}} {
 		var m map[string]json.RawMessage
 		if r := runCLI(t, db, "", append(args, "--json")...); oneJSON(r.stdout, &m) != nil || len(m) != 1 || m["data"] == nil {

@@ -23,7 +23,7 @@ import (
 
 // Config is the gateway's configuration: flags override GATEWAY_*
 // environment variables, which override the defaults. Every field has a
-// documented zero value; see the README's configuration table.
+// documented zero value; see the configuration table in docs/OPERATIONS.md.
 type Config struct {
 	Addr         string // GATEWAY_ADDR, default 127.0.0.1:8080
 	DatabaseURL  string // GATEWAY_DATABASE_URL: a SQLite path (default ./gateway.db) or postgres://...
@@ -371,7 +371,7 @@ type setting struct {
 	Source string `json:"source"` // "environment", "file" or "default"
 	// Effective is the value in force: Value, or the default.
 	Effective string `json:"effective"`
-	Default   string `json:"default"` // the default, as the README's table gives it
+	Default   string `json:"default"` // the default, as docs/OPERATIONS.md's table gives it
 }
 
 // settingDefault is each setting's default as text (a new setting needs

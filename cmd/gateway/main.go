@@ -26,7 +26,7 @@
 // usage error, 3 not found, 4 refused (a conflict, the admin token, the
 // balance). The store is created and migrated when it does
 // not exist yet. Configuration comes from flags, then GATEWAY_* variables,
-// then the configuration file, then the defaults; see the README.
+// then the configuration file, then the defaults; see docs/OPERATIONS.md.
 package main
 
 import (

@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/guardtrain -data PATH/dev.jsonl -extra cmd/guardtrain/data -cv -out guard/model.json
+//	go run ./cmd/guardtrain -data PATH/dev.jsonl -extra guard/train/testdata -cv -out guard/model.json
 //
 // The data file holds one JSON object per line: {"text", "label"
 // ("attack" or "benign"), "kind", "source"}. Only rows whose source
@@ -116,7 +116,7 @@ func loadExtra(list string) ([]row, error) {
 func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("guardtrain", flag.ContinueOnError)
 	data := fs.String("data", "", "labelled JSONL file (required)")
-	extra := fs.String("extra", "", "comma-separated JSONL files or directories of further training data, all of it licensed for training (e.g. cmd/guardtrain/data)")
+	extra := fs.String("extra", "", "comma-separated JSONL files or directories of further training data, all of it licensed for training (e.g. guard/train/testdata)")
 	out := fs.String("out", "", "write the trained model here (e.g. guard/model.json)")
 	cv := fs.Bool("cv", false, "run leave-one-collection-out cross-validation and set the threshold from it")
 	fpr := fs.Float64("fpr", 0.01, "target false-positive rate on benign rows for the threshold")

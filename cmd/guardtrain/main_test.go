@@ -176,18 +176,22 @@ func TestSystemPromptsAreScoredAsSystemAndLeftOutOfFPR(t *testing.T) {
 	}
 }
 
+// extraData is the further training data, licensed for training, that
+// -extra reads (the repository's guard/train/testdata).
+var extraData = filepath.Join("..", "..", "guard", "train", "testdata")
+
 // The extra training data must be usable as it is: valid rows, one
 // collection per file, each collection documented with its licence.
 func TestExtraDataIsWellFormedAndDocumented(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("data", "SOURCES.md"))
+	doc, err := os.ReadFile(filepath.Join(extraData, "SOURCES.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob(filepath.Join("data", "*.jsonl"))
+	files, err := filepath.Glob(filepath.Join(extraData, "*.jsonl"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no data files (%v)", err)
 	}
-	rows, err := loadExtra("data")
+	rows, err := loadExtra(extraData)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +211,7 @@ func TestExtraDataIsWellFormedAndDocumented(t *testing.T) {
 		}
 		repo, _, _ := strings.Cut(r.Source, ":")
 		if !strings.Contains(string(doc), repo) {
-			t.Errorf("collection %s is not documented in data/SOURCES.md", repo)
+			t.Errorf("collection %s is not documented in guard/train/testdata/SOURCES.md", repo)
 		}
 		if allowed(r.Source) || strings.HasPrefix(r.Source, "Parapet-Tech/") || strings.HasPrefix(r.Source, "HumanCompatibleAI/") {
 			t.Errorf("%s: a development-set collection in the extra data", r.Source)
@@ -273,7 +277,7 @@ func TestShippedModelPassesOrdinaryGoSource(t *testing.T) {
 	}
 	root := filepath.Join(strings.TrimSpace(string(out)), "src")
 	trained := map[string]bool{}
-	rows, err := load(filepath.Join("data", "golang_go.jsonl"))
+	rows, err := load(filepath.Join(extraData, "golang_go.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
