@@ -132,10 +132,18 @@ func TestHarnessAgentRows(t *testing.T) {
 		}
 		for j, name := range rep.Targets {
 			r := rep.Results[i][j][0]
+			if sc.Kind == "maxrate" {
+				// Whether a probe passed depends on the machine; that the
+				// search ran does not.
+				if len(rep.Searches[i][j][0]) != 1 {
+					t.Errorf("%s on %s: searches %v, want 1", sc.Name, name, rep.Searches[i][j][0])
+				}
+				continue
+			}
 			if r.Errors != 0 || r.OK == 0 || r.OK != r.Sent {
 				t.Errorf("%s on %s: %d sent, %d ok, %d errors (%s)", sc.Name, name, r.Sent, r.OK, r.Errors, r.FirstErr)
 			}
-			if sc.Kind != "maxrate" && (r.TTFB50 <= 0 || r.TTFB50 > r.P50) {
+			if r.TTFB50 <= 0 || r.TTFB50 > r.P50 {
 				t.Errorf("%s on %s: TTFB p50 %v, p50 %v", sc.Name, name, r.TTFB50, r.P50)
 			}
 			if sc.Kind == "streams" && r.Sent != 5 {
