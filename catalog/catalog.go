@@ -273,6 +273,9 @@ func (c *Catalog) Suggest(model string, max int) []string {
 			case m.OwnedBy == route.OpenRouter && strings.HasSuffix(own, "/"+name):
 				aggregated = append(aggregated, m.ID) // openrouter/openai/gpt-4.1-mini
 			}
+			if len(name) > maxFuzzy || abs(len(name)-len(own)) >= bestD {
+				continue // too far apart to be a misspelling (and bounded work)
+			}
 			if d := ratecard.EditDistance(name, own); d < bestD {
 				best, bestD = []string{m.ID}, d
 			} else if d == bestD && best != nil {
@@ -298,6 +301,11 @@ func routeAllowed(allowed, members []string) bool {
 	}
 	return false
 }
+
+// maxFuzzy bounds the names Suggest compares by spelling.
+const maxFuzzy = 100
+
+func abs(n int) int { return max(n, -n) }
 
 // customer returns the caller's price: the vendor's x 1.09, exactly.
 func customer(p ratecard.Price) Pricing {
