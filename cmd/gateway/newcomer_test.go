@@ -50,7 +50,7 @@ func TestReadOnlyCommandsNeedTheStore(t *testing.T) {
 // refused, not taken for a SQLite file name.
 func TestUnsupportedStoreScheme(t *testing.T) {
 	t.Chdir(t.TempDir())
-	for _, args := range [][]string{{"keys", "list"}, {"keys", "create", "--account", "acme"}} {
+	for _, args := range [][]string{{"keys", "list"}, {"keys", "create", "--account", "acme"}, {"config", "check"}} {
 		r := runCLI(t, "mysql://u:secret@db/gw", "", args...)
 		if r.status != 1 || !strings.Contains(r.stderr, "mysql:// is not a store this gateway has") || strings.Contains(r.stderr, "secret") {
 			t.Errorf("%v --db mysql://...: status %d, stderr %q", args, r.status, r.stderr)
