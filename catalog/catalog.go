@@ -125,17 +125,18 @@ func (c *Catalog) WithOpenRouter(list func() *ratecard.OpenRouterList, now func(
 	}
 }
 
-// all returns the listed models, OpenRouter's from its current list.
-func (c *Catalog) all() []Model {
+// all returns the listed models, OpenRouter's from its current list
+// (returned too; nil when there is none).
+func (c *Catalog) all() ([]Model, *ratecard.OpenRouterList) {
 	if c.openRouter == nil {
-		return c.models
+		return c.models, nil
 	}
 	l := c.openRouter()
 	if l == nil {
-		return c.models
+		return c.models, nil
 	}
 	if m := c.merged.Load(); m != nil && m.list == l {
-		return m.models
+		return m.models, l
 	}
 	out := slices.Clone(c.models)
 	date := time.Date(l.Fetched.Year(), l.Fetched.Month(), l.Fetched.Day(), 0, 0, 0, 0, time.UTC).Unix()
@@ -145,17 +146,13 @@ func (c *Catalog) all() []Model {
 	}
 	slices.SortStableFunc(out, func(a, b Model) int { return strings.Compare(a.ID, b.ID) })
 	c.merged.Store(&mergedList{list: l, models: out})
-	return out
+	return out, l
 }
 
 // snapshot returns the listed models as they stand now, each OpenRouter
 // model with its list's age; keep filters them (nil: all).
 func (c *Catalog) snapshot(keep func(*Model) bool) *Catalog {
-	all := c.all()
-	var l *ratecard.OpenRouterList
-	if c.openRouter != nil {
-		l = c.openRouter()
-	}
+	all, l := c.all()
 	var pl *PriceList
 	if l != nil {
 		now := c.now()
@@ -253,11 +250,11 @@ func (c *Catalog) For(allowed []string) *Catalog {
 // name (after an unknown prefix, its rest), the vendors' own before
 // OpenRouter's; else the nearest by spelling. None when nothing is
 // close.
-func (c *Catalog) Suggest(model string, max int) []string {
+func (c *Catalog) Suggest(model string, n int) []string {
 	names := route.Unprefixed(strings.ToLower(strings.TrimSpace(model)))
 	var exact, aggregated, best []string
 	bestD := min(4, len(names[0])/3) + 1 // as close as the rate card's "did you mean"
-	all := c.all()
+	all, _ := c.all()
 	for i := range all {
 		m := &all[i]
 		if m.RouteModels != nil {
@@ -273,6 +270,9 @@ func (c *Catalog) Suggest(model string, max int) []string {
 			case m.OwnedBy == route.OpenRouter && strings.HasSuffix(own, "/"+name):
 				aggregated = append(aggregated, m.ID) // openrouter/openai/gpt-4.1-mini
 			}
+			if len(name) > maxFuzzy || abs(len(name)-len(own)) >= bestD {
+				continue // too far apart to be a misspelling (and bounded work)
+			}
 			if d := ratecard.EditDistance(name, own); d < bestD {
 				best, bestD = []string{m.ID}, d
 			} else if d == bestD && best != nil {
@@ -280,12 +280,17 @@ func (c *Catalog) Suggest(model string, max int) []string {
 			}
 		}
 	}
-	out := append(exact, aggregated...)
-	if len(out) == 0 {
-		out = best
+	found := append(exact, aggregated...)
+	if len(found) == 0 {
+		found = best
 	}
-	out = slices.Compact(out)
-	return out[:min(len(out), max)]
+	var out []string
+	for _, id := range found {
+		if len(out) < n && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // routeAllowed reports whether an allow list lets a key call a route:
@@ -298,6 +303,11 @@ func routeAllowed(allowed, members []string) bool {
 	}
 	return false
 }
+
+// maxFuzzy bounds the names Suggest compares by spelling.
+const maxFuzzy = 100
+
+func abs(n int) int { return max(n, -n) }
 
 // customer returns the caller's price: the vendor's x 1.09, exactly.
 func customer(p ratecard.Price) Pricing {

@@ -289,7 +289,10 @@ func (o *RefreshOptions) defaults() {
 func (p *OpenRouterPrices) Refresh(ctx context.Context, o RefreshOptions) {
 	o.defaults()
 	if o.Store != nil {
-		if l, err := loadStored(ctx, o.Store); err != nil {
+		sctx, cancel := context.WithTimeout(ctx, o.Timeout)
+		l, err := loadStored(sctx, o.Store)
+		cancel()
+		if err != nil {
 			o.OnErr(err)
 		} else if l != nil {
 			p.Set(l)

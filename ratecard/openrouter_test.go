@@ -61,7 +61,12 @@ func TestRefreshRetriesUntilLoaded(t *testing.T) {
 	if p.List() != nil {
 		t.Fatal("a list in use before any read succeeded")
 	}
-	l := <-loaded
+	var l *OpenRouterList
+	select {
+	case l = <-loaded:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no list loaded in 30 s of retries")
+	}
 	if _, ok := l.Lookup("acme/model-1"); !ok || l.FromStore || p.List() != l {
 		t.Fatalf("loaded %+v", l)
 	}
@@ -110,14 +115,16 @@ func TestRefreshStartsFromStoredCopy(t *testing.T) {
 	if _, ok := l.Lookup("acme/model-1"); !ok {
 		t.Fatal("the kept copy prices nothing")
 	}
-	for {
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
 		mu.Lock()
 		n := fails
 		mu.Unlock()
 		if n >= 5 {
 			break
 		}
-		time.Sleep(time.Millisecond)
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("%d failed reads in 30 s; want retries", n)
+		}
 	}
 	if err := p.Stop(); err != nil {
 		t.Fatal(err)

@@ -671,7 +671,11 @@ func (c *configCheckCmd) Run(rc *runCtx) error {
 	for _, w := range envTypos(os.Environ()) {
 		fmt.Fprintln(rc.stderr, "gateway: warning:", w)
 	}
-	if _, err := rc.config(); err != nil {
+	cfg, err := rc.config()
+	if err != nil {
+		return err
+	}
+	if err := checkStoreURL(cfg.DatabaseURL); err != nil {
 		return err
 	}
 	for i := range settings {

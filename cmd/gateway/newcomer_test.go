@@ -50,7 +50,7 @@ func TestReadOnlyCommandsNeedTheStore(t *testing.T) {
 // refused, not taken for a SQLite file name.
 func TestUnsupportedStoreScheme(t *testing.T) {
 	t.Chdir(t.TempDir())
-	for _, args := range [][]string{{"keys", "list"}, {"keys", "create", "--account", "acme"}} {
+	for _, args := range [][]string{{"keys", "list"}, {"keys", "create", "--account", "acme"}, {"config", "check"}} {
 		r := runCLI(t, "mysql://u:secret@db/gw", "", args...)
 		if r.status != 1 || !strings.Contains(r.stderr, "mysql:// is not a store this gateway has") || strings.Contains(r.stderr, "secret") {
 			t.Errorf("%v --db mysql://...: status %d, stderr %q", args, r.status, r.stderr)
@@ -174,13 +174,16 @@ func TestStartupBannerNamesSettings(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- serve(ctx, cfg, &stdout, &stderr) }()
-			for !strings.Contains(stdout.String(), "settings in force") {
+			for start := time.Now(); !strings.Contains(stdout.String(), "settings in force"); time.Sleep(10 * time.Millisecond) {
 				select {
 				case err := <-done:
 					t.Fatalf("serve ended: %v\n%s", err, stderr.String())
 				default:
 				}
-				time.Sleep(10 * time.Millisecond)
+				if time.Since(start) > 30*time.Second {
+					cancel()
+					t.Fatalf("no banner within 30 s:\n%s", stdout.String())
+				}
 			}
 			cancel()
 			if err := <-done; err != nil {

@@ -207,8 +207,10 @@ func TestOpenRouterListRetriedUntilItLoads(t *testing.T) {
 		t.Error("listed before the price list was read")
 	}
 	// Retried while down, not only at start.
-	for gate.reads.Load() < 3 {
-		time.Sleep(5 * time.Millisecond)
+	for start := time.Now(); gate.reads.Load() < 3; time.Sleep(5 * time.Millisecond) {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("the price list was read %d times in 30 s while it failed; want retries", gate.reads.Load())
+		}
 	}
 	gate.down.Store(false)
 	reachable := time.Now()
@@ -278,10 +280,12 @@ func TestOpenRouterListFromStore(t *testing.T) {
 	}
 	// Once the vendor answers again a fresh list replaces the copy.
 	gate.down.Store(false)
-	for {
+	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
 		if m := e.modelList(t)[model]; m.PriceList != nil && !m.PriceList.FromStore {
 			break
 		}
-		time.Sleep(10 * time.Millisecond)
+		if time.Since(start) > 30*time.Second {
+			t.Fatal("30 s after the vendor answered again, the kept copy is still in use")
+		}
 	}
 }
