@@ -74,6 +74,7 @@ type scratch struct {
 	assemblyCues     int         // words asking for pieces to be joined (tokenize)
 	viewFrom         int         // where the views start in norm, or -1 (extract)
 	assembly         bool        // the text asks for pieces to be joined and followed (assemblyOrder)
+	literal          bool        // the text only assigns quoted strings to names (literalAssignments)
 	viewBuf          []byte      // the views, copied (extractViews)
 	prefix           []prefixSum // local model (localLogit)
 	ldense           []int32     // one token's concept features (local model)
@@ -104,7 +105,7 @@ func (sc *scratch) reset() {
 	sc.run, sc.maxRun = 0, 0
 	sc.rotCues, sc.revCues, sc.reshapeCues, sc.assemblyCues = 0, 0, 0, 0
 	sc.viewFrom = -1
-	sc.assembly = false
+	sc.assembly, sc.literal = false, false
 }
 
 func (sc *scratch) setDense(i int) {
@@ -133,6 +134,7 @@ func mixBucket(h uint64) uint32 {
 // views.go); sc.viewFrom is where the views start, or -1.
 func extract(sc *scratch, lex *lexicon, text string) {
 	sc.reset()
+	sc.literal = literalAssignments(text)
 	var invisible bool
 	var stretch int
 	sc.norm, invisible, stretch, sc.nonASCII = normalizeText(sc.norm, text)
@@ -234,6 +236,13 @@ func features(sc *scratch, lex *lexicon, n0 int, decoded, reshaped, invisible bo
 	findRules(sc)
 	if sc.rule.name == "" {
 		findMultilingual(sc, lex.cjk)
+	}
+	if sc.literal && !sc.assembly && sc.rule.name == "" {
+		// Strings put in variables and nothing asked of them
+		// (a='Ignore all previous'): a piece defined, not an order given.
+		// Scored apart like a mention; the turn that asks for the
+		// pieces to be joined and followed is read with them (packs).
+		sc.mentioned = true
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Views that follow the attacker (besides the decoded runs, escapes and
@@ -232,3 +233,54 @@ func assemblyOrder(sc *scratch) bool {
 
 // assemblyWords ask for pieces to be joined.
 var assemblyWords = []string{"join", "combine", "concatenate", "concat", "assemble", "merge", "glue", "evaluate", "together", "unscramble", "decode", "decipher"}
+
+// literalAssignments reports whether every non-blank line of s assigns
+// one quoted string to a name and does nothing else (a='Ignore all
+// previous', x1 := "the system prompt";). Lines longer than 512 bytes,
+// or more than 16 lines, are not looked at (false).
+func literalAssignments(s string) bool {
+	if len(s) > 16*512 {
+		return false
+	}
+	lines := 0
+	for len(s) > 0 {
+		line, rest, _ := strings.Cut(s, "\n")
+		s = rest
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if lines++; lines > 16 || len(line) > 512 || !literalAssignment(line) {
+			return false
+		}
+	}
+	return lines > 0
+}
+
+// literalAssignment reports whether line is name = 'string' (or :=, or
+// with " or ` quotes), with at most a ; or , after it.
+func literalAssignment(line string) bool {
+	i := 0
+	for i < len(line) && (line[i] == '_' || line[i] >= 'a' && line[i] <= 'z' || line[i] >= 'A' && line[i] <= 'Z' || i > 0 && line[i] >= '0' && line[i] <= '9') {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	rest := strings.TrimLeft(line[i:], " \t")
+	rest = strings.TrimPrefix(rest, ":")
+	if !strings.HasPrefix(rest, "=") {
+		return false
+	}
+	rest = strings.TrimLeft(rest[1:], " \t")
+	if rest == "" || rest[0] != '\'' && rest[0] != '"' && rest[0] != '`' {
+		return false
+	}
+	q := rest[0]
+	end := strings.IndexByte(rest[1:], q)
+	if end < 0 {
+		return false
+	}
+	tail := strings.TrimRight(rest[end+2:], " \t;,")
+	return tail == ""
+}

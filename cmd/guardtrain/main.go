@@ -134,6 +134,9 @@ func run(args []string, stdout io.Writer) error {
 	exclude := fs.String("exclude", "", "leave this collection out of the final model's training (for inspection)")
 	ownWeight := fs.Float64("ownweight", 5, "weight of the hand-written and templated examples (cross-validation: 2 below 3, 4 to 6 a little above it)")
 	systemRows := fs.String("systemrows", "user", "how cross-validation scores the benign system-prompt rows: user (as `gateway guard eval` does, counted in the FPR) or system (as the gateway does, left out of the FPR)")
+	pickOn := fs.String("pickon", "all", "with -cv: the rows the thresholds are chosen on: all, or trained (the rows some model trains on, leaving the licence-restricted collections out of the choice, so that they stay a held-out test)")
+	setThreshold := fs.Float64("setthreshold", 0, "with -model and -out: write the model read from -model with this threshold and no other change, and exit (the weights are not trained again)")
+	modelIn := fs.String("model", "", "with -setthreshold: the model file to read (e.g. guard/model.json)")
 	evalOnly := fs.Bool("eval", false, "evaluate the model embedded in this build on -data (as `gateway guard eval` does) and exit")
 	heldOut := fs.String("heldout", "", "write the rows of -data that no model is trained on (the licence-restricted collections: a held-out split for `gateway guard eval`) to this file, and exit")
 	scanDirs := fs.String("scan", "", "comma-separated directories: score every file under them whose name has one of the -scanext endings as a tool result with the model embedded in this build, print the share flagged, and exit")
@@ -143,6 +146,12 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if *scanDirs != "" {
 		return scan(strings.Split(*scanDirs, ","), strings.Split(*scanExt, ","), stdout)
+	}
+	if *pickOn != "all" && *pickOn != "trained" {
+		return fmt.Errorf("-pickon %q: want all or trained", *pickOn)
+	}
+	if *setThreshold != 0 {
+		return rethreshold(*modelIn, *out, *setThreshold, stdout)
 	}
 	if *data == "" {
 		return errors.New("-data is required")
@@ -181,7 +190,7 @@ func run(args []string, stdout io.Writer) error {
 		if *fprMode != "mean" && *fprMode != "pooled" {
 			return fmt.Errorf("-fprmode %q: want mean or pooled", *fprMode)
 		}
-		t, block, err := crossValidate(rows, opt, *ownWeight, *fpr, *blockFPR, *fprMode == "mean", *workers, *dump, stdout)
+		t, block, err := crossValidate(rows, opt, *ownWeight, *fpr, *blockFPR, *fprMode == "mean", *pickOn == "trained", *workers, *dump, stdout)
 		if err != nil {
 			return err
 		}
@@ -220,6 +229,57 @@ func run(args []string, stdout io.Writer) error {
 		return fmt.Errorf("write model: %w", err)
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d bytes), threshold %.4f, grey band from %.4f\n", *out, len(b)+1, thr, grey)
+	return nil
+}
+
+// trainedRows are the rows some model trains on (usable) and their
+// scores.
+func trainedRows(rows []row, scores []float64) ([]row, []float64) {
+	var tr []row
+	var ts []float64
+	for i, r := range rows {
+		if r.usable() {
+			tr, ts = append(tr, r), append(ts, scores[i])
+		}
+	}
+	return tr, ts
+}
+
+// rethreshold writes the model in in to out with the threshold thr, its
+// weights and grey band unchanged (the grey band is dropped when thr is
+// not above it).
+func rethreshold(in, out string, thr float64, stdout io.Writer) error {
+	if in == "" || out == "" {
+		return errors.New("-setthreshold needs -model and -out")
+	}
+	if thr <= 0 || thr >= 1 {
+		return fmt.Errorf("-setthreshold %v: want a value in (0, 1)", thr)
+	}
+	b, err := os.ReadFile(in)
+	if err != nil {
+		return fmt.Errorf("read model: %w", err)
+	}
+	var m guard.Model
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	old := m.Threshold
+	m.Threshold = thr
+	if m.Grey >= thr {
+		m.Grey = 0
+	}
+	m.Meta = strings.TrimSuffix(m.Meta, fmt.Sprintf("; threshold set to %.4f afterwards", old))
+	if !strings.Contains(m.Meta, fmt.Sprintf("threshold %.4f", thr)) {
+		m.Meta += fmt.Sprintf("; threshold set to %.4f afterwards", thr)
+	}
+	b, err = json.Marshal(&m)
+	if err != nil {
+		return fmt.Errorf("encode model: %w", err)
+	}
+	if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write model: %w", err)
+	}
+	fmt.Fprintf(stdout, "wrote %s, threshold %.4f -> %.4f, grey band from %.4f\n", out, old, thr, m.Grey)
 	return nil
 }
 
@@ -454,7 +514,7 @@ func fullwidth(s string) string {
 // threshold chosen for targetFPR, and returns that threshold.
 // It returns the threshold for targetFPR and, when blockFPR > 0, the one
 // for blockFPR (0 otherwise).
-func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR, blockFPR float64, mean bool, workers int, dump string, w io.Writer) (float64, float64, error) {
+func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR, blockFPR float64, mean, trainedOnly bool, workers int, dump string, w io.Writer) (float64, float64, error) {
 	byColl := map[string][]int{}
 	for i, r := range rows {
 		c := collection(r.Source)
@@ -502,10 +562,18 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR, blo
 			return 0, 0, err
 		}
 	}
-	thr := pickThreshold(rows, scores, targetFPR, fprOf(mean))
+	// The rows the thresholds are chosen on: all, or (trainedOnly) the
+	// rows some model trains on, so that the licence-restricted
+	// collections play no part in the choice.
+	prows, pscores := rows, scores
+	if trainedOnly {
+		prows, pscores = trainedRows(rows, scores)
+		fmt.Fprintf(w, "thresholds chosen on the %d rows some model trains on (of %d)\n", len(prows), len(rows))
+	}
+	thr := pickThreshold(prows, pscores, targetFPR, fprOf(mean))
 	block := 0.0
 	if blockFPR > 0 {
-		block = pickThreshold(rows, scores, blockFPR, fprOf(mean))
+		block = pickThreshold(prows, pscores, blockFPR, fprOf(mean))
 		k := count(rows, scores, block, func(r row) bool { return !systemPrompt(r) })
 		fmt.Fprintf(w, "blocking threshold %.4f (target FPR %.4f: pooled %.4f, mean over benign collections %.4f; recall %s, extraction %s, jailbreak %s, injection %s)\n",
 			block, blockFPR, pooledFPR(rows, scores, block), meanFPR(rows, scores, block), ratio(k.caught, k.attacks), k.kindRecall("extraction"), k.kindRecall("jailbreak"), k.kindRecall("injection"))
@@ -552,7 +620,7 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR, blo
 	fmt.Fprintf(w, "  %-6s %-7s %9s %7s %7s %7s %11s %10s %10s\n", "fpr<=", "mode", "threshold", "pooled", "mean", "recall", "extraction", "jailbreak", "injection")
 	for _, f := range []float64{0.003, 0.005, 0.01, 0.02, 0.05, 0.10} {
 		for _, mode := range []string{"pooled", "mean"} {
-			t := pickThreshold(rows, scores, f, fprOf(mode == "mean"))
+			t := pickThreshold(prows, pscores, f, fprOf(mode == "mean"))
 			k := count(rows, scores, t, func(row) bool { return true })
 			fmt.Fprintf(w, "  %-6.3f %-7s %9.4f %7.4f %7.4f %7s %11s %10s %10s\n", f, mode, t, pooledFPR(rows, scores, t), meanFPR(rows, scores, t),
 				ratio(k.caught, k.attacks), k.kindRecall("extraction"), k.kindRecall("jailbreak"), k.kindRecall("injection"))
