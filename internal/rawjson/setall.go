@@ -28,6 +28,13 @@ func SetAll(b []byte, ms []Member, sets ...KV) []byte {
 	if len(sets) == 0 {
 		return b
 	}
+	return Splice(b, SetEdits(b, ms, sets...)...)
+}
+
+// SetEdits are the edits by which SetAll sets sets in b, sorted, for a
+// caller that has edits of its own inside b's values to make in the
+// same copy.
+func SetEdits(b []byte, ms []Member, sets ...KV) []Edit {
 	last := func(key string) []byte {
 		var v []byte
 		for _, s := range sets {
@@ -37,12 +44,7 @@ func SetAll(b []byte, ms []Member, sets ...KV) []byte {
 		}
 		return v
 	}
-	n := len(b)
-	for _, s := range sets {
-		n += len(s.Value) + len(s.Key) + 4
-	}
-	var edits [4]Edit
-	es := edits[:0]
+	var es []Edit
 	for _, m := range ms {
 		if keyIn(sets, m.Key) {
 			es = append(es, Edit{Start: m.ValStart, End: m.ValEnd, Text: last(m.Key)})
@@ -71,14 +73,7 @@ func SetAll(b []byte, ms []Member, sets ...KV) []byte {
 		}
 		es = append(es, Edit{Start: end, End: end, Text: tail})
 	}
-	out := make([]byte, 0, n)
-	at := 0
-	for _, e := range es {
-		out = append(out, b[at:e.Start]...)
-		out = append(out, e.Text...)
-		at = e.End
-	}
-	return append(out, b[at:]...)
+	return es
 }
 
 func keyIn(sets []KV, key string) bool {
