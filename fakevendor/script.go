@@ -2,6 +2,7 @@ package fakevendor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -53,6 +54,28 @@ type call struct {
 	hasReply      bool
 	seed          [32]byte // hash of vendor, model and body: ids derive from it
 	thinking      bool     // DeepSeek: thinking mode (on unless the request turns it off)
+	// The body's service_tier and speed, read once (every stream event
+	// names them).
+	knobs *bodyKnobs
+}
+
+type bodyKnobs struct {
+	ServiceTier string `json:"service_tier"`
+	Speed       string `json:"speed"`
+}
+
+// knobsOf reads c.body's service_tier and speed on first use.
+func (c *call) knobsOf() *bodyKnobs {
+	if c.knobs == nil {
+		c.knobs = new(bodyKnobs)
+		// A member of the wrong type is left empty and the other read,
+		// as when each was read alone; a body that is not JSON has none.
+		var te *json.UnmarshalTypeError
+		if err := json.Unmarshal(c.body, c.knobs); err != nil && !errors.As(err, &te) {
+			*c.knobs = bodyKnobs{}
+		}
+	}
+	return c.knobs
 }
 
 // namedCall is a [fake:call=NAME:ARGS] directive: call the declared tool
@@ -438,19 +461,13 @@ func (c *call) servedTier(def string) string {
 	if c.dirs.tier != "" {
 		return c.dirs.tier
 	}
-	var v struct {
-		ServiceTier string `json:"service_tier"`
-	}
-	if json.Unmarshal(c.body, &v) == nil && (v.ServiceTier == "priority" || v.ServiceTier == "flex") {
-		return v.ServiceTier
+	if t := c.knobsOf().ServiceTier; t == "priority" || t == "flex" {
+		return t
 	}
 	return def
 }
 
 // fastMode reports an Anthropic request for fast mode (speed "fast").
 func (c *call) fastMode() bool {
-	var v struct {
-		Speed string `json:"speed"`
-	}
-	return json.Unmarshal(c.body, &v) == nil && v.Speed == "fast"
+	return c.knobsOf().Speed == "fast"
 }

@@ -794,7 +794,8 @@ func decodeRequest(shape gw.Shape, body []byte) (*gw.Request, error) {
 
 // readBody reads the body, at most MaxBodyBytes, within BodyReadTimeout,
 // answering 413 as soon as the body goes past the limit. Memory is taken
-// as bytes arrive (never from Content-Length), and counted against
+// as bytes arrive (Content-Length only sizes each step, see growBody),
+// and counted against
 // MaxInflightBytes: past it, 503 with Retry-After. held is what the
 // caller must give back to the count when the request is done.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, err error) {
@@ -813,10 +814,12 @@ func (s *Server) readBodyMax(w http.ResponseWriter, r *http.Request, limit int64
 		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
 	rd := http.MaxBytesReader(w, r.Body, limit)
-	buf := make([]byte, 0, min(max(r.ContentLength, 512), 16<<10))
+	// One byte past the announced length, so the read that finds the
+	// end needs no room of its own.
+	buf := make([]byte, 0, min(max(r.ContentLength+1, 512), 16<<10))
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)] // grow geometrically
+			buf = growBody(buf, r.ContentLength)
 		}
 		if grow := int64(cap(buf)) - held; grow > 0 {
 			if !s.reserve(grow) {
@@ -840,6 +843,23 @@ func (s *Server) readBodyMax(w http.ResponseWriter, r *http.Request, limit int64
 			return nil, held, gw.Errorf(gw.CodeInvalidRequest, "could not read the request body")
 		}
 	}
+}
+
+// growBody makes room for more of a body whose len(buf) bytes have
+// arrived: straight to the announced length (and the byte that finds the
+// end) when that is at most eight times what has arrived, else eight
+// times; doubling when the length is not announced. Memory still follows
+// the bytes that arrive: a client announcing a large body and sending
+// little never gets more than eight times what it sent.
+func growBody(buf []byte, announced int64) []byte {
+	want := 2 * cap(buf)
+	if announced >= int64(len(buf)) {
+		want = int(min(announced+1, 8*int64(len(buf))))
+		want = max(want, len(buf)+1)
+	}
+	grown := make([]byte, len(buf), want)
+	copy(grown, buf)
+	return grown
 }
 
 // reserve counts n more body bytes in flight, unless that goes past

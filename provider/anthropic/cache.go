@@ -67,6 +67,52 @@ func addCacheMarkers(body []byte, model string) []byte {
 	if err != nil {
 		return body
 	}
+	edits := cacheMarkerEdits(body, ms, model)
+	slices.SortFunc(edits, func(a, b rawjson.Edit) int { return a.Start - b.Start })
+	return rawjson.Splice(body, edits...)
+}
+
+// passThroughBody is addCacheMarkers(rawjson.Set(body, "model", mq),
+// model) from one scan of body and one copy: the markers go inside the
+// tools, system and messages values, which setting the model leaves as
+// they are.
+func passThroughBody(body []byte, mq []byte, model string) ([]byte, error) {
+	ms, err := rawjson.Members(body)
+	if err != nil {
+		return nil, err
+	}
+	edits := rawjson.SetEdits(body, ms, rawjson.KV{Key: "model", Value: mq})
+	if !hasCacheControl(body, ms, mq) {
+		edits = append(edits, cacheMarkerEdits(body, ms, model)...)
+		slices.SortFunc(edits, func(a, b rawjson.Edit) int { return a.Start - b.Start })
+	}
+	return rawjson.Splice(body, edits...), nil
+}
+
+// hasCacheControl reports whether body with its model values set to mq
+// holds "cache_control" as written. A match lies wholly inside a model
+// value or wholly outside (the bytes around a value are a colon, spaces,
+// a comma or a brace, none of which the mark holds).
+func hasCacheControl(body []byte, ms []rawjson.Member, mq []byte) bool {
+	mark := []byte(`"cache_control"`)
+	if bytes.Contains(mq, mark) {
+		return true
+	}
+	at := 0
+	for _, m := range ms {
+		if m.Key == "model" {
+			if bytes.Contains(body[at:m.ValStart], mark) {
+				return true
+			}
+			at = m.ValEnd
+		}
+	}
+	return bytes.Contains(body[at:], mark)
+}
+
+// cacheMarkerEdits are addCacheMarkers' edits of body (whose members are
+// ms), unsorted.
+func cacheMarkerEdits(body []byte, ms []rawjson.Member, model string) []rawjson.Edit {
 	var tools, system, messages *rawjson.Member
 	for i := range ms {
 		switch ms[i].Key {
@@ -101,8 +147,7 @@ func addCacheMarkers(body []byte, model string) []byte {
 	if messages != nil && estTokens(size(tools)+size(system)+size(messages)) >= min {
 		edits = append(edits, markUserTurns(body, messages)...)
 	}
-	slices.SortFunc(edits, func(a, b rawjson.Edit) int { return a.Start - b.Start })
-	return rawjson.Splice(body, edits...)
+	return edits
 }
 
 // markLast marks the last element (an object) of the array member m.

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
-	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/internal/upstream"
 	shape "github.com/gwlabs/gateway/shape/anthropic"
 )
@@ -145,11 +144,11 @@ func (p *Provider) PassThrough(body []byte, model string, stream bool) ([]byte, 
 	if err != nil {
 		return nil, false, fmt.Errorf("encode model: %w", err)
 	}
-	out, err := rawjson.Set(body, "model", mq)
+	out, err := passThroughBody(body, mq, model)
 	if err != nil {
 		return nil, false, &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body is not a JSON object", Err: err}
 	}
-	return addCacheMarkers(out, model), false, nil
+	return out, false, nil
 }
 
 // Interface guards.

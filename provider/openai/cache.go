@@ -16,18 +16,19 @@ func (p *Provider) SetCacheKey(body []byte, key string) ([]byte, error) {
 	if !p.cfg.PromptCacheKey {
 		return body, nil
 	}
-	if v := rawjson.Get(body, "prompt_cache_key"); len(v) > 0 && string(v) != "null" {
+	// One scan of the body: Get and Set would take two.
+	ms, err := rawjson.Members(body)
+	if v := rawjson.Value(body, ms, "prompt_cache_key"); err == nil && len(v) > 0 && string(v) != "null" {
 		return body, nil
 	}
-	kq, err := json.Marshal(key)
-	if err != nil {
-		return nil, err
+	kq, jerr := json.Marshal(key)
+	if jerr != nil {
+		return nil, jerr
 	}
-	out, err := rawjson.Set(body, "prompt_cache_key", kq)
 	if err != nil {
 		return nil, &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body is not a JSON object", Err: err}
 	}
-	return out, nil
+	return rawjson.SetAll(body, ms, rawjson.KV{Key: "prompt_cache_key", Value: kq}), nil
 }
 
 // setAffinity sets x-session-affinity from the body's prompt_cache_key

@@ -254,32 +254,32 @@ func (p *Provider) PassThrough(body []byte, model string, stream bool) ([]byte, 
 	if err != nil {
 		return nil, false, err
 	}
-	out, err := rawjson.Set(body, "model", mq)
+	// One scan of the body and one copy, whatever is set.
+	ms, err := rawjson.Members(body)
 	if err != nil {
 		return nil, false, &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body is not a JSON object", Err: err}
 	}
+	setModel := rawjson.KV{Key: "model", Value: mq}
 	if !stream || !p.cfg.StreamUsageOption {
-		return out, false, nil
+		return rawjson.SetAll(body, ms, setModel), false, nil
 	}
-	so := rawjson.Get(out, "stream_options")
+	so := rawjson.Value(body, ms, "stream_options")
 	if len(so) == 0 || string(so) == "null" {
-		out, err = rawjson.Set(out, "stream_options", []byte(`{"include_usage":true}`))
-		return out, true, err
+		return rawjson.SetAll(body, ms, setModel, rawjson.KV{Key: "stream_options", Value: []byte(`{"include_usage":true}`)}), true, nil
 	}
 	var opts map[string]json.RawMessage
 	if err := json.Unmarshal(so, &opts); err != nil {
 		return nil, false, &gw.Error{Code: gw.CodeInvalidRequest, Message: "stream_options must be an object", Err: err}
 	}
 	if string(opts["include_usage"]) == "true" {
-		return out, false, nil
+		return rawjson.SetAll(body, ms, setModel), false, nil
 	}
 	opts["include_usage"] = json.RawMessage("true")
 	nso, err := json.Marshal(opts)
 	if err != nil {
 		return nil, false, err
 	}
-	out, err = rawjson.Set(out, "stream_options", nso)
-	return out, true, err
+	return rawjson.SetAll(body, ms, setModel, rawjson.KV{Key: "stream_options", Value: nso}), true, nil
 }
 
 // Interface guards.

@@ -1,0 +1,107 @@
+package billable
+
+import "bytes"
+
+// Prompt bound margins, as the gateway's dispute of reported usage
+// applies them: hiddenMargin is the prompt a vendor may add beyond one
+// token a byte (system prompts for tools, the framing of messages);
+// imageMargin the most one image or audio part may bill beyond its
+// bytes.
+const (
+	hiddenMargin = 4096
+	imageMargin  = 4096
+)
+
+// boundImageMarks and boundContextMarks are matched as written, as
+// ExternalInput matches (a JSON key, never text inside a string, where
+// its quotes would be escaped).
+var (
+	boundImageMarks = [][]byte{
+		[]byte(`"image_url"`), []byte(`"input_image"`), []byte(`"type":"image"`), []byte(`"type": "image"`),
+		[]byte(`"inlineData"`), []byte(`"inline_data"`), []byte(`"input_audio"`),
+	}
+	// boundContextMarks make a vendor bill prompt the body does not
+	// hold and the gateway cannot size: documents, a vendor-kept cache,
+	// conversation or prompt template, a response continued without the
+	// gateway knowing its size, server tools and plugins that fetch
+	// content.
+	boundContextMarks = [][]byte{
+		[]byte(`"document"`), []byte(`"input_file"`), []byte(`"file_data"`), []byte(`"file"`),
+		[]byte(`"cachedContent"`), []byte(`"cached_content"`), []byte(`"conversation"`), []byte(`"prompt":{`), []byte(`"prompt": {`),
+		[]byte(`"previous_response_id"`), []byte(`"container"`), []byte(`"mcp_servers"`), []byte(`"plugins"`), []byte(`"thread"`),
+		[]byte(`"web_search`), []byte(`"file_search`), []byte(`"code_execution`), []byte(`"code_interpreter`),
+		[]byte(`"googleSearch`), []byte(`"google_search`), []byte(`"urlContext`), []byte(`"url_context`),
+	}
+)
+
+// boundMark is one mark of the prompt bound's single pass: image marks
+// are counted (image >= 0, their index), the others end the search.
+type boundMark struct {
+	mark  []byte
+	image int
+}
+
+// boundMarks indexes every mark (external input, context, image) by the
+// byte after its opening quote: all of them open with one.
+var boundMarks = func() (t [256][]boundMark) {
+	add := func(m []byte, image int) {
+		if len(m) < 2 || m[0] != '"' {
+			panic("billable: bound mark " + string(m) + " does not open with a quote and a byte")
+		}
+		t[m[1]] = append(t[m[1]], boundMark{m, image})
+	}
+	for _, m := range externalMarks {
+		add(m, -1)
+	}
+	for _, m := range boundContextMarks {
+		add(m, -1)
+	}
+	for i, m := range boundImageMarks {
+		add(m, i)
+	}
+	return t
+}()
+
+// PromptBound is the most prompt tokens the gateway accepts that a
+// vendor bills for body (the vendor's request) with extraBytes of
+// server-side context it knows of (a kept conversation): one token a
+// byte of both, plus hiddenMargin, plus imageMargin per image or audio
+// part. 0 means unbounded: the body points at input whose size the
+// gateway does not know (a context mark, or ExternalInput), or the
+// answer used hosted tools (hostedCalls) whose results the vendor bills
+// as prompt.
+//
+// It reads body once: every mark opens with a quote, so each quote is
+// checked against the marks that continue with the byte after it. Image
+// parts are counted as bytes.Count counts each mark (occurrences that do
+// not overlap, from the left).
+func PromptBound(body []byte, extraBytes int, hostedCalls bool) int64 {
+	if len(body) == 0 || hostedCalls {
+		return 0
+	}
+	var images int64
+	var next [8]int // per image mark: where its next occurrence may start
+	if len(boundImageMarks) > len(next) {
+		panic("billable: too many image marks")
+	}
+	for p := 0; ; p++ {
+		j := bytes.IndexByte(body[p:], '"')
+		if j < 0 || p+j+1 >= len(body) {
+			break
+		}
+		p += j
+		for _, m := range boundMarks[body[p+1]] {
+			if !bytes.HasPrefix(body[p:], m.mark) {
+				continue
+			}
+			if m.image < 0 {
+				return 0
+			}
+			if p >= next[m.image] {
+				images++
+				next[m.image] = p + len(m.mark)
+			}
+		}
+	}
+	return int64(len(body)) + int64(max(extraBytes, 0)) + hiddenMargin + images*imageMargin
+}
