@@ -42,7 +42,9 @@ func (Shape) Parse(_ string, body []byte) (*shape.Request, error) {
 }
 
 // Canonical decodes the body (see DecodeRequest).
-func (Shape) Canonical(_ *shape.Request, body []byte) (*gw.Request, error) { return DecodeRequest(body) }
+func (Shape) Canonical(_ *shape.Request, body []byte) (*gw.Request, error) {
+	return DecodeRequest(body)
+}
 
 func responseMeta(m shape.Meta) ResponseMeta {
 	return ResponseMeta{ID: m.RequestID, Model: m.Model, Created: m.Created}

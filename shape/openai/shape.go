@@ -44,7 +44,9 @@ func (Shape) Parse(_ string, body []byte) (*shape.Request, error) {
 }
 
 // Canonical decodes the body (see DecodeRequest).
-func (Shape) Canonical(_ *shape.Request, body []byte) (*gw.Request, error) { return DecodeRequest(body) }
+func (Shape) Canonical(_ *shape.Request, body []byte) (*gw.Request, error) {
+	return DecodeRequest(body)
+}
 
 func responseMeta(m shape.Meta) ResponseMeta {
 	return ResponseMeta{ID: "chatcmpl_" + id.Random(m.RequestID), Model: m.Model, Created: m.Created}
@@ -96,4 +98,6 @@ func (Shape) NewMeter(vendor string, hideUsage bool) shape.Meter {
 func (m *Meter) ID() string { return "" }
 
 // StreamError is an error chunk then [DONE].
-func (m *Meter) StreamError(requestID string, e *gw.Error) []byte { return errorChunkDone(requestID, e) }
+func (m *Meter) StreamError(requestID string, e *gw.Error) []byte {
+	return errorChunkDone(requestID, e)
+}
