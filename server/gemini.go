@@ -62,7 +62,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 	default:
 		rid := id.New("req_", s.cfg.Now())
 		w.Header().Set(HeaderRequestID, rid)
-		writeError(w, gw.ShapeG, rid, gw.Errorf(gw.CodeNotFound, "no such method: %s; the gateway serves generateContent, streamGenerateContent and countTokens", strconv.Quote(method)))
+		writeError(w, gShape, rid, gw.Errorf(gw.CodeNotFound, "no such method: %s; the gateway serves generateContent, streamGenerateContent and countTokens", strconv.Quote(method)))
 	}
 }
 
@@ -129,19 +129,19 @@ func (s *Server) geminiModels(w http.ResponseWriter, r *http.Request, model stri
 	rid := id.New("req_", s.cfg.Now())
 	w.Header().Set(HeaderRequestID, rid)
 	if s.cfg.Gateway == nil || s.cfg.Catalog == nil {
-		writeError(w, gw.ShapeG, rid, gw.Errorf(gw.CodeNotFound, "the model list is not served on this gateway"))
+		writeError(w, gShape, rid, gw.Errorf(gw.CodeNotFound, "the model list is not served on this gateway"))
 		return
 	}
 	p, err := s.cfg.Gateway.Authenticate(r.Context(), geminiAuthz(r))
 	if err != nil {
-		writeError(w, gw.ShapeG, rid, gw.AsError(err))
+		writeError(w, gShape, rid, gw.AsError(err))
 		return
 	}
 	c := s.cfg.Catalog.For(p.Models)
 	if model != "" {
 		m, found := c.Lookup(model)
 		if !found {
-			writeError(w, gw.ShapeG, rid, gw.Errorf(gw.CodeNotFound, "model %q is not available to this key on this gateway; GET /v1beta/models lists the models you can use", model))
+			writeError(w, gShape, rid, gw.Errorf(gw.CodeNotFound, "model %q is not available to this key on this gateway; GET /v1beta/models lists the models you can use", model))
 			return
 		}
 		writeJSON(w, http.StatusOK, gemini.NewModel(m.ID, m.ContextWindow, m.MaxOutputTokens))
@@ -152,7 +152,7 @@ func (s *Server) geminiModels(w http.ResponseWriter, r *http.Request, model stri
 	if v := q.Get("pageSize"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			writeError(w, gw.ShapeG, rid, gw.Errorf(gw.CodeInvalidRequest, "pageSize must be a non-negative integer"))
+			writeError(w, gShape, rid, gw.Errorf(gw.CodeInvalidRequest, "pageSize must be a non-negative integer"))
 			return
 		}
 		size = n
@@ -164,7 +164,7 @@ func (s *Server) geminiModels(w http.ResponseWriter, r *http.Request, model stri
 	}
 	page, ok := gemini.Page(ms, size, q.Get("pageToken"))
 	if !ok {
-		writeError(w, gw.ShapeG, rid, gw.Errorf(gw.CodeInvalidRequest, "pageToken is not one this gateway gave"))
+		writeError(w, gShape, rid, gw.Errorf(gw.CodeInvalidRequest, "pageToken is not one this gateway gave"))
 		return
 	}
 	writeJSON(w, http.StatusOK, page)
@@ -178,7 +178,7 @@ func (s *Server) geminiModels(w http.ResponseWriter, r *http.Request, model stri
 func (s *Server) geminiCount(w http.ResponseWriter, r *http.Request, model string) {
 	rid := id.New("req_", s.cfg.Now())
 	w.Header().Set(HeaderRequestID, rid)
-	fail := func(err error) { writeError(w, gw.ShapeG, rid, gw.AsError(err)) }
+	fail := func(err error) { writeError(w, gShape, rid, gw.AsError(err)) }
 	gwy := s.cfg.Gateway
 	principal, err := gwy.Authenticate(r.Context(), geminiAuthz(r))
 	if err != nil {

@@ -136,7 +136,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 	}
 	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note})
 	if err != nil {
-		writeError(w, in.Endpoint, in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
+		writeError(w, shapeOf(in), in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
 		return
 	}
 	if c := s.relayCollector(in); c != nil {
@@ -173,7 +173,7 @@ func (s *Server) upstreamBroke(w http.ResponseWriter, ctx context.Context, x *pr
 		e = &gw.Error{Code: gw.CodeUpstream, Message: x.Inbound().Vendor + ": the vendor's answer broke off", Err: err}
 	}
 	s.finish(ctx, x, proxy.Outcome{Status: e.Code.Status(), Err: e})
-	writeError(w, x.Inbound().Endpoint, x.Inbound().RequestID, e)
+	writeError(w, shapeOf(x.Inbound()), x.Inbound().RequestID, e)
 }
 
 // startStream sends the stream's headers, declaring the charge trailer.

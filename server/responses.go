@@ -210,7 +210,7 @@ func (s *Server) responseByID(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set(HeaderRequestID, rid)
 	h.Set("X-Request-Id", rid)
-	fail := func(err error) { writeError(w, gw.ShapeR, rid, gw.AsError(err)) }
+	fail := func(err error) { writeError(w, rShape, rid, gw.AsError(err)) }
 	rest := strings.TrimPrefix(r.URL.Path, "/v1/responses/")
 	respID, sub, _ := strings.Cut(rest, "/")
 	method := http.MethodGet
@@ -307,7 +307,7 @@ func (s *Server) countResponseTokens(w http.ResponseWriter, r *http.Request) {
 	rid := id.New("req_", s.cfg.Now())
 	w.Header().Set(HeaderRequestID, rid)
 	w.Header().Set("X-Request-Id", rid)
-	fail := func(err error) { writeError(w, gw.ShapeR, rid, gw.AsError(err)) }
+	fail := func(err error) { writeError(w, rShape, rid, gw.AsError(err)) }
 	gwy := s.cfg.Gateway
 	principal, err := gwy.Authenticate(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {

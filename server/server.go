@@ -280,14 +280,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(p, "/admin/"):
 		rid := id.New("req_", s.cfg.Now())
 		w.Header().Set(HeaderRequestID, rid)
-		writeError(w, gw.ShapeC, rid, &gw.Error{Code: gw.CodeNotFound, ErrorCode: AdminOff, Message: "the admin API is off on this gateway; " +
+		writeError(w, plain, rid, &gw.Error{Code: gw.CodeNotFound, ErrorCode: AdminOff, Message: "the admin API is off on this gateway; " +
 			"set GATEWAY_ADMIN_TOKEN (admin_token in its configuration file) there to turn it on"})
 	case (p == "/dashboard" || strings.HasPrefix(p, "/dashboard/")) && s.cfg.Dashboard != nil:
 		s.cfg.Dashboard.ServeHTTP(w, r)
 	default:
 		rid := id.New("req_", s.cfg.Now())
 		w.Header().Set(HeaderRequestID, rid)
-		writeError(w, gw.ShapeC, rid, gw.Errorf(gw.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+		writeError(w, plain, rid, gw.Errorf(gw.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	}
 }
 
@@ -314,7 +314,7 @@ func (s *Server) refuseUpgrade(w http.ResponseWriter) {
 	h.Set(HeaderRequestID, rid)
 	h.Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusUpgradeRequired)
-	_, _ = w.Write(errorBody(gw.ShapeR, rid, gw.Errorf(gw.CodeMethodNotAllowed, "WebSocket mode is not served on /v1/responses; POST with \"stream\": true instead")))
+	_, _ = w.Write(rShape.ErrorBody(rid, gw.Errorf(gw.CodeMethodNotAllowed, "WebSocket mode is not served on /v1/responses; POST with \"stream\": true instead")))
 }
 
 // allow answers 405 for other methods.
@@ -325,7 +325,7 @@ func allow(w http.ResponseWriter, r *http.Request, now time.Time, method string)
 	rid := id.New("req_", now)
 	w.Header().Set(HeaderRequestID, rid)
 	w.Header().Set("Allow", method)
-	writeError(w, gw.ShapeC, rid, gw.Errorf(gw.CodeMethodNotAllowed, "%s is not allowed on %s; use %s", r.Method, r.URL.Path, method))
+	writeError(w, plain, rid, gw.Errorf(gw.CodeMethodNotAllowed, "%s is not allowed on %s; use %s", r.Method, r.URL.Path, method))
 	return false
 }
 
@@ -573,7 +573,8 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	} else {
 		h.Set("X-Request-Id", rid)
 	}
-	fail := func(err error) { writeError(w, shape, rid, gw.AsError(err)) }
+	sh := shapes.Get(shape)
+	fail := func(err error) { writeError(w, sh, rid, gw.AsError(err)) }
 	if r.Method != http.MethodPost {
 		h.Set("Allow", http.MethodPost)
 		fail(gw.Errorf(gw.CodeMethodNotAllowed, "%s is not allowed on %s; use POST", r.Method, r.URL.Path))

@@ -53,7 +53,7 @@ func TestErrorEnvelopes(t *testing.T) {
 	e := &gw.Error{Code: gw.CodeRateLimited, Message: "slow down", NoRetry: false}
 	for _, shape := range []gw.Shape{gw.ShapeM, gw.ShapeC} {
 		w := httptest.NewRecorder()
-		writeError(w, shape, "req_1", e)
+		writeError(w, shapes.Get(shape), "req_1", e)
 		if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "1" {
 			t.Fatalf("%s: status %d, Retry-After %q", shape, w.Code, w.Header().Get("Retry-After"))
 		}
@@ -70,7 +70,7 @@ func TestErrorEnvelopes(t *testing.T) {
 		}
 	}
 	w := httptest.NewRecorder()
-	writeError(w, gw.ShapeC, "req_2", &gw.Error{Code: gw.CodeRequestBlocked, Message: "no", IncidentID: "inc_9", NoRetry: true})
+	writeError(w, plain, "req_2", &gw.Error{Code: gw.CodeRequestBlocked, Message: "no", IncidentID: "inc_9", NoRetry: true})
 	if !strings.Contains(w.Body.String(), `"incident_id":"inc_9"`) || w.Header().Get("X-Should-Retry") != "false" || w.Code != 403 {
 		t.Fatalf("blocked: %d %s", w.Code, w.Body)
 	}
