@@ -317,8 +317,3 @@ func (a *geminiArrayWriter) close() {
 }
 
 func (a *geminiArrayWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
-
-// geminiStreamError is an in-stream error record.
-func geminiStreamError(rid string, e *gw.Error) []byte {
-	return sse.AppendEvent(nil, "", gemini.ErrorBody(e, rid))
-}
