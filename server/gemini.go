@@ -111,17 +111,6 @@ func geminiEnvelope(r *http.Request, body []byte) (parsed, error) {
 	return parsed{model: model, stream: method == gemini.MethodStream, maxOutput: g.MaxOutput, text: g.Text, g: g}, nil
 }
 
-// geminiMeta is the answer's metadata for a mapped G caller.
-func geminiMeta(in *proxy.Inbound) gemini.Meta {
-	include := false
-	if raw := rawjson.Get(in.Body, "generationConfig"); raw != nil {
-		if tc := rawjson.Get(raw, "thinkingConfig"); tc != nil {
-			include = string(bytes.TrimSpace(rawjson.Get(tc, "includeThoughts"))) == "true"
-		}
-	}
-	return gemini.Meta{ModelVersion: in.Vendor + "/" + in.Model, ResponseID: id.Random(in.RequestID), IncludeThoughts: include}
-}
-
 // geminiModels serves GET /v1beta/models (paged with pageSize and
 // pageToken) and GET /v1beta/models/{model} in Google's shape, from the
 // catalog, for the caller's key.
