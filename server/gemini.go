@@ -54,7 +54,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 			defer aw.close()
 			w = aw
 		}
-		s.chat(w, r, gw.ShapeG)
+		s.chat(w, r, gShape)
 	case gemini.MethodCountTokens:
 		if allow(w, r, s.cfg.Now(), http.MethodPost) {
 			s.geminiCount(w, r, model)
@@ -64,51 +64,6 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(HeaderRequestID, rid)
 		writeError(w, gShape, rid, gw.Errorf(gw.CodeNotFound, "no such method: %s; the gateway serves generateContent, streamGenerateContent and countTokens", strconv.Quote(method)))
 	}
-}
-
-// geminiSpanName names a G request's span without its model:
-// "POST /v1beta/models/{model}:generateContent".
-func geminiSpanName(r *http.Request) string {
-	_, method, _ := gemini.SplitPath(r.URL.Path)
-	version := "/v1beta"
-	if strings.HasPrefix(r.URL.Path, "/v1/") {
-		version = "/v1"
-	}
-	return "POST " + version + "/models/{model}:" + method
-}
-
-// geminiAuthz is the caller's key as an Authorization value: Bearer, else
-// x-goog-api-key (Google's SDKs and Gemini CLI), else ?key=.
-func geminiAuthz(r *http.Request) string {
-	if a := r.Header.Get("Authorization"); a != "" {
-		return a
-	}
-	if k := r.Header.Get("X-Goog-Api-Key"); k != "" {
-		return "Bearer " + k
-	}
-	if k := r.URL.Query().Get("key"); k != "" {
-		return "Bearer " + k
-	}
-	return ""
-}
-
-// geminiEnvelope reads a G request: the model and the stream flag from
-// the path, the rest from the body (see gemini.Parse). There is no
-// "models" list: fallbacks come from an operator route (gw/NAME) named as
-// the model.
-func geminiEnvelope(r *http.Request, body []byte) (parsed, error) {
-	model, method, _ := gemini.SplitPath(r.URL.Path)
-	if model == "" {
-		return parsed{}, gw.Errorf(gw.CodeInvalidRequest, "the path names no model: use /v1beta/models/{vendor}/{model}:generateContent")
-	}
-	if len(model) > gemini.MaxModelBytes {
-		return parsed{}, gw.Errorf(gw.CodeInvalidRequest, "model: a model id has at most %d bytes", gemini.MaxModelBytes)
-	}
-	g, err := gemini.Parse(body)
-	if err != nil {
-		return parsed{}, err
-	}
-	return parsed{model: model, stream: method == gemini.MethodStream, maxOutput: g.MaxOutput, text: g.Text, g: g}, nil
 }
 
 // geminiModels serves GET /v1beta/models (paged with pageSize and
@@ -121,7 +76,7 @@ func (s *Server) geminiModels(w http.ResponseWriter, r *http.Request, model stri
 		writeError(w, gShape, rid, gw.Errorf(gw.CodeNotFound, "the model list is not served on this gateway"))
 		return
 	}
-	p, err := s.cfg.Gateway.Authenticate(r.Context(), geminiAuthz(r))
+	p, err := s.cfg.Gateway.Authenticate(r.Context(), gShape.Credential(r))
 	if err != nil {
 		writeError(w, gShape, rid, gw.AsError(err))
 		return
@@ -169,7 +124,7 @@ func (s *Server) geminiCount(w http.ResponseWriter, r *http.Request, model strin
 	w.Header().Set(HeaderRequestID, rid)
 	fail := func(err error) { writeError(w, gShape, rid, gw.AsError(err)) }
 	gwy := s.cfg.Gateway
-	principal, err := gwy.Authenticate(r.Context(), geminiAuthz(r))
+	principal, err := gwy.Authenticate(r.Context(), gShape.Credential(r))
 	if err != nil {
 		fail(err)
 		return
