@@ -45,8 +45,8 @@ import (
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/proxy"
-	"github.com/gwlabs/gateway/shape"
 	"github.com/gwlabs/gateway/route"
+	"github.com/gwlabs/gateway/shape"
 	"github.com/gwlabs/gateway/shape/responses"
 )
 
