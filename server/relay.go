@@ -91,12 +91,12 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		c.Body(body)
 		s.keepRelayed(r.Context(), in, c)
 	}
-	if in.Endpoint == gw.ShapeM {
+	if sh.State().Threads {
 		var msgID string
 		_ = json.Unmarshal(rawjson.Get(body, "id"), &msgID)
 		s.rememberNative(r.Context(), x, msgID, vendorUsage)
 	}
-	if in.Endpoint == gw.ShapeR {
+	if sh.State().KeptResponses {
 		s.markOwner(r.Context(), in, responses.IDFromBody(body), u)
 	}
 	h := w.Header()
@@ -203,7 +203,7 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		if m.Observe(&ev) {
 			continue
 		}
-		if in.Endpoint == gw.ShapeR && !ownerMarked && (m.Done() || m.Err() != nil) {
+		if sh.State().KeptResponses && !ownerMarked && (m.Done() || m.Err() != nil) {
 			// Marked before the caller sees the end, so that a next
 			// turn sent at once finds it.
 			ownerMarked = true

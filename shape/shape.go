@@ -61,6 +61,28 @@ type Shape interface {
 	// NewMeter returns a Meter for one relayed stream of vendor.
 	// hideUsage: the gateway asked for stream usage the caller did not.
 	NewMeter(vendor string, hideUsage bool) Meter
+
+	// State says which conversation state the shape's callers use.
+	State() State
+}
+
+// State is the conversation state the gateway keeps for a shape's
+// callers (package convstate), beyond the reasoning and signatures it
+// keeps for any mapped answer.
+type State struct {
+	// Threads: the thread extension (a request names the thread it
+	// continues; a native answer's size is kept for its next continue),
+	// and an answer is shown without the Gemini signature carriers the
+	// gateway keeps for the next turn. M.
+	Threads bool
+	// ReasoningInBody: a native request's body gets back the reasoning
+	// its vendor needs and the client left out, and a relayed answer's
+	// reasoning is kept. C.
+	ReasoningInBody bool
+	// KeptResponses: answers are kept as response objects the next turn
+	// names (previous_response_id), and a native one is marked as the
+	// account's; nothing else is kept of an answer. R.
+	KeptResponses bool
 }
 
 // Request is what Parse reads of a request.

@@ -96,3 +96,17 @@ func TestMetersShareOneObserve(t *testing.T) {
 		t.Errorf("M meter: id %q usage %+v", m.ID(), m.Usage())
 	}
 }
+
+func TestEachShapeKeepsItsOwnConversationState(t *testing.T) {
+	want := map[gw.Shape]shape.State{
+		gw.ShapeM: {Threads: true},
+		gw.ShapeC: {ReasoningInBody: true},
+		gw.ShapeR: {KeptResponses: true},
+		gw.ShapeG: {},
+	}
+	for _, s := range all {
+		if got := s.State(); got != want[s.Name()] {
+			t.Errorf("%s: State() = %+v, want %+v", s.Name(), got, want[s.Name()])
+		}
+	}
+}

@@ -89,3 +89,6 @@ func (Shape) NewMeter(string, bool) shape.Meter { return NewMeter() }
 
 // StreamError is an error event (see ErrorEvent).
 func (m *Meter) StreamError(requestID string, e *gw.Error) []byte { return ErrorEvent(requestID, e) }
+
+// State: see shape.State.Threads.
+func (Shape) State() shape.State { return shape.State{Threads: true} }

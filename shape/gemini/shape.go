@@ -122,3 +122,6 @@ func (Shape) NewMeter(string, bool) shape.Meter { return NewMeter() }
 
 // StreamError is an in-stream error record.
 func (m *Meter) StreamError(requestID string, e *gw.Error) []byte { return streamError(requestID, e) }
+
+// State is none: G callers send the whole conversation.
+func (Shape) State() shape.State { return shape.State{} }

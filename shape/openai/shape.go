@@ -101,3 +101,6 @@ func (m *Meter) ID() string { return "" }
 func (m *Meter) StreamError(requestID string, e *gw.Error) []byte {
 	return errorChunkDone(requestID, e)
 }
+
+// State: see shape.State.ReasoningInBody.
+func (Shape) State() shape.State { return shape.State{ReasoningInBody: true} }

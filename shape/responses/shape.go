@@ -108,3 +108,6 @@ func (Shape) NewMeter(vendor string, _ bool) shape.Meter { return NewMeter(vendo
 func (m *Meter) StreamError(requestID string, e *gw.Error) []byte {
 	return ErrorEvent(m.NextSeq(), e, requestID)
 }
+
+// State: see shape.State.KeptResponses.
+func (Shape) State() shape.State { return shape.State{KeptResponses: true} }
