@@ -11,6 +11,7 @@ import (
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/proxy"
+	"github.com/gwlabs/gateway/shape"
 	"github.com/gwlabs/gateway/shape/responses"
 	"github.com/gwlabs/gateway/sse"
 )
@@ -54,14 +55,17 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		return
 	}
 	ttfb := s.cfg.Now().Sub(in.Received)
+	sh := shapeOf(in)
 	if n, ok := x.Provider().(gw.Normalizer); ok {
 		body = n.NormalizeBody(body)
 	}
-	if in.Endpoint == gw.ShapeR && x.Optimized {
-		// The caller's own instructions, not the directive added to them.
-		body = echoInstructions(body, callerInstructions(in.Body), false)
+	if x.Optimized {
+		if fix := sh.Unoptimized(in.Body, false); fix != nil {
+			// The caller's own instructions, not the directive added
+			// to them.
+			body = fix(body)
+		}
 	}
-	sh := shapeOf(in)
 	u, err := sh.UsageFromBody(body)
 	if err != nil {
 		// Not a JSON answer at all (malformed counts are not an error:
@@ -165,16 +169,16 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	if n, ok := x.Provider().(gw.Normalizer); ok {
 		fix = n.NormalizeStream()
 	}
-	if in.Endpoint == gw.ShapeR && x.Optimized {
+	if echo := optimizedEcho(sh, in, x); echo != nil {
 		// The response object's echo of the instructions (created,
 		// in_progress, completed...) is the caller's own, not the
 		// directive added to them.
-		caller, norm := callerInstructions(in.Body), fix
+		norm := fix
 		fix = func(d []byte) []byte {
 			if norm != nil {
 				d = norm(d)
 			}
-			return echoInstructions(d, caller, true)
+			return echo(d)
 		}
 	}
 	var events, text int64
@@ -270,6 +274,15 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	if o.Success {
 		s.rememberNative(ctx, x, m.ID(), m.Usage())
 	}
+}
+
+// optimizedEcho is the edit of a relayed stream's events that echoes the
+// caller's request, when the optimizer changed it; nil otherwise.
+func optimizedEcho(sh shape.Shape, in *proxy.Inbound, x *proxy.Exchange) func([]byte) []byte {
+	if !x.Optimized {
+		return nil
+	}
+	return sh.Unoptimized(in.Body, true)
 }
 
 // writeTail sends a stream's tail, if its shape has one.

@@ -64,6 +64,10 @@ type Shape interface {
 
 	// State says which conversation state the shape's callers use.
 	State() State
+	// Unoptimized returns the edit that makes a native answer (stream:
+	// each event's data) echo the caller's body rather than the one the
+	// optimizer changed, or nil when the shape's answers echo nothing.
+	Unoptimized(body []byte, stream bool) func([]byte) []byte
 }
 
 // State is the conversation state the gateway keeps for a shape's

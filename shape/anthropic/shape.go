@@ -92,3 +92,6 @@ func (m *Meter) StreamError(requestID string, e *gw.Error) []byte { return Error
 
 // State: see shape.State.Threads.
 func (Shape) State() shape.State { return shape.State{Threads: true} }
+
+// Unoptimized is nil: a M answer does not echo the request.
+func (Shape) Unoptimized([]byte, bool) func([]byte) []byte { return nil }

@@ -125,3 +125,6 @@ func (m *Meter) StreamError(requestID string, e *gw.Error) []byte { return strea
 
 // State is none: G callers send the whole conversation.
 func (Shape) State() shape.State { return shape.State{} }
+
+// Unoptimized is nil: a G answer does not echo the request.
+func (Shape) Unoptimized([]byte, bool) func([]byte) []byte { return nil }

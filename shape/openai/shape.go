@@ -104,3 +104,6 @@ func (m *Meter) StreamError(requestID string, e *gw.Error) []byte {
 
 // State: see shape.State.ReasoningInBody.
 func (Shape) State() shape.State { return shape.State{ReasoningInBody: true} }
+
+// Unoptimized is nil: a C answer does not echo the request.
+func (Shape) Unoptimized([]byte, bool) func([]byte) []byte { return nil }

@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -111,3 +112,55 @@ func (m *Meter) StreamError(requestID string, e *gw.Error) []byte {
 
 // State: see shape.State.KeptResponses.
 func (Shape) State() shape.State { return shape.State{KeptResponses: true} }
+
+// Unoptimized gives back the caller's own instructions in a native
+// answer's echo of them, when the optimizer put its directive there (see
+// EchoInstructions).
+func (Shape) Unoptimized(body []byte, stream bool) func([]byte) []byte {
+	caller := CallerInstructions(body)
+	return func(d []byte) []byte { return EchoInstructions(d, caller, stream) }
+}
+
+// EchoInstructions puts the caller's own instructions back into a native
+// Responses answer whose vendor request carried the optimizer's
+// directive in them (OpenAI echoes the instructions it was sent): doc is
+// a response object (nested says it is a stream event holding one in
+// "response"), caller the caller's raw instructions value (null when it
+// sent none). A document without instructions, or with the caller's
+// already, is returned as it is.
+func EchoInstructions(doc, caller []byte, nested bool) []byte {
+	if !bytes.Contains(doc, []byte(`"instructions"`)) {
+		return doc
+	}
+	obj := doc
+	if nested {
+		if obj = rawjson.Get(doc, "response"); obj == nil {
+			return doc
+		}
+	}
+	v := rawjson.Get(obj, "instructions")
+	if v == nil || bytes.Equal(v, caller) {
+		return doc
+	}
+	fixed, err := rawjson.Set(obj, "instructions", caller)
+	if err != nil {
+		return doc
+	}
+	if !nested {
+		return fixed
+	}
+	out, err := rawjson.Set(doc, "response", fixed)
+	if err != nil {
+		return doc
+	}
+	return out
+}
+
+// CallerInstructions is the raw instructions value of the caller's
+// Responses body, null when it has none.
+func CallerInstructions(body []byte) []byte {
+	if v := rawjson.Get(body, "instructions"); v != nil {
+		return v
+	}
+	return []byte("null")
+}
