@@ -11,7 +11,6 @@ import (
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/proxy"
-	"github.com/gwlabs/gateway/shape"
 	"github.com/gwlabs/gateway/shape/responses"
 	"github.com/gwlabs/gateway/sse"
 )
@@ -59,12 +58,9 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 	if n, ok := x.Provider().(gw.Normalizer); ok {
 		body = n.NormalizeBody(body)
 	}
-	if x.Optimized {
-		if fix := sh.Unoptimized(in.Body, false); fix != nil {
-			// The caller's own instructions, not the directive added
-			// to them.
-			body = fix(body)
-		}
+	if fix := unoptimized(sh, x, false); fix != nil {
+		// The caller's own instructions, not the directive added to them.
+		body = fix(body)
 	}
 	u, err := sh.UsageFromBody(body)
 	if err != nil {
@@ -95,12 +91,12 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		c.Body(body)
 		s.keepRelayed(r.Context(), in, c)
 	}
-	if sh.State().Threads {
+	if stateOf(sh).Threads {
 		var msgID string
 		_ = json.Unmarshal(rawjson.Get(body, "id"), &msgID)
 		s.rememberNative(r.Context(), x, msgID, vendorUsage)
 	}
-	if sh.State().KeptResponses {
+	if stateOf(sh).KeptResponses {
 		s.markOwner(r.Context(), in, responses.IDFromBody(body), u)
 	}
 	h := w.Header()
@@ -169,7 +165,7 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	if n, ok := x.Provider().(gw.Normalizer); ok {
 		fix = n.NormalizeStream()
 	}
-	if echo := optimizedEcho(sh, in, x); echo != nil {
+	if echo := unoptimized(sh, x, true); echo != nil {
 		// The response object's echo of the instructions (created,
 		// in_progress, completed...) is the caller's own, not the
 		// directive added to them.
@@ -207,7 +203,7 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		if m.Observe(&ev) {
 			continue
 		}
-		if sh.State().KeptResponses && !ownerMarked && (m.Done() || m.Err() != nil) {
+		if stateOf(sh).KeptResponses && !ownerMarked && (m.Done() || m.Err() != nil) {
 			// Marked before the caller sees the end, so that a next
 			// turn sent at once finds it.
 			ownerMarked = true
@@ -274,15 +270,6 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	if o.Success {
 		s.rememberNative(ctx, x, m.ID(), m.Usage())
 	}
-}
-
-// optimizedEcho is the edit of a relayed stream's events that echoes the
-// caller's request, when the optimizer changed it; nil otherwise.
-func optimizedEcho(sh shape.Shape, in *proxy.Inbound, x *proxy.Exchange) func([]byte) []byte {
-	if !x.Optimized {
-		return nil
-	}
-	return sh.Unoptimized(in.Body, true)
 }
 
 // writeTail sends a stream's tail, if its shape has one.

@@ -33,3 +33,22 @@ var (
 
 // shapeOf is the shape of the request's endpoint.
 func shapeOf(in *proxy.Inbound) shape.Shape { return shapes.Get(in.Endpoint) }
+
+// stateOf is the conversation state the request's shape uses.
+func stateOf(sh shape.Shape) shape.State {
+	if st, ok := sh.(shape.Stateful); ok {
+		return st.State()
+	}
+	return shape.State{}
+}
+
+// unoptimized is the edit that makes a native answer echo the caller's
+// request, where the optimizer changed it and the shape echoes it; nil
+// otherwise.
+func unoptimized(sh shape.Shape, x *proxy.Exchange, stream bool) func([]byte) []byte {
+	e, ok := sh.(shape.Echoer)
+	if !ok || !x.Optimized {
+		return nil
+	}
+	return e.Unoptimized(x.Inbound().Body, stream)
+}

@@ -15,14 +15,22 @@ import (
 )
 
 // Shape is one ingress shape: how its callers' requests read and how its
-// answers, errors and streams are written.
+// answers, errors and streams are written. A shape may have extra
+// abilities, found by type assertion: Stateful, Echoer.
 type Shape interface {
+	Endpoint
+	Decoder
+	Writer
+	Metering
+}
+
+// Endpoint is how a shape's requests arrive over HTTP.
+type Endpoint interface {
 	// Name is the shape's endpoint name (gw.ShapeM...).
 	Name() gw.Shape
 	// Path is the POST path of its chat endpoint, or "" when the shape
 	// routes by pattern (G: /v1beta/models/{model}:{method}).
 	Path() string
-
 	// Credential is the caller's key as an Authorization value, read
 	// where the shape's SDKs send it.
 	Credential(r *http.Request) string
@@ -31,16 +39,24 @@ type Shape interface {
 	RequestIDHeader() string
 	// SpanName names the request's trace span.
 	SpanName(r *http.Request) string
+}
 
+// Decoder reads a shape's requests. Errors are *gw.Error with
+// gw.CodeInvalidRequest.
+type Decoder interface {
 	// Parse validates the body and reads it, once, for routing, hold
 	// sizing and the guard. path is the URL path (G names the model
 	// there).
 	Parse(path string, body []byte) (*Request, error)
 	// Canonical is the request in canonical form, for a vendor that
-	// speaks another shape. A shape whose canonical form needs kept
-	// conversation state (R) returns nil, nil: the server builds it.
+	// speaks another shape; req is what Parse returned for body. A
+	// shape whose canonical form needs kept conversation state (R)
+	// returns nil, nil: the server builds it.
 	Canonical(req *Request, body []byte) (*gw.Request, error)
+}
 
+// Writer writes a shape's answers and errors.
+type Writer interface {
 	// EncodeResponse writes a canonical answer in the shape.
 	EncodeResponse(resp *gw.Response, meta Meta) ([]byte, error)
 	// NewStreamEncoder writes canonical stream events in the shape, as
@@ -53,21 +69,26 @@ type Shape interface {
 	StreamError(requestID string, e *gw.Error) []byte
 	// StreamTail is what a caller's SDK still waits for when a relayed
 	// stream stopped before its terminator: after a whole answer
-	// (afterError false) or after the vendor's own error event.
+	// (afterError false) or after the vendor's own error event. nil:
+	// nothing.
 	StreamTail(afterError bool) []byte
+}
 
-	// UsageFromBody reads the usage of a vendor's answer in the shape.
+// Metering reads the usage of a vendor's answer in the shape, relayed as
+// the vendor sent it.
+type Metering interface {
+	// UsageFromBody reads the usage of a whole answer. An error says
+	// the body is not an answer at all; malformed counts only mark the
+	// usage Malformed.
 	UsageFromBody(body []byte) (gw.Usage, error)
 	// NewMeter returns a Meter for one relayed stream of vendor.
 	// hideUsage: the gateway asked for stream usage the caller did not.
 	NewMeter(vendor string, hideUsage bool) Meter
+}
 
-	// State says which conversation state the shape's callers use.
+// Stateful is a shape whose callers use the gateway's conversation state.
+type Stateful interface {
 	State() State
-	// Unoptimized returns the edit that makes a native answer (stream:
-	// each event's data) echo the caller's body rather than the one the
-	// optimizer changed, or nil when the shape's answers echo nothing.
-	Unoptimized(body []byte, stream bool) func([]byte) []byte
 }
 
 // State is the conversation state the gateway keeps for a shape's
@@ -87,6 +108,14 @@ type State struct {
 	// names (previous_response_id), and a native one is marked as the
 	// account's; nothing else is kept of an answer. R.
 	KeptResponses bool
+}
+
+// Echoer is a shape whose native answers echo part of the request.
+type Echoer interface {
+	// Unoptimized returns the edit that makes a native answer (stream:
+	// each event's data) echo the caller's body rather than the one the
+	// optimizer changed.
+	Unoptimized(body []byte, stream bool) func([]byte) []byte
 }
 
 // Request is what Parse reads of a request.

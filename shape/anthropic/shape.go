@@ -14,8 +14,6 @@ import (
 // Shape is the M ingress shape: Anthropic Messages on /v1/messages.
 type Shape struct{}
 
-var _ shape.Shape = Shape{}
-
 // Name is gw.ShapeM.
 func (Shape) Name() gw.Shape { return gw.ShapeM }
 
@@ -93,5 +91,8 @@ func (m *Meter) StreamError(requestID string, e *gw.Error) []byte { return Error
 // State: see shape.State.Threads.
 func (Shape) State() shape.State { return shape.State{Threads: true} }
 
-// Unoptimized is nil: a M answer does not echo the request.
-func (Shape) Unoptimized([]byte, bool) func([]byte) []byte { return nil }
+// Interface guards.
+var (
+	_ shape.Shape    = Shape{}
+	_ shape.Stateful = Shape{}
+)

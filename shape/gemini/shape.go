@@ -17,8 +17,6 @@ import (
 // streamGenerateContent on /v1beta/models/{model}:{method}.
 type Shape struct{}
 
-var _ shape.Shape = Shape{}
-
 // Name is gw.ShapeG.
 func (Shape) Name() gw.Shape { return gw.ShapeG }
 
@@ -123,8 +121,7 @@ func (Shape) NewMeter(string, bool) shape.Meter { return NewMeter() }
 // StreamError is an in-stream error record.
 func (m *Meter) StreamError(requestID string, e *gw.Error) []byte { return streamError(requestID, e) }
 
-// State is none: G callers send the whole conversation.
-func (Shape) State() shape.State { return shape.State{} }
-
-// Unoptimized is nil: a G answer does not echo the request.
-func (Shape) Unoptimized([]byte, bool) func([]byte) []byte { return nil }
+// Interface guards.
+var (
+	_ shape.Shape = Shape{}
+)

@@ -17,8 +17,6 @@ import (
 // gateway's endpoints of no shape.
 type Shape struct{}
 
-var _ shape.Shape = Shape{}
-
 // Name is gw.ShapeC.
 func (Shape) Name() gw.Shape { return gw.ShapeC }
 
@@ -105,5 +103,8 @@ func (m *Meter) StreamError(requestID string, e *gw.Error) []byte {
 // State: see shape.State.ReasoningInBody.
 func (Shape) State() shape.State { return shape.State{ReasoningInBody: true} }
 
-// Unoptimized is nil: a C answer does not echo the request.
-func (Shape) Unoptimized([]byte, bool) func([]byte) []byte { return nil }
+// Interface guards.
+var (
+	_ shape.Shape    = Shape{}
+	_ shape.Stateful = Shape{}
+)

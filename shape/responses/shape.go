@@ -14,8 +14,6 @@ import (
 // Shape is the R ingress shape: OpenAI Responses on /v1/responses.
 type Shape struct{}
 
-var _ shape.Shape = Shape{}
-
 // Name is gw.ShapeR.
 func (Shape) Name() gw.Shape { return gw.ShapeR }
 
@@ -164,3 +162,10 @@ func CallerInstructions(body []byte) []byte {
 	}
 	return []byte("null")
 }
+
+// Interface guards.
+var (
+	_ shape.Shape    = Shape{}
+	_ shape.Stateful = Shape{}
+	_ shape.Echoer   = Shape{}
+)
