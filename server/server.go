@@ -634,7 +634,7 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, sh shape.Shape) {
 		}
 	case mapped:
 		// What only the shape's own vendors serve is refused here.
-		in.Canonical, err = sh.Canonical(env, body)
+		in.Canonical, err = sh.Canonical(&env, body)
 		if err != nil {
 			gwy.Refuse(ctx, in, err)
 			fail(err)

@@ -43,7 +43,7 @@ func TestParseEnvelope(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || !reflect.DeepEqual(*got, tt.want) {
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
 			}
 		})
@@ -78,7 +78,7 @@ func TestErrorEnvelopes(t *testing.T) {
 }
 
 // parseEnvelope reads body as the chat endpoint of the named shape does.
-func parseEnvelope(name gw.Shape, body []byte) (*shape.Request, error) {
+func parseEnvelope(name gw.Shape, body []byte) (shape.Request, error) {
 	return shapes.Get(name).Parse("", body)
 }
 

@@ -47,7 +47,7 @@ type Decoder interface {
 	// Parse validates the body and reads it, once, for routing, hold
 	// sizing and the guard. path is the URL path (G names the model
 	// there).
-	Parse(path string, body []byte) (*Request, error)
+	Parse(path string, body []byte) (Request, error)
 	// Canonical is the request in canonical form, for a vendor that
 	// speaks another shape; req is what Parse returned for body. A
 	// shape whose canonical form needs kept conversation state (R)

@@ -52,19 +52,19 @@ func (Shape) SpanName(r *http.Request) string {
 // Parse reads the model and the stream flag from the path, the rest from
 // the body (see Parse). There is no "models" list: fallbacks come from an
 // operator route (gw/NAME) named as the model. Parsed is the *Parsed.
-func (Shape) Parse(path string, body []byte) (*shape.Request, error) {
+func (Shape) Parse(path string, body []byte) (shape.Request, error) {
 	model, method, _ := SplitPath(path)
 	if model == "" {
-		return nil, gw.Errorf(gw.CodeInvalidRequest, "the path names no model: use /v1beta/models/{vendor}/{model}:generateContent")
+		return shape.Request{}, gw.Errorf(gw.CodeInvalidRequest, "the path names no model: use /v1beta/models/{vendor}/{model}:generateContent")
 	}
 	if len(model) > MaxModelBytes {
-		return nil, gw.Errorf(gw.CodeInvalidRequest, "model: a model id has at most %d bytes", MaxModelBytes)
+		return shape.Request{}, gw.Errorf(gw.CodeInvalidRequest, "model: a model id has at most %d bytes", MaxModelBytes)
 	}
 	g, err := Parse(body)
 	if err != nil {
-		return nil, err
+		return shape.Request{}, err
 	}
-	return &shape.Request{Model: model, Stream: method == MethodStream, MaxOutput: g.MaxOutput, Text: g.Text, Parsed: g}, nil
+	return shape.Request{Model: model, Stream: method == MethodStream, MaxOutput: g.MaxOutput, Text: g.Text, Parsed: g}, nil
 }
 
 // Canonical is the canonical form Parse made; what only google/ serves

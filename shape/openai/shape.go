@@ -33,12 +33,12 @@ func (Shape) RequestIDHeader() string { return "X-Request-Id" }
 func (Shape) SpanName(r *http.Request) string { return "POST " + r.URL.Path }
 
 // Parse reads a C body (see reqbody.Parse).
-func (Shape) Parse(_ string, body []byte) (*shape.Request, error) {
+func (Shape) Parse(_ string, body []byte) (shape.Request, error) {
 	b, err := reqbody.Parse(gw.ShapeC, body)
 	if err != nil {
-		return nil, err
+		return shape.Request{}, err
 	}
-	return &shape.Request{Model: b.Model, Stream: b.Stream, MaxOutput: b.MaxOutput, Text: b.Text, Models: b.Models, HasModels: b.HasModels}, nil
+	return shape.Request{Model: b.Model, Stream: b.Stream, MaxOutput: b.MaxOutput, Text: b.Text, Models: b.Models, HasModels: b.HasModels}, nil
 }
 
 // Canonical decodes the body (see DecodeRequest).

@@ -31,21 +31,21 @@ func (Shape) SpanName(r *http.Request) string { return "POST " + r.URL.Path }
 
 // Parse reads a Responses body (see Parse) and its fallback list, as on
 // the other endpoints. Parsed is the *Request.
-func (Shape) Parse(_ string, body []byte) (*shape.Request, error) {
+func (Shape) Parse(_ string, body []byte) (shape.Request, error) {
 	r, err := Parse(body)
 	if err != nil {
-		return nil, err
+		return shape.Request{}, err
 	}
-	p := &shape.Request{Model: r.Model, Stream: r.Stream, MaxOutput: r.MaxOutput, Text: r.Text, Parsed: r}
+	p := shape.Request{Model: r.Model, Stream: r.Stream, MaxOutput: r.MaxOutput, Text: r.Text, Parsed: r}
 	if raw := rawjson.Get(body, "models"); raw != nil {
 		// The strict parse already refused duplicate keys.
 		p.HasModels = true
 		if err := json.Unmarshal(raw, &p.Models); err != nil {
-			return nil, gw.Errorf(gw.CodeInvalidRequest, "models must be an array of model ids")
+			return shape.Request{}, gw.Errorf(gw.CodeInvalidRequest, "models must be an array of model ids")
 		}
 		for _, m := range p.Models {
 			if m == "" || len(m) > MaxModelBytes {
-				return nil, gw.Errorf(gw.CodeInvalidRequest, "models: a model id has 1 to %d bytes", MaxModelBytes)
+				return shape.Request{}, gw.Errorf(gw.CodeInvalidRequest, "models: a model id has 1 to %d bytes", MaxModelBytes)
 			}
 		}
 	}
