@@ -80,7 +80,7 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) {
 	rid := id.New("req_", now)
 	w.Header().Set(HeaderRequestID, rid)
 	w.Header().Set("Cache-Control", "no-store")
-	fail := func(err error) { writeError(w, gw.ShapeC, rid, gw.AsError(err)) }
+	fail := func(err error) { writeError(w, plain, rid, gw.AsError(err)) }
 	authz := r.Header.Get("Authorization")
 	if k := r.Header.Get("X-Api-Key"); authz == "" && k != "" {
 		authz = "Bearer " + k

@@ -43,7 +43,7 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 	rid := id.New("req_", s.cfg.Now())
 	w.Header().Set(HeaderRequestID, rid)
 	w.Header().Set("Request-Id", rid)
-	fail := func(err error) { writeError(w, gw.ShapeM, rid, gw.AsError(err)) }
+	fail := func(err error) { writeError(w, mShape, rid, gw.AsError(err)) }
 	authz := r.Header.Get("Authorization")
 	if k := r.Header.Get("X-Api-Key"); authz == "" && k != "" {
 		authz = "Bearer " + k

@@ -54,7 +54,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 			defer aw.close()
 			w = aw
 		}
-		s.chat(w, r, gw.ShapeG)
+		s.chat(w, r, gShape)
 	case gemini.MethodCountTokens:
 		if allow(w, r, s.cfg.Now(), http.MethodPost) {
 			s.geminiCount(w, r, model)
@@ -62,64 +62,8 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 	default:
 		rid := id.New("req_", s.cfg.Now())
 		w.Header().Set(HeaderRequestID, rid)
-		writeError(w, gw.ShapeG, rid, gw.Errorf(gw.CodeNotFound, "no such method: %s; the gateway serves generateContent, streamGenerateContent and countTokens", strconv.Quote(method)))
+		writeError(w, gShape, rid, gw.Errorf(gw.CodeNotFound, "no such method: %s; the gateway serves generateContent, streamGenerateContent and countTokens", strconv.Quote(method)))
 	}
-}
-
-// geminiSpanName names a G request's span without its model:
-// "POST /v1beta/models/{model}:generateContent".
-func geminiSpanName(r *http.Request) string {
-	_, method, _ := gemini.SplitPath(r.URL.Path)
-	version := "/v1beta"
-	if strings.HasPrefix(r.URL.Path, "/v1/") {
-		version = "/v1"
-	}
-	return "POST " + version + "/models/{model}:" + method
-}
-
-// geminiAuthz is the caller's key as an Authorization value: Bearer, else
-// x-goog-api-key (Google's SDKs and Gemini CLI), else ?key=.
-func geminiAuthz(r *http.Request) string {
-	if a := r.Header.Get("Authorization"); a != "" {
-		return a
-	}
-	if k := r.Header.Get("X-Goog-Api-Key"); k != "" {
-		return "Bearer " + k
-	}
-	if k := r.URL.Query().Get("key"); k != "" {
-		return "Bearer " + k
-	}
-	return ""
-}
-
-// geminiEnvelope reads a G request: the model and the stream flag from
-// the path, the rest from the body (see gemini.Parse). There is no
-// "models" list: fallbacks come from an operator route (gw/NAME) named as
-// the model.
-func geminiEnvelope(r *http.Request, body []byte) (parsed, error) {
-	model, method, _ := gemini.SplitPath(r.URL.Path)
-	if model == "" {
-		return parsed{}, gw.Errorf(gw.CodeInvalidRequest, "the path names no model: use /v1beta/models/{vendor}/{model}:generateContent")
-	}
-	if len(model) > gemini.MaxModelBytes {
-		return parsed{}, gw.Errorf(gw.CodeInvalidRequest, "model: a model id has at most %d bytes", gemini.MaxModelBytes)
-	}
-	g, err := gemini.Parse(body)
-	if err != nil {
-		return parsed{}, err
-	}
-	return parsed{model: model, stream: method == gemini.MethodStream, maxOutput: g.MaxOutput, text: g.Text, g: g}, nil
-}
-
-// geminiMeta is the answer's metadata for a mapped G caller.
-func geminiMeta(in *proxy.Inbound) gemini.Meta {
-	include := false
-	if raw := rawjson.Get(in.Body, "generationConfig"); raw != nil {
-		if tc := rawjson.Get(raw, "thinkingConfig"); tc != nil {
-			include = string(bytes.TrimSpace(rawjson.Get(tc, "includeThoughts"))) == "true"
-		}
-	}
-	return gemini.Meta{ModelVersion: in.Vendor + "/" + in.Model, ResponseID: id.Random(in.RequestID), IncludeThoughts: include}
 }
 
 // geminiModels serves GET /v1beta/models (paged with pageSize and
@@ -129,19 +73,19 @@ func (s *Server) geminiModels(w http.ResponseWriter, r *http.Request, model stri
 	rid := id.New("req_", s.cfg.Now())
 	w.Header().Set(HeaderRequestID, rid)
 	if s.cfg.Gateway == nil || s.cfg.Catalog == nil {
-		writeError(w, gw.ShapeG, rid, gw.Errorf(gw.CodeNotFound, "the model list is not served on this gateway"))
+		writeError(w, gShape, rid, gw.Errorf(gw.CodeNotFound, "the model list is not served on this gateway"))
 		return
 	}
-	p, err := s.cfg.Gateway.Authenticate(r.Context(), geminiAuthz(r))
+	p, err := s.cfg.Gateway.Authenticate(r.Context(), gShape.Credential(r))
 	if err != nil {
-		writeError(w, gw.ShapeG, rid, gw.AsError(err))
+		writeError(w, gShape, rid, gw.AsError(err))
 		return
 	}
 	c := s.cfg.Catalog.For(p.Models)
 	if model != "" {
 		m, found := c.Lookup(model)
 		if !found {
-			writeError(w, gw.ShapeG, rid, gw.Errorf(gw.CodeNotFound, "model %q is not available to this key on this gateway; GET /v1beta/models lists the models you can use", model))
+			writeError(w, gShape, rid, gw.Errorf(gw.CodeNotFound, "model %q is not available to this key on this gateway; GET /v1beta/models lists the models you can use", model))
 			return
 		}
 		writeJSON(w, http.StatusOK, gemini.NewModel(m.ID, m.ContextWindow, m.MaxOutputTokens))
@@ -152,7 +96,7 @@ func (s *Server) geminiModels(w http.ResponseWriter, r *http.Request, model stri
 	if v := q.Get("pageSize"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			writeError(w, gw.ShapeG, rid, gw.Errorf(gw.CodeInvalidRequest, "pageSize must be a non-negative integer"))
+			writeError(w, gShape, rid, gw.Errorf(gw.CodeInvalidRequest, "pageSize must be a non-negative integer"))
 			return
 		}
 		size = n
@@ -164,7 +108,7 @@ func (s *Server) geminiModels(w http.ResponseWriter, r *http.Request, model stri
 	}
 	page, ok := gemini.Page(ms, size, q.Get("pageToken"))
 	if !ok {
-		writeError(w, gw.ShapeG, rid, gw.Errorf(gw.CodeInvalidRequest, "pageToken is not one this gateway gave"))
+		writeError(w, gShape, rid, gw.Errorf(gw.CodeInvalidRequest, "pageToken is not one this gateway gave"))
 		return
 	}
 	writeJSON(w, http.StatusOK, page)
@@ -178,9 +122,9 @@ func (s *Server) geminiModels(w http.ResponseWriter, r *http.Request, model stri
 func (s *Server) geminiCount(w http.ResponseWriter, r *http.Request, model string) {
 	rid := id.New("req_", s.cfg.Now())
 	w.Header().Set(HeaderRequestID, rid)
-	fail := func(err error) { writeError(w, gw.ShapeG, rid, gw.AsError(err)) }
+	fail := func(err error) { writeError(w, gShape, rid, gw.AsError(err)) }
 	gwy := s.cfg.Gateway
-	principal, err := gwy.Authenticate(r.Context(), geminiAuthz(r))
+	principal, err := gwy.Authenticate(r.Context(), gShape.Credential(r))
 	if err != nil {
 		fail(err)
 		return
@@ -317,8 +261,3 @@ func (a *geminiArrayWriter) close() {
 }
 
 func (a *geminiArrayWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
-
-// geminiStreamError is an in-stream error record.
-func geminiStreamError(rid string, e *gw.Error) []byte {
-	return sse.AppendEvent(nil, "", gemini.ErrorBody(e, rid))
-}

@@ -31,7 +31,7 @@ func TestGeminiPath(t *testing.T) {
 		}
 	}
 	r := httptest.NewRequest("POST", "/v1beta/models/anthropic/claude-sonnet-5-5:streamGenerateContent", nil)
-	if n := geminiSpanName(r); n != "POST /v1beta/models/{model}:streamGenerateContent" {
+	if n := gShape.SpanName(r); n != "POST /v1beta/models/{model}:streamGenerateContent" {
 		t.Errorf("span name %q", n)
 	}
 }

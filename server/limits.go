@@ -48,7 +48,7 @@ func (s *Server) billTooLarge(w http.ResponseWriter, ctx context.Context, x *pro
 	}
 	in := x.Inbound()
 	s.finish(ctx, x, proxy.Outcome{Status: tl.err.Code.Status(), Err: tl.err, Success: true, Usage: estimateUsage(in, tl.read), Note: "answer_too_large"})
-	writeError(w, in.Endpoint, in.RequestID, tl.err)
+	writeError(w, shapeOf(in), in.RequestID, tl.err)
 	return true
 }
 

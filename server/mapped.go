@@ -7,46 +7,18 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/convstate"
-	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/proxy"
-	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
-	geminishape "github.com/gwlabs/gateway/shape/gemini"
-	openaishape "github.com/gwlabs/gateway/shape/openai"
+	"github.com/gwlabs/gateway/shape"
 	"github.com/gwlabs/gateway/shape/responses"
 )
 
-// encoder writes canonical stream events in the endpoint's shape.
-type encoder interface{ Encode(ev gw.Event) error }
-
-func (s *Server) newEncoder(w io.Writer, in *proxy.Inbound, rt *rturn) encoder {
-	created := in.Received.Unix()
-	if in.Endpoint == gw.ShapeR {
-		return responses.NewStreamEncoder(w, rt.meta(in))
+// answerMeta is what a mapped answer says beyond its content.
+func answerMeta(in *proxy.Inbound, rt *rturn) shape.Meta {
+	m := shape.Meta{RequestID: in.RequestID, Vendor: in.Vendor, Model: in.Model, Created: in.Received.Unix(), Body: in.Body, Canonical: in.Canonical}
+	if rt != nil {
+		m.State = rt.meta(in)
 	}
-	if in.Endpoint == gw.ShapeG {
-		// Always SSE: a caller of the JSON-array stream gets it
-		// re-framed (geminiArrayWriter).
-		return geminishape.NewStreamEncoder(w, geminiMeta(in), true, in.RequestID)
-	}
-	if in.Endpoint == gw.ShapeM {
-		return anthropicshape.NewStreamEncoder(w, anthropicshape.ResponseMeta{ID: in.RequestID, Model: in.Model, Created: created})
-	}
-	include := in.Canonical != nil && in.Canonical.IncludeUsage
-	return openaishape.NewStreamEncoder(w, openaishape.ResponseMeta{ID: "chatcmpl_" + id.Random(in.RequestID), Model: in.Model, Created: created}, include)
-}
-
-func encodeResponse(in *proxy.Inbound, resp *gw.Response, rt *rturn) ([]byte, error) {
-	created := in.Received.Unix()
-	if in.Endpoint == gw.ShapeR {
-		return responses.EncodeResponse(resp, rt.meta(in))
-	}
-	if in.Endpoint == gw.ShapeG {
-		return geminishape.EncodeResponse(resp, geminiMeta(in))
-	}
-	if in.Endpoint == gw.ShapeM {
-		return anthropicshape.EncodeResponse(resp, anthropicshape.ResponseMeta{ID: in.RequestID, Model: in.Model, Created: created})
-	}
-	return openaishape.EncodeResponse(resp, openaishape.ResponseMeta{ID: "chatcmpl_" + id.Random(in.RequestID), Model: in.Model, Created: created})
+	return m
 }
 
 // mapped answers in the endpoint's shape from a vendor that speaks
@@ -86,7 +58,7 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 			out, err = json.Marshal(robj)
 		}
 	} else {
-		out, err = encodeResponse(in, shown, rt)
+		out, err = shapeOf(in).EncodeResponse(shown, answerMeta(in, rt))
 	}
 	if err != nil {
 		s.upstreamBroke(w, r.Context(), x, err)
@@ -103,7 +75,7 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 	}
 	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note})
 	if err != nil {
-		writeError(w, in.Endpoint, in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
+		writeError(w, shapeOf(in), in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
 		return
 	}
 	if s.wantsAnswer(in, turn) {
@@ -127,7 +99,7 @@ func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.E
 	ctx := r.Context()
 	fw := s.startStream(w, nil)
 	ttfb := s.cfg.Now().Sub(in.Received)
-	enc := s.newEncoder(fw, in, rt)
+	enc := shapeOf(in).NewStreamEncoder(fw, answerMeta(in, rt))
 	if s.dropsCarriers(in) {
 		enc = convstate.NewCarrierFilter(enc)
 	}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -22,20 +21,5 @@ func TestResponsesTextCountedOnce(t *testing.T) {
 	whole.observe("response.completed", []byte(`{"type":"response.completed","response":{"output":[{"content":[{"type":"output_text","text":"abcdef"}]}]}}`))
 	if whole.bytes() != 6 {
 		t.Errorf("no deltas: counted %d, want the final text's 6", whole.bytes())
-	}
-}
-
-func TestEchoInstructions(t *testing.T) {
-	body := []byte(`{"id":"r","instructions":"Mine.\n\nAnswer concisely.","output":[]}`)
-	if got := string(echoInstructions(body, []byte(`"Mine."`), false)); got != `{"id":"r","instructions":"Mine.","output":[]}` {
-		t.Errorf("body: %s", got)
-	}
-	ev := []byte(`{"type":"response.created","response":{"id":"r","instructions":"Answer concisely."},"sequence_number":0}`)
-	if got := string(echoInstructions(ev, callerInstructions([]byte(`{"input":"x"}`)), true)); !strings.Contains(got, `"instructions":null`) || strings.Contains(got, "concisely") {
-		t.Errorf("event: %s", got)
-	}
-	plain := []byte(`{"type":"response.output_text.delta","delta":"x"}`)
-	if got := echoInstructions(plain, []byte(`null`), true); &got[0] != &plain[0] {
-		t.Error("an event without instructions was rewritten")
 	}
 }

@@ -22,9 +22,10 @@ import (
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	rid := id.New("req_", s.cfg.Now())
 	w.Header().Set(HeaderRequestID, rid)
-	shape := gw.ShapeC
-	if r.Header.Get("Anthropic-Version") != "" {
-		shape = gw.ShapeM
+	anthropic := r.Header.Get("Anthropic-Version") != ""
+	shape := plain
+	if anthropic {
+		shape = mShape
 	}
 	authz := r.Header.Get("Authorization")
 	if k := r.Header.Get("X-Api-Key"); authz == "" && k != "" {
@@ -45,14 +46,14 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case !found:
 			writeError(w, shape, rid, gw.Errorf(gw.CodeNotFound, "model %q is not available to this key on this gateway; GET /v1/models lists the models you can use", mid))
-		case shape == gw.ShapeM:
+		case anthropic:
 			writeJSON(w, http.StatusOK, catalog.ToAnthropic(m))
 		default:
 			writeJSON(w, http.StatusOK, m)
 		}
 		return
 	}
-	if shape == gw.ShapeC {
+	if !anthropic {
 		writeJSON(w, http.StatusOK, c.OpenAI())
 		return
 	}

@@ -36,7 +36,7 @@ func BenchmarkReadRequest(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				p, err := parseEnvelope(gw.ShapeM, body)
-				if err != nil || len(p.text) == 0 {
+				if err != nil || len(p.Text) == 0 {
 					b.Fatal(err)
 				}
 			}

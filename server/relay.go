@@ -5,58 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/proxy"
-	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
-	geminishape "github.com/gwlabs/gateway/shape/gemini"
-	openaishape "github.com/gwlabs/gateway/shape/openai"
 	"github.com/gwlabs/gateway/shape/responses"
 	"github.com/gwlabs/gateway/sse"
 )
-
-// meter reads usage on the side of a relayed stream.
-type meter interface {
-	observe(ev *sse.Event) (hide bool)
-	Usage() gw.Usage
-	Done() bool
-	Err() *gw.Error
-}
-
-type mMeter struct{ *anthropicshape.Meter }
-
-func (m mMeter) observe(ev *sse.Event) bool { m.Observe(ev); return false }
-
-type cMeter struct{ *openaishape.Meter }
-
-func (m cMeter) observe(ev *sse.Event) bool { return m.Observe(ev) }
-
-type rMeter struct{ *responses.Meter }
-
-type gMeter struct{ *geminishape.Meter }
-
-func (m gMeter) observe(ev *sse.Event) bool { m.Observe(ev); return false }
-
-func (m rMeter) observe(ev *sse.Event) bool { m.Observe(ev); return false }
-
-func newMeter(shape gw.Shape, vendor string, hideUsage bool) meter {
-	if shape == gw.ShapeM {
-		return mMeter{anthropicshape.NewMeter()}
-	}
-	if shape == gw.ShapeR {
-		return rMeter{responses.NewMeter(vendor)}
-	}
-	if shape == gw.ShapeG {
-		return gMeter{geminishape.NewMeter()}
-	}
-	m := openaishape.NewMeter(hideUsage)
-	m.SetVendor(vendor)
-	return cMeter{m}
-}
 
 // flushWriter flushes after every write, so each event leaves at once.
 // With a timeout, each write must reach the caller's connection within
@@ -97,24 +54,15 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		return
 	}
 	ttfb := s.cfg.Now().Sub(in.Received)
+	sh := shapeOf(in)
 	if n, ok := x.Provider().(gw.Normalizer); ok {
 		body = n.NormalizeBody(body)
 	}
-	if in.Endpoint == gw.ShapeR && x.Optimized {
+	if fix := unoptimized(sh, x, false); fix != nil {
 		// The caller's own instructions, not the directive added to them.
-		body = echoInstructions(body, callerInstructions(in.Body), false)
+		body = fix(body)
 	}
-	var u gw.Usage
-	switch in.Endpoint {
-	case gw.ShapeM:
-		u, err = anthropicshape.UsageFromBody(body)
-	case gw.ShapeR:
-		u, err = responses.UsageFromBody(body)
-	case gw.ShapeG:
-		u, err = geminishape.UsageFromBody(body)
-	default:
-		u, err = openaishape.UsageFromBody(body)
-	}
+	u, err := sh.UsageFromBody(body)
 	if err != nil {
 		// Not a JSON answer at all (malformed counts are not an error:
 		// they mark the usage Malformed, billed below from the gateway's
@@ -136,19 +84,19 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 	}
 	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note})
 	if err != nil {
-		writeError(w, in.Endpoint, in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
+		writeError(w, sh, in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
 		return
 	}
 	if c := s.relayCollector(in); c != nil {
 		c.Body(body)
 		s.keepRelayed(r.Context(), in, c)
 	}
-	if in.Endpoint == gw.ShapeM {
+	if stateOf(sh).Threads {
 		var msgID string
 		_ = json.Unmarshal(rawjson.Get(body, "id"), &msgID)
 		s.rememberNative(r.Context(), x, msgID, vendorUsage)
 	}
-	if in.Endpoint == gw.ShapeR {
+	if stateOf(sh).KeptResponses {
 		s.markOwner(r.Context(), in, responses.IDFromBody(body), u)
 	}
 	h := w.Header()
@@ -173,7 +121,7 @@ func (s *Server) upstreamBroke(w http.ResponseWriter, ctx context.Context, x *pr
 		e = &gw.Error{Code: gw.CodeUpstream, Message: x.Inbound().Vendor + ": the vendor's answer broke off", Err: err}
 	}
 	s.finish(ctx, x, proxy.Outcome{Status: e.Code.Status(), Err: e})
-	writeError(w, x.Inbound().Endpoint, x.Inbound().RequestID, e)
+	writeError(w, shapeOf(x.Inbound()), x.Inbound().RequestID, e)
 }
 
 // startStream sends the stream's headers, declaring the charge trailer.
@@ -209,23 +157,24 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 	ctx := r.Context()
 	fw := s.startStream(w, up)
 	ttfb := s.cfg.Now().Sub(in.Received)
-	m := newMeter(in.Endpoint, in.Vendor, x.HideUsage)
+	sh := shapeOf(in)
+	m := sh.NewMeter(in.Vendor, x.HideUsage)
 	rd := sse.NewReader(up.Body)
 	rd.SetMaxEventSize(s.cfg.MaxEventBytes)
 	var fix func([]byte) []byte
 	if n, ok := x.Provider().(gw.Normalizer); ok {
 		fix = n.NormalizeStream()
 	}
-	if in.Endpoint == gw.ShapeR && x.Optimized {
+	if echo := unoptimized(sh, x, true); echo != nil {
 		// The response object's echo of the instructions (created,
 		// in_progress, completed...) is the caller's own, not the
 		// directive added to them.
-		caller, norm := callerInstructions(in.Body), fix
+		norm := fix
 		fix = func(d []byte) []byte {
 			if norm != nil {
 				d = norm(d)
 			}
-			return echoInstructions(d, caller, true)
+			return echo(d)
 		}
 	}
 	var events, text int64
@@ -251,14 +200,14 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 				collect.Chunk(ev.Data)
 			}
 		}
-		if m.observe(&ev) {
+		if m.Observe(&ev) {
 			continue
 		}
-		if rm, ok := m.(rMeter); ok && !ownerMarked && (rm.Done() || rm.Err() != nil) {
+		if stateOf(sh).KeptResponses && !ownerMarked && (m.Done() || m.Err() != nil) {
 			// Marked before the caller sees the end, so that a next
 			// turn sent at once finds it.
 			ownerMarked = true
-			s.markOwner(ctx, in, rm.ID(), rm.Usage())
+			s.markOwner(ctx, in, m.ID(), m.Usage())
 		}
 		raw := ev.Raw
 		if ev.Data != nil {
@@ -298,38 +247,35 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 		textBytes:  text,
 	})
 	o.TTFB = ttfb
-	streamErr := func(e *gw.Error) {
-		if rm, ok := m.(rMeter); ok {
-			// Numbered after the vendor's last event.
-			_, _ = fw.Write(responses.ErrorEvent(rm.NextSeq(), e, in.RequestID))
-			return
-		}
-		writeStreamError(fw, in.Endpoint, in.RequestID, e)
-	}
+	// The shape's in-stream error, after the vendor's last event (R
+	// numbers it after that event).
+	streamErr := func(e *gw.Error) { _, _ = fw.Write(m.StreamError(in.RequestID, e)) }
 	switch {
 	case broke != nil:
 		streamErr(broke)
 	case !clientGone && !m.Done() && m.Err() == nil && cutByShutdown(ctx):
 		streamErr(shutdownError())
-	case m.Err() != nil && in.Endpoint == gw.ShapeC && !m.Done():
-		// The vendor's own error chunk was relayed as is; a C stream
+	case m.Err() != nil && !m.Done():
+		// The vendor's own error event was relayed as is; a C stream
 		// still ends with its terminator, which vendors leave out after
 		// an error.
-		_, _ = fw.Write(sse.AppendEvent(nil, "", []byte("[DONE]")))
+		writeTail(fw, sh.StreamTail(true))
 	case m.Done() && !terminated && !clientGone && m.Err() == nil:
 		// Whole, but cut before its terminator: the caller gets the
 		// terminator its SDK waits for.
-		switch in.Endpoint {
-		case gw.ShapeC:
-			_, _ = fw.Write(sse.AppendEvent(nil, "", []byte("[DONE]")))
-		case gw.ShapeM:
-			_, _ = fw.Write(sse.AppendEvent(nil, "message_stop", []byte(`{"type":"message_stop"}`)))
-		}
+		writeTail(fw, sh.StreamTail(false))
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())
-	if mm, ok := m.(mMeter); ok && o.Success {
-		s.rememberNative(ctx, x, mm.ID(), m.Usage())
+	if o.Success {
+		s.rememberNative(ctx, x, m.ID(), m.Usage())
+	}
+}
+
+// writeTail sends a stream's tail, if its shape has one.
+func writeTail(fw flushWriter, tail []byte) {
+	if tail != nil {
+		_, _ = fw.Write(tail)
 	}
 }
 
@@ -407,26 +353,6 @@ func streamBreak(vendor string, err error) *gw.Error {
 		return &gw.Error{Code: gw.CodeUpstream, Message: vendor + ": the vendor's stream ended early"}
 	}
 	return &gw.Error{Code: gw.CodeUpstream, Message: vendor + ": the vendor's stream broke off", Err: err}
-}
-
-// writeStreamError sends the shape's own in-stream error: an error event
-// on M, an error chunk then [DONE] on C.
-func writeStreamError(w io.Writer, shape gw.Shape, rid string, e *gw.Error) {
-	if shape == gw.ShapeR {
-		_, _ = w.Write(responses.ErrorEvent(-1, e, rid))
-		return
-	}
-	if shape == gw.ShapeM {
-		_, _ = w.Write(anthropicshape.ErrorEvent(rid, e))
-		return
-	}
-	if shape == gw.ShapeG {
-		_, _ = w.Write(geminiStreamError(rid, e))
-		return
-	}
-	buf := sse.AppendEvent(nil, "", openaishape.ErrorChunk(rid, e))
-	buf = sse.AppendEvent(buf, "", []byte("[DONE]"))
-	_, _ = w.Write(buf)
 }
 
 // abandonedUsage is what an abandoned stream is billed: the vendor's

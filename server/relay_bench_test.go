@@ -31,11 +31,11 @@ func BenchmarkRelayChunk(b *testing.B) {
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		fw := flushWriter{w: rec, rc: http.NewResponseController(rec)}
-		m := newMeter(gw.ShapeC, "openai", false)
+		m := shapes.Get(gw.ShapeC).NewMeter("openai", false)
 		rd := sse.NewReader(bytes.NewReader(stream))
 		for rd.Next() {
 			ev := rd.Event()
-			if m.observe(&ev) {
+			if m.Observe(&ev) {
 				continue
 			}
 			if _, err := fw.Write(ev.Raw); err != nil {

@@ -210,7 +210,7 @@ func (s *Server) responseByID(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set(HeaderRequestID, rid)
 	h.Set("X-Request-Id", rid)
-	fail := func(err error) { writeError(w, gw.ShapeR, rid, gw.AsError(err)) }
+	fail := func(err error) { writeError(w, rShape, rid, gw.AsError(err)) }
 	rest := strings.TrimPrefix(r.URL.Path, "/v1/responses/")
 	respID, sub, _ := strings.Cut(rest, "/")
 	method := http.MethodGet
@@ -307,7 +307,7 @@ func (s *Server) countResponseTokens(w http.ResponseWriter, r *http.Request) {
 	rid := id.New("req_", s.cfg.Now())
 	w.Header().Set(HeaderRequestID, rid)
 	w.Header().Set("X-Request-Id", rid)
-	fail := func(err error) { writeError(w, gw.ShapeR, rid, gw.AsError(err)) }
+	fail := func(err error) { writeError(w, rShape, rid, gw.AsError(err)) }
 	gwy := s.cfg.Gateway
 	principal, err := gwy.Authenticate(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
@@ -428,48 +428,4 @@ func (s *Server) forwardResponseState(w http.ResponseWriter, r *http.Request, me
 	w.Header().Set("Content-Type", contentType(up, "application/json"))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
-}
-
-// echoInstructions puts the caller's own instructions back into a native
-// Responses answer whose vendor request carried the optimizer's
-// directive in them (OpenAI echoes the instructions it was sent): doc is
-// a response object (nested says it is a stream event holding one in
-// "response"), caller the caller's raw instructions value (null when it
-// sent none). A document without instructions, or with the caller's
-// already, is returned as it is.
-func echoInstructions(doc, caller []byte, nested bool) []byte {
-	if !bytes.Contains(doc, []byte(`"instructions"`)) {
-		return doc
-	}
-	obj := doc
-	if nested {
-		if obj = rawjson.Get(doc, "response"); obj == nil {
-			return doc
-		}
-	}
-	v := rawjson.Get(obj, "instructions")
-	if v == nil || bytes.Equal(v, caller) {
-		return doc
-	}
-	fixed, err := rawjson.Set(obj, "instructions", caller)
-	if err != nil {
-		return doc
-	}
-	if !nested {
-		return fixed
-	}
-	out, err := rawjson.Set(doc, "response", fixed)
-	if err != nil {
-		return doc
-	}
-	return out
-}
-
-// callerInstructions is the raw instructions value of the caller's
-// Responses body, null when it has none.
-func callerInstructions(body []byte) []byte {
-	if v := rawjson.Get(body, "instructions"); v != nil {
-		return v
-	}
-	return []byte("null")
 }

@@ -43,13 +43,10 @@ import (
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/internal/rawjson"
-	"github.com/gwlabs/gateway/internal/reqbody"
 	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
-	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
-	geminishape "github.com/gwlabs/gateway/shape/gemini"
-	openaishape "github.com/gwlabs/gateway/shape/openai"
+	"github.com/gwlabs/gateway/shape"
 	"github.com/gwlabs/gateway/shape/responses"
 )
 
@@ -241,14 +238,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case geminiPath(r):
 		s.gemini(w, r)
-	case p == "/v1/messages":
-		s.chat(w, r, gw.ShapeM)
-	case p == "/v1/chat/completions":
-		s.chat(w, r, gw.ShapeC)
 	case p == "/v1/responses" && websocketUpgrade(r):
 		s.refuseUpgrade(w)
-	case p == "/v1/responses":
-		s.chat(w, r, gw.ShapeR)
+	case shapes.ByPath(p) != nil:
+		s.chat(w, r, shapes.ByPath(p))
 	case p == "/v1/responses/input_tokens":
 		if allow(w, r, s.cfg.Now(), http.MethodPost) {
 			s.countResponseTokens(w, r)
@@ -280,14 +273,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(p, "/admin/"):
 		rid := id.New("req_", s.cfg.Now())
 		w.Header().Set(HeaderRequestID, rid)
-		writeError(w, gw.ShapeC, rid, &gw.Error{Code: gw.CodeNotFound, ErrorCode: AdminOff, Message: "the admin API is off on this gateway; " +
+		writeError(w, plain, rid, &gw.Error{Code: gw.CodeNotFound, ErrorCode: AdminOff, Message: "the admin API is off on this gateway; " +
 			"set GATEWAY_ADMIN_TOKEN (admin_token in its configuration file) there to turn it on"})
 	case (p == "/dashboard" || strings.HasPrefix(p, "/dashboard/")) && s.cfg.Dashboard != nil:
 		s.cfg.Dashboard.ServeHTTP(w, r)
 	default:
 		rid := id.New("req_", s.cfg.Now())
 		w.Header().Set(HeaderRequestID, rid)
-		writeError(w, gw.ShapeC, rid, gw.Errorf(gw.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+		writeError(w, plain, rid, gw.Errorf(gw.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	}
 }
 
@@ -314,7 +307,7 @@ func (s *Server) refuseUpgrade(w http.ResponseWriter) {
 	h.Set(HeaderRequestID, rid)
 	h.Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusUpgradeRequired)
-	_, _ = w.Write(errorBody(gw.ShapeR, rid, gw.Errorf(gw.CodeMethodNotAllowed, "WebSocket mode is not served on /v1/responses; POST with \"stream\": true instead")))
+	_, _ = w.Write(rShape.ErrorBody(rid, gw.Errorf(gw.CodeMethodNotAllowed, "WebSocket mode is not served on /v1/responses; POST with \"stream\": true instead")))
 }
 
 // allow answers 405 for other methods.
@@ -325,7 +318,7 @@ func allow(w http.ResponseWriter, r *http.Request, now time.Time, method string)
 	rid := id.New("req_", now)
 	w.Header().Set(HeaderRequestID, rid)
 	w.Header().Set("Allow", method)
-	writeError(w, gw.ShapeC, rid, gw.Errorf(gw.CodeMethodNotAllowed, "%s is not allowed on %s; use %s", r.Method, r.URL.Path, method))
+	writeError(w, plain, rid, gw.Errorf(gw.CodeMethodNotAllowed, "%s is not allowed on %s; use %s", r.Method, r.URL.Path, method))
 	return false
 }
 
@@ -442,52 +435,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-type parsed struct {
-	model     string
-	stream    bool
-	maxOutput int64
-	text      []gw.Text
-	models    []string
-	hasModels bool
-	// r is the parsed Responses request (shape R).
-	r *responses.Request
-	// g is the parsed Gemini request (shape G).
-	g *geminishape.Parsed
-}
-
-// parseEnvelope validates the body and reads it, once, for routing, hold
-// sizing and the guard (see the reqbody package: keys are read as the
-// vendors read them, and what the guard cannot read is refused here; a
-// Responses body is read by its shape package, as strictly).
-func parseEnvelope(shape gw.Shape, body []byte) (parsed, error) {
-	if shape == gw.ShapeR {
-		r, err := responses.Parse(body)
-		if err != nil {
-			return parsed{}, err
-		}
-		p := parsed{model: r.Model, stream: r.Stream, maxOutput: r.MaxOutput, text: r.Text, r: r}
-		if raw := rawjson.Get(body, "models"); raw != nil {
-			// The fallback list, as on the other endpoints (the strict
-			// parse already refused duplicate keys).
-			p.hasModels = true
-			if err := json.Unmarshal(raw, &p.models); err != nil {
-				return parsed{}, gw.Errorf(gw.CodeInvalidRequest, "models must be an array of model ids")
-			}
-			for _, m := range p.models {
-				if m == "" || len(m) > responses.MaxModelBytes {
-					return parsed{}, gw.Errorf(gw.CodeInvalidRequest, "models: a model id has 1 to %d bytes", responses.MaxModelBytes)
-				}
-			}
-		}
-		return p, nil
-	}
-	b, err := reqbody.Parse(shape, body)
-	if err != nil {
-		return parsed{}, err
-	}
-	return parsed{model: b.Model, stream: b.Stream, maxOutput: b.MaxOutput, text: b.Text, models: b.Models, hasModels: b.HasModels}, nil
-}
-
 // statusWriter remembers the status and the error sent, for the access
 // log. Unwrap keeps http.ResponseController (flushing) working.
 type statusWriter struct {
@@ -557,7 +504,9 @@ func (s *Server) logRequest(ctx context.Context, sw *statusWriter, rid string, s
 	s.cfg.Logger.LogAttrs(ctx, level, "request", attrs...)
 }
 
-func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
+// chat serves a chat request of shape sh.
+func (s *Server) chat(rw http.ResponseWriter, r *http.Request, sh shape.Shape) {
+	endpoint := sh.Name()
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	received := s.cfg.Now()
@@ -565,15 +514,11 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	w := &statusWriter{ResponseWriter: rw}
 	var vendor, model string
 	var xch *proxy.Exchange
-	defer func() { s.logRequest(r.Context(), w, rid, shape, vendor, model, received, xch.Record()) }()
+	defer func() { s.logRequest(r.Context(), w, rid, endpoint, vendor, model, received, xch.Record()) }()
 	h := w.Header()
 	h.Set(HeaderRequestID, rid)
-	if shape == gw.ShapeM {
-		h.Set("Request-Id", rid)
-	} else {
-		h.Set("X-Request-Id", rid)
-	}
-	fail := func(err error) { writeError(w, shape, rid, gw.AsError(err)) }
+	h.Set(sh.RequestIDHeader(), rid)
+	fail := func(err error) { writeError(w, sh, rid, gw.AsError(err)) }
 	if r.Method != http.MethodPost {
 		h.Set("Allow", http.MethodPost)
 		fail(gw.Errorf(gw.CodeMethodNotAllowed, "%s is not allowed on %s; use POST", r.Method, r.URL.Path))
@@ -590,25 +535,10 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		}
 	}
 	gwy := s.cfg.Gateway
-	spanName := "POST " + r.URL.Path
-	if shape == gw.ShapeG {
-		// The model is in a G path: the span is named by its method.
-		spanName = geminiSpanName(r)
-	}
-	ctx, span := gwy.StartRequest(r.Context(), spanName, r.Header)
+	ctx, span := gwy.StartRequest(r.Context(), sh.SpanName(r), r.Header)
 	defer span.End()
-	authz := r.Header.Get("Authorization")
-	if authz == "" && shape == gw.ShapeM {
-		// Anthropic's SDKs and tools send the key as x-api-key.
-		if k := r.Header.Get("X-Api-Key"); k != "" {
-			authz = "Bearer " + k
-		}
-	}
-	if shape == gw.ShapeG {
-		authz = geminiAuthz(r)
-	}
 	actx, aspan := gwy.StartSpan(ctx, "auth")
-	principal, err := gwy.Authenticate(actx, authz)
+	principal, err := gwy.Authenticate(actx, sh.Credential(r))
 	if err != nil {
 		aspan.Fail(err)
 		aspan.End()
@@ -625,27 +555,25 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		fail(err)
 		return
 	}
-	in := proxy.Inbound{RequestID: rid, Endpoint: shape, Principal: principal, Body: body, Header: r.Header, Received: received, Span: span}
-	var env parsed
-	if shape == gw.ShapeG {
-		env, err = geminiEnvelope(r, body)
-	} else {
-		env, err = parseEnvelope(shape, body)
-	}
+	in := proxy.Inbound{RequestID: rid, Endpoint: endpoint, Principal: principal, Body: body, Header: r.Header, Received: received, Span: span}
+	// Read once, for routing, hold sizing and the guard (see the
+	// reqbody package: keys are read as the vendors read them, and what
+	// the guard cannot read is refused here).
+	env, err := sh.Parse(r.URL.Path, body)
 	if err != nil {
 		gwy.Refuse(ctx, in, err)
 		fail(err)
 		return
 	}
-	in.Stream, in.MaxOutput, in.Text = env.stream, env.maxOutput, env.text
-	targets, err := s.cfg.Routes.Resolve(env.model, env.models)
+	in.Stream, in.MaxOutput, in.Text = env.Stream, env.MaxOutput, env.Text
+	targets, err := s.cfg.Routes.Resolve(env.Model, env.Models)
 	if err != nil {
 		err = s.withSuggestion(err, principal)
 		gwy.Refuse(ctx, in, err)
 		fail(err)
 		return
 	}
-	if env.hasModels {
+	if env.HasModels {
 		// The fallbacks are the gateway's to try (also on openrouter/):
 		// no vendor sees the list.
 		if body, err = rawjson.Delete(body, "models"); err != nil {
@@ -658,8 +586,8 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 	}
 	target := targets[0]
 	in.Vendor, in.Model = target.Vendor, target.Model
-	in.CallerModels = len(env.models)
-	if r, ok := s.cfg.Routes.Get(env.model); ok {
+	in.CallerModels = len(env.Models)
+	if r, ok := s.cfg.Routes.Get(env.Model); ok {
 		in.MaxAttempts = r.MaxAttempts
 	}
 	for _, t := range targets[1:] {
@@ -685,34 +613,28 @@ func (s *Server) chat(rw http.ResponseWriter, r *http.Request, shape gw.Shape) {
 		if i == 0 {
 			primary = p
 		}
-		if !gw.SpeaksNatively(p, shape) {
+		if !gw.SpeaksNatively(p, endpoint) {
 			mapped = true
 		}
 	}
+	// A Responses request's canonical form joins the conversation it
+	// continues, kept by the server's state (see openResponses).
+	rreq, isR := env.Parsed.(*responses.Request)
 	var rt *rturn
 	switch {
-	case shape == gw.ShapeR && primary != nil:
+	case isR && primary != nil:
 		// Mapped: the kept conversation and the input become
 		// in.Canonical; native: the caller's bytes go to OpenAI.
 		// (Fallbacks follow the first model's way: a mapped one after a
 		// native first model is passed over.)
-		if rt, err = s.openResponses(ctx, &in, env.r, primary); err != nil {
+		if rt, err = s.openResponses(ctx, &in, rreq, primary); err != nil {
 			gwy.Refuse(ctx, in, err)
 			fail(err)
 			return
 		}
-	case shape == gw.ShapeG && mapped:
-		// Read once already; what only google/ serves is refused here.
-		if err = env.g.Mappable(); err == nil {
-			in.Canonical = env.g.Canonical
-		}
-		if err != nil {
-			gwy.Refuse(ctx, in, err)
-			fail(err)
-			return
-		}
-	case shape != gw.ShapeR && mapped:
-		in.Canonical, err = decodeRequest(shape, body)
+	case mapped:
+		// What only the shape's own vendors serve is refused here.
+		in.Canonical, err = sh.Canonical(&env, body)
 		if err != nil {
 			gwy.Refuse(ctx, in, err)
 			fail(err)
@@ -780,16 +702,6 @@ func (s *Server) finish(ctx context.Context, x *proxy.Exchange, o proxy.Outcome)
 		s.cfg.Logger.Error("finish request", "request_id", x.Inbound().RequestID, "err", err)
 	}
 	return charge, err
-}
-
-func decodeRequest(shape gw.Shape, body []byte) (*gw.Request, error) {
-	if shape == gw.ShapeG {
-		return geminishape.DecodeRequest(body)
-	}
-	if shape == gw.ShapeM {
-		return anthropicshape.DecodeRequest(body)
-	}
-	return openaishape.DecodeRequest(body)
 }
 
 // readBody reads the body, at most MaxBodyBytes, within BodyReadTimeout,

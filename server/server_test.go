@@ -11,6 +11,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/proxy"
+	"github.com/gwlabs/gateway/shape"
 )
 
 func TestParseEnvelope(t *testing.T) {
@@ -18,20 +19,20 @@ func TestParseEnvelope(t *testing.T) {
 		name   string
 		shape  gw.Shape
 		body   string
-		want   parsed
+		want   shape.Request
 		errHas string
 	}{
-		{"chat minimal", gw.ShapeC, `{"model":"openai/x","messages":[]}`, parsed{model: "openai/x"}, ""},
-		{"chat max_completion_tokens wins", gw.ShapeC, `{"model":"m","messages":[],"max_tokens":5,"max_completion_tokens":9,"stream":true}`, parsed{model: "m", stream: true, maxOutput: 9}, ""},
-		{"messages", gw.ShapeM, `{"model":"a/b","messages":[],"max_tokens":0}`, parsed{model: "a/b"}, ""},
-		{"messages needs max_tokens", gw.ShapeM, `{"model":"a/b","messages":[]}`, parsed{}, "max_tokens is required"},
-		{"negative max", gw.ShapeC, `{"model":"a/b","messages":[],"max_tokens":-1}`, parsed{}, "non-negative"},
-		{"string stream", gw.ShapeC, `{"model":"a/b","messages":[],"stream":"yes"}`, parsed{}, "boolean"},
-		{"messages object", gw.ShapeC, `{"model":"a/b","messages":{}}`, parsed{}, "array"},
-		{"model number", gw.ShapeC, `{"model":5,"messages":[]}`, parsed{}, "string"},
-		{"trailing garbage", gw.ShapeC, `{"model":"a/b","messages":[]} x`, parsed{}, "not valid JSON"},
-		{"array body", gw.ShapeC, `[]`, parsed{}, "JSON object"},
-		{"empty", gw.ShapeC, ``, parsed{}, "empty"},
+		{"chat minimal", gw.ShapeC, `{"model":"openai/x","messages":[]}`, shape.Request{Model: "openai/x"}, ""},
+		{"chat max_completion_tokens wins", gw.ShapeC, `{"model":"m","messages":[],"max_tokens":5,"max_completion_tokens":9,"stream":true}`, shape.Request{Model: "m", Stream: true, MaxOutput: 9}, ""},
+		{"messages", gw.ShapeM, `{"model":"a/b","messages":[],"max_tokens":0}`, shape.Request{Model: "a/b"}, ""},
+		{"messages needs max_tokens", gw.ShapeM, `{"model":"a/b","messages":[]}`, shape.Request{}, "max_tokens is required"},
+		{"negative max", gw.ShapeC, `{"model":"a/b","messages":[],"max_tokens":-1}`, shape.Request{}, "non-negative"},
+		{"string stream", gw.ShapeC, `{"model":"a/b","messages":[],"stream":"yes"}`, shape.Request{}, "boolean"},
+		{"messages object", gw.ShapeC, `{"model":"a/b","messages":{}}`, shape.Request{}, "array"},
+		{"model number", gw.ShapeC, `{"model":5,"messages":[]}`, shape.Request{}, "string"},
+		{"trailing garbage", gw.ShapeC, `{"model":"a/b","messages":[]} x`, shape.Request{}, "not valid JSON"},
+		{"array body", gw.ShapeC, `[]`, shape.Request{}, "JSON object"},
+		{"empty", gw.ShapeC, ``, shape.Request{}, "empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,7 +54,7 @@ func TestErrorEnvelopes(t *testing.T) {
 	e := &gw.Error{Code: gw.CodeRateLimited, Message: "slow down", NoRetry: false}
 	for _, shape := range []gw.Shape{gw.ShapeM, gw.ShapeC} {
 		w := httptest.NewRecorder()
-		writeError(w, shape, "req_1", e)
+		writeError(w, shapes.Get(shape), "req_1", e)
 		if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "1" {
 			t.Fatalf("%s: status %d, Retry-After %q", shape, w.Code, w.Header().Get("Retry-After"))
 		}
@@ -70,10 +71,15 @@ func TestErrorEnvelopes(t *testing.T) {
 		}
 	}
 	w := httptest.NewRecorder()
-	writeError(w, gw.ShapeC, "req_2", &gw.Error{Code: gw.CodeRequestBlocked, Message: "no", IncidentID: "inc_9", NoRetry: true})
+	writeError(w, plain, "req_2", &gw.Error{Code: gw.CodeRequestBlocked, Message: "no", IncidentID: "inc_9", NoRetry: true})
 	if !strings.Contains(w.Body.String(), `"incident_id":"inc_9"`) || w.Header().Get("X-Should-Retry") != "false" || w.Code != 403 {
 		t.Fatalf("blocked: %d %s", w.Code, w.Body)
 	}
+}
+
+// parseEnvelope reads body as the chat endpoint of the named shape does.
+func parseEnvelope(name gw.Shape, body []byte) (shape.Request, error) {
+	return shapes.Get(name).Parse("", body)
 }
 
 func FuzzParseEnvelope(f *testing.F) {

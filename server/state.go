@@ -24,7 +24,8 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 		return in, nil, nil
 	}
 	var turn *convstate.Turn
-	if in.Endpoint == gw.ShapeM && in.Canonical != nil && !s.nativeTo(in.Vendor, in.Endpoint) {
+	st := stateOf(shapeOf(&in))
+	if st.Threads && in.Canonical != nil && !s.nativeTo(in.Vendor, in.Endpoint) {
 		t, err := convstate.DecodeThread(in.Body)
 		if err != nil {
 			return in, nil, err
@@ -42,7 +43,7 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 			}
 		}
 	}
-	if in.Endpoint == gw.ShapeM && in.Canonical == nil {
+	if st.Threads && in.Canonical == nil {
 		// A native Messages thread continue: the vendor keeps the
 		// earlier turns and bills them as prompt, so the hold covers the
 		// thread's size, and a directive in its system prompt is not
@@ -68,7 +69,7 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 		switch {
 		case in.Canonical != nil:
 			err = k.RestoreRequest(ctx, in.Principal.AccountID, in.Canonical)
-		case in.Endpoint == gw.ShapeC:
+		case st.ReasoningInBody:
 			in.Body, err = k.RestoreBody(ctx, in.Principal.AccountID, in.Body)
 		}
 		if err != nil {
@@ -115,20 +116,20 @@ func (s *Server) keepAnswer(ctx context.Context, in *proxy.Inbound, turn *convst
 // Not on /v1/responses: its reasoning rides in the kept response or in the
 // caller's sealed blobs, and store:false must keep nothing server-side.
 func (s *Server) wantsAnswer(in *proxy.Inbound, turn *convstate.Turn) bool {
-	return turn != nil || s.cfg.State != nil && in.Endpoint != gw.ShapeR && (convstate.KeepsReasoning(in.Vendor) || s.cfg.State.KeepsSignatures(in.Vendor))
+	return turn != nil || s.cfg.State != nil && !stateOf(shapeOf(in)).KeptResponses && (convstate.KeepsReasoning(in.Vendor) || s.cfg.State.KeepsSignatures(in.Vendor))
 }
 
 // dropsCarriers reports whether a mapped answer is shown without its
 // Gemini signature carriers (see convstate.CarrierFilter): on the
 // Messages endpoint, when the signatures are kept for the next turn.
 func (s *Server) dropsCarriers(in *proxy.Inbound) bool {
-	return in.Endpoint == gw.ShapeM && s.cfg.State.KeepsSignatures(in.Vendor)
+	return stateOf(shapeOf(in)).Threads && s.cfg.State.KeepsSignatures(in.Vendor)
 }
 
 // relayCollector reads the reasoning of a relayed Chat Completions answer
 // from a reasoning vendor; nil when nothing is kept for this request.
 func (s *Server) relayCollector(in *proxy.Inbound) *convstate.Collector {
-	if s.cfg.State == nil || in.Endpoint != gw.ShapeC || !convstate.KeepsReasoning(in.Vendor) {
+	if s.cfg.State == nil || !stateOf(shapeOf(in)).ReasoningInBody || !convstate.KeepsReasoning(in.Vendor) {
 		return nil
 	}
 	return &convstate.Collector{}
@@ -140,7 +141,7 @@ func (s *Server) relayCollector(in *proxy.Inbound) *convstate.Collector {
 // system prompt holds the directive.
 func (s *Server) rememberNative(ctx context.Context, x *proxy.Exchange, messageID string, u gw.Usage) {
 	in := x.Inbound()
-	if s.cfg.State == nil || in.Endpoint != gw.ShapeM || !x.Native() || messageID == "" || !u.Reported || u.Malformed {
+	if s.cfg.State == nil || !stateOf(shapeOf(in)).Threads || !x.Native() || messageID == "" || !u.Reported || u.Malformed {
 		return
 	}
 	if t, err := convstate.DecodeThread(in.Body); err != nil || t == nil {

@@ -26,10 +26,10 @@ type Meter struct {
 // NewMeter returns a Meter for one stream.
 func NewMeter() *Meter { return &Meter{} }
 
-// Observe looks at one relayed event. Malformed usage is ignored: the
+// observe looks at one relayed event. Malformed usage is ignored: the
 // relay must not fail on what it only meters, and Usage then reports what
 // was seen (Reported false when nothing was).
-func (m *Meter) Observe(ev *sse.Event) {
+func (m *Meter) observe(ev *sse.Event) {
 	typ := ev.Type
 	if typ == "" {
 		if len(ev.Data) == 0 {
@@ -135,4 +135,11 @@ func decodeErrorEvent(data []byte) *gw.Error {
 		msg = "stream error"
 	}
 	return &gw.Error{Code: code, Message: "anthropic: " + msg}
+}
+
+// Observe looks at one relayed event (see observe). The shape hides no
+// event from the caller: hide is always false.
+func (m *Meter) Observe(ev *sse.Event) (hide bool) {
+	m.observe(ev)
+	return false
 }

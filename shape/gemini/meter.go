@@ -58,9 +58,9 @@ type Meter struct {
 // NewMeter returns a Meter.
 func NewMeter() *Meter { return &Meter{} }
 
-// Observe reads one event. Malformed data is ignored: the relay passes it
+// observe reads one event. Malformed data is ignored: the relay passes it
 // on, and the usage it did not report is estimated.
-func (m *Meter) Observe(ev *sse.Event) {
+func (m *Meter) observe(ev *sse.Event) {
 	data := bytes.TrimSpace(ev.Data)
 	if len(data) == 0 || data[0] != '{' {
 		return
@@ -111,3 +111,10 @@ func (m *Meter) Err() *gw.Error { return m.err }
 
 // ID is the answer's responseId.
 func (m *Meter) ID() string { return m.id }
+
+// Observe looks at one relayed event (see observe). The shape hides no
+// event from the caller: hide is always false.
+func (m *Meter) Observe(ev *sse.Event) (hide bool) {
+	m.observe(ev)
+	return false
+}

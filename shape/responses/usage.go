@@ -187,8 +187,8 @@ var (
 	keyError      = []byte(`"error"`)
 )
 
-// Observe looks at one relayed event.
-func (m *Meter) Observe(ev *sse.Event) {
+// observe looks at one relayed event.
+func (m *Meter) observe(ev *sse.Event) {
 	d := ev.Data
 	if len(d) == 0 {
 		return
@@ -303,4 +303,11 @@ func (m *Meter) Err() *gw.Error { return m.err }
 func ErrorEvent(seq int64, e *gw.Error, requestID string) []byte {
 	data, _ := json.Marshal(map[string]any{"type": "error", "code": string(e.Code), "message": e.Message, "param": nil, "sequence_number": seq, "request_id": requestID})
 	return sse.AppendEvent(nil, "error", data)
+}
+
+// Observe looks at one relayed event (see observe). The shape hides no
+// event from the caller: hide is always false.
+func (m *Meter) Observe(ev *sse.Event) (hide bool) {
+	m.observe(ev)
+	return false
 }

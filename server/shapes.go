@@ -1,0 +1,54 @@
+package server
+
+import (
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/proxy"
+	"github.com/gwlabs/gateway/shape"
+	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
+	geminishape "github.com/gwlabs/gateway/shape/gemini"
+	openaishape "github.com/gwlabs/gateway/shape/openai"
+	"github.com/gwlabs/gateway/shape/responses"
+)
+
+// shapes are the ingress shapes the gateway serves. Adding one is its
+// package (a shape.Shape) and a line here.
+var shapes = shape.NewRegistry(
+	anthropicshape.Shape{},
+	openaishape.Shape{},
+	responses.Shape{},
+	geminishape.Shape{},
+)
+
+// plain answers the endpoints of no shape (health, balance, admin,
+// unknown paths): the C envelope.
+var plain shape.Shape = openaishape.Shape{}
+
+// The shapes that serve endpoints beyond their chat path (token counts,
+// model lists, kept responses) answer those in their envelope.
+var (
+	mShape = shapes.Get(gw.ShapeM)
+	rShape = shapes.Get(gw.ShapeR)
+	gShape = shapes.Get(gw.ShapeG)
+)
+
+// shapeOf is the shape of the request's endpoint.
+func shapeOf(in *proxy.Inbound) shape.Shape { return shapes.Get(in.Endpoint) }
+
+// stateOf is the conversation state the request's shape uses.
+func stateOf(sh shape.Shape) shape.State {
+	if st, ok := sh.(shape.Stateful); ok {
+		return st.State()
+	}
+	return shape.State{}
+}
+
+// unoptimized is the edit that makes a native answer echo the caller's
+// request, where the optimizer changed it and the shape echoes it; nil
+// otherwise.
+func unoptimized(sh shape.Shape, x *proxy.Exchange, stream bool) func([]byte) []byte {
+	e, ok := sh.(shape.Echoer)
+	if !ok || !x.Optimized {
+		return nil
+	}
+	return e.Unoptimized(x.Inbound().Body, stream)
+}
