@@ -31,7 +31,7 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 	if x.g.cfg.Biller == nil {
 		return Quote{}, nil
 	}
-	return x.g.cfg.Biller.Price(x.in.Vendor, x.in.Model, x.withOptimizer(u), x.in.Received)
+	return x.g.cfg.Biller.PriceAt(x.in.Vendor, x.in.Model, x.withOptimizer(u), x.in.Received)
 }
 
 // withOptimizer returns u with OptimizerTokens set to the directive's

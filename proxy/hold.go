@@ -10,55 +10,26 @@ import (
 	"github.com/gwlabs/gateway/internal/outlimit"
 )
 
-// Quote is a priced request.
-type Quote struct {
-	// Cost is the vendor's cost of every billed token, the directive's
-	// included; Charge is what the caller pays; DirectiveShare is
-	// Charge(Cost) - Charge, the directive's part the caller does not pay.
-	Cost           gw.Money
-	Charge         gw.Money
-	DirectiveShare gw.Money
-	Note           string
-}
+// Quote is a priced request (gw.Quote: billing's type).
+type Quote = gw.Quote
 
-// Biller prices requests. Known reports whether a model can be billed;
-// Hold sizes the hold placed before the call; Price returns the exact
-// cost and charge of the reported usage.
+// Biller prices requests (*billing.Biller is one). Known reports whether
+// a model can be billed; Hold sizes the hold placed before the call;
+// PriceAt returns the exact cost and charge of the reported usage.
 type Biller interface {
 	Known(vendor, model string) bool
 	Hold(r HoldRequest) (HoldPlan, error)
-	// Price prices usage for a request that started at start (some
+	// PriceAt prices usage for a request that started at start (some
 	// prices depend on the hour: DeepSeek's off-peak window).
-	Price(vendor, model string, u gw.Usage, start time.Time) (Quote, error)
+	PriceAt(vendor, model string, u gw.Usage, start time.Time) (Quote, error)
 }
 
-// HoldRequest is what a hold must cover: the exact body sent to the
-// vendor, read as the vendor reads it.
-type HoldRequest struct {
-	Vendor, Model string
-	BodyBytes     int
-	// MaxOutput is the largest output limit the vendor body sets per
-	// answer (0: none); Choices the number of answers (n,
-	// candidateCount).
-	MaxOutput, Choices int64
-	// Available is the account's available balance, negative when not
-	// looked up; CallerLimit says the caller set the output limit.
-	Available   gw.Money
-	CallerLimit bool
-	// Hosted is the most the request may use beyond tokens (service
-	// tier, fast mode, each hosted tool at its call limit): the hold
-	// covers it at the card's prices.
-	Hosted gw.Hosted
-}
+// HoldRequest is what a hold must cover (gw.HoldRequest: billing's
+// type).
+type HoldRequest = gw.HoldRequest
 
-// HoldPlan is a sized hold: its amount, the per-answer output and total
-// output it covers (0: unbounded), and whether the gateway must impose
-// MaxOutput on the vendor because the balance cannot cover more.
-type HoldPlan struct {
-	Amount                 gw.Money
-	MaxOutput, OutputBound int64
-	Imposed                bool
-}
+// HoldPlan is a sized hold (gw.HoldPlan: billing's type).
+type HoldPlan = gw.HoldPlan
 
 // UnitPricer is implemented by Billers whose rate card prices units
 // beyond tokens (ratecard unit names: service tiers, fast mode, hosted

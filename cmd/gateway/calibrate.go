@@ -75,7 +75,7 @@ func (c *chatCounter) book(ctx context.Context, rid string, endpoint gw.Shape, m
 	r := &gw.Record{RequestID: rid, Endpoint: endpoint, Vendor: c.vendor, Model: model, Status: 200, Usage: u,
 		Guard: "off", Note: NoteOptimizerCalibration, CreatedAt: c.now(), Latency: c.now().Sub(start)}
 	if c.biller != nil {
-		if q, err := c.biller.Price(c.vendor, model, u, start); err == nil {
+		if q, err := c.biller.PriceAt(c.vendor, model, u, start); err == nil {
 			r.Cost = q.Cost
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/guard"
+	"github.com/gwlabs/gateway/guard/policy"
 	"github.com/gwlabs/gateway/metrics"
 	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/proxy"
@@ -191,10 +192,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		if err != nil {
 			return fmt.Errorf("guard second stage: %w", err)
 		}
-		g = newPolicyGuard(gd, m.store, second, m.Logger)
+		g = policy.New(gd, m.store, second, m.Logger)
 	}
 
-	var pb proxy.Biller = billerAdapter{b: biller, card: card}
+	var pb proxy.Biller = biller
 	if m.noBilling {
 		pb = nil
 	}
@@ -279,9 +280,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("admin API: the store %T lacks the admin methods", m.store)
 		}
 		local := &admin.Local{Store: as, OnRevoke: keys.Forget}
-		if pg, ok := g.(*policyGuard); ok {
+		if pg, ok := g.(*policy.Guard); ok {
 			// A policy changed here applies to the next request here.
-			local.OnPolicy = func(string) { pg.forgetAll() }
+			local.OnPolicy = func(string) { pg.ForgetAll() }
 		}
 		adminSvc = local
 		if adminAPI, err = admin.NewHandler(adminSvc, c.AdminToken, m.Logger); err != nil {
@@ -352,8 +353,8 @@ func (m *Main) watchKeys(g proxy.Guard) {
 		cancel()
 	}()
 	var onChange func()
-	if pg, ok := g.(*policyGuard); ok {
-		onChange = pg.forgetAll
+	if pg, ok := g.(*policy.Guard); ok {
+		onChange = pg.ForgetAll
 	}
 	m.keys.Watch(ctx, 0, onChange)
 	cancel()
