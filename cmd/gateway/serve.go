@@ -25,6 +25,7 @@ import (
 	"github.com/gwlabs/gateway/guard/policy"
 	"github.com/gwlabs/gateway/metrics"
 	"github.com/gwlabs/gateway/optimize"
+	"github.com/gwlabs/gateway/optimize/calibrate"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/ratelimit"
 	"github.com/gwlabs/gateway/redis"
@@ -652,7 +653,7 @@ func fakedVendors(c Config) []string {
 // count endpoints, else two minimal requests per model and day, recorded
 // at the operator's cost).
 func newOptimizer(c Config, providers map[string]gw.Provider, store gw.Store, biller proxy.Biller, logger *slog.Logger) *optimize.Optimizer {
-	return optimize.New(optimize.Config{Off: !c.Optimize, Counters: optimize.Counters(providers, store, biller, logger), Logger: logger})
+	return optimize.New(optimize.Config{Off: !c.Optimize, Counters: calibrate.Counters(providers, store, biller, logger), Logger: logger})
 }
 
 // allowSet is a list as a set.

@@ -1,4 +1,6 @@
-package optimize
+// Package calibrate counts the optimizer's directive on vendors without
+// a count endpoint, by sending it, and books each such call at its cost.
+package calibrate
 
 import (
 	"context"
@@ -10,6 +12,7 @@ import (
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/internal/rawjson"
+	"github.com/gwlabs/gateway/optimize"
 	openaishape "github.com/gwlabs/gateway/shape/openai"
 	"github.com/gwlabs/gateway/shape/responses"
 )
@@ -95,10 +98,10 @@ type Pricer interface {
 // where it has one (Anthropic, Google), else a chatCounter for a Chat
 // Completions vendor. Each calibration is recorded on store at its cost
 // from biller (nil: unpriced).
-func Counters(providers map[string]gw.Provider, store gw.Store, biller Pricer, logger *slog.Logger) map[string]Counter {
-	out := map[string]Counter{}
+func Counters(providers map[string]gw.Provider, store gw.Store, biller Pricer, logger *slog.Logger) map[string]optimize.Counter {
+	out := map[string]optimize.Counter{}
 	for v, p := range providers {
-		if ct, ok := p.(Counter); ok {
+		if ct, ok := p.(optimize.Counter); ok {
 			out[v] = ct
 			continue
 		}

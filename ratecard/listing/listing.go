@@ -1,4 +1,7 @@
-package ratecard
+// Package listing lists what a rate card prices, unit by unit, and the
+// units beyond tokens it leaves unpriced per model (gateway ratecard
+// check --units).
+package listing
 
 import (
 	"fmt"
@@ -9,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gwlabs/gateway/internal/billable"
+	"github.com/gwlabs/gateway/ratecard"
 )
 
 // UnitRow is one billable unit of a model: what it is, its price in
@@ -30,11 +34,11 @@ type UnitRow struct {
 // hour: a bucket the card leaves out is billed at the rate it stands
 // for, said in the note), output (reasoning included), and each
 // long-context tier and off-peak window.
-func Units(card *Card) []UnitRow {
+func Units(card *ratecard.Card) []UnitRow {
 	var out []UnitRow
 	for _, m := range card.Models() {
 		name := name0(m)
-		add := func(prefix, note string, p Price) {
+		add := func(prefix, note string, p ratecard.Price) {
 			r := p.Resolved()
 			for _, u := range []struct {
 				unit  string
@@ -71,12 +75,12 @@ func Units(card *Card) []UnitRow {
 }
 
 // name0 is a model's name on the card, vendor/model.
-func name0(m Model) string { return m.Vendor + "/" + m.ID }
+func name0(m ratecard.Model) string { return m.Vendor + "/" + m.ID }
 
 // unitPrice describes a unit's price exactly: "x2 token rates", "$0.01
 // per call", "$0.035 per request", "$0.05 per container-hour (at least
 // 300 s per container)".
-func unitPrice(u Unit) string {
+func unitPrice(u ratecard.Unit) string {
 	switch {
 	case u.Multiplier != nil:
 		return "x" + exactDecimal(u.Multiplier) + " token rates"
@@ -93,7 +97,7 @@ func unitPrice(u Unit) string {
 }
 
 // WriteUnits prints the units and the refused fields.
-func WriteUnits(w io.Writer, card *Card) error {
+func WriteUnits(w io.Writer, card *ratecard.Card) error {
 	fmt.Fprintln(w, "\nBillable units the card prices (tokens in USD per million tokens; units beyond tokens as stated):")
 	for _, u := range Units(card) {
 		note := ""
@@ -136,7 +140,7 @@ type RefusedUnit struct {
 
 // RefusedUnits lists each unit beyond tokens with the models whose
 // card entries price it and those where a request using it is refused.
-func RefusedUnits(card *Card) []RefusedUnit {
+func RefusedUnits(card *ratecard.Card) []RefusedUnit {
 	fields := map[string]string{
 		billable.PriorityTier:  `service_tier "priority" (chat completions, responses)`,
 		billable.FlexTier:      `service_tier "flex"`,
