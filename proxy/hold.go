@@ -31,26 +31,6 @@ type HoldRequest = gw.HoldRequest
 // HoldPlan is a sized hold (gw.HoldPlan: billing's type).
 type HoldPlan = gw.HoldPlan
 
-// UnitPricer is implemented by Billers whose rate card prices units
-// beyond tokens (ratecard unit names: service tiers, fast mode, hosted
-// tools) per model; a request using a unit it cannot price for the model
-// is refused unless the operator allows it.
-type UnitPricer interface {
-	UnitPriced(vendor, model, unit string) bool
-}
-
-// Priceable is implemented by Billers that explain why a model cannot be
-// priced: the error (invalid_request) is the caller's answer.
-type Priceable interface {
-	Priceable(vendor, model string) error
-}
-
-// OutputCap is implemented by Billers that know a model's maximum
-// output per answer (0: unknown).
-type OutputCap interface {
-	MaxOutputTokens(vendor, model string) int64
-}
-
 // ContextCap is implemented by Billers that know a model's context
 // window in tokens (0: unknown): a fallback whose window cannot hold the
 // prompt is skipped.

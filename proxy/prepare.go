@@ -1,11 +1,9 @@
 package proxy
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net/http"
 	"strings"
 
 	gw "github.com/gwlabs/gateway"
@@ -13,24 +11,30 @@ import (
 	"github.com/gwlabs/gateway/internal/outlimit"
 )
 
-// Optimizer is the optimization layer (package optimize). Prepare adds its
-// directive to a prepared vendor body of the given shape, unless the layer
-// is off for this request (globally, for the key, or by the caller's
-// headers), and says whether it did. Tokens counts the directive's prompt
-// tokens for a vendor's model (never less than it adds). Describe gives
-// the x-gateway-optimize response value and the record's note.
-type Optimizer interface {
-	Prepare(shape gw.Shape, body []byte, keyOff bool, h http.Header) (out []byte, applied bool, err error)
-	Tokens(ctx context.Context, vendor, model string) int64
-	Describe(applied bool) (header, note string)
+// UnitPricer is implemented by Billers whose rate card prices units
+// beyond tokens (ratecard unit names: service tiers, fast mode, hosted
+// tools) per model; a request using a unit it cannot price for the model
+// is refused unless the operator allows it.
+type UnitPricer interface {
+	UnitPriced(vendor, model, unit string) bool
 }
 
-// CachedCounter is implemented by an Optimizer that can give the
-// directive's token count at once when it needs no vendor call: the count
-// then needs no goroutine beside the vendor call.
-type CachedCounter interface {
-	CachedTokens(vendor, model string) (n int64, ok bool)
+// Priceable is implemented by Billers that explain why a model cannot be
+// priced: the error (invalid_request) is the caller's answer.
+type Priceable interface {
+	Priceable(vendor, model string) error
 }
+
+// OutputCap is implemented by Billers that know a model's maximum
+// output per answer (0: unknown).
+type OutputCap interface {
+	MaxOutputTokens(vendor, model string) int64
+}
+
+// Availability is implemented by providers that can tell before the call
+// that it cannot be made (no credentials), so that no money is held for
+// it: Unavailable returns the error Send would, or nil.
+type Availability interface{ Unavailable() error }
 
 // CacheKeyer is implemented by providers whose vendor routes prompt-cache
 // hits by a key (OpenAI, Mistral and Fireworks prompt_cache_key):

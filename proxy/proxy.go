@@ -16,9 +16,16 @@
 // record.
 //
 // It knows no HTTP server, vendor wire format or database: those arrive as
-// the gw interfaces (Provider, Codec, Store, Limiter) and the small Guard
-// and Biller interfaces below. The server package does the wire work
-// around it.
+// the gw interfaces (Provider, Codec, Store, Limiter) and the small
+// interfaces each stage declares where it uses them. The server package
+// does the wire work around it.
+//
+// One file per stage: proxy.go (Config, New, authentication),
+// exchange.go (Begin: route and candidates), prepare.go (the vendor body
+// of each candidate), hold.go (the hold and its keep-alive), guard.go
+// (the guard's two stages, incidents), attempts.go (Call: the vendor
+// calls, retries and fallbacks), finish.go (Finish: price, settle,
+// record).
 package proxy
 
 import (
@@ -35,11 +42,6 @@ import (
 type Authenticator interface {
 	Authenticate(ctx context.Context, header string) (*gw.Principal, error)
 }
-
-// Availability is implemented by providers that can tell before the call
-// that it cannot be made (no credentials), so that no money is held for
-// it: Unavailable returns the error Send would, or nil.
-type Availability interface{ Unavailable() error }
 
 // Config assembles a Gateway. Store, Auth and Providers are required; a
 // nil Limiter, Biller or Guard turns that policy off.
