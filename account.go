@@ -88,9 +88,31 @@ type Key struct {
 	Budget Budget
 }
 
+// Balance is an account's money. Balance = TopUps - Charged, always, to
+// the unit; Available = Balance - Held.
+type Balance struct {
+	TopUps    Money
+	Charged   Money
+	Held      Money
+	Balance   Money
+	Available Money
+}
+
 // Live reports whether the key works at now: never revoked, or its
 // scheduled end is still ahead.
 func (k *Key) Live(now time.Time) bool { return k.RevokedAt == nil || k.RevokedAt.After(now) }
+
+// LedgerEntry is one movement of an account's money: a top-up (positive)
+// or a request's charge (negative).
+type LedgerEntry struct {
+	ID        int64 // increasing; the history's cursor
+	AccountID string
+	Amount    Money
+	RequestID string // the charged request, for charges
+	Reference string // the operator's reference, for top-ups (unique per account)
+	Note      string
+	CreatedAt time.Time
+}
 
 // KeyUsage is what a key was used for, from the request records.
 type KeyUsage struct {

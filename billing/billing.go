@@ -120,20 +120,17 @@ func New(card *ratecard.Card, opts Options) *Biller {
 // Card returns the rate card b prices from.
 func (b *Biller) Card() *ratecard.Card { return b.card }
 
-// Quote is the price of one request: the vendor cost, the charge to the
-// caller, and a note for the log when a policy other than the plain rate
-// applied (a long-context tier, the OpenRouter reported cost or its
-// fallback).
-type Quote struct {
-	Cost, Charge gw.Money
-	// DirectiveShare is the part of the charge on the whole vendor cost
-	// that the optimizer's directive accounts for: Cost is what the
-	// vendor bills (the directive's tokens included), Charge what the
-	// caller pays, and the exact cost x 1.09, rounded once, less
-	// DirectiveShare is Charge.
-	DirectiveShare gw.Money
-	Note           string
+// MaxOutputTokens is the model's maximum output per answer on the rate
+// card (0: unknown).
+func (b *Biller) MaxOutputTokens(vendor, model string) int64 {
+	if m, ok := b.card.Lookup(vendor, model); ok {
+		return m.MaxOutputTokens
+	}
+	return 0
 }
+
+// Quote is the price of one request (declared in the root package).
+type Quote = gw.Quote
 
 // Known reports whether vendor's model can be priced: it has a rate-card
 // entry, or the vendor is OpenRouter. The caller answers an unknown model

@@ -14,43 +14,12 @@ import (
 // (min_output_tokens).
 const DefaultOutputFloor = 1024
 
-// HoldRequest is what a hold must cover: one exact vendor body.
-type HoldRequest struct {
-	Vendor, Model string
-	// BodyBytes is the size of the request body; the prompt is
-	// estimated from it (HoldBytesPerToken).
-	BodyBytes int
-	// MaxOutput is the per-choice output limit the vendor will honour
-	// (the largest of its output-limit fields), 0 when the body has
-	// none; above the model's maximum it counts as the maximum.
-	MaxOutput int64
-	// Choices is the number of answers the vendor generates (n,
-	// candidateCount); less than 1 counts as 1.
-	Choices int64
-	// Available is the account's available balance when known, else
-	// negative. With it, Hold sizes the hold to fit (see Hold).
-	Available gw.Money
-	// CallerLimit is true when the caller set the output limit itself;
-	// only without one may Hold choose a smaller limit.
-	CallerLimit bool
-	// Hosted is the most the request may use beyond tokens: the service
-	// tier and fast mode it asks for and each hosted tool's call limit.
-	// The hold covers them at the card's prices (see holdHosted).
-	Hosted gw.Hosted
-}
+// HoldRequest is what a hold must cover (declared in the root package,
+// which the proxy shares).
+type HoldRequest = gw.HoldRequest
 
 // HoldPlan is a sized hold.
-type HoldPlan struct {
-	Amount gw.Money
-	// MaxOutput is the per-choice output the hold covers, 0 when the
-	// model's output cannot be bounded (OpenRouter). OutputBound is
-	// MaxOutput x choices: the most output tokens the vendor may bill.
-	MaxOutput, OutputBound int64
-	// Imposed is true when MaxOutput is below the model's maximum because
-	// the balance cannot cover more: the gateway must send MaxOutput to
-	// the vendor as the request's output limit.
-	Imposed bool
-}
+type HoldPlan = gw.HoldPlan
 
 // Hold sizes the hold of a request (see HoldAmount for the estimate).
 // Without Available it holds the whole possible output. With it, and

@@ -100,6 +100,22 @@ func (s *fakeStore) Incidents(_ context.Context, limit int) ([]gw.Incident, erro
 	return slices.Clone(s.incidents[:min(limit, len(s.incidents))]), nil
 }
 func (s *fakeStore) Incident(context.Context, string) (*gw.Incident, error) { return nil, errUnused }
+func (s *fakeStore) RenewHold(context.Context, string, time.Time) error     { return errUnused }
+
+// IncidentsOf is Incidents narrowed to one account.
+func (s *fakeStore) IncidentsOf(ctx context.Context, accountID string, limit int) ([]gw.Incident, error) {
+	all, err := s.Incidents(ctx, 1<<30)
+	if err != nil {
+		return nil, err
+	}
+	var out []gw.Incident
+	for _, in := range all {
+		if in.AccountID == accountID && len(out) < limit {
+			out = append(out, in)
+		}
+	}
+	return out, nil
+}
 
 func (s *fakeStore) Keys(context.Context) ([]gw.Key, error) {
 	s.mu.Lock()

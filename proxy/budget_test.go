@@ -28,7 +28,7 @@ func (b modelBiller) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	return proxy.HoldPlan{Amount: h}, nil
 }
 
-func (b modelBiller) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
+func (b modelBiller) PriceAt(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
 	_, c := b.figures(model)
 	return proxy.Quote{Cost: c * 100 / 109, Charge: c}, nil
 }
@@ -145,7 +145,7 @@ func (affordBiller) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	return proxy.HoldPlan{Amount: gw.Money(n * 1000), MaxOutput: n, OutputBound: n, Imposed: true}, nil
 }
 
-func (affordBiller) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
+func (affordBiller) PriceAt(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
 	return proxy.Quote{Cost: 100_000 * 100 / 109, Charge: 100_000}, nil
 }
 

@@ -37,7 +37,7 @@ func (b vendorBiller) Known(vendor, model string) bool { return model != "unpric
 func (b vendorBiller) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	return proxy.HoldPlan{Amount: b.hold[r.Vendor]}, nil
 }
-func (b vendorBiller) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
+func (b vendorBiller) PriceAt(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
 	return proxy.Quote{Cost: b.cost[vendor], Charge: gw.Charge(b.cost[vendor])}, nil
 }
 func (b vendorBiller) ContextWindow(vendor, model string) int64 { return b.window[vendor] }

@@ -45,7 +45,7 @@ func (b fixedBiller) Known(vendor, model string) bool { return true }
 func (b fixedBiller) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	return proxy.HoldPlan{Amount: b.hold}, nil
 }
-func (b fixedBiller) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
+func (b fixedBiller) PriceAt(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
 	return proxy.Quote{Cost: b.cost, Charge: b.charge}, nil
 }
 
@@ -218,7 +218,7 @@ func (b windowBiller) Known(vendor, model string) bool { return true }
 func (b windowBiller) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	return proxy.HoldPlan{Amount: gw.Money((r.BodyBytes + 2) / 3)}, nil
 }
-func (b windowBiller) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
+func (b windowBiller) PriceAt(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
 	return proxy.Quote{}, nil
 }
 func (b windowBiller) ContextWindow(vendor, model string) int64 { return b.window }

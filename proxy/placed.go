@@ -1,6 +1,30 @@
 package proxy
 
-import "context"
+import (
+	"context"
+	"net/http"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// Optimizer is the optimization layer (package optimize). Prepare adds its
+// directive to a prepared vendor body of the given shape, unless the layer
+// is off for this request (globally, for the key, or by the caller's
+// headers), and says whether it did. Tokens counts the directive's prompt
+// tokens for a vendor's model (never less than it adds). Describe gives
+// the x-gateway-optimize response value and the record's note.
+type Optimizer interface {
+	Prepare(shape gw.Shape, body []byte, keyOff bool, h http.Header) (out []byte, applied bool, err error)
+	Tokens(ctx context.Context, vendor, model string) int64
+	Describe(applied bool) (header, note string)
+}
+
+// CachedCounter is implemented by an Optimizer that can give the
+// directive's token count at once when it needs no vendor call: the count
+// then needs no goroutine beside the vendor call.
+type CachedCounter interface {
+	CachedTokens(vendor, model string) (n int64, ok bool)
+}
 
 // PlacedCounter is implemented by an Optimizer whose count depends on
 // where the directive went in the vendor body (a system member of its

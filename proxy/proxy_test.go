@@ -43,7 +43,7 @@ func (b biller) Known(vendor, model string) bool { return model != "unpriced" }
 func (b biller) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
 	return proxy.HoldPlan{Amount: b.hold}, nil
 }
-func (b biller) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
+func (b biller) PriceAt(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
 	return proxy.Quote{Cost: b.cost, Charge: gw.Charge(b.cost)}, nil
 }
 

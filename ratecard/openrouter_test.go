@@ -76,6 +76,9 @@ func TestRefreshRetriesUntilLoaded(t *testing.T) {
 	if n != 5 {
 		t.Errorf("%d reads, want 4 failed and 1 good", n)
 	}
+	// OnLoad runs before the good read is kept: stopping the refresher
+	// waits for the keeping.
+	p.Stop()
 	store.mu.Lock()
 	defer store.mu.Unlock()
 	if store.sets != 1 || string(store.body) != listJSON || !store.at.Equal(l.Fetched) {

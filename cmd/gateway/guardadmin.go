@@ -9,6 +9,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/admin"
+	"github.com/gwlabs/gateway/guard/policy"
 )
 
 // exportRow is one row of `gateway incidents export --reviewed`, in the
@@ -30,7 +31,7 @@ func incidentsExport(ctx context.Context, cfg Config, w io.Writer) error {
 	return withStoreCfg(ctx, cfg, false, func(st gw.Store) error {
 		gs, ok := st.(gw.GuardStore)
 		if !ok {
-			return errNoGuardStore
+			return policy.ErrNoStore
 		}
 		list, err := gs.ReviewedIncidents(ctx)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/guard/policy"
 )
 
 func TestKeysGuardPolicyCommands(t *testing.T) {
@@ -42,7 +43,7 @@ func TestKeysGuardPolicyCommands(t *testing.T) {
 	}
 	var p gw.GuardPolicy
 	err = withStoreCfg(ctx, cfg, false, func(st gw.Store) error {
-		p, err = effectivePolicy(ctx, st, created.KeyID, created.AccountID)
+		p, err = policy.Effective(ctx, st, created.KeyID, created.AccountID)
 		return err
 	})
 	want := gw.GuardPolicy{Mode: gw.GuardMonitor, Scope: "tools", UserThreshold: 0.97, ToolThreshold: 0.95}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/optimize/calibrate"
 	"github.com/gwlabs/gateway/route"
 )
 
@@ -339,7 +340,7 @@ func TestDirectiveShareEveryPrefix(t *testing.T) {
 	}
 	n := 0
 	for _, r := range recs {
-		if strings.Contains(r.Note, NoteOptimizerCalibration) {
+		if strings.Contains(r.Note, calibrate.NoteOptimizerCalibration) {
 			n++
 			if r.Charge != 0 || r.Cost <= 0 || r.AccountID != "" {
 				t.Errorf("calibration record %+v: want a cost, no charge, no account", r)

@@ -6,6 +6,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/ratecard"
+	"github.com/gwlabs/gateway/ratecard/listing"
 )
 
 type ratecardCmd struct {
@@ -34,8 +35,8 @@ type ratecardCheckJSON struct {
 	Changes         []ratecardChange `json:"changes"`
 	// Units is every billable unit the file prices, per model, with its
 	// source; Refused the units beyond tokens refused on every model.
-	Units   []ratecardUnit `json:"units,omitempty"`
-	Refused []refusedUnit  `json:"refused,omitempty"`
+	Units   []listing.UnitRow     `json:"units,omitempty"`
+	Refused []listing.RefusedUnit `json:"refused,omitempty"`
 }
 
 // ratecardChange is one difference from the embedded card.
@@ -64,7 +65,7 @@ func (c *ratecardCheckCmd) Run(rc *runCtx) error {
 	if c.JSON {
 		out := ratecardCheckJSON{File: c.File, Valid: true, Version: file.Version, Models: len(file.Models()), EmbeddedVersion: card.Version, Changes: []ratecardChange{}}
 		if c.Units {
-			out.Units, out.Refused = ratecardUnits(file), refusedUnits(file)
+			out.Units, out.Refused = listing.Units(file), listing.RefusedUnits(file)
 		}
 		for _, ch := range ratecard.Diff(card, file) {
 			out.Changes = append(out.Changes, ratecardChange{ch.Model, ch.Kind, ch.Field, ch.Old, ch.New})
@@ -75,5 +76,5 @@ func (c *ratecardCheckCmd) Run(rc *runCtx) error {
 	if err := ratecard.WriteDiff(rc.stdout, ratecard.Diff(card, file)); err != nil || !c.Units {
 		return err
 	}
-	return writeUnits(rc.stdout, file)
+	return listing.WriteUnits(rc.stdout, file)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,7 +10,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/billing"
-	"github.com/gwlabs/gateway/internal/id"
+	"github.com/gwlabs/gateway/guard/policy"
 	"github.com/gwlabs/gateway/route"
 	"github.com/gwlabs/gateway/secondstage"
 )
@@ -33,9 +32,8 @@ type GuardSecondConfig struct {
 	Timeout   time.Duration // GATEWAY_GUARD_SECOND_TIMEOUT: its time budget (default 1s); past it, GATEWAY_GUARD_FAIL applies
 }
 
-// operatorAccount books the second stage's vendor cost: records of this
-// account carry the cost and no charge, and no key spends from it.
-const operatorAccount = "gateway-operator"
+// operatorAccount books the second stage's vendor cost.
+const operatorAccount = policy.OperatorAccount
 
 func (c *GuardSecondConfig) read(getenv func(string) string) []string {
 	var errs []string
@@ -71,7 +69,7 @@ func (c *GuardSecondConfig) read(getenv func(string) string) []string {
 }
 
 // newSecondStage builds the configured second stage, nil when none.
-func newSecondStage(c Config, providers map[string]gw.Provider, biller *billing.Biller, st gw.Store, logger *slog.Logger) (*secondStage, error) {
+func newSecondStage(c Config, providers map[string]gw.Provider, biller *billing.Biller, st gw.Store, logger *slog.Logger) (*policy.SecondStage, error) {
 	sc := c.GuardSecond
 	if sc.Target == "" {
 		return nil, nil
@@ -82,10 +80,10 @@ func newSecondStage(c Config, providers map[string]gw.Provider, biller *billing.
 	if sc.Timeout == 0 {
 		sc.Timeout = time.Second
 	}
-	s := &secondStage{threshold: sc.Threshold, budget: sc.Timeout}
+	s := &policy.SecondStage{Threshold: sc.Threshold, Budget: sc.Timeout}
 	kind, id, _ := strings.Cut(sc.Target, ":")
 	if kind != "model" && kind != "classifier" {
-		s.c = &secondstage.HTTP{URL: sc.Target, Token: sc.Token, Client: &http.Client{}}
+		s.Classifier = &secondstage.HTTP{URL: sc.Target, Token: sc.Token, Client: &http.Client{}}
 		return s, nil
 	}
 	t, err := route.Parse(id)
@@ -96,41 +94,7 @@ func newSecondStage(c Config, providers map[string]gw.Provider, biller *billing.
 	if !ok {
 		return nil, fmt.Errorf("no provider for %s", t.Vendor)
 	}
-	book := &operatorBook{store: st, biller: biller, vendor: t.Vendor, logger: logger}
-	s.c = &secondstage.Model{Provider: p, Model: t.Model, Prompt: sc.Prompt, Usage: book.record, Raw: kind == "classifier"}
+	book := &policy.OperatorBook{Store: st, Biller: biller, Vendor: t.Vendor, Logger: logger}
+	s.Classifier = &secondstage.Model{Provider: p, Model: t.Model, Prompt: sc.Prompt, Usage: book.Record, Raw: kind == "classifier"}
 	return s, nil
-}
-
-// operatorBook logs each second-stage call's vendor cost as a record of
-// the operator's account, with no charge: the cost shows on the admin
-// dashboard beside the requests, and no caller pays it.
-type operatorBook struct {
-	store  gw.Store
-	biller *billing.Biller
-	vendor string
-	logger *slog.Logger
-}
-
-func (b *operatorBook) record(model string, u gw.Usage) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	acct, err := b.store.EnsureAccount(ctx, operatorAccount)
-	if err != nil {
-		b.logger.Error("guard second stage: operator account", "err", err)
-		return
-	}
-	r := &gw.Record{
-		RequestID: id.New("req_", time.Now()), AccountID: acct.ID, KeyID: "guard-second-stage", Endpoint: gw.ShapeM,
-		Vendor: b.vendor, Model: model, Status: http.StatusOK, Usage: u, Guard: "off", Note: "guard second stage", CreatedAt: time.Now(),
-	}
-	if b.biller != nil {
-		if q, err := b.biller.Price(b.vendor, model, u); err == nil {
-			r.Cost = q.Cost
-		} else {
-			r.Note += ": " + err.Error()
-		}
-	}
-	if err := b.store.Log(ctx, r); err != nil {
-		b.logger.Error("guard second stage: log cost", "err", err)
-	}
 }

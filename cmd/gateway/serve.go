@@ -22,8 +22,10 @@ import (
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/guard"
+	"github.com/gwlabs/gateway/guard/policy"
 	"github.com/gwlabs/gateway/metrics"
 	"github.com/gwlabs/gateway/optimize"
+	"github.com/gwlabs/gateway/optimize/calibrate"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/ratelimit"
 	"github.com/gwlabs/gateway/redis"
@@ -105,31 +107,13 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.Stdout == nil {
 		m.Stdout = io.Discard
 	}
-	if c.FakeVendors {
-		m.fake, err = fakevendor.Start()
-		if err != nil {
-			return fmt.Errorf("start fake vendors: %w", err)
-		}
-		m.closers = append(m.closers, m.fake.Close)
-		// Model prompt caching and the optimizer's shorter answers, so
-		// both can be seen without vendor keys.
-		m.fake.EnablePrefixCache(0)
-		m.fake.EnableReplyModel(optimize.Text)
-		for _, v := range route.Vendors() {
-			vc := c.Vendors[v]
-			if vc.APIKey == "" {
-				// Real keys win: a vendor with a configured key is
-				// the real one, the others are faked.
-				c.Vendors[v] = VendorConfig{BaseURL: m.fake.BaseURL(v), APIKey: m.fake.APIKey(v)}
-			}
-		}
+	if err := m.startFakeVendors(); err != nil {
+		return err
 	}
-	m.store, err = openStore(ctx, c.DatabaseURL, !c.SQLiteShared)
-	if err != nil {
+	if m.store, err = openStore(ctx, c.DatabaseURL, !c.SQLiteShared); err != nil {
 		return err
 	}
 	m.closers = append(m.closers, m.store.Close)
-
 	card, err := loadCard(c.RateCardFile)
 	if err != nil {
 		return err
@@ -142,107 +126,33 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	orPrices := openRouterPrices(*c, m.store, m.Logger)
 	m.closers = append(m.closers, orPrices.Stop)
 	biller := billing.New(card, billing.Options{OpenRouter: orPrices})
-
-	var limiter gw.Limiter
-	if c.RedisURL != "" {
-		client, err := redis.ParseURL(c.RedisURL)
-		if err != nil {
-			return fmt.Errorf("redis: %w", err)
-		}
-		m.closers = append(m.closers, client.Close)
-		opts := redis.Options{FailOpen: c.RedisFailOpen, Instances: c.Instances, Logger: m.Logger, Timeout: c.RedisTimeout}
-		if c.RedisFailLocal {
-			mem := ratelimit.NewMemory(ratelimit.MemoryOptions{})
-			m.closers = append(m.closers, mem.Close)
-			opts.Fallback = mem
-		}
-		// A request's token correction rides on the key's next check
-		// (or is sent within 50 ms): one Redis round trip a request.
-		opts.AdjustDelay = adjustDelay
-		rl := redis.New(client, opts)
-		m.closers = append(m.closers, rl.Close) // before the client's
-		mode := "refusing requests (503)"
-		switch {
-		case c.RedisFailLocal:
-			mode = "limiting in memory, each limit divided by the instance count"
-		case c.RedisFailOpen:
-			mode = "admitting requests without limits"
-		}
-		// The detail is public (/readyz): no address or error text.
-		limiter, m.degraded = rl, func() string {
-			if down, _ := rl.Degraded(); down {
-				return "rate limits: redis unreachable; " + mode
-			}
-			return ""
-		}
-	} else {
-		mem := ratelimit.NewMemory(ratelimit.MemoryOptions{})
-		m.closers = append(m.closers, mem.Close)
-		limiter = mem
+	limiter, err := m.openLimiter()
+	if err != nil {
+		return err
 	}
-
-	var g proxy.Guard
-	if c.Guard {
-		gd, err := guard.New(guard.Config{Threshold: c.GuardThreshold})
-		if err != nil {
-			return fmt.Errorf("guard: %w", err)
-		}
-		second, err := newSecondStage(*c, providers, biller, m.store, m.Logger)
-		if err != nil {
-			return fmt.Errorf("guard second stage: %w", err)
-		}
-		g = newPolicyGuard(gd, m.store, second, m.Logger)
+	g, err := m.openGuard(providers, biller)
+	if err != nil {
+		return err
 	}
-
-	var pb proxy.Biller = billerAdapter{b: biller, card: card}
+	var pb proxy.Biller = biller
 	if m.noBilling {
 		pb = nil
 	}
-	if c.PprofAddr != "" {
-		_, stop, err := startPprof(c.PprofAddr, m.Logger)
-		if err != nil {
-			return err
-		}
-		m.closers = append(m.closers, stop)
+	if err := m.openPprof(); err != nil {
+		return err
 	}
-	var observe func(*gw.Record)
-	if c.MetricsAddr != "" {
-		mx, err := metrics.New()
-		if err != nil {
-			return fmt.Errorf("metrics: %w", err)
-		}
-		observe = mx.Observe
-		if err := mx.WatchVendors(vendorHealth(providers, time.Now)); err != nil {
-			return fmt.Errorf("metrics: %w", err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", mx.Handler())
-		m.mln, err = net.Listen("tcp", c.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("metrics listen: %w", err)
-		}
-		m.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	observe, err := m.openMetrics(providers)
+	if err != nil {
+		return err
 	}
 	// Keys are looked up through a short cache; keys revoked or rotated
 	// here are forgotten at once, and changes made elsewhere (another
 	// instance, the CLI on the store) within the watch interval.
 	keys := auth.NewCache(m.store, c.keyCacheTTL)
 	m.keys = keys
-	getenv := c.OTelEnv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	var tracer proxy.Tracer
-	if tr, err := tracing.FromEnv(ctx, getenv, currentBuild().Version); err != nil {
+	tracer, err := m.openTracer(ctx)
+	if err != nil {
 		return err
-	} else if tr != nil {
-		m.tracer, tracer = tr, tr
-		m.closers = append(m.closers, func() error {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			return tr.Shutdown(sctx)
-		})
-		m.Logger.Info("tracing: exporting spans over OTLP/HTTP")
 	}
 	gwy, err := proxy.New(proxy.Config{
 		Tracer:              tracer,
@@ -271,34 +181,19 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	m.gateway = gwy
-	var adminAPI http.Handler
-	var adminSvc admin.Service
-	if c.AdminToken != "" {
-		as, ok := m.store.(admin.Store)
-		if !ok {
-			return fmt.Errorf("admin API: the store %T lacks the admin methods", m.store)
-		}
-		local := &admin.Local{Store: as, OnRevoke: keys.Forget}
-		if pg, ok := g.(*policyGuard); ok {
-			// A policy changed here applies to the next request here.
-			local.OnPolicy = func(string) { pg.forgetAll() }
-		}
-		adminSvc = local
-		if adminAPI, err = admin.NewHandler(adminSvc, c.AdminToken, m.Logger); err != nil {
-			return err
-		}
+	adminAPI, adminSvc, err := m.openAdmin(keys, g)
+	if err != nil {
+		return err
 	}
 	dash, err := newDashboard(m.store, c, limiter, adminSvc, m.Logger, vendorHealth(providers, time.Now))
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
-	state, err := newKeeper(m.store, *c, m.Logger)
-	if err != nil {
+	if m.state, err = newKeeper(m.store, *c, m.Logger); err != nil {
 		return err
 	}
-	m.state = state
 	m.server = server.New(server.Config{
-		State:             state,
+		State:             m.state,
 		Gateway:           gwy,
 		TrustedProxies:    c.TrustedProxies,
 		MaxBodyBytes:      c.MaxBodyBytes,
@@ -323,7 +218,181 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		ReadyDetail: adminBearer(c.AdminToken),
 		Logger:      m.Logger,
 	})
-	m.ln, err = net.Listen("tcp", c.Addr)
+	return m.listen(g)
+}
+
+// startFakeVendors starts the built-in fake vendors when configured, and
+// points every vendor without a key of its own at them.
+func (m *Main) startFakeVendors() (err error) {
+	c := &m.Config
+	if !c.FakeVendors {
+		return nil
+	}
+	m.fake, err = fakevendor.Start()
+	if err != nil {
+		return fmt.Errorf("start fake vendors: %w", err)
+	}
+	m.closers = append(m.closers, m.fake.Close)
+	// Model prompt caching and the optimizer's shorter answers, so
+	// both can be seen without vendor keys.
+	m.fake.EnablePrefixCache(0)
+	m.fake.EnableReplyModel(optimize.Text)
+	for _, v := range route.Vendors() {
+		vc := c.Vendors[v]
+		if vc.APIKey == "" {
+			// Real keys win: a vendor with a configured key is
+			// the real one, the others are faked.
+			c.Vendors[v] = VendorConfig{BaseURL: m.fake.BaseURL(v), APIKey: m.fake.APIKey(v)}
+		}
+	}
+	return nil
+}
+
+// openLimiter returns the rate limiter: Redis when configured (with its
+// degraded report for /readyz), else one in memory.
+func (m *Main) openLimiter() (gw.Limiter, error) {
+	c := &m.Config
+	if c.RedisURL == "" {
+		mem := ratelimit.NewMemory(ratelimit.MemoryOptions{})
+		m.closers = append(m.closers, mem.Close)
+		return mem, nil
+	}
+	client, err := redis.ParseURL(c.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	m.closers = append(m.closers, client.Close)
+	opts := redis.Options{FailOpen: c.RedisFailOpen, Instances: c.Instances, Logger: m.Logger, Timeout: c.RedisTimeout}
+	if c.RedisFailLocal {
+		mem := ratelimit.NewMemory(ratelimit.MemoryOptions{})
+		m.closers = append(m.closers, mem.Close)
+		opts.Fallback = mem
+	}
+	// A request's token correction rides on the key's next check
+	// (or is sent within 50 ms): one Redis round trip a request.
+	opts.AdjustDelay = adjustDelay
+	rl := redis.New(client, opts)
+	m.closers = append(m.closers, rl.Close) // before the client's
+	mode := "refusing requests (503)"
+	switch {
+	case c.RedisFailLocal:
+		mode = "limiting in memory, each limit divided by the instance count"
+	case c.RedisFailOpen:
+		mode = "admitting requests without limits"
+	}
+	// The detail is public (/readyz): no address or error text.
+	m.degraded = func() string {
+		if down, _ := rl.Degraded(); down {
+			return "rate limits: redis unreachable; " + mode
+		}
+		return ""
+	}
+	return rl, nil
+}
+
+// openGuard returns the guard under the callers' policies with its
+// second stage, nil when the guard is off.
+func (m *Main) openGuard(providers map[string]gw.Provider, biller *billing.Biller) (proxy.Guard, error) {
+	c := &m.Config
+	if !c.Guard {
+		return nil, nil
+	}
+	gd, err := guard.New(guard.Config{Threshold: c.GuardThreshold})
+	if err != nil {
+		return nil, fmt.Errorf("guard: %w", err)
+	}
+	second, err := newSecondStage(*c, providers, biller, m.store, m.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("guard second stage: %w", err)
+	}
+	return policy.New(gd, m.store, second, m.Logger), nil
+}
+
+// openPprof starts the profiling listener when configured.
+func (m *Main) openPprof() error {
+	if m.Config.PprofAddr == "" {
+		return nil
+	}
+	_, stop, err := startPprof(m.Config.PprofAddr, m.Logger)
+	if err != nil {
+		return err
+	}
+	m.closers = append(m.closers, stop)
+	return nil
+}
+
+// openMetrics listens for Prometheus scrapes when configured and returns
+// the records' observer (nil when off).
+func (m *Main) openMetrics(providers map[string]gw.Provider) (func(*gw.Record), error) {
+	c := &m.Config
+	if c.MetricsAddr == "" {
+		return nil, nil
+	}
+	mx, err := metrics.New()
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	if err := mx.WatchVendors(vendorHealth(providers, time.Now)); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", mx.Handler())
+	m.mln, err = net.Listen("tcp", c.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics listen: %w", err)
+	}
+	m.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return mx.Observe, nil
+}
+
+// openTracer exports spans over OTLP when the environment asks for it
+// (nil: no tracing).
+func (m *Main) openTracer(ctx context.Context) (proxy.Tracer, error) {
+	getenv := m.Config.OTelEnv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	tr, err := tracing.FromEnv(ctx, getenv, currentBuild().Version)
+	if err != nil || tr == nil {
+		return nil, err
+	}
+	m.tracer = tr
+	m.closers = append(m.closers, func() error {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return tr.Shutdown(sctx)
+	})
+	m.Logger.Info("tracing: exporting spans over OTLP/HTTP")
+	return tr, nil
+}
+
+// openAdmin returns the admin API and the service behind it when an
+// admin token is configured (else nil, nil).
+func (m *Main) openAdmin(keys *auth.Cache, g proxy.Guard) (http.Handler, admin.Service, error) {
+	c := &m.Config
+	if c.AdminToken == "" {
+		return nil, nil, nil
+	}
+	as, ok := m.store.(admin.Store)
+	if !ok {
+		return nil, nil, fmt.Errorf("admin API: the store %T lacks the admin methods", m.store)
+	}
+	local := &admin.Local{Store: as, OnRevoke: keys.Forget}
+	if pg, ok := g.(*policy.Guard); ok {
+		// A policy changed here applies to the next request here.
+		local.OnPolicy = func(string) { pg.ForgetAll() }
+	}
+	h, err := admin.NewHandler(local, c.AdminToken, m.Logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, local, nil
+}
+
+// listen opens the API listener and starts the store sweep and the key
+// watch.
+func (m *Main) listen(g proxy.Guard) (err error) {
+	m.ln, err = net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -352,8 +421,8 @@ func (m *Main) watchKeys(g proxy.Guard) {
 		cancel()
 	}()
 	var onChange func()
-	if pg, ok := g.(*policyGuard); ok {
-		onChange = pg.forgetAll
+	if pg, ok := g.(*policy.Guard); ok {
+		onChange = pg.ForgetAll
 	}
 	m.keys.Watch(ctx, 0, onChange)
 	cancel()
@@ -584,7 +653,7 @@ func fakedVendors(c Config) []string {
 // count endpoints, else two minimal requests per model and day, recorded
 // at the operator's cost).
 func newOptimizer(c Config, providers map[string]gw.Provider, store gw.Store, biller proxy.Biller, logger *slog.Logger) *optimize.Optimizer {
-	return optimize.New(optimize.Config{Off: !c.Optimize, Counters: counters(providers, store, biller, logger), Logger: logger})
+	return optimize.New(optimize.Config{Off: !c.Optimize, Counters: calibrate.Counters(providers, store, biller, logger), Logger: logger})
 }
 
 // allowSet is a list as a set.

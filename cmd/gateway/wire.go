@@ -10,13 +10,10 @@ import (
 	"os"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	gw "github.com/gwlabs/gateway"
-	"github.com/gwlabs/gateway/billing"
 	"github.com/gwlabs/gateway/catalog"
 	"github.com/gwlabs/gateway/convstate"
-	"github.com/gwlabs/gateway/guard"
 	"github.com/gwlabs/gateway/internal/upstream"
 	"github.com/gwlabs/gateway/postgres"
 	"github.com/gwlabs/gateway/provider/anthropic"
@@ -195,69 +192,6 @@ func defaultMaxTokens(card *ratecard.Card) func(model string) int {
 		}
 		return 8192
 	}
-}
-
-// billerAdapter fits billing.Biller to proxy.Biller (and
-// proxy.OutputCap, from the rate card).
-type billerAdapter struct {
-	b    *billing.Biller
-	card *ratecard.Card
-}
-
-func (a billerAdapter) MaxOutputTokens(vendor, model string) int64 {
-	if m, ok := a.card.Lookup(vendor, model); ok {
-		return m.MaxOutputTokens
-	}
-	return 0
-}
-
-func (a billerAdapter) Known(vendor, model string) bool { return a.b.Known(vendor, model) }
-
-func (a billerAdapter) Priceable(vendor, model string) error { return a.b.Priceable(vendor, model) }
-
-// ContextWindow is the model's context window (the rate card's, or
-// OpenRouter's list's; 0: unknown).
-func (a billerAdapter) ContextWindow(vendor, model string) int64 {
-	return a.b.ContextWindow(vendor, model)
-}
-
-func (a billerAdapter) Hold(r proxy.HoldRequest) (proxy.HoldPlan, error) {
-	p, err := a.b.Hold(billing.HoldRequest{
-		Vendor: r.Vendor, Model: r.Model, BodyBytes: r.BodyBytes, MaxOutput: r.MaxOutput, Choices: r.Choices,
-		Available: r.Available, CallerLimit: r.CallerLimit, Hosted: r.Hosted,
-	})
-	return proxy.HoldPlan{Amount: p.Amount, MaxOutput: p.MaxOutput, OutputBound: p.OutputBound, Imposed: p.Imposed}, err
-}
-
-// UnitPriced says whether the card prices a unit beyond tokens for the
-// model (proxy.UnitPricer).
-func (a billerAdapter) UnitPriced(vendor, model, unit string) bool {
-	return a.b.UnitPriced(vendor, model, unit)
-}
-
-func (a billerAdapter) Price(vendor, model string, u gw.Usage, start time.Time) (proxy.Quote, error) {
-	q, err := a.b.PriceAt(vendor, model, u, start)
-	return proxy.Quote{Cost: q.Cost, Charge: q.Charge, DirectiveShare: q.DirectiveShare, Note: q.Note}, err
-}
-
-// excerptRunes bounds the text kept with an incident as its excerpt.
-const excerptRunes = 500
-
-// excerpt keeps the start of the last non-system text, where an attack
-// usually sits.
-func excerpt(segs []guard.Segment) string {
-	for i := len(segs) - 1; i >= 0; i-- {
-		if segs[i].Source == guard.SourceSystem || strings.TrimSpace(segs[i].Text) == "" {
-			continue
-		}
-		t := segs[i].Text
-		if utf8.RuneCountInString(t) > excerptRunes {
-			r := []rune(t)
-			t = string(r[:excerptRunes]) + "…"
-		}
-		return t
-	}
-	return ""
 }
 
 // openRouterRefresh is how often OpenRouter's price list is read again.

@@ -1,4 +1,6 @@
-package main
+// Package calibrate counts the optimizer's directive on vendors without
+// a count endpoint, by sending it, and books each such call at its cost.
+package calibrate
 
 import (
 	"context"
@@ -11,7 +13,6 @@ import (
 	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/optimize"
-	"github.com/gwlabs/gateway/proxy"
 	openaishape "github.com/gwlabs/gateway/shape/openai"
 	"github.com/gwlabs/gateway/shape/responses"
 )
@@ -30,11 +31,12 @@ type chatCounter struct {
 	vendor string
 	p      gw.Provider
 	store  gw.Store
-	biller proxy.Biller
+	biller Pricer
 	logger *slog.Logger
 	now    func() time.Time
 }
 
+// CountTokens counts body's prompt tokens on model by sending it.
 func (c *chatCounter) CountTokens(ctx context.Context, model string, body []byte) (int64, error) {
 	start := c.now()
 	rid := id.New("req_", start)
@@ -75,7 +77,7 @@ func (c *chatCounter) book(ctx context.Context, rid string, endpoint gw.Shape, m
 	r := &gw.Record{RequestID: rid, Endpoint: endpoint, Vendor: c.vendor, Model: model, Status: 200, Usage: u,
 		Guard: "off", Note: NoteOptimizerCalibration, CreatedAt: c.now(), Latency: c.now().Sub(start)}
 	if c.biller != nil {
-		if q, err := c.biller.Price(c.vendor, model, u, start); err == nil {
+		if q, err := c.biller.PriceAt(c.vendor, model, u, start); err == nil {
 			r.Cost = q.Cost
 		}
 	}
@@ -87,10 +89,16 @@ func (c *chatCounter) book(ctx context.Context, rid string, endpoint gw.Shape, m
 	}
 }
 
-// counters returns the optimizer's counters: a vendor's count endpoint
+// Pricer prices a calibration request's usage (*billing.Biller is one).
+type Pricer interface {
+	PriceAt(vendor, model string, u gw.Usage, start time.Time) (gw.Quote, error)
+}
+
+// Counters returns the optimizer's counters: a vendor's count endpoint
 // where it has one (Anthropic, Google), else a chatCounter for a Chat
-// Completions vendor.
-func counters(providers map[string]gw.Provider, store gw.Store, biller proxy.Biller, logger *slog.Logger) map[string]optimize.Counter {
+// Completions vendor. Each calibration is recorded on store at its cost
+// from biller (nil: unpriced).
+func Counters(providers map[string]gw.Provider, store gw.Store, biller Pricer, logger *slog.Logger) map[string]optimize.Counter {
 	out := map[string]optimize.Counter{}
 	for v, p := range providers {
 		if ct, ok := p.(optimize.Counter); ok {

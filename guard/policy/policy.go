@@ -1,10 +1,14 @@
-package main
+// Package policy fits the guard to the proxy: the caller's guard policy
+// (per key over per account over the default), the account's allow list
+// of reviewed false positives, and the second stage for the grey band.
+package policy
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -16,13 +20,13 @@ import (
 	"github.com/gwlabs/gateway/secondstage"
 )
 
-// policyGuard fits guard.Guard to proxy.Guard with the caller's policy
+// Guard fits guard.Guard to proxy.Guard with the caller's policy
 // (per key over per account over the default), the account's allow list
 // of reviewed false positives, and the second stage for the grey band.
-type policyGuard struct {
+type Guard struct {
 	g      *guard.Guard
 	store  gw.GuardStore // nil: default policy, no allow list
-	second *secondStage  // nil: the grey band is allowed and logged
+	second *SecondStage  // nil: the grey band is allowed and logged
 	logger *slog.Logger
 
 	mu    sync.Mutex
@@ -36,18 +40,21 @@ type cachedPolicy struct {
 	exp time.Time
 }
 
-// secondStage is a grey-band classifier with its threshold and budget.
-type secondStage struct {
-	c         secondstage.Classifier
-	threshold float64       // a score at or above it blocks
-	budget    time.Duration // past it, the guard's fail mode applies
+// SecondStage is a grey-band classifier with its threshold and budget.
+type SecondStage struct {
+	Classifier secondstage.Classifier
+	Threshold  float64       // a score at or above it blocks
+	Budget     time.Duration // past it, the guard's fail mode applies
 }
 
 // incidentTextBytes bounds the flagged text kept with an incident.
 const incidentTextBytes = 16 << 10
 
-func newPolicyGuard(g *guard.Guard, st gw.Store, second *secondStage, logger *slog.Logger) *policyGuard {
-	pg := &policyGuard{g: g, second: second, logger: logger, cache: map[string]cachedPolicy{}, ttl: 5 * time.Second, now: time.Now}
+// New returns the policy guard of g on the store st (a store that keeps
+// no guard policies gets the default policy and no allow list); second
+// may be nil.
+func New(g *guard.Guard, st gw.Store, second *SecondStage, logger *slog.Logger) *Guard {
+	pg := &Guard{g: g, second: second, logger: logger, cache: map[string]cachedPolicy{}, ttl: 5 * time.Second, now: time.Now}
 	pg.store, _ = st.(gw.GuardStore)
 	if pg.logger == nil {
 		pg.logger = slog.New(slog.DiscardHandler)
@@ -56,13 +63,13 @@ func newPolicyGuard(g *guard.Guard, st gw.Store, second *secondStage, logger *sl
 }
 
 // Check applies the default policy (no caller known).
-func (a *policyGuard) Check(ctx context.Context, shape gw.Shape, body []byte) (proxy.Verdict, error) {
+func (a *Guard) Check(ctx context.Context, shape gw.Shape, body []byte) (proxy.Verdict, error) {
 	return a.CheckFor(ctx, nil, shape, body)
 }
 
 // CheckFor implements proxy.PrincipalGuard: it reads the body's text as
 // the server does, then checks it.
-func (a *policyGuard) CheckFor(ctx context.Context, p *gw.Principal, shape gw.Shape, body []byte) (proxy.Verdict, error) {
+func (a *Guard) CheckFor(ctx context.Context, p *gw.Principal, shape gw.Shape, body []byte) (proxy.Verdict, error) {
 	b, err := reqbody.Parse(shape, body)
 	if err != nil {
 		return proxy.Verdict{}, fmt.Errorf("guard segments: %w", err)
@@ -72,7 +79,7 @@ func (a *policyGuard) CheckFor(ctx context.Context, p *gw.Principal, shape gw.Sh
 
 // CheckText implements proxy.TextGuard: the text the server read from the
 // body, under the caller's policy, both stages.
-func (a *policyGuard) CheckText(ctx context.Context, p *gw.Principal, segs []gw.Text) (proxy.Verdict, error) {
+func (a *Guard) CheckText(ctx context.Context, p *gw.Principal, segs []gw.Text) (proxy.Verdict, error) {
 	v, second, err := a.CheckFirst(ctx, p, segs)
 	if err != nil || second == nil {
 		return v, err
@@ -83,7 +90,7 @@ func (a *policyGuard) CheckText(ctx context.Context, p *gw.Principal, segs []gw.
 // CheckFirst implements proxy.StagedGuard: the first stage's verdict, and
 // for a grey score with a second stage configured, that stage to run
 // (concurrently with the vendor call).
-func (a *policyGuard) CheckFirst(ctx context.Context, p *gw.Principal, segs []gw.Text) (proxy.Verdict, func(context.Context) (proxy.Verdict, error), error) {
+func (a *Guard) CheckFirst(ctx context.Context, p *gw.Principal, segs []gw.Text) (proxy.Verdict, func(context.Context) (proxy.Verdict, error), error) {
 	pol, err := a.policy(ctx, p)
 	if err != nil {
 		return proxy.Verdict{}, nil, err
@@ -116,7 +123,7 @@ func (a *policyGuard) CheckFirst(ctx context.Context, p *gw.Principal, segs []gw
 			if err != nil {
 				return proxy.Verdict{}, err
 			}
-			if score < a.second.threshold {
+			if score < a.second.Threshold {
 				out.Note = "grey:pass"
 				return out, nil
 			}
@@ -148,7 +155,7 @@ func callerText(src gw.TextSource) bool {
 // flagged completes a flagged verdict on text: the account's allow list
 // of reviewed false positives, the text kept for review, the policy's
 // mode.
-func (a *policyGuard) flagged(ctx context.Context, p *gw.Principal, pol gw.GuardPolicy, out proxy.Verdict, text string) (proxy.Verdict, error) {
+func (a *Guard) flagged(ctx context.Context, p *gw.Principal, pol gw.GuardPolicy, out proxy.Verdict, text string) (proxy.Verdict, error) {
 	out.TextHash = guard.TextHash(text)
 	if a.store != nil && p != nil {
 		ok, err := a.store.GuardAllowed(ctx, p.AccountID, out.TextHash)
@@ -166,8 +173,8 @@ func (a *policyGuard) flagged(ctx context.Context, p *gw.Principal, pol gw.Guard
 }
 
 // judge asks the second stage within its budget.
-func (a *policyGuard) judge(ctx context.Context, text string) (float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, a.second.budget)
+func (a *Guard) judge(ctx context.Context, text string) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.second.Budget)
 	defer cancel()
 	type res struct {
 		s   float64
@@ -175,7 +182,7 @@ func (a *policyGuard) judge(ctx context.Context, text string) (float64, error) {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		s, err := a.second.c.Score(ctx, text)
+		s, err := a.second.Classifier.Score(ctx, text)
 		ch <- res{s, err}
 	}()
 	select {
@@ -192,7 +199,7 @@ func (a *policyGuard) judge(ctx context.Context, text string) (float64, error) {
 // policy is the caller's effective policy: the key's fields over the
 // account's over the default (block, every scored role, the guard's
 // thresholds). Policies are cached per key for a few seconds.
-func (a *policyGuard) policy(ctx context.Context, p *gw.Principal) (gw.GuardPolicy, error) {
+func (a *Guard) policy(ctx context.Context, p *gw.Principal) (gw.GuardPolicy, error) {
 	def := gw.EffectiveGuardPolicy(nil, nil)
 	if a.store == nil || p == nil {
 		return def, nil
@@ -218,36 +225,22 @@ func (a *policyGuard) policy(ctx context.Context, p *gw.Principal) (gw.GuardPoli
 	return eff, nil
 }
 
-// forgetAll drops every cached policy (a policy changed in the store).
-func (a *policyGuard) forgetAll() {
+// ForgetAll drops every cached policy (a policy changed in the store).
+func (a *Guard) ForgetAll() {
 	a.mu.Lock()
 	clear(a.cache)
 	a.mu.Unlock()
 }
 
-// effectivePolicy is the policy a key runs under, for the CLI and the
+// Effective is the policy a key runs under, for the CLI and the
 // dashboard.
-func effectivePolicy(ctx context.Context, st gw.Store, keyID, accountID string) (gw.GuardPolicy, error) {
+func Effective(ctx context.Context, st gw.Store, keyID, accountID string) (gw.GuardPolicy, error) {
 	gs, ok := st.(gw.GuardStore)
 	if !ok {
 		return gw.EffectiveGuardPolicy(nil, nil), nil
 	}
 	kp, ap, err := gs.GuardPolicies(ctx, keyID, accountID)
 	return gw.EffectiveGuardPolicy(kp, ap), err
-}
-
-// validatePolicy checks a policy's names and thresholds.
-func validatePolicy(p gw.GuardPolicy) error {
-	switch p.Mode {
-	case "", gw.GuardBlock, gw.GuardMonitor, gw.GuardOff:
-	default:
-		return fmt.Errorf("guard mode %q: want block, monitor or off", p.Mode)
-	}
-	scope, err := guard.ParseScope(p.Scope)
-	if err != nil {
-		return err
-	}
-	return guard.Policy{Scope: scope, UserThreshold: p.UserThreshold, ToolThreshold: p.ToolThreshold, AssistantThreshold: p.AssistantThreshold}.Validate()
 }
 
 func clipBytes(s string, n int) string {
@@ -261,4 +254,25 @@ func clipBytes(s string, n int) string {
 	return s
 }
 
-var errNoGuardStore = errors.New("this store keeps no guard policies")
+// ErrNoStore says the store keeps no guard policies.
+var ErrNoStore = errors.New("this store keeps no guard policies")
+
+// excerptRunes bounds the text kept with an incident as its excerpt.
+const excerptRunes = 500
+
+// excerpt keeps the start of the last non-system text, where an attack
+// usually sits.
+func excerpt(segs []guard.Segment) string {
+	for i := len(segs) - 1; i >= 0; i-- {
+		if segs[i].Source == guard.SourceSystem || strings.TrimSpace(segs[i].Text) == "" {
+			continue
+		}
+		t := segs[i].Text
+		if utf8.RuneCountInString(t) > excerptRunes {
+			r := []rune(t)
+			t = string(r[:excerptRunes]) + "…"
+		}
+		return t
+	}
+	return ""
+}

@@ -1,4 +1,7 @@
-package main
+// Package listing lists what a rate card prices, unit by unit, and the
+// units beyond tokens it leaves unpriced per model (gateway ratecard
+// check --units).
+package listing
 
 import (
 	"fmt"
@@ -12,9 +15,9 @@ import (
 	"github.com/gwlabs/gateway/ratecard"
 )
 
-// ratecardUnit is one billable unit of a model: what it is, its price in
+// UnitRow is one billable unit of a model: what it is, its price in
 // USD per million tokens (exact), and where that price comes from.
-type ratecardUnit struct {
+type UnitRow struct {
 	Model         string `json:"model"`
 	Unit          string `json:"unit"`
 	USDPerMillion string `json:"usd_per_million_tokens,omitempty"`
@@ -26,13 +29,13 @@ type ratecardUnit struct {
 	Date   string `json:"date"`
 }
 
-// ratecardUnits lists every unit the card prices, per model: the prompt
+// Units lists every unit the card prices, per model: the prompt
 // buckets (plain input, cache read, cache writes of 5 minutes and 1
 // hour: a bucket the card leaves out is billed at the rate it stands
 // for, said in the note), output (reasoning included), and each
 // long-context tier and off-peak window.
-func ratecardUnits(card *ratecard.Card) []ratecardUnit {
-	var out []ratecardUnit
+func Units(card *ratecard.Card) []UnitRow {
+	var out []UnitRow
 	for _, m := range card.Models() {
 		name := name0(m)
 		add := func(prefix, note string, p ratecard.Price) {
@@ -53,7 +56,7 @@ func ratecardUnits(card *ratecard.Card) []ratecardUnit {
 				if !u.given && u.as != "" {
 					n = strings.TrimPrefix(n+"; billed at the "+u.as+" rate (none listed)", "; ")
 				}
-				out = append(out, ratecardUnit{Model: name, Unit: prefix + u.unit, USDPerMillion: exactDecimal(u.rate), Note: n, Source: m.Source, Date: m.Date})
+				out = append(out, UnitRow{Model: name, Unit: prefix + u.unit, USDPerMillion: exactDecimal(u.rate), Note: n, Source: m.Source, Date: m.Date})
 			}
 		}
 		add("", "", m.Price)
@@ -65,7 +68,7 @@ func ratecardUnits(card *ratecard.Card) []ratecardUnit {
 		}
 		for _, unit := range slices.Sorted(maps.Keys(m.Units)) {
 			u := m.Units[unit]
-			out = append(out, ratecardUnit{Model: name, Unit: unit, Price: unitPrice(u), Note: u.Note, Source: u.Source, Date: u.Date})
+			out = append(out, UnitRow{Model: name, Unit: unit, Price: unitPrice(u), Note: u.Note, Source: u.Source, Date: u.Date})
 		}
 	}
 	return out
@@ -93,10 +96,10 @@ func unitPrice(u ratecard.Unit) string {
 	return "$" + exactDecimal(u.PerCall) + " per call"
 }
 
-// writeUnits prints the units and the refused fields.
-func writeUnits(w io.Writer, card *ratecard.Card) error {
+// WriteUnits prints the units and the refused fields.
+func WriteUnits(w io.Writer, card *ratecard.Card) error {
 	fmt.Fprintln(w, "\nBillable units the card prices (tokens in USD per million tokens; units beyond tokens as stated):")
-	for _, u := range ratecardUnits(card) {
+	for _, u := range Units(card) {
 		note := ""
 		if u.Note != "" {
 			note = " (" + u.Note + ")"
@@ -110,7 +113,7 @@ func writeUnits(w io.Writer, card *ratecard.Card) error {
 		}
 	}
 	fmt.Fprintln(w, "\nUnits beyond tokens: refused with 400 naming the field on every model whose units do not price them (GATEWAY_ALLOW_UNPRICED lets a unit through at the operator's cost; a rate-card overlay prices it):")
-	for _, r := range refusedUnits(card) {
+	for _, r := range RefusedUnits(card) {
 		fmt.Fprintf(w, "  %-22s %s\n  %-22s priced on %s; refused on %s\n", r.Unit, r.Fields, "", list(r.PricedOn), list(r.RefusedOn))
 	}
 	return nil
@@ -124,9 +127,9 @@ func list(ms []string) string {
 	return strings.Join(ms, ", ")
 }
 
-// refusedUnit is a unit beyond tokens and the request fields that ask
+// RefusedUnit is a unit beyond tokens and the request fields that ask
 // for it.
-type refusedUnit struct {
+type RefusedUnit struct {
 	Unit   string `json:"unit"`
 	Fields string `json:"fields"`
 	// PricedOn are the models whose units price it; RefusedOn the
@@ -135,7 +138,9 @@ type refusedUnit struct {
 	RefusedOn []string `json:"refused_on"`
 }
 
-func refusedUnits(card *ratecard.Card) []refusedUnit {
+// RefusedUnits lists each unit beyond tokens with the models whose
+// card entries price it and those where a request using it is refused.
+func RefusedUnits(card *ratecard.Card) []RefusedUnit {
 	fields := map[string]string{
 		billable.PriorityTier:  `service_tier "priority" (chat completions, responses)`,
 		billable.FlexTier:      `service_tier "flex"`,
@@ -150,10 +155,10 @@ func refusedUnits(card *ratecard.Card) []refusedUnit {
 		billable.ComputerUse:   `tools[].type computer_use_preview (responses), tools[].computerUse (Gemini)`,
 		billable.Grounding:     `tools[].googleSearch, googleSearchRetrieval, urlContext, googleMaps (Gemini)`,
 	}
-	out := make([]refusedUnit, 0, len(billable.Units))
+	out := make([]RefusedUnit, 0, len(billable.Units))
 	models := card.Models()
 	for _, u := range billable.Units {
-		r := refusedUnit{Unit: u, Fields: fields[u], PricedOn: []string{}, RefusedOn: []string{}}
+		r := RefusedUnit{Unit: u, Fields: fields[u], PricedOn: []string{}, RefusedOn: []string{}}
 		for _, m := range models {
 			if _, ok := m.Unit(u); ok {
 				r.PricedOn = append(r.PricedOn, name0(m))

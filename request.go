@@ -1,9 +1,6 @@
 package gw
 
-import (
-	"encoding/json"
-	"io"
-)
+import "encoding/json"
 
 // Shape names a wire format: the three the gateway serves and Gemini's.
 type Shape string
@@ -161,94 +158,4 @@ type Request struct {
 	// Dropped lists caller fields the mapping could not carry and left out
 	// by a documented rule; they are reported in x-gateway-dropped-fields.
 	Dropped []string
-}
-
-// StopReason is why generation ended, in Anthropic's vocabulary (the
-// richer of the two), plus StopError for a vendor-side abort.
-type StopReason string
-
-// Stop reasons.
-const (
-	StopEndTurn      StopReason = "end_turn"
-	StopMaxTokens    StopReason = "max_tokens"
-	StopSequence     StopReason = "stop_sequence"
-	StopToolUse      StopReason = "tool_use"
-	StopRefusal      StopReason = "refusal"
-	StopPauseTurn    StopReason = "pause_turn"
-	StopContextLimit StopReason = "model_context_window_exceeded"
-	StopError        StopReason = "error"
-)
-
-// Response is a complete (non-streaming) canonical response.
-type Response struct {
-	ID           string
-	Model        string
-	Content      []Part
-	StopReason   StopReason
-	StopSequence string
-	Usage        Usage
-}
-
-// EventType tells the kind of an Event.
-type EventType int
-
-// Stream event types. A well-formed stream is: Start, then per block
-// BlockStart, Delta*, BlockStop (blocks strictly sequential, Index
-// counting from 0), then Finish; or Error at any point, after which
-// nothing follows.
-const (
-	EventStart EventType = iota + 1
-	EventBlockStart
-	EventDelta
-	EventBlockStop
-	EventFinish
-	EventError
-)
-
-// Event is one canonical stream event.
-type Event struct {
-	Type EventType
-
-	// Start: the vendor's model id and message id (may be empty), and any
-	// usage known up front (input and cache counts).
-	Model string
-	ID    string
-
-	// BlockStart, Delta, BlockStop: the block index. BlockStart carries
-	// the block in Part (for a tool call: Type, ToolCallID, ToolName; for
-	// redacted thinking: the whole block).
-	Index int
-	Part  *Part
-
-	// Delta: Text is a text or thinking fragment, or a fragment of a tool
-	// call's argument JSON, by the type of the block at Index. Signature
-	// is a signature fragment of a thinking block.
-	Text      string
-	Signature string
-
-	// Finish: the stop reason and matched stop sequence.
-	StopReason   StopReason
-	StopSequence string
-
-	// Start and Finish: usage so far (Finish: final and cumulative).
-	Usage *Usage
-
-	// Error: what broke the stream.
-	Err *Error
-}
-
-// EventStream is a pull iterator over canonical events. Recv returns
-// io.EOF after the last event. Close releases the underlying body and may
-// be called at any time, more than once.
-type EventStream interface {
-	Recv() (Event, error)
-	Close() error
-}
-
-// Upstream is a vendor's raw successful answer: the status (2xx), its
-// headers and its body, to be relayed or decoded.
-type Upstream struct {
-	Status int
-	Header map[string][]string
-	Body   io.ReadCloser
 }
