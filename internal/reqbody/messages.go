@@ -1,0 +1,390 @@
+package reqbody
+
+import (
+	"bytes"
+	"encoding/base64"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// The messages of M and C bodies: roles, content blocks and parts, tool
+// calls; each text is appended to the guard's texts with its source.
+
+func (p *parser) messages() error {
+	if _, err := p.dec.ReadToken(); err != nil { // [
+		return err
+	}
+	return p.elements("messages", func(where string) error {
+		if err := p.object(where, "an object"); err != nil {
+			return err
+		}
+		if p.shape == gw.ShapeM {
+			return p.mMessage(where)
+		}
+		return p.cMessage(where)
+	})
+}
+
+func (p *parser) mMessage(where string) error {
+	start := len(p.text)
+	role := ""
+	if err := p.members(where, func(n string) error {
+		var err error
+		switch n {
+		case "role":
+			if role, err = p.str(where, ".role"); err != nil {
+				return err
+			}
+		case "content":
+			if err := p.mContent(roleSource, where+".content"); err != nil {
+				return err
+			}
+		default:
+			if err := p.dec.SkipValue(); err != nil {
+				return err
+			}
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	src := gw.TextUser
+	switch role {
+	case "assistant":
+		src = gw.TextAssistant
+	case "system":
+		// A per-turn system message (Claude Code sends them): scored as
+		// the system prompt is, never.
+		src = gw.TextSystem
+	}
+	p.resolve(start, src)
+	return nil
+}
+
+// mContent reads content that is a string, an array of blocks or null.
+func (p *parser) mContent(src gw.TextSource, where string) error {
+	return p.content(src, where, "content blocks", func(where string) error { return p.mBlock(src, where) })
+}
+
+// pending is a block member read before the block's type was known.
+type pending struct {
+	name string
+	raw  []byte
+}
+
+// mBlock reads one content block. Members whose meaning depends on the
+// type are read in place when the type came first (as every SDK sends
+// it), else kept and read at the block's end.
+func (p *parser) mBlock(src gw.TextSource, where string) error {
+	ok, err := p.open('{', where, " must be a content block object")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fieldErrorf("%s must be a content block object", where)
+	}
+	var (
+		typ, text, title, context string
+		typed                     bool
+		later                     []pending
+	)
+	start := len(p.text)
+	if err := p.members(where, func(n string) error {
+		var err error
+		switch n {
+		case "type":
+			if typ, err = p.str(where, ".type"); err != nil {
+				return err
+			}
+			typed = true
+		case "text":
+			if text, err = p.str(where, ".text"); err != nil {
+				return err
+			}
+		case "title":
+			if title, err = p.str(where, ".title"); err != nil {
+				return err
+			}
+		case "context":
+			if context, err = p.str(where, ".context"); err != nil {
+				return err
+			}
+		case "content", "source", "input":
+			if !typed {
+				v, err := p.dec.ReadValue()
+				if err != nil {
+					return err
+				}
+				later = append(later, pending{n, bytes.Clone(v)})
+				return nil
+			}
+			if err := p.blockMember(typ, n, where); err != nil {
+				return err
+			}
+		default:
+			if err := p.dec.SkipValue(); err != nil {
+				return err
+			}
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	// Title and context come before the body in the guard's order.
+	var head []gw.Text
+	switch typ {
+	case "thinking", "redacted_thinking", "image":
+	case "tool_result", "search_result", "mcp_tool_result":
+		head = appendText(head, gw.TextTool, title)
+	case "document":
+		head = appendText(head, gw.TextTool, title)
+		head = appendText(head, gw.TextTool, context)
+	case "tool_use", "server_tool_use", "mcp_tool_use":
+	default: // "text" and any future block carrying text
+		head = appendText(head, src, text)
+	}
+	if len(head) > 0 {
+		p.text = append(p.text[:start], append(head, p.text[start:]...)...)
+	}
+	for _, l := range later {
+		sub := &parser{dec: jsontext.NewDecoder(bytes.NewBuffer(l.raw)), shape: p.shape, text: p.text}
+		if err := sub.blockMember(typ, l.name, where); err != nil {
+			return err
+		}
+		p.text = sub.text
+	}
+	return nil
+}
+
+func appendText(t []gw.Text, src gw.TextSource, s string) []gw.Text {
+	if s == "" {
+		return t
+	}
+	return append(t, gw.Text{Source: src, Text: s})
+}
+
+// blockMember reads a block's content, source or input, knowing its
+// type.
+func (p *parser) blockMember(typ, name, where string) error {
+	switch {
+	case name == "input" && (typ == "tool_use" || typ == "server_tool_use" || typ == "mcp_tool_use"):
+		v, err := p.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if s := string(bytes.TrimSpace(v)); s != "null" {
+			p.add(gw.TextAssistant, s)
+		}
+		return nil
+	case name == "content" && (typ == "tool_result" || typ == "search_result" || typ == "mcp_tool_result"):
+		// an MCP server's output is third-party text like a tool's
+		return p.mContent(gw.TextTool, where+".content")
+	case name == "source" && typ == "document":
+		return p.docSource(where + ".source")
+	}
+	return p.dec.SkipValue()
+}
+
+// docSource reads a document's source: text data or nested content.
+func (p *parser) docSource(where string) error {
+	k, err := p.peek()
+	if err != nil {
+		return err
+	}
+	if k != '{' {
+		return p.dec.SkipValue()
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
+		return err
+	}
+	var typ, data, media string
+	var content []byte
+	start := len(p.text)
+	typed := false
+	if err := p.members(where, func(n string) error {
+		var err error
+		switch n {
+		case "type":
+			if typ, err = p.str(where, ".type"); err != nil {
+				return err
+			}
+			typed = true
+		case "data":
+			// Binary data (base64) is a string too; text is kept, and
+			// a base64 text/plain document is decoded below.
+			if data, err = p.str(where, ".data"); err != nil {
+				return err
+			}
+		case "media_type":
+			if media, err = p.str(where, ".media_type"); err != nil {
+				return err
+			}
+		case "content":
+			if typed && typ == "content" {
+				if err := p.mContent(gw.TextTool, where+".content"); err != nil {
+					return err
+				}
+				return nil
+			}
+			v, err := p.dec.ReadValue()
+			if err != nil {
+				return err
+			}
+			if !typed {
+				content = bytes.Clone(v)
+			}
+		default:
+			if err := p.dec.SkipValue(); err != nil {
+				return err
+			}
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	if typ == "base64" && data != "" && strings.HasPrefix(media, "text/") {
+		// The vendor reads a base64 text document as its text; so does
+		// the guard (undecodable data is the vendor's to refuse).
+		if dec, err := base64.StdEncoding.DecodeString(data); err == nil && utf8.Valid(dec) {
+			typ, data = "text", string(dec)
+		}
+	}
+	if typ == "text" && data != "" {
+		p.text = append(p.text[:start], append([]gw.Text{{Source: gw.TextTool, Text: data}}, p.text[start:]...)...)
+	}
+	if typ == "content" && content != nil {
+		sub := &parser{dec: jsontext.NewDecoder(bytes.NewBuffer(content)), shape: p.shape, text: p.text}
+		if err := sub.mContent(gw.TextTool, where+".content"); err != nil {
+			return err
+		}
+		p.text = sub.text
+	}
+	return nil
+}
+
+func (p *parser) cMessage(where string) error {
+	start := len(p.text)
+	role := ""
+	if err := p.members(where, func(n string) error {
+		var err error
+		switch n {
+		case "role":
+			if role, err = p.str(where, ".role"); err != nil {
+				return err
+			}
+		case "content":
+			if err := p.cContent(where + ".content"); err != nil {
+				return err
+			}
+		case "refusal":
+			s, err := p.str(where, ".refusal")
+			if err != nil {
+				return err
+			}
+			p.add(roleSource, s)
+		case "tool_calls":
+			if err := p.cToolCalls(where + ".tool_calls"); err != nil {
+				return err
+			}
+		case "function_call":
+			ok, err := p.open('{', where, ".function_call must be an object")
+			if err != nil {
+				return err
+			}
+			if ok {
+				if err := p.cFunction(where + ".function_call"); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := p.dec.SkipValue(); err != nil {
+				return err
+			}
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	src := gw.TextUser
+	switch role {
+	case "system", "developer":
+		src = gw.TextSystem
+	case "assistant":
+		src = gw.TextAssistant
+	case "tool", "function":
+		src = gw.TextTool
+	}
+	p.resolve(start, src)
+	return nil
+}
+
+func (p *parser) cContent(where string) error {
+	return p.content(roleSource, where, "content parts", p.cPart)
+}
+
+// cPart reads one content part: its text and refusal are text of the
+// message's role.
+func (p *parser) cPart(where string) error {
+	if err := p.object(where, "a content part object"); err != nil {
+		return err
+	}
+	var text, refusal string
+	err := p.members(where, func(n string) error {
+		var err error
+		switch n {
+		case "text":
+			text, err = p.str(where, ".text")
+		case "refusal":
+			refusal, err = p.str(where, ".refusal")
+		case "type":
+			_, err = p.str(where, ".type")
+		default:
+			err = p.dec.SkipValue()
+		}
+		return err
+	})
+	p.add(roleSource, text)
+	p.add(roleSource, refusal)
+	return err
+}
+
+func (p *parser) cToolCalls(where string) error {
+	ok, err := p.open('[', where, " must be an array")
+	if err != nil || !ok {
+		return err
+	}
+	return p.elements(where, func(tw string) error {
+		if err := p.object(tw, "an object"); err != nil {
+			return err
+		}
+		return p.members(tw, func(n string) error {
+			if n != "function" {
+				return p.dec.SkipValue()
+			}
+			ok, err := p.open('{', tw, ".function must be an object")
+			if err != nil || !ok {
+				return err
+			}
+			return p.cFunction(tw + ".function")
+		})
+	})
+}
+
+// cFunction reads a function call object's members (its "{" read).
+func (p *parser) cFunction(where string) error {
+	return p.members(where, func(n string) error {
+		if n != "arguments" {
+			return p.dec.SkipValue()
+		}
+		s, err := p.str(where, ".arguments")
+		if err != nil {
+			return err
+		}
+		p.add(gw.TextAssistant, s)
+		return nil
+	})
+}
