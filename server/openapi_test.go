@@ -50,7 +50,8 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		if strings.HasPrefix(e.path, "/v1/responses/") {
 			example = "resp_abc"
 		}
-		path := strings.ReplaceAll(e.path, "{id}", example)
+		// A Gemini model keeps its slashes in the path.
+		path := strings.NewReplacer("{id}", example, "{model}", "openai/some-model").Replace(e.path)
 		w := httptest.NewRecorder()
 		s.ServeHTTP(w, httptest.NewRequest(http.MethodPatch, path, nil))
 		// A path with several methods (GET and DELETE) lists them all.
@@ -151,18 +152,38 @@ func TestOpenAPIServerURLAndErrors(t *testing.T) {
 	if doc.Info.License.Identifier != "Apache-2.0" {
 		t.Errorf("license %q", doc.Info.License.Identifier)
 	}
+	// The Gemini API's error answers are Google's envelope, named Google*.
 	for name, r := range doc.Components.Responses {
-		if r.Content["application/json"].Schema.Ref != "#/components/schemas/Error" {
-			t.Errorf("response %s is not the Error schema", name)
+		want := "#/components/schemas/Error"
+		if strings.HasPrefix(name, "Google") {
+			want = "#/components/schemas/GoogleError"
+		}
+		if r.Content["application/json"].Schema.Ref != want {
+			t.Errorf("response %s is not the %s schema", name, want)
 		}
 	}
 	for path, ops := range doc.Paths {
 		for method, raw := range ops {
 			var op struct {
-				Responses map[string]json.RawMessage `json:"responses"`
+				Responses map[string]struct {
+					Ref string `json:"$ref"`
+				} `json:"responses"`
+				Security []map[string][]string `json:"security"`
 			}
 			if err := json.Unmarshal(raw, &op); err != nil {
 				t.Fatal(err)
+			}
+			// A path the server routes to the Gemini API documents
+			// Google's errors and Google's key; no other path does.
+			concrete := strings.NewReplacer("{id}", "x", "{model}", "anthropic/claude-sonnet-5-5", "{account}", "a").Replace(path)
+			g := geminiPath(httptest.NewRequest(strings.ToUpper(method), concrete, nil))
+			for code, r := range op.Responses {
+				if code >= "400" && strings.HasPrefix(r.Ref, "#/components/responses/Google") != g {
+					t.Errorf("%s %s: %s is %q (a Gemini API path: %v)", method, path, code, r.Ref, g)
+				}
+			}
+			if g && !slices.ContainsFunc(op.Security, func(s map[string][]string) bool { _, ok := s["googApiKey"]; return ok }) {
+				t.Errorf("%s %s does not accept x-goog-api-key", method, path)
 			}
 			if _, ok := op.Responses["default"]; ok {
 				t.Errorf("%s %s has a default response instead of its error statuses", method, path)
