@@ -14,6 +14,7 @@ import (
 	"github.com/gwlabs/gateway/internal/reqbody"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
+	"github.com/gwlabs/gateway/shape"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
 )
 
@@ -44,28 +45,13 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(HeaderRequestID, rid)
 	w.Header().Set("Request-Id", rid)
 	fail := func(err error) { writeError(w, mShape, rid, gw.AsError(err)) }
-	authz := r.Header.Get("Authorization")
-	if k := r.Header.Get("X-Api-Key"); authz == "" && k != "" {
-		authz = "Bearer " + k
-	}
 	gwy := s.cfg.Gateway
-	principal, err := gwy.Authenticate(r.Context(), authz)
+	principal, body, done, err := s.countIntake(w, r, mShape)
+	defer done()
 	if err != nil {
 		fail(err)
 		return
 	}
-	body, held, err := s.readBodyMax(w, r, s.cfg.MaxCountBodyBytes)
-	defer s.bodyBytes.Add(-held)
-	if err != nil {
-		fail(err)
-		return
-	}
-	release, err := s.countSlot(r.Context(), principal, len(body))
-	if err != nil {
-		fail(err)
-		return
-	}
-	defer release()
 	var head struct {
 		Model     string          `json:"model"`
 		MaxTokens json.RawMessage `json:"max_tokens"`
@@ -166,6 +152,27 @@ const countSmallBytes = 256 << 10
 // outside the proxy (counts, a kept response's state).
 func countScope(ctx context.Context, p *gw.Principal) context.Context {
 	return gw.WithCallScope(ctx, gw.CallScope{Account: p.AccountID})
+}
+
+// countIntake is the start every count endpoint shares: the caller's key
+// as the endpoint's shape reads it, the body within the count limit, and
+// the key's count budget and a count slot. done, always set, gives back
+// the slot and the body's in-flight bytes.
+func (s *Server) countIntake(w http.ResponseWriter, r *http.Request, sh shape.Shape) (p *gw.Principal, body []byte, done func(), err error) {
+	done = func() {}
+	if p, err = s.cfg.Gateway.Authenticate(r.Context(), sh.Credential(r)); err != nil {
+		return nil, nil, done, err
+	}
+	body, held, err := s.readBodyMax(w, r, s.cfg.MaxCountBodyBytes)
+	done = func() { s.bodyBytes.Add(-held) }
+	if err != nil {
+		return nil, nil, done, err
+	}
+	release, err := s.countSlot(r.Context(), p, len(body))
+	if err != nil {
+		return nil, nil, done, err
+	}
+	return p, body, func() { release(); s.bodyBytes.Add(-held) }, nil
 }
 
 // countSlot charges a count's n body bytes to the key's count budget

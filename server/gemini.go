@@ -124,23 +124,12 @@ func (s *Server) geminiCount(w http.ResponseWriter, r *http.Request, model strin
 	w.Header().Set(HeaderRequestID, rid)
 	fail := func(err error) { writeError(w, gShape, rid, gw.AsError(err)) }
 	gwy := s.cfg.Gateway
-	principal, err := gwy.Authenticate(r.Context(), gShape.Credential(r))
+	principal, body, done, err := s.countIntake(w, r, gShape)
+	defer done()
 	if err != nil {
 		fail(err)
 		return
 	}
-	body, held, err := s.readBodyMax(w, r, s.cfg.MaxCountBodyBytes)
-	defer s.bodyBytes.Add(-held)
-	if err != nil {
-		fail(err)
-		return
-	}
-	release, err := s.countSlot(r.Context(), principal, len(body))
-	if err != nil {
-		fail(err)
-		return
-	}
-	defer release()
 	// {"contents":[...]} or {"generateContentRequest":{...}}.
 	gb := body
 	if inner := rawjson.Get(body, "generateContentRequest"); inner != nil {

@@ -309,23 +309,12 @@ func (s *Server) countResponseTokens(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-Id", rid)
 	fail := func(err error) { writeError(w, rShape, rid, gw.AsError(err)) }
 	gwy := s.cfg.Gateway
-	principal, err := gwy.Authenticate(r.Context(), r.Header.Get("Authorization"))
+	principal, body, done, err := s.countIntake(w, r, rShape)
+	defer done()
 	if err != nil {
 		fail(err)
 		return
 	}
-	body, held, err := s.readBodyMax(w, r, s.cfg.MaxCountBodyBytes)
-	defer s.bodyBytes.Add(-held)
-	if err != nil {
-		fail(err)
-		return
-	}
-	release, err := s.countSlot(r.Context(), principal, len(body))
-	if err != nil {
-		fail(err)
-		return
-	}
-	defer release()
 	req, err := responses.Parse(body)
 	if err != nil {
 		fail(err)
