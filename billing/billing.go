@@ -23,7 +23,9 @@
 //     and dated: ratecard.OpenRouterList) and the reported tokens. A model
 //     missing from that list too is not charged: Price returns
 //     ErrCostMissing with a zero quote and the record says so. Never a
-//     flat fee.
+//     flat fee. The reported cost includes the optimizer's directive: its
+//     tokens come off at the listed prompt price before x 1.09 (see
+//     openRouterReported).
 //   - What a vendor bills beyond tokens (service tiers, Anthropic's fast
 //     mode, hosted tools, grounding) is priced from the model's units
 //     table (see hosted.go): a tier or fast mode scales every token rate,
@@ -538,28 +540,87 @@ func charge(cost gw.Money) gw.Money {
 }
 
 // priceOpenRouter prices an OpenRouter answer: its reported cost, else
-// its listed price times the reported tokens.
+// its listed price times the reported tokens. Either way the directive's
+// tokens (u.OptimizerTokens) are the vendor's cost, not the caller's: see
+// openRouterReported.
 func (b *Biller) priceOpenRouter(model string, u gw.Usage) (Quote, error) {
+	list := b.openRouter.List()
+	m, listed := list.Lookup(model)
 	if u.HasReportedCost && u.ReportedCost >= 0 {
-		chg := charge(u.ReportedCost)
-		if r, ok := new(big.Rat).SetString(u.ReportedCostUSD); ok && r.Sign() >= 0 && len(u.ReportedCostUSD) <= 64 {
-			// Rounded once, from the exact figure: 0.0000000149 USD is
-			// 1.49 uc, charged 1.6241 -> 2 (not 1 x 1.09 -> 1).
-			chg = ratMoney(r.Mul(r, big.NewRat(gw.MarkupNum, gw.MarkupDen)))
-		}
-		return Quote{Cost: u.ReportedCost, Charge: chg, Note: "openrouter reported cost"}, nil
+		return openRouterReported(m, u), nil
 	}
 	why := "no usage.cost"
 	if u.HasReportedCost {
 		why = "negative usage.cost " + strconv.FormatInt(int64(u.ReportedCost), 10)
 	}
-	list := b.openRouter.List()
-	m, ok := list.Lookup(model)
-	if !ok {
+	if !listed {
 		return Quote{Note: "cost_missing: openrouter sent " + why + " and the model is not on its price list; not charged"},
 			fmt.Errorf("price openrouter/%s: %w", model, ErrCostMissing)
 	}
 	t := billed(m, u, time.Time{})
 	cost, chg := priced(m, t.prompt(), t)
-	return Quote{Cost: cost, Charge: chg, Note: "openrouter sent " + why + "; priced from its models list of " + m.Date}, nil
+	q := Quote{Cost: cost, Charge: chg, Note: "openrouter sent " + why + "; priced from its models list of " + m.Date}
+	if u.OptimizerTokens > 0 {
+		all := billed(m, gw.Usage{InputTokens: u.InputTokens, CacheReadTokens: u.CacheReadTokens,
+			CacheWrite5mTokens: u.CacheWrite5mTokens, CacheWrite1hTokens: u.CacheWrite1hTokens, OutputTokens: u.OutputTokens}, time.Time{})
+		var full gw.Money
+		q.Cost, full = priced(m, all.prompt(), all)
+		q.DirectiveShare = max(full-chg, 0)
+	}
+	return q, nil
+}
+
+// openRouterReported prices an answer from the cost OpenRouter reported,
+// which covers every token it got, the directive's too. The cost stays
+// the record's (the vendor's whole cost); the charge is
+//
+//	(reported - directive) x 1.09, rounded once, half up,
+//
+// where directive is the directive's tokens (u.OptimizerTokens) at the
+// model's listed prompt price (m, OpenRouter's price list), and the
+// difference is never below the caller's own tokens at the listed prices
+// (the reported tokens less the directive's, as billed prices them), nor
+// above the reported cost, nor below zero. Everything is summed exactly
+// (the reported decimal as OpenRouter sent it) and rounded once. A model
+// off the list (nil m: it left the list while the request ran) cannot
+// price the directive and is charged the reported cost, noted so.
+func openRouterReported(m *ratecard.Model, u gw.Usage) Quote {
+	var rep *big.Rat
+	if len(u.ReportedCostUSD) <= 64 {
+		rep, _ = new(big.Rat).SetString(u.ReportedCostUSD)
+	}
+	if rep == nil || rep.Sign() < 0 {
+		// No exact figure kept: the rounded cost.
+		rep = big.NewRat(int64(u.ReportedCost), int64(gw.USD))
+	}
+	q := Quote{Cost: u.ReportedCost, Note: "openrouter reported cost"}
+	// Rounded once, from the exact figure: 0.0000000149 USD is 1.49 uc,
+	// charged 1.6241 -> 2 (not 1 x 1.09 -> 1).
+	full := ratMoney(new(big.Rat).Mul(rep, big.NewRat(gw.MarkupNum, gw.MarkupDen)))
+	q.Charge = full
+	opt := min(max(u.OptimizerTokens, 0), max(u.PromptTokens(), 0))
+	if opt == 0 {
+		return q
+	}
+	if m == nil {
+		q.Note += "; directive_unpriced: the model left openrouter's price list"
+		return q
+	}
+	own := billed(m, u, time.Time{})
+	p := m.PriceFor(own.prompt()).Resolved()
+	share := new(big.Rat).Mul(p.Input, new(big.Rat).SetInt64(opt))
+	share.Quo(share, big.NewRat(1_000_000, 1))
+	usd := new(big.Rat).Sub(rep, share)
+	if floor := tokensRat(p, own); usd.Cmp(floor) < 0 {
+		usd = floor
+	}
+	if usd.Cmp(rep) > 0 {
+		usd = new(big.Rat).Set(rep)
+	}
+	if usd.Sign() < 0 {
+		usd.SetInt64(0)
+	}
+	q.Charge = ratMoney(usd.Mul(usd, big.NewRat(gw.MarkupNum, gw.MarkupDen)))
+	q.DirectiveShare = max(full-q.Charge, 0)
+	return q
 }

@@ -126,3 +126,96 @@ func TestOpenRouterCostRatedOnce(t *testing.T) {
 		}
 	}
 }
+
+// OpenRouter's reported cost covers the directive the gateway added: its
+// tokens come off at the model's listed prompt price before x 1.09,
+// never below the caller's own tokens at the listed prices, never above
+// the reported cost, never below zero, summed exactly and rounded once.
+// sonnet 4.5 is listed at 300 uc a prompt token and 1,500 an output
+// token; llama 3.3 70b at 10 and 32.
+func TestOpenRouterDirectiveNotCharged(t *testing.T) {
+	b := openRouterBiller(t)
+	sonnet, llama := "anthropic/claude-sonnet-4.5", "meta-llama/llama-3.3-70b-instruct"
+	for _, c := range []struct {
+		name                string
+		model               string
+		u                   gw.Usage
+		cost, charge, share gw.Money
+	}{
+		{
+			// 1,000 prompt tokens (120 the directive's), 200 output,
+			// $0.0063 = 630,000 uc reported: 630,000 - 120 x 300 =
+			// 594,000 (own at list: 880 x 300 + 200 x 1,500 = 564,000,
+			// below it); x 1.09 = 647,460; 630,000 x 1.09 = 686,700, so
+			// the share is 39,240.
+			name: "reported", model: sonnet,
+			u:    gw.Usage{InputTokens: 1_000, OutputTokens: 200, OptimizerTokens: 120, Reported: true, ReportedCost: 630_000, HasReportedCost: true, ReportedCostUSD: "0.0063"},
+			cost: 630_000, charge: 647_460, share: 39_240,
+		},
+		{
+			// $0.0058 = 580,000 reported: 580,000 - 36,000 = 544,000 is
+			// below the caller's own 564,000: 564,000 x 1.09 = 614,760;
+			// share 632,200 - 614,760 = 17,440.
+			name: "floor: the caller's own tokens", model: sonnet,
+			u:    gw.Usage{InputTokens: 1_000, OutputTokens: 200, OptimizerTokens: 120, Reported: true, ReportedCost: 580_000, HasReportedCost: true, ReportedCostUSD: "0.0058"},
+			cost: 580_000, charge: 614_760, share: 17_440,
+		},
+		{
+			// $0.0005 = 50,000 reported, below even the caller's own
+			// tokens at list: never more than reported, 54,500, share 0.
+			name: "ceiling: the reported cost", model: sonnet,
+			u:    gw.Usage{InputTokens: 1_000, OutputTokens: 200, OptimizerTokens: 120, Reported: true, ReportedCost: 50_000, HasReportedCost: true, ReportedCostUSD: "0.0005"},
+			cost: 50_000, charge: 54_500, share: 0,
+		},
+		{
+			// The whole prompt the directive's, no output: 10,000 -
+			// 300,000 < 0 -> 0; the share is the whole 10,900.
+			name: "never below zero", model: sonnet,
+			u:    gw.Usage{InputTokens: 1_000, OptimizerTokens: 1_000, Reported: true, ReportedCost: 10_000, HasReportedCost: true, ReportedCostUSD: "0.0001"},
+			cost: 10_000, charge: 0, share: 10_900,
+		},
+		{
+			// Rounded once: $0.000001375 = 137.5 uc (cost 138);
+			// 137.5 - 3 x 10 = 107.5 x 1.09 = 117.175 -> 117 (rounding
+			// 107.5 first: 108 x 1.09 = 117.72 -> 118); 137.5 x 1.09 =
+			// 149.875 -> 150, share 33.
+			name: "exact decimal", model: llama,
+			u:    gw.Usage{InputTokens: 10, OutputTokens: 1, OptimizerTokens: 3, Reported: true, ReportedCost: 138, HasReportedCost: true, ReportedCostUSD: "0.000001375"},
+			cost: 138, charge: 117, share: 33,
+		},
+		{
+			// No usage.cost: the list prices every token (cost
+			// 1,000 x 10 + 2,000 x 32 = 74,000) and charges the caller's
+			// own (900 x 10 + 64,000) x 1.09 = 79,570; 80,660 - 79,570 =
+			// 1,090.
+			name: "from the list", model: llama,
+			u:    gw.Usage{InputTokens: 1_000, OutputTokens: 2_000, OptimizerTokens: 100, Reported: true},
+			cost: 74_000, charge: 79_570, share: 1_090,
+		},
+		{
+			// No directive: as before, 630,000 x 1.09.
+			name: "no directive", model: sonnet,
+			u:    gw.Usage{InputTokens: 1_000, OutputTokens: 200, Reported: true, ReportedCost: 630_000, HasReportedCost: true, ReportedCostUSD: "0.0063"},
+			cost: 630_000, charge: 686_700, share: 0,
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q, err := b.Price(OpenRouter, c.model, c.u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if q.Cost != c.cost || q.Charge != c.charge || q.DirectiveShare != c.share {
+				t.Errorf("cost %d charge %d share %d; want %d, %d, %d", q.Cost, q.Charge, q.DirectiveShare, c.cost, c.charge, c.share)
+			}
+			if full := gw.Charge(q.Cost); c.u.ReportedCostUSD == "0.0063" && q.Charge+q.DirectiveShare != full {
+				t.Errorf("charge %d + share %d != cost x 1.09 = %d", q.Charge, q.DirectiveShare, full)
+			}
+		})
+	}
+	// A model that left the list while its request ran: the directive
+	// cannot be priced, the reported cost is charged and noted.
+	q, err := b.Price(OpenRouter, "x/unlisted", gw.Usage{InputTokens: 100, OptimizerTokens: 10, Reported: true, ReportedCost: 1_000, HasReportedCost: true, ReportedCostUSD: "0.00001"})
+	if err != nil || q.Charge != 1_090 || !strings.Contains(q.Note, "directive_unpriced") {
+		t.Errorf("unlisted: %+v (%v); want 1,090 noted directive_unpriced", q, err)
+	}
+}
