@@ -14,7 +14,9 @@ const exportMaxRows = 100_000
 
 // exportCSV writes the records that the logs page's filters select, newest
 // first, as CSV (RFC 4180). Money columns are exact dollars; the vendor
-// cost column is the administrator's only. Cells that a spreadsheet would
+// cost columns (the vendor cost, the directive's share, the operator's
+// loss, the disputed cost and the vendor's reported cost) are the
+// administrator's only. Cells that a spreadsheet would
 // read as a formula are prefixed with a quote.
 func (d *Dashboard) exportCSV(w http.ResponseWriter, r *http.Request, v *viewer) {
 	q := r.URL.Query()
@@ -29,10 +31,10 @@ func (d *Dashboard) exportCSV(w http.ResponseWriter, r *http.Request, v *viewer)
 	w.Header().Set("Cache-Control", "no-store")
 	cw := csv.NewWriter(w)
 	head := []string{"time_utc", "request_id", "account_id", "key_id", "endpoint", "model", "stream", "status", "error_code",
-		"input_tokens", "optimizer_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "output_tokens", "reasoning_tokens",
+		"input_tokens", "optimizer_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "output_tokens", "reasoning_tokens", "usage_reported",
 		"charge_usd"}
 	if admin {
-		head = append(head, "vendor_cost_usd")
+		head = append(head, "vendor_cost_usd", "directive_share_usd", "loss_usd", "disputed_cost_usd", "reported_cost_usd")
 	}
 	head = append(head, "latency_ms", "ttfb_ms", "guard", "note")
 	_ = cw.Write(head)
@@ -54,11 +56,16 @@ func (d *Dashboard) exportCSV(w http.ResponseWriter, r *http.Request, v *viewer)
 				endpointPath(rec.Endpoint), cell(prefixedModel(rec.Vendor, rec.Model)), strconv.FormatBool(rec.Stream),
 				strconv.Itoa(rec.Status), string(rec.ErrorCode),
 				itoa(u.InputTokens), itoa(u.OptimizerTokens), itoa(u.CacheReadTokens), itoa(u.CacheWrite5mTokens), itoa(u.CacheWrite1hTokens),
-				itoa(u.OutputTokens), itoa(u.ReasoningTokens),
+				itoa(u.OutputTokens), itoa(u.ReasoningTokens), strconv.FormatBool(u.Reported),
 				rec.Charge.USDString(),
 			}
 			if admin {
-				row = append(row, rec.Cost.USDString())
+				reported := "" // none reported
+				if u.HasReportedCost {
+					reported = u.ReportedCost.USDString()
+				}
+				row = append(row, rec.Cost.USDString(), rec.DirectiveShare.USDString(), rec.Loss.USDString(),
+					rec.DisputedCost.USDString(), reported)
 			}
 			row = append(row, itoa(rec.Latency.Milliseconds()), itoa(rec.TTFB.Milliseconds()), cell(rec.Guard), cell(rec.Note))
 			_ = cw.Write(row)
