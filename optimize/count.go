@@ -2,6 +2,8 @@ package optimize
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"github.com/gwlabs/gateway/internal/rawjson"
@@ -40,6 +42,18 @@ type Config struct {
 	// Now is the clock (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Store, when set, keeps each count between runs (the gateway's
+	// store): a restarted gateway reads a count taken within TTL
+	// instead of asking the vendor again, so a vendor counted by real
+	// requests (calibrate) is not paid for twice in a day.
+	Store CountStore
+}
+
+// CountStore keeps named documents between runs (the gateway's store:
+// the documents table).
+type CountStore interface {
+	Document(ctx context.Context, name string) (body []byte, at time.Time, ok bool, err error)
+	SetDocument(ctx context.Context, name string, body []byte, at time.Time) error
 }
 
 // Optimizer decides whether the directive applies and knows its token
@@ -229,13 +243,21 @@ func (o *Optimizer) tokens(ctx context.Context, vendor, model string) placements
 	v, err, _ := o.sf.Do(key, func() (any, error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.cfg.Timeout)
 		defer cancel()
+		if k, ok := o.loadCount(cctx, vendor, model); ok {
+			o.mu.Lock()
+			o.counts[key] = k
+			o.mu.Unlock()
+			return k.n, nil
+		}
 		n, err := countWith(cctx, c, vendor, model)
 		if err != nil {
 			return placements{}, err
 		}
+		k := counted{n: n, at: o.cfg.Now()}
 		o.mu.Lock()
-		o.counts[key] = counted{n: n, at: o.cfg.Now()}
+		o.counts[key] = k
 		o.mu.Unlock()
+		o.saveCount(cctx, vendor, model, k)
 		return n, nil
 	})
 	if err != nil {
@@ -303,6 +325,49 @@ func placement(vendor string, body []byte) int {
 		return 1
 	}
 	return 0
+}
+
+// countDocument is the name a count is kept under in Config.Store, by
+// vendor, model, directive version and the directive's own text (a hash
+// of it), so a changed directive is never priced by an old count.
+func countDocument(vendor, model string) string {
+	return "optimizer_count/v" + strconv.Itoa(Version) + "-" + textHash() + "/" + vendor + "/" + model
+}
+
+// textHash is the first 8 bytes of the directive's SHA-256, in hex.
+var textHash = sync.OnceValue(func() string {
+	h := sha256.Sum256([]byte(Text))
+	return hex.EncodeToString(h[:8])
+})
+
+// loadCount returns the count Config.Store keeps for vendor's model when
+// it was taken within TTL (by this process or an earlier one, or another
+// instance on the same store).
+func (o *Optimizer) loadCount(ctx context.Context, vendor, model string) (counted, bool) {
+	if o.cfg.Store == nil {
+		return counted{}, false
+	}
+	body, at, ok, err := o.cfg.Store.Document(ctx, countDocument(vendor, model))
+	if err != nil {
+		o.cfg.Logger.Warn("read the kept optimizer count", "vendor", vendor, "model", model, "err", err)
+		return counted{}, false
+	}
+	var n placements
+	if !ok || json.Unmarshal(body, &n) != nil || n.min() <= 0 || o.cfg.Now().Sub(at) >= o.cfg.TTL || at.After(o.cfg.Now()) {
+		return counted{}, false
+	}
+	return counted{n: n, at: at}, true
+}
+
+// saveCount keeps a count taken now in Config.Store.
+func (o *Optimizer) saveCount(ctx context.Context, vendor, model string, k counted) {
+	if o.cfg.Store == nil {
+		return
+	}
+	body, _ := json.Marshal(k.n)
+	if err := o.cfg.Store.SetDocument(ctx, countDocument(vendor, model), body, k.at); err != nil {
+		o.cfg.Logger.Warn("keep the optimizer count", "vendor", vendor, "model", model, "err", err)
+	}
 }
 
 // countKey keys a count by vendor, model and directive version.

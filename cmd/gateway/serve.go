@@ -651,9 +651,11 @@ func fakedVendors(c Config) []string {
 // newOptimizer builds the optimization layer: on unless GATEWAY_OPTIMIZE
 // is off, counting the directive with the vendors' own counts (their
 // count endpoints, else two minimal requests per model and day, recorded
-// at the operator's cost).
+// at the operator's cost), kept in the store so a restart does not count
+// again the same day.
 func newOptimizer(c Config, providers map[string]gw.Provider, store gw.Store, biller proxy.Biller, logger *slog.Logger) *optimize.Optimizer {
-	return optimize.New(optimize.Config{Off: !c.Optimize, Counters: calibrate.Counters(providers, store, biller, logger), Logger: logger})
+	kept, _ := store.(optimize.CountStore)
+	return optimize.New(optimize.Config{Off: !c.Optimize, Counters: calibrate.Counters(providers, store, biller, logger), Logger: logger, Store: kept})
 }
 
 // allowSet is a list as a set.
