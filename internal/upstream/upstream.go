@@ -20,8 +20,10 @@
 // pool, pool.go): weighted at random or to the key with the fewest calls
 // in flight. A key answered 429 rests only when the vendor says the 429
 // is about the key (x-ratelimit-remaining-*: 0, anthropic-ratelimit-*-
-// remaining: 0, or an error type of the key's request quota), for the
-// wait the vendor asked and never longer than KeyRestMax; a 429 about one
+// remaining: 0, an error type of the key's request quota, or Google's
+// QuotaFailure naming a quota of the key's project: rpcstatus.go), for
+// the wait the vendor asked (Retry-After, or Google's RetryInfo delay in
+// the body) and never longer than KeyRestMax; a 429 about one
 // request (too large for the minute's tokens) rests nothing. A key
 // answered 401 or 403 is taken out of the pool only when the gateway's
 // own Probe, sent with that key, is refused too (at most one probe per
@@ -369,6 +371,9 @@ func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
 			continue
 		case status == http.StatusTooManyRequests:
 			ra, hasRA := RetryAfter(resp.Header, now)
+			if !hasRA {
+				ra, hasRA = bodyRetryAfter(resp)
+			}
 			if l.k != nil && keyLimited(resp) {
 				rest := min(ra, c.cfg.KeyRestMax)
 				if !hasRA || rest <= 0 {
@@ -541,7 +546,8 @@ func (c *Client) keyRefused(k *poolKey) bool {
 // keyLimited reports whether a 429 is about the key, not the one
 // request: the vendor's rate-limit headers say a key's remaining
 // requests or tokens are 0, or its error type names the key's request
-// quota (only when it sends no rate-limit headers: those, when they
+// quota, or (Google) a QuotaFailure names a quota of the key's project
+// (only when it sends no rate-limit headers: those, when they
 // show some of every limit left, say the 429 is the request's). The
 // body, when read, is given back whole.
 func keyLimited(resp *http.Response) bool {
@@ -567,10 +573,12 @@ func keyLimited(resp *http.Response) bool {
 		// 429 is about this request.
 		return false
 	}
-	head, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	resp.Body = readCloser{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+	head, err := peekBody(resp)
 	if err != nil {
 		return false
+	}
+	if _, _, key := rpcRetry(head); key {
+		return true // Google: a quota of the key's project (rpcstatus.go)
 	}
 	var e struct {
 		Error struct {
