@@ -305,6 +305,10 @@
 //	                  {"error":{code,message,metadata}}. A 429 carries
 //	                  retry-after (not on Google, which has RetryInfo).
 //	retry=SECONDS     retry-after / retryDelay value, default 2.
+//	quota=ID          Google's 429: the QuotaFailure quotaId (default
+//	                  GenerateRequestsPerMinutePerProjectPerModel-FreeTier,
+//	                  a per-project quota: the key's); "none" sends no
+//	                  QuotaFailure (shared capacity ran out).
 //	fail-first=N      the first N calls answer fail-status (default 503) with
 //	                  the vendor's error body, later ones proceed. Calls are
 //	                  counted per vendor and per exact sequence of directives

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // vendorError is an error answer in a vendor's own format.
@@ -156,16 +157,7 @@ func errorObject(c *call, vendor string, status int, msg string, retry int) map[
 	case "google":
 		e := map[string]any{"code": status, "message": msg, "status": googleStatus(status)}
 		if status == 429 {
-			e["details"] = []any{
-				map[string]any{
-					"@type": "type.googleapis.com/google.rpc.QuotaFailure",
-					"violations": []any{map[string]any{
-						"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
-						"quotaId":     "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
-					}},
-				},
-				map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": strconv.Itoa(retry) + "s"},
-			}
+			e["details"] = googleQuotaDetails(c, retry)
 		}
 		return map[string]any{"error": e}
 	case "mistral":
@@ -186,6 +178,41 @@ func errorObject(c *call, vendor string, status int, msg string, retry int) map[
 		delete(e, "param")
 	}
 	return map[string]any{"error": e}
+}
+
+// googleQuotaDetails are the details of Google's 429: a QuotaFailure
+// naming the project's quota that ran out ([fake:quota=ID]; "none": no
+// QuotaFailure, Google's answer when shared capacity ran out), a Help
+// link and the RetryInfo delay ([fake:retry=SECONDS]). No rate-limit
+// headers come with it.
+func googleQuotaDetails(c *call, retry int) []any {
+	quota, model := "GenerateRequestsPerMinutePerProjectPerModel-FreeTier", ""
+	if c != nil {
+		model = c.model
+		if c.dirs.quota != "" {
+			quota = c.dirs.quota
+		}
+	}
+	var out []any
+	if quota != "none" {
+		metric := "generativelanguage.googleapis.com/generate_content_free_tier_requests"
+		if strings.Contains(quota, "Tokens") {
+			metric = "generativelanguage.googleapis.com/generate_content_free_tier_input_token_count"
+		}
+		out = append(out, map[string]any{
+			"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+			"violations": []any{map[string]any{
+				"quotaMetric":     metric,
+				"quotaId":         quota,
+				"quotaDimensions": map[string]any{"location": "global", "model": model},
+				"quotaValue":      "15",
+			}},
+		})
+	}
+	return append(out,
+		map[string]any{"@type": "type.googleapis.com/google.rpc.Help", "links": []any{map[string]any{
+			"description": "Learn more about Gemini API quotas", "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}}},
+		map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": strconv.Itoa(retry) + "s"})
 }
 
 func seedOf(c *call) [32]byte {

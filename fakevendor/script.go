@@ -111,6 +111,7 @@ type directives struct {
 	chunks     int
 	cost       string
 	retryMs    int    // -1: off
+	quota      string // Google's QuotaFailure quotaId on a 429 ("none": no QuotaFailure)
 	reset      bool   // close the connection with a reset, answering nothing
 	silent     bool   // send 200 headers, then nothing
 	on         string // the faults apply only to this vendor, model or vendor/model
@@ -210,6 +211,8 @@ func parseDirectives(text string) (directives, error) {
 			d.retry = num(0)
 		case "retry-ms":
 			d.retryMs = num(0)
+		case "quota":
+			d.quota = word(`a Google quota id, or "none"`)
 		case "reset":
 			d.reset = true
 		case "silent":

@@ -93,7 +93,9 @@ func rpcError(status int, h http.Header, st *rpcStatus) *gw.Error {
 	switch code {
 	case "RESOURCE_EXHAUSTED":
 		e.Code = gw.CodeRateLimited
-		if d, ok := retryDelay(st); ok {
+		if d, ok := retryDelay(st); ok && h.Get("Retry-After") == "" {
+			// The upstream client passes the delay on as Retry-After,
+			// capped (GATEWAY_KEY_REST_MAX); the body's is uncapped.
 			e.RetryAfter = d
 		}
 		if e.RetryAfter <= 0 {
