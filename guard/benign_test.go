@@ -1,43 +1,6 @@
 package guard
 
-import (
-	"fmt"
-	"path/filepath"
-	"strings"
-	"testing"
-)
-
-// TestShippedModelBenignSets holds the shipped model, at its own
-// threshold, to a false-positive rate of at most 0.1% on each of the
-// benign evaluation sets in testdata/benign (see SOURCES.md there): what
-// users of a model gateway send all day. None of their rows is trained
-// on.
-func TestShippedModelBenignSets(t *testing.T) {
-	g := newGuard(t)
-	files, err := filepath.Glob("testdata/benign/*.jsonl")
-	if err != nil || len(files) < 3 {
-		t.Fatalf("benign sets: %v %v", files, err)
-	}
-	for _, f := range files {
-		rows, err := readEvalRows(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep := evaluate(g, rows)
-		if rep.Benign != len(rows) || rep.Benign < 50 {
-			t.Errorf("%s: %d benign rows of %d", f, rep.Benign, len(rows))
-		}
-		if rep.FPR > 0.001 {
-			var flagged []string
-			for _, r := range rows {
-				if v := g.Check([]Segment{{Source: r.source(), Text: r.Text}}); v.Flagged {
-					flagged = append(flagged, fmt.Sprintf("%.3f %.80q", v.Score, r.Text))
-				}
-			}
-			t.Errorf("%s: FPR %.4f > 0.001 at threshold %.4f:\n%s", f, rep.FPR, g.Threshold(), strings.Join(flagged, "\n"))
-		}
-	}
-}
+import "testing"
 
 // TestEverydayQuestionsPass holds the questions and the tool result that
 // the old model blocked (scores 0.76 to 0.99) to passing, as user text

@@ -4,10 +4,9 @@
 // The gateway hands a request's text, read once as the vendors read it,
 // to [Guard.Check] as [Segment]s and gets the request's [Verdict]: a
 // flagged verdict turns into a 403 request_blocked, a grey one goes to
-// the second stage. [EvalCommand] implements `gateway guard eval`. The
-// package imports only the standard library and the root package.
-//
-// How it scores, how its model is trained (cmd/guardtrain, on the data
-// in guard/train/testdata) and every measured figure are in the
-// repository's docs/GUARD.md.
+// the second stage. The package
+// imports only the standard library and the root package; training
+// (guard/train, cmd/guardtrain) and evaluation (guard/eval, `gateway guard
+// eval`) live outside it. The method and its measured figures are in
+// docs/GUARD.md.
 package guard

@@ -424,6 +424,24 @@ func alignWindow(s string, start, end int) (int, int) {
 	return start, end
 }
 
+// shortTokens and shortLogit are the short-text prior: a text of at most
+// shortTokens words carries little evidence either way, and the model's
+// intercepts alone put one- and two-word turns ("quick", "Say ok") near
+// the threshold, so their logit is lowered by shortLogit. Attacks that
+// short are the rules' (which lift the score whatever the model's) or
+// encoded payloads, whose decoded views are scored without the prior.
+const (
+	shortTokens = 2
+	shortLogit  = 1.0
+)
+
+func shortPrior(tokens int) float64 {
+	if tokens <= shortTokens {
+		return shortLogit
+	}
+	return 0
+}
+
 // scoreWindow extracts features of text and scores them.
 func (g *Guard) scoreWindow(sc *scratch, text string) result {
 	sc.scored += len(text)
@@ -435,6 +453,7 @@ func (g *Guard) scoreWindow(sc *scratch, text string) result {
 	if zl := g.model.local.localLogit(sc); !math.IsInf(zl, -1) {
 		z = (z + zl) / 2
 	}
+	z -= shortPrior(len(sc.tokens))
 	r := result{score: sigmoid(z), kind: kindOf(col)}
 	if r.score < ruleScore && sc.rule.name == "" && !sc.mentioned {
 		// The views alone (decoded, reshaped): scored apart so that the

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"math/rand/v2"
-	"slices"
 )
 
 // The local model scores short runs of tokens instead of the whole
@@ -167,101 +165,6 @@ type prefixSum struct {
 	c int32
 	n int32
 	d float32
-}
-
-// localVec is one training text's per-token features.
-type localVec struct {
-	sp    []uint32 // 2 per token
-	dense []int32
-	doff  []int32 // dense features of token i: dense[doff[i]:doff[i+1]]
-}
-
-// newLocalVec copies the per-token features of the text extracted in sc.
-func newLocalVec(sc *scratch) localVec {
-	n := len(sc.tokens)
-	v := localVec{sp: slices.Clone(sc.sparse[:2*n]), doff: make([]int32, 1, n+1)}
-	q := 0
-	for t := 0; t < n; t++ {
-		if q < len(sc.ctoks) && int(sc.ctoks[q]) == t {
-			v.dense = conceptFeatures(sc, q, v.dense)
-			q++
-		}
-		v.doff = append(v.doff, int32(len(v.dense)))
-	}
-	return v
-}
-
-// trainLocal fits the local model on the examples' per-token features by
-// multiple-instance learning: each step finds the run of an example that
-// scores highest and takes a logistic-loss step on that run alone. The
-// classes weigh wAtt and wBen, as in Train.
-func trainLocal(ex []Example, vs []localVec, opt *TrainOptions, wAtt, wBen float64) *localModel {
-	ws, gs := make([]float64, numBuckets), make([]float64, numBuckets)
-	wd, gd := make([]float64, localDense), make([]float64, localDense)
-	var b, gb float64
-	const eps = 1e-8
-	rng := rand.New(rand.NewPCG(opt.Seed, 0x10ca1))
-	order := make([]int, len(ex))
-	for i := range order {
-		order[i] = i
-	}
-	var cs, ds []float64
-	var ns []int
-	for ep := 0; ep < opt.Epochs; ep++ {
-		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		for _, i := range order {
-			v := &vs[i]
-			n := len(v.doff) - 1
-			if n == 0 {
-				continue
-			}
-			cs, ds, ns = cs[:0], ds[:0], ns[:0]
-			cs, ds, ns = append(cs, 0), append(ds, 0), append(ns, 0)
-			for t := 0; t < n; t++ {
-				d := 0.0
-				for _, k := range v.dense[v.doff[t]:v.doff[t+1]] {
-					d += wd[k]
-				}
-				cs = append(cs, cs[t]+ws[v.sp[2*t]]+ws[v.sp[2*t+1]])
-				ds = append(ds, ds[t]+d)
-				ns = append(ns, ns[t]+int(v.doff[t+1]-v.doff[t]))
-			}
-			bs, be, bz := 0, 0, math.Inf(-1)
-			runs(n, func(s, e int) {
-				sn, dn := runNorms(e-s, ns[e]-ns[s])
-				if z := b + (cs[e]-cs[s])*sn + (ds[e]-ds[s])*dn; z > bz {
-					bs, be, bz = s, e, z
-				}
-			})
-			y, w := 0.0, wBen
-			if ex[i].Attack {
-				y, w = 1, wAtt
-			}
-			bz -= runPenalty(n)
-			g := (sigmoid(bz) - y) * w * ex[i].weight()
-			sn, dn := runNorms(be-bs, ns[be]-ns[bs])
-			for _, k := range v.sp[2*bs : 2*be] {
-				gi := g*sn + opt.L2Sparse*ws[k]
-				gs[k] += gi * gi
-				ws[k] -= opt.LearningRate * gi / math.Sqrt(gs[k]+eps)
-			}
-			for _, k := range v.dense[v.doff[bs]:v.doff[be]] {
-				gi := g*dn + opt.L2Dense*wd[k]
-				gd[k] += gi * gi
-				wd[k] -= opt.LearningRate * gi / math.Sqrt(gd[k]+eps)
-			}
-			gb += g * g
-			b -= opt.LearningRate * g / math.Sqrt(gb+eps)
-		}
-	}
-	lm := &localModel{bias: float32(b), scale: quantScale(ws), sparse: make([]int8, numBuckets), dense: make([]float32, localDense)}
-	for i, w := range ws {
-		lm.sparse[i] = quantize(w, lm.scale)
-	}
-	for i, w := range wd {
-		lm.dense[i] = float32(w)
-	}
-	return lm
 }
 
 // localFile is the local model's part of the model file.

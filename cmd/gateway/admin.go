@@ -15,7 +15,7 @@ import (
 	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/auth"
 	"github.com/gwlabs/gateway/billing"
-	"github.com/gwlabs/gateway/guard"
+	guardeval "github.com/gwlabs/gateway/guard/eval"
 )
 
 // withStore opens the configured store for one command: a command that
@@ -810,4 +810,4 @@ func printIncident(w io.Writer, in *admin.Incident) error {
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
 
-func guardEval(args []string, w io.Writer) error { return guard.EvalCommand(args, w) }
+func guardEval(args []string, w io.Writer) error { return guardeval.Command(args, w) }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gwlabs/gateway/guard"
+	trainer "github.com/gwlabs/gateway/guard/train"
 )
 
 // devTraffic builds examples, written for this project, of what a
@@ -22,11 +23,11 @@ import (
 // the texts is taken from the benign evaluation sets in
 // guard/testdata/benign (those are written separately and never trained
 // on). Deterministic for a seed.
-func devTraffic(seed uint64) []guard.Example {
+func devTraffic(seed uint64) []trainer.Example {
 	rng := rand.New(rand.NewPCG(seed, 0xde7))
-	var out []guard.Example
-	ben := func(s string) { out = append(out, guard.Example{Text: s}) }
-	att := func(k guard.Kind, s string) { out = append(out, guard.Example{Text: s, Attack: true, Kind: k}) }
+	var out []trainer.Example
+	ben := func(s string) { out = append(out, trainer.Example{Text: s}) }
+	att := func(k guard.Kind, s string) { out = append(out, trainer.Example{Text: s, Attack: true, Kind: k}) }
 
 	// Questions about prompts and models, from frames and subjects.
 	frames := []string{

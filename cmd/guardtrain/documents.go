@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gwlabs/gateway/guard"
+	trainer "github.com/gwlabs/gateway/guard/train"
 )
 
 // documentTemplates builds examples, from fragments written for this
@@ -14,11 +15,11 @@ import (
 // a fixed phrase, and indirect ways of getting at a secret. Each attack
 // has a benign twin that shares its vocabulary but not its act, so the
 // model learns the act. Deterministic for a seed.
-func documentTemplates(seed uint64) []guard.Example {
+func documentTemplates(seed uint64) []trainer.Example {
 	rng := rand.New(rand.NewPCG(seed, 0xd0c))
-	var out []guard.Example
+	var out []trainer.Example
 	add := func(kind guard.Kind, text string) {
-		out = append(out, guard.Example{Text: text, Attack: kind != "", Kind: kind})
+		out = append(out, trainer.Example{Text: text, Attack: kind != "", Kind: kind})
 	}
 
 	// Documents: sentences of emails, reports, forum answers and tables.

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/gwlabs/gateway/guard"
+	trainer "github.com/gwlabs/gateway/guard/train"
 )
 
 // everydayForeign holds ordinary sentences, written for this project,
@@ -153,17 +153,17 @@ func everydayForeign() [][]string {
 
 // foreignHardNegatives draws benign examples from everydayForeign: one
 // sentence, or two of the same language. Deterministic for a seed.
-func foreignHardNegatives(seed uint64) []guard.Example {
+func foreignHardNegatives(seed uint64) []trainer.Example {
 	rng := rand.New(rand.NewPCG(seed, 0x3e7))
-	var out []guard.Example
+	var out []trainer.Example
 	for _, lang := range everydayForeign() {
 		for _, s := range lang {
-			out = append(out, guard.Example{Text: s})
+			out = append(out, trainer.Example{Text: s})
 		}
 		for i := 0; i < len(lang); i++ {
 			a, b := pick(rng, lang), pick(rng, lang)
 			if a != b {
-				out = append(out, guard.Example{Text: strings.Join([]string{a, b}, " ")})
+				out = append(out, trainer.Example{Text: strings.Join([]string{a, b}, " ")})
 			}
 		}
 	}

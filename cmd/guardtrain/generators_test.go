@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gwlabs/gateway/guard"
+	trainer "github.com/gwlabs/gateway/guard/train"
 )
 
 // TestIndirectInjectionsPlantOrdersOnlyInAttacks checks that every attack
@@ -116,7 +117,7 @@ func TestRolePlaysPairAttacksWithTwins(t *testing.T) {
 }
 
 func TestGeneratorsAreDeterministic(t *testing.T) {
-	for name, gen := range map[string]func(uint64) []guard.Example{"indirect": indirectInjections, "roleplay": rolePlays, "everyday": foreignHardNegatives} {
+	for name, gen := range map[string]func(uint64) []trainer.Example{"indirect": indirectInjections, "roleplay": rolePlays, "everyday": foreignHardNegatives} {
 		a, b, c := gen(5), gen(5), gen(6)
 		if len(a) != len(b) {
 			t.Fatalf("%s: %d then %d examples for the same seed", name, len(a), len(b))
@@ -194,7 +195,7 @@ func TestDevTrafficStaysApartFromTheBenignSets(t *testing.T) {
 	n := 0
 	for seed := uint64(1); seed <= 3; seed++ {
 		own := append(handWritten(), templated(seed)...)
-		for _, g := range []func(uint64) []guard.Example{documentTemplates, techDocs, multilingual, foreignHardNegatives, operatorPrompts, indirectInjections, rolePlays, devTraffic} {
+		for _, g := range []func(uint64) []trainer.Example{documentTemplates, techDocs, multilingual, foreignHardNegatives, operatorPrompts, indirectInjections, rolePlays, devTraffic} {
 			own = append(own, g(seed)...)
 		}
 		for _, e := range own {

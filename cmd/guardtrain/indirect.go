@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gwlabs/gateway/guard"
+	trainer "github.com/gwlabs/gateway/guard/train"
 )
 
 // indirectInjections builds, from fragments written for this project,
@@ -26,23 +27,23 @@ import (
 // their human readers ("reply by Friday", "do not reply to this email").
 // A guise alone is not an attack; an order to the reader model is.
 // Deterministic for a seed.
-func indirectInjections(seed uint64) []guard.Example {
+func indirectInjections(seed uint64) []trainer.Example {
 	rng := rand.New(rand.NewPCG(seed, 0x1d1))
-	var out []guard.Example
+	var out []trainer.Example
 	for i := 0; i < 420; i++ {
 		body := docBody(rng)
 		task := pick(rng, readTasks)
 		// The attack: an order planted inside the document.
 		order := plantedOrder(rng)
 		doc := plant(rng, body, order)
-		out = append(out, guard.Example{Text: frame(rng, task, doc), Attack: true, Kind: guard.KindInjection})
+		out = append(out, trainer.Example{Text: frame(rng, task, doc), Attack: true, Kind: guard.KindInjection})
 		// The twin: the same kind of document with a harmless line of the
 		// same guise, or nothing planted.
 		clean := docBody(rng)
 		if rng.IntN(3) > 0 {
 			clean = plant(rng, clean, benignPlant(rng))
 		}
-		out = append(out, guard.Example{Text: frame(rng, pick(rng, readTasks), clean)})
+		out = append(out, trainer.Example{Text: frame(rng, pick(rng, readTasks), clean)})
 	}
 	return out
 }

@@ -56,6 +56,8 @@ import (
 	"sync"
 
 	"github.com/gwlabs/gateway/guard"
+	guardeval "github.com/gwlabs/gateway/guard/eval"
+	trainer "github.com/gwlabs/gateway/guard/train"
 )
 
 func main() {
@@ -157,7 +159,7 @@ func run(args []string, stdout io.Writer) error {
 		return errors.New("-data is required")
 	}
 	if *evalOnly {
-		return guard.EvalCommand([]string{*data}, stdout)
+		return guardeval.Command([]string{*data}, stdout)
 	}
 	rows, err := load(*data)
 	if err != nil {
@@ -180,7 +182,7 @@ func run(args []string, stdout io.Writer) error {
 	default:
 		return fmt.Errorf("-systemrows %q: want user or system", *systemRows)
 	}
-	opt := guard.TrainOptions{Epochs: *epochs, Seed: *seed, L2Sparse: *l2s, L2Dense: *l2d, LearningRate: *lr}
+	opt := trainer.TrainOptions{Epochs: *epochs, Seed: *seed, L2Sparse: *l2s, L2Dense: *l2d, LearningRate: *lr}
 
 	thr, grey := *threshold, 0.0
 	if !*cv && *greyFlag > 0 {
@@ -217,7 +219,7 @@ func run(args []string, stdout io.Writer) error {
 	if grey > 0 {
 		opt.Meta += fmt.Sprintf(", grey band from %.4f", grey)
 	}
-	m, err := guard.Train(train, opt)
+	m, err := trainer.Train(train, opt)
 	if err != nil {
 		return err
 	}
@@ -371,14 +373,14 @@ const collWeightRef = 100
 // package's EXPERIMENTS.md).
 var collWeightScale = map[string]float64{"golang/go": 3}
 
-func example(r row) guard.Example {
-	return guard.Example{Text: r.Text, Attack: r.Label == "attack", Kind: guard.Kind(r.Kind)}
+func example(r row) trainer.Example {
+	return trainer.Example{Text: r.Text, Attack: r.Label == "attack", Kind: guard.Kind(r.Kind)}
 }
 
 // trainingSet is the allowed rows outside the held-out collections, the
 // hand-written examples, and obfuscated variants of both.
-func trainingSet(rows []row, heldOut map[string]bool, seed uint64, ownWeight float64) []guard.Example {
-	var ex []guard.Example
+func trainingSet(rows []row, heldOut map[string]bool, seed uint64, ownWeight float64) []trainer.Example {
+	var ex []trainer.Example
 	var coll []string
 	size := map[string]int{}
 	for _, r := range rows {
@@ -420,9 +422,9 @@ func trainingSet(rows []row, heldOut map[string]bool, seed uint64, ownWeight flo
 // short example in four, attacks and benign alike, so that the model
 // learns that obfuscation is undone by normalisation rather than a sign
 // of attack on its own.
-func augment(ex []guard.Example, seed uint64) []guard.Example {
+func augment(ex []trainer.Example, seed uint64) []trainer.Example {
 	rng := rand.New(rand.NewPCG(seed, 0xa11))
-	var out []guard.Example
+	var out []trainer.Example
 	k := 0
 	for _, e := range ex {
 		if len(e.Text) > 400 || rng.IntN(4) != 0 {
@@ -447,7 +449,7 @@ func augment(ex []guard.Example, seed uint64) []guard.Example {
 			}
 		}
 		k++
-		out = append(out, guard.Example{Text: t, Attack: e.Attack, Kind: e.Kind, Weight: e.Weight})
+		out = append(out, trainer.Example{Text: t, Attack: e.Attack, Kind: e.Kind, Weight: e.Weight})
 	}
 	return out
 }
@@ -514,7 +516,7 @@ func fullwidth(s string) string {
 // threshold chosen for targetFPR, and returns that threshold.
 // It returns the threshold for targetFPR and, when blockFPR > 0, the one
 // for blockFPR (0 otherwise).
-func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR, blockFPR float64, mean, trainedOnly bool, workers int, dump string, w io.Writer) (float64, float64, error) {
+func crossValidate(rows []row, opt trainer.TrainOptions, ownWeight, targetFPR, blockFPR float64, mean, trainedOnly bool, workers int, dump string, w io.Writer) (float64, float64, error) {
 	byColl := map[string][]int{}
 	for i, r := range rows {
 		c := collection(r.Source)
@@ -537,7 +539,7 @@ func crossValidate(rows []row, opt guard.TrainOptions, ownWeight, targetFPR, blo
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			train := trainingSet(rows, map[string]bool{c: true}, opt.Seed, ownWeight)
-			m, err := guard.Train(train, opt)
+			m, err := trainer.Train(train, opt)
 			if err != nil {
 				errs[ci] = fmt.Errorf("fold %s: %w", c, err)
 				return

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gwlabs/gateway/guard"
+	trainer "github.com/gwlabs/gateway/guard/train"
 )
 
 // phrasebook is one language's fragments, written for this project:
@@ -156,9 +157,9 @@ func phrasebooks() []phrasebook {
 // languages: an attack is an ordinary request followed or preceded by an
 // order, a request for the secret or a persona switch; a benign text is
 // one or two ordinary requests. Deterministic for a seed.
-func multilingual(seed uint64) []guard.Example {
+func multilingual(seed uint64) []trainer.Example {
 	rng := rand.New(rand.NewPCG(seed, 0x1a9))
-	var out []guard.Example
+	var out []trainer.Example
 	for _, pb := range phrasebooks() {
 		for i := 0; i < 12; i++ {
 			var kind guard.Kind
@@ -177,15 +178,15 @@ func multilingual(seed uint64) []guard.Example {
 			} else if rng.IntN(2) == 0 {
 				parts = append(parts, pick(rng, pb.ordinary))
 			}
-			out = append(out, guard.Example{Text: strings.Join(parts, " "), Attack: true, Kind: kind})
+			out = append(out, trainer.Example{Text: strings.Join(parts, " "), Attack: true, Kind: kind})
 			benign := pick(rng, pb.ordinary)
 			if rng.IntN(2) == 0 {
 				benign += " " + pick(rng, pb.ordinary)
 			}
-			out = append(out, guard.Example{Text: benign})
+			out = append(out, trainer.Example{Text: benign})
 			if i%2 == 0 {
 				secret := pick(rng, []string{"Beta456", "tulip", "7781", "orange-river", "kitab"})
-				out = append(out, guard.Example{Text: strings.ReplaceAll(pick(rng, pb.defence), "%s", secret)})
+				out = append(out, trainer.Example{Text: strings.ReplaceAll(pick(rng, pb.defence), "%s", secret)})
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gwlabs/gateway/guard"
+	trainer "github.com/gwlabs/gateway/guard/train"
 )
 
 // rolePlays builds, from fragments written for this project, the
@@ -22,15 +23,15 @@ import (
 //     that keep to ordinary rules.
 //
 // Deterministic for a seed.
-func rolePlays(seed uint64) []guard.Example {
+func rolePlays(seed uint64) []trainer.Example {
 	rng := rand.New(rand.NewPCG(seed, 0x401e))
-	var out []guard.Example
+	var out []trainer.Example
 	add := func(attack bool, text string) {
 		var kind guard.Kind
 		if attack {
 			kind = guard.KindJailbreak
 		}
-		out = append(out, guard.Example{Text: text, Attack: attack, Kind: kind})
+		out = append(out, trainer.Example{Text: text, Attack: attack, Kind: kind})
 	}
 	names := []string{"Mira", "Siger", "Captain Vale", "Professor Quill", "Nyx", "Bram", "the Oracle", "Lady Ashcombe", "Rex", "Juniper"}
 	fill := func(s, name string) string { return strings.ReplaceAll(s, "{c}", name) }

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/gwlabs/gateway/guard"
+	trainer "github.com/gwlabs/gateway/guard/train"
 )
 
 // techDocs builds benign examples, from fragments written for this
@@ -16,11 +16,11 @@ import (
 // "system message", "model", "tokens") for ordinary work; without them
 // the models take talk about models for an attack. Deterministic for a
 // seed.
-func techDocs(seed uint64) []guard.Example {
+func techDocs(seed uint64) []trainer.Example {
 	rng := rand.New(rand.NewPCG(seed, 0x7d0c))
-	var out []guard.Example
+	var out []trainer.Example
 	add := func(text string) {
-		out = append(out, guard.Example{Text: strings.TrimSpace(text)})
+		out = append(out, trainer.Example{Text: strings.TrimSpace(text)})
 	}
 
 	models := []string{"GPT-4", "GPT-4o", "GPT-3.5 Turbo", "ChatGPT", "Claude 3 Opus", "Claude 3.5 Sonnet", "Llama 3 70B", "Llama 2 13B",

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gwlabs/gateway/guard"
+	trainer "github.com/gwlabs/gateway/guard/train"
 )
 
 // templated builds examples from fragments written for this project:
@@ -13,11 +14,11 @@ import (
 // phrased in many ways. The fragments describe what the texts do, so the
 // model sees the shape of each behaviour in combinations no collection
 // has. Deterministic for a seed.
-func templated(seed uint64) []guard.Example {
+func templated(seed uint64) []trainer.Example {
 	rng := rand.New(rand.NewPCG(seed, 0x7e3))
-	var out []guard.Example
+	var out []trainer.Example
 	add := func(kind guard.Kind, text string) {
-		out = append(out, guard.Example{Text: text, Attack: kind != "", Kind: kind})
+		out = append(out, trainer.Example{Text: text, Attack: kind != "", Kind: kind})
 	}
 
 	roles := []string{"a bank's security system", "a helpful customer support agent for an airline", "a vault guardian", "an online door that protects a secret",

@@ -1,4 +1,4 @@
-package guard
+package eval
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gwlabs/gateway/guard"
 )
 
 func writeEvalFile(t *testing.T) string {
@@ -39,7 +41,7 @@ func writeEvalFile(t *testing.T) string {
 func TestEvalCommandJSON(t *testing.T) {
 	path := writeEvalFile(t)
 	var out bytes.Buffer
-	if err := EvalCommand([]string{"--json", "--threshold", "0.5", path}, &out); err != nil {
+	if err := Command([]string{"--json", "--threshold", "0.5", path}, &out); err != nil {
 		t.Fatalf("EvalCommand: %v", err)
 	}
 	var got map[string]any
@@ -51,7 +53,7 @@ func TestEvalCommandJSON(t *testing.T) {
 			t.Errorf("missing %q in %s", k, out.String())
 		}
 	}
-	var rep EvalReport
+	var rep Report
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func TestEvalCommandText(t *testing.T) {
 	path := writeEvalFile(t)
 	var out bytes.Buffer
 	// Flags after the file are accepted too.
-	if err := EvalCommand([]string{path, "--threshold=0.5"}, &out); err != nil {
+	if err := Command([]string{path, "--threshold=0.5"}, &out); err != nil {
 		t.Fatalf("EvalCommand: %v", err)
 	}
 	text := out.String()
@@ -101,12 +103,12 @@ func TestEvalCommandToleratesBOMCRLFAndCase(t *testing.T) {
 	if err := os.WriteFile(path, []byte("\uFEFF"+odd), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	report := func(p string) EvalReport {
+	report := func(p string) Report {
 		var out bytes.Buffer
-		if err := EvalCommand([]string{"--json", "--threshold", "0.5", p}, &out); err != nil {
-			t.Fatalf("EvalCommand(%s): %v", filepath.Base(p), err)
+		if err := Command([]string{"--json", "--threshold", "0.5", p}, &out); err != nil {
+			t.Fatalf("Command(%s): %v", filepath.Base(p), err)
 		}
-		var rep EvalReport
+		var rep Report
 		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +142,7 @@ func TestEvalCommandErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := EvalCommand(tt.args, &bytes.Buffer{}); err == nil {
+			if err := Command(tt.args, &bytes.Buffer{}); err == nil {
 				t.Fatal("no error")
 			}
 		})
@@ -163,10 +165,10 @@ func TestEvalRoles(t *testing.T) {
 	}
 	for role, recall := range map[string]float64{"user": 1, "tool": 1, "System": 0} {
 		var out bytes.Buffer
-		if err := EvalCommand([]string{"--json", write(role)}, &out); err != nil {
+		if err := Command([]string{"--json", write(role)}, &out); err != nil {
 			t.Fatal(err)
 		}
-		var rep EvalReport
+		var rep Report
 		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +176,42 @@ func TestEvalRoles(t *testing.T) {
 			t.Errorf("role %s: recall %v, want %v", role, rep.Recall, recall)
 		}
 	}
-	if err := EvalCommand([]string{write("robot")}, io.Discard); err == nil || !strings.Contains(err.Error(), "role") {
+	if err := Command([]string{write("robot")}, io.Discard); err == nil || !strings.Contains(err.Error(), "role") {
 		t.Errorf("unknown role: err %v", err)
+	}
+}
+
+// TestShippedModelBenignSets holds the shipped model, at its own
+// threshold, to a false-positive rate of at most 0.1% on each of the
+// benign evaluation sets in testdata/benign (see SOURCES.md there): what
+// users of a model gateway send all day. None of their rows is trained
+// on.
+func TestShippedModelBenignSets(t *testing.T) {
+	g, err := guard.New(guard.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("../testdata/benign/*.jsonl")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("benign sets: %v %v", files, err)
+	}
+	for _, f := range files {
+		rows, err := readEvalRows(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := evaluate(g, rows)
+		if rep.Benign != len(rows) || rep.Benign < 50 {
+			t.Errorf("%s: %d benign rows of %d", f, rep.Benign, len(rows))
+		}
+		if rep.FPR > 0.001 {
+			var flagged []string
+			for _, r := range rows {
+				if v := g.Check([]guard.Segment{{Source: r.source(), Text: r.Text}}); v.Flagged {
+					flagged = append(flagged, fmt.Sprintf("%.3f %.80q", v.Score, r.Text))
+				}
+			}
+			t.Errorf("%s: FPR %.4f > 0.001 at threshold %.4f:\n%s", f, rep.FPR, g.Threshold(), strings.Join(flagged, "\n"))
+		}
 	}
 }

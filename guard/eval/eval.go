@@ -1,4 +1,6 @@
-package guard
+// Package eval implements `gateway guard eval`: the guard's precision,
+// recall and false-positive rate on a labelled file.
+package eval
 
 import (
 	"bufio"
@@ -10,6 +12,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/gwlabs/gateway/guard"
 )
 
 // Figures are the precision, recall and false-positive rate of one
@@ -21,7 +25,7 @@ type Figures struct {
 	FPR       float64 `json:"fpr"`
 }
 
-// EvalReport is what `gateway guard eval --json` prints.
+// Report is what `gateway guard eval --json` prints.
 //
 // Overall figures count every attack row as positive. Per kind (the
 // row's "kind" for attack rows): recall is the fraction of that kind's
@@ -31,7 +35,7 @@ type Figures struct {
 // traffic made of that kind of attack and the benign rows. KindAgreement
 // is, among flagged attacks of a kind, the fraction whose verdict named
 // that kind.
-type EvalReport struct {
+type Report struct {
 	Threshold     float64            `json:"threshold"`
 	Attacks       int                `json:"attacks"`
 	Benign        int                `json:"benign"`
@@ -59,26 +63,26 @@ type evalRow struct {
 
 // source is the row's role as a segment source; readEvalRows has
 // checked it.
-func (r evalRow) source() Source {
+func (r evalRow) source() guard.Source {
 	switch r.Role {
 	case "tool":
-		return SourceTool
+		return guard.SourceTool
 	case "assistant":
-		return SourceAssistant
+		return guard.SourceAssistant
 	case "system":
-		return SourceSystem
+		return guard.SourceSystem
 	}
-	return SourceUser
+	return guard.SourceUser
 }
 
-// EvalCommand implements `gateway guard eval [--json] [--threshold X]
+// Command implements `gateway guard eval [--json] [--threshold X]
 // FILE.jsonl`. Each line of FILE is {"text", "label": "attack"|"benign",
 // "kind", "role"}; each text is checked as one segment of its role
 // ("user" when absent; "tool" for tool results and documents). It prints the
 // threshold and precision, recall and false-positive rate overall and per
-// kind (see EvalReport for the definitions), as a table or, with --json,
+// kind (see Report for the definitions), as a table or, with --json,
 // as one JSON object.
-func EvalCommand(args []string, stdout io.Writer) error {
+func Command(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("guard eval", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -102,7 +106,7 @@ func EvalCommand(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	g, err := New(Config{Threshold: *threshold})
+	g, err := guard.New(guard.Config{Threshold: *threshold})
 	if err != nil {
 		return fmt.Errorf("guard eval: %w", err)
 	}
@@ -163,13 +167,13 @@ func readEvalRows(path string) ([]evalRow, error) {
 	return rows, nil
 }
 
-func evaluate(g *Guard, rows []evalRow) EvalReport {
+func evaluate(g *guard.Guard, rows []evalRow) Report {
 	var tp, fp, att, ben int
 	kRows, kTP, kAgree := map[string]int{}, map[string]int{}, map[string]int{}
 	type langCount struct{ att, tp, ben, fp int }
 	langs := map[string]*langCount{}
 	for _, r := range rows {
-		v := g.Check([]Segment{{Source: r.source(), Text: r.Text}})
+		v := g.Check([]guard.Segment{{Source: r.source(), Text: r.Text}})
 		var lc *langCount
 		if r.Lang != "" {
 			if lc = langs[r.Lang]; lc == nil {
@@ -210,7 +214,7 @@ func evaluate(g *Guard, rows []evalRow) EvalReport {
 			}
 		}
 	}
-	rep := EvalReport{
+	rep := Report{
 		Threshold:     g.Threshold(),
 		Attacks:       att,
 		Benign:        ben,
@@ -240,7 +244,7 @@ func frac(a, b int) float64 {
 	return float64(a) / float64(b)
 }
 
-func writeEvalTable(w io.Writer, rep EvalReport) error {
+func writeEvalTable(w io.Writer, rep Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "threshold %.4f, %d attack rows, %d benign rows\n", rep.Threshold, rep.Attacks, rep.Benign)
 	fmt.Fprintf(&b, "%-12s %6s %9s %7s %7s %6s\n", "kind", "rows", "precision", "recall", "fpr", "kind=")

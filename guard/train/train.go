@@ -1,4 +1,6 @@
-package guard
+// Package train fits the guard's model (cmd/guardtrain) on labelled
+// examples, with the features the guard package extracts.
+package train
 
 import (
 	"errors"
@@ -7,14 +9,16 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+
+	"github.com/gwlabs/gateway/guard"
 )
 
 // Example is one labelled training text.
 type Example struct {
 	Text   string
 	Attack bool
-	Kind   Kind    // for attacks: extraction, jailbreak or injection
-	Weight float64 // relative weight in the loss; 0 means 1
+	Kind   guard.Kind // for attacks: extraction, jailbreak or injection
+	Weight float64    // relative weight in the loss; 0 means 1
 }
 
 func (e Example) weight() float64 {
@@ -69,17 +73,16 @@ type vec struct {
 // featurize computes training vectors with the same extractor Check uses,
 // one extraction per example for both models: the window model's vectors
 // and the local model's per-token features.
-func featurize(ex []Example) ([]vec, []localVec) {
-	lex := newLexicon()
-	sc := &scratch{}
+func featurize(ex []Example) ([]vec, []guard.LocalFeatures) {
+	x := guard.NewExtractor()
 	out := make([]vec, len(ex))
-	lv := make([]localVec, len(ex))
+	lv := make([]guard.LocalFeatures, len(ex))
 	counts := map[uint32]int{}
 	for i, e := range ex {
-		extract(sc, lex, e.Text)
-		lv[i] = newLocalVec(sc)
+		f := x.Features(e.Text)
+		lv[i] = f.Local
 		clear(counts)
-		for _, b := range sc.sparse {
+		for _, b := range f.Sparse {
 			counts[b]++
 		}
 		v := vec{idx: make([]uint32, 0, len(counts)), val: make([]float32, 0, len(counts))}
@@ -87,12 +90,12 @@ func featurize(ex []Example) ([]vec, []localVec) {
 			v.idx = append(v.idx, b)
 		}
 		slices.Sort(v.idx)
-		norm := 1 / math.Sqrt(math.Max(1, float64(len(sc.sparse))))
+		norm := 1 / math.Sqrt(math.Max(1, float64(len(f.Sparse))))
 		for _, b := range v.idx {
 			v.val = append(v.val, float32(float64(counts[b])*norm))
 		}
-		v.dense = slices.Clone(sc.hits)
-		v.dval = denseNorm(len(v.dense))
+		v.dense = f.Dense
+		v.dval = guard.DenseNorm(len(v.dense))
 		out[i] = v
 	}
 	return out, lv
@@ -107,8 +110,8 @@ type linear struct {
 
 func newLinear() *linear {
 	return &linear{
-		ws: make([]float64, numBuckets), gs: make([]float64, numBuckets),
-		wd: make([]float64, numDense), gd: make([]float64, numDense),
+		ws: make([]float64, guard.NumBuckets), gs: make([]float64, guard.NumBuckets),
+		wd: make([]float64, guard.NumDense), gd: make([]float64, guard.NumDense),
 	}
 }
 
@@ -148,10 +151,10 @@ func (l *linear) step(v *vec, g float64, o *TrainOptions) {
 // the development set at its own false-positive rate, above one
 // regression for "attack" on every seed compared). It is deterministic
 // for given options.
-func Train(ex []Example, opt TrainOptions) (*Model, error) {
+func Train(ex []Example, opt TrainOptions) (*guard.Model, error) {
 	opt.defaults()
 	var nAtt, nBen float64
-	var nKind [numCols]float64
+	var nKind [guard.NumKinds]float64
 	col := make([]int, len(ex)) // the example's column; -1 for benign
 	for i, e := range ex {
 		col[i] = -1
@@ -180,8 +183,8 @@ func Train(ex []Example, opt TrainOptions) (*Model, error) {
 	// Each regression is class-balanced over its kind and the benign
 	// examples; one whose kind has no examples is not trained and never
 	// wins (its bias is set very low below).
-	var kinds [numCols]*linear
-	var wAttK, wBenK [numCols]float64
+	var kinds [guard.NumKinds]*linear
+	var wAttK, wBenK [guard.NumKinds]float64
 	for c := range kinds {
 		kinds[c] = newLinear()
 		if nKind[c] > 0 {
@@ -207,29 +210,28 @@ func Train(ex []Example, opt TrainOptions) (*Model, error) {
 		}
 	}
 
-	m := &Model{
-		Threshold: opt.Threshold,
-		Grey:      opt.Grey,
-		Meta:      opt.Meta,
-		signature: lexiconSignature(),
-		sparse:    make([]int8, numBuckets*numCols),
-		dense:     make([]float32, numDense*numCols),
-	}
+	var w guard.Weights
+	w.Sparse = make([]int8, guard.NumBuckets*guard.NumKinds)
+	w.Dense = make([]float32, guard.NumDense*guard.NumKinds)
 	for c, l := range kinds {
-		m.bias[c] = float32(l.b)
+		w.Bias[c] = float32(l.b)
 		if nKind[c] == 0 {
-			m.bias[c] = untrainedBias
+			w.Bias[c] = untrainedBias
 		}
-		m.scale[c] = quantScale(l.ws)
-		for i, w := range l.ws {
-			m.sparse[i*numCols+c] = quantize(w, m.scale[c])
+		w.Scale[c] = quantScale(l.ws)
+		for i, x := range l.ws {
+			w.Sparse[i*guard.NumKinds+c] = quantize(x, w.Scale[c])
 		}
-		for d, w := range l.wd {
-			m.dense[d*numCols+c] = float32(w)
+		for d, x := range l.wd {
+			w.Dense[d*guard.NumKinds+c] = float32(x)
 		}
 	}
 	total := nAtt + nBen
-	m.local = trainLocal(ex, lvs, &opt, total/(2*nAtt), total/(2*nBen))
+	trainLocal(&w, ex, lvs, &opt, total/(2*nAtt), total/(2*nBen))
+	m, err := guard.NewModel(w, opt.Threshold, opt.Grey, opt.Meta)
+	if err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -262,14 +264,11 @@ func quantScale(ws []float64) float32 {
 	return float32(p / 127)
 }
 
-func kindCol(k Kind) (int, error) {
-	switch k {
-	case KindExtraction:
-		return colExtraction, nil
-	case KindJailbreak:
-		return colJailbreak, nil
-	case KindInjection:
-		return colInjection, nil
+func kindCol(k guard.Kind) (int, error) {
+	if c, ok := guard.KindColumn(k); ok {
+		return c, nil
 	}
 	return 0, fmt.Errorf("train: unknown kind %q", k)
 }
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
