@@ -597,7 +597,7 @@ func (e *encoder) tools(out *genRequest) error {
 		decls = append(decls, d)
 	}
 	if len(decls) > 0 {
-		out.Tools = []tool{{FunctionDeclarations: decls}}
+		out.Tools = []gemini.Tool{{FunctionDeclarations: decls}}
 	}
 	if r.ParallelToolCalls != nil && !*r.ParallelToolCalls && len(decls) > 0 {
 		// Gemini has no switch for parallel calls.
@@ -607,7 +607,7 @@ func (e *encoder) tools(out *genRequest) error {
 	if tc == nil {
 		return nil
 	}
-	var fc functionCallingConfig
+	var fc gemini.FunctionCallingConfig
 	switch tc.Mode {
 	case gw.ToolChoiceAuto, "":
 		fc.Mode = "AUTO"
@@ -630,7 +630,7 @@ func (e *encoder) tools(out *genRequest) error {
 		}
 		return nil
 	}
-	out.ToolConfig = &toolConfig{FunctionCallingConfig: fc}
+	out.ToolConfig = &gemini.ToolConfig{FunctionCallingConfig: &fc}
 	return nil
 }
 

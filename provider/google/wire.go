@@ -12,16 +12,16 @@ import (
 // response the decoders read. Only the members the gateway uses are
 // declared; the decoder ignores the rest (safetyRatings, citationMetadata,
 // avgLogprobs...). The types both sides of the gateway write alike
-// (inline and linked files, function declarations, usage) are
+// (inline and linked files, tools and tool choice, usage) are
 // shape/gemini's.
 
 // genRequest is a generateContent request body.
 type genRequest struct {
-	Contents          []content     `json:"contents"`
-	SystemInstruction *content      `json:"systemInstruction,omitempty"`
-	Tools             []tool        `json:"tools,omitempty"`
-	ToolConfig        *toolConfig   `json:"toolConfig,omitempty"`
-	GenerationConfig  *generationCf `json:"generationConfig,omitempty"`
+	Contents          []content          `json:"contents"`
+	SystemInstruction *content           `json:"systemInstruction,omitempty"`
+	Tools             []gemini.Tool      `json:"tools,omitempty"`
+	ToolConfig        *gemini.ToolConfig `json:"toolConfig,omitempty"`
+	GenerationConfig  *generationCf      `json:"generationConfig,omitempty"`
 }
 
 // content is one turn: role "user" or "model" (no role in
@@ -56,19 +56,6 @@ type outResponse struct {
 	ID       string          `json:"id,omitempty"`
 	// callerID is the tool-call id as the caller holds it, for ordering.
 	callerID string
-}
-
-type tool struct {
-	FunctionDeclarations []gemini.FunctionDeclaration `json:"functionDeclarations"`
-}
-
-type toolConfig struct {
-	FunctionCallingConfig functionCallingConfig `json:"functionCallingConfig"`
-}
-
-type functionCallingConfig struct {
-	Mode                 string   `json:"mode"`
-	AllowedFunctionNames []string `json:"allowedFunctionNames,omitempty"`
 }
 
 type generationCf struct {
