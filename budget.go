@@ -117,14 +117,14 @@ type BudgetUse struct {
 	AccountDay, AccountMonth PeriodUse
 }
 
-// BudgetUser is implemented by stores that report budget use (both do).
+// BudgetUser is part of Store: a store reports budget use.
 // BudgetUse returns the use of the periods containing at by the key
 // (keyID may be empty: then only the account's) and its account.
 type BudgetUser interface {
 	BudgetUse(ctx context.Context, accountID, keyID string, at time.Time) (BudgetUse, error)
 }
 
-// BudgetSetter is implemented by stores that keep budgets (both do).
+// BudgetSetter is part of Store: a store keeps budgets.
 // SetKeyBudget and SetAccountBudget replace the caps (zero clears); an
 // unknown key or account is ErrNotFound. A running gateway applies a
 // change within its key cache's refresh.

@@ -60,7 +60,8 @@ type ReviewedIncident struct {
 	Text   string
 }
 
-// GuardStore is implemented by the stores next to Store: per-key and
+// GuardStore is part of Store (a consumer that needs only this asks for
+// it alone): per-key and
 // per-account guard policies, the flagged text of incidents, their
 // reviews, and each account's allow list of reviewed false positives.
 type GuardStore interface {

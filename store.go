@@ -74,9 +74,14 @@ type Store interface {
 	Incidents(ctx context.Context, limit int) ([]Incident, error)
 	Incident(ctx context.Context, id string) (*Incident, error)
 
-	// Both stores keep holds alive and list one account's incidents.
+	// What both stores do beyond the core: keep holds alive, list one
+	// account's incidents, keep guard policies and incident reviews, and
+	// keep budgets and report their use.
 	HoldRenewer
 	AccountIncidents
+	GuardStore
+	BudgetUser
+	BudgetSetter
 }
 
 // HoldRenewer is part of Store: a hold can be kept alive:

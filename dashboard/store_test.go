@@ -81,6 +81,29 @@ func (s *fakeStore) RevokeKey(context.Context, string) error            { return
 func (s *fakeStore) TopUp(context.Context, string, gw.Money, string) error {
 	return errUnused
 }
+func (s *fakeStore) SetGuardPolicy(context.Context, string, string, gw.GuardPolicy) error {
+	return errUnused
+}
+func (s *fakeStore) GuardPolicies(context.Context, string, string) (*gw.GuardPolicy, *gw.GuardPolicy, error) {
+	return nil, nil, nil
+}
+func (s *fakeStore) SetIncidentText(context.Context, gw.IncidentText) error  { return errUnused }
+func (s *fakeStore) ReviewIncident(context.Context, gw.IncidentReview) error { return errUnused }
+func (s *fakeStore) IncidentReviews(context.Context, []string) (map[string]gw.IncidentReview, error) {
+	return map[string]gw.IncidentReview{}, nil
+}
+func (s *fakeStore) ReviewedIncidents(context.Context) ([]gw.ReviewedIncident, error) {
+	return nil, nil
+}
+func (s *fakeStore) GuardAllowed(context.Context, string, [32]byte) (bool, error) { return false, nil }
+func (s *fakeStore) BudgetUse(context.Context, string, string, time.Time) (gw.BudgetUse, error) {
+	return gw.BudgetUse{}, nil
+}
+func (s *fakeStore) SetKeyBudget(context.Context, string, gw.Budget) error     { return errUnused }
+func (s *fakeStore) SetAccountBudget(context.Context, string, gw.Budget) error { return errUnused }
+func (s *fakeStore) AccountBudget(context.Context, string) (gw.Budget, error) {
+	return gw.Budget{}, nil
+}
 func (s *fakeStore) PlaceHold(context.Context, gw.Hold) error            { return errUnused }
 func (s *fakeStore) Settle(context.Context, string, *gw.Record) error    { return errUnused }
 func (s *fakeStore) Release(context.Context, string, *gw.Record) error   { return errUnused }

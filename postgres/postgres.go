@@ -78,8 +78,6 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -175,7 +173,7 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	conn := pgConn{pool}
+	conn := newConn(pool)
 	db := &DB{
 		pool: pool, now: now, syncEach: opt.SyncEachCommit,
 		queries: sqlstore.New(conn, conn, dialect, now),
@@ -218,10 +216,9 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 		return fmt.Errorf("migrate: create schema_migrations: %w", err)
 	}
 	for _, name := range names {
-		base := strings.TrimPrefix(name, "migrations/")
-		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		base, version, err := sqlstore.MigrationVersion(name)
 		if err != nil {
-			return fmt.Errorf("migrate: bad migration name %q", base)
+			return err
 		}
 		var applied bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, version).Scan(&applied); err != nil {
@@ -372,31 +369,19 @@ func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
 // its expiry that was not swept yet still settles. r.RequestID defaults to
 // the hold id and r.AccountID, r.KeyID to the hold's.
 func (db *DB) Settle(ctx context.Context, holdID string, r *gw.Record) error {
-	o, err := sqlstore.SettleOp(holdID, r, db.now)
-	if err != nil {
-		return err
-	}
-	if err := db.gc.Submit(ctx, o, "settle"); err != nil {
-		return err
-	}
-	r.Charge, r.Loss, r.Note = o.Rec.Charge, o.Rec.Loss, o.Rec.Note
-	return nil
+	return sqlstore.Settle(ctx, holdID, r, db.now, db.gc.Submit)
 }
 
 // Release deletes the hold without charging and, when r is not nil, writes
 // r with a zero charge. An unknown or already finished hold is ErrNotFound
 // and changes nothing.
 func (db *DB) Release(ctx context.Context, holdID string, r *gw.Record) error {
-	return db.gc.Submit(ctx, sqlstore.ReleaseOp(holdID, r, db.now), "release")
+	return sqlstore.Release(ctx, holdID, r, db.now, db.gc.Submit)
 }
 
 // Log writes a record for a request that placed no hold.
 func (db *DB) Log(ctx context.Context, r *gw.Record) error {
-	o, err := sqlstore.LogOp(r, db.now)
-	if err != nil {
-		return err
-	}
-	return db.gc.Submit(ctx, o, "log")
+	return sqlstore.Log(ctx, r, db.now, db.gc.Submit)
 }
 
 // ExpireHolds deletes the holds whose expiry is not after now, taking
@@ -431,10 +416,8 @@ func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
 	return n, nil
 }
 
-const recordColumns = `request_id, account_id, key_id, endpoint, vendor, model, stream, status, error_code,
-	input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens,
-	reasoning_tokens, optimizer_tokens, usage_reported, reported_cost, has_reported_cost,
-	cost, charge, latency_us, ttfb_us, guard, note, created_at, loss, directive_share, disputed_cost`
+// recordColumns are a record's columns (see sqlstore.RecordColumns).
+const recordColumns = sqlstore.RecordColumns
 
 // recordArgs returns r's columns but the last as arguments $1 to $28, in
 // recordColumns order; $21 is the charge. The last, disputed_cost, comes
@@ -445,54 +428,6 @@ func recordArgs(r *gw.Record) []any {
 		u.InputTokens, u.CacheReadTokens, u.CacheWrite5mTokens, u.CacheWrite1hTokens, u.OutputTokens,
 		u.ReasoningTokens, u.OptimizerTokens, u.Reported, int64(u.ReportedCost), u.HasReportedCost,
 		int64(r.Cost), int64(r.Charge), r.Latency.Microseconds(), r.TTFB.Microseconds(), r.Guard, r.Note, r.CreatedAt, int64(r.Loss), int64(r.DirectiveShare)}
-}
-
-func scanRecord(row pgx.Row) (*gw.Record, error) {
-	var r gw.Record
-	var endpoint, code string
-	var latency, ttfb int64
-	u := &r.Usage
-	if err := row.Scan(&r.RequestID, &r.AccountID, &r.KeyID, &endpoint, &r.Vendor, &r.Model, &r.Stream, &r.Status, &code,
-		&u.InputTokens, &u.CacheReadTokens, &u.CacheWrite5mTokens, &u.CacheWrite1hTokens, &u.OutputTokens,
-		&u.ReasoningTokens, &u.OptimizerTokens, &u.Reported, &u.ReportedCost, &u.HasReportedCost,
-		&r.Cost, &r.Charge, &latency, &ttfb, &r.Guard, &r.Note, &r.CreatedAt, &r.Loss, &r.DirectiveShare, &r.DisputedCost); err != nil {
-		return nil, err
-	}
-	r.Endpoint, r.ErrorCode = gw.Shape(endpoint), gw.Code(code)
-	r.Latency, r.TTFB = time.Duration(latency)*time.Microsecond, time.Duration(ttfb)*time.Microsecond
-	r.CreatedAt = r.CreatedAt.UTC()
-	return &r, nil
-}
-
-// Record returns one request's record.
-func (db *DB) Record(ctx context.Context, requestID string) (*gw.Record, error) {
-	r, err := scanRecord(db.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM records WHERE request_id = $1`, requestID))
-	if err != nil {
-		return nil, fmt.Errorf("record %q: %w", requestID, notFound(err))
-	}
-	return r, nil
-}
-
-// Records returns the records matching f, newest first (ties broken by
-// request id, descending). A Before cursor naming no record yields none.
-func (db *DB) Records(ctx context.Context, f gw.RecordFilter) ([]gw.Record, error) {
-	page, args := dialect.RecordsPage(f)
-	q := `SELECT ` + recordColumns + ` FROM records` + page
-	rows, err := db.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("records: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (gw.Record, error) {
-		r, err := scanRecord(row)
-		if err != nil {
-			return gw.Record{}, err
-		}
-		return *r, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("records: %w", err)
-	}
-	return out, nil
 }
 
 // notFound maps a missing row, and a foreign key naming a missing row, to

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gwlabs/gateway/internal/sqlstore"
@@ -21,18 +23,38 @@ var dialect = sqlstore.Dialect{
 	NotFound: notFound,
 }
 
-// pgConn runs the shared statements on the pool.
-type pgConn struct{ pool *pgxpool.Pool }
+// pgRunner is what a pool and a transaction both do.
+type pgRunner interface {
+	QueryRow(ctx context.Context, q string, args ...any) pgx.Row
+	Query(ctx context.Context, q string, args ...any) (pgx.Rows, error)
+	Exec(ctx context.Context, q string, args ...any) (pgconn.CommandTag, error)
+}
+
+// pgConn runs the shared statements on the pool or, inside Tx, on a
+// transaction (pool is then nil).
+type pgConn struct {
+	run  pgRunner
+	pool *pgxpool.Pool
+}
+
+func newConn(pool *pgxpool.Pool) pgConn { return pgConn{pool, pool} }
 
 func (c pgConn) QueryRow(ctx context.Context, q string, args ...any) sqlstore.Row {
-	return c.pool.QueryRow(ctx, q, args...)
+	return c.run.QueryRow(ctx, q, args...)
 }
 
 func (c pgConn) Query(ctx context.Context, q string, args ...any) (sqlstore.Rows, error) {
-	return c.pool.Query(ctx, q, args...)
+	return c.run.Query(ctx, q, args...)
 }
 
 func (c pgConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
-	tag, err := c.pool.Exec(ctx, q, args...)
+	tag, err := c.run.Exec(ctx, q, args...)
 	return tag.RowsAffected(), err
+}
+
+func (c pgConn) Tx(ctx context.Context, fn func(sqlstore.Conn) error) error {
+	if c.pool == nil {
+		return fn(c)
+	}
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return fn(pgConn{run: tx}) })
 }

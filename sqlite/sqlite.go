@@ -396,10 +396,9 @@ func migrate(ctx context.Context, w *sql.DB) error {
 		return fmt.Errorf("migrate: create schema_migrations: %w", err)
 	}
 	for _, name := range names {
-		base := strings.TrimPrefix(name, "migrations/")
-		version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		base, version, err := sqlstore.MigrationVersion(name)
 		if err != nil {
-			return fmt.Errorf("migrate: bad migration name %q", base)
+			return err
 		}
 		body, err := migrations.ReadFile(name)
 		if err != nil {
@@ -634,15 +633,7 @@ func (db *DB) PlaceHold(ctx context.Context, h gw.Hold) error {
 // expiry that was not swept yet still settles. r.RequestID defaults to
 // the hold id and r.AccountID, r.KeyID to the hold's.
 func (db *DB) Settle(ctx context.Context, holdID string, r *gw.Record) error {
-	o, err := sqlstore.SettleOp(holdID, r, db.now)
-	if err != nil {
-		return err
-	}
-	if err := db.finishHold(ctx, o, "settle"); err != nil {
-		return err
-	}
-	r.Charge, r.Loss, r.Note = o.Rec.Charge, o.Rec.Loss, o.Rec.Note
-	return nil
+	return sqlstore.Settle(ctx, holdID, r, db.now, db.finishHold)
 }
 
 // finishHold submits a Settle or Release; on an exclusive store it takes
@@ -675,7 +666,7 @@ func (db *DB) finishHold(ctx context.Context, o *groupcommit.Op, what string) er
 // r with a zero charge. An unknown or already finished hold is ErrNotFound
 // and changes nothing.
 func (db *DB) Release(ctx context.Context, holdID string, r *gw.Record) error {
-	return db.finishHold(ctx, sqlstore.ReleaseOp(holdID, r, db.now), "release")
+	return sqlstore.Release(ctx, holdID, r, db.now, db.finishHold)
 }
 
 // RenewHold moves a live hold's expiry to expiresAt (never earlier). A
@@ -692,11 +683,7 @@ func (db *DB) RenewHold(ctx context.Context, holdID string, expiresAt time.Time)
 
 // Log writes a record for a request that placed no hold.
 func (db *DB) Log(ctx context.Context, r *gw.Record) error {
-	o, err := sqlstore.LogOp(r, db.now)
-	if err != nil {
-		return err
-	}
-	return db.gc.Submit(ctx, o, "log")
+	return sqlstore.Log(ctx, r, db.now, db.gc.Submit)
 }
 
 // ExpireHolds deletes the holds whose expiry is not after now, taking
@@ -730,10 +717,8 @@ func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
 	return int(n), nil
 }
 
-const recordColumns = `request_id, account_id, key_id, endpoint, vendor, model, stream, status, error_code,
-	input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens,
-	reasoning_tokens, optimizer_tokens, usage_reported, reported_cost, has_reported_cost,
-	cost, charge, latency_us, ttfb_us, guard, note, created_at, loss, directive_share, disputed_cost`
+// recordColumns are a record's columns (see sqlstore.RecordColumns).
+const recordColumns = sqlstore.RecordColumns
 
 // recordArgCount is the number of recordColumns.
 const recordArgCount = 29
@@ -745,58 +730,6 @@ func appendRecordArgs(args []any, r *gw.Record) []any {
 		u.InputTokens, u.CacheReadTokens, u.CacheWrite5mTokens, u.CacheWrite1hTokens, u.OutputTokens,
 		u.ReasoningTokens, u.OptimizerTokens, u.Reported, int64(u.ReportedCost), u.HasReportedCost,
 		int64(r.Cost), int64(r.Charge), r.Latency.Microseconds(), r.TTFB.Microseconds(), r.Guard, r.Note, micros(r.CreatedAt), int64(r.Loss), int64(r.DirectiveShare), int64(r.DisputedCost))
-}
-
-type scanner interface{ Scan(dest ...any) error }
-
-func scanRecord(s scanner) (*gw.Record, error) {
-	var r gw.Record
-	var endpoint, code string
-	var latency, ttfb, created int64
-	u := &r.Usage
-	if err := s.Scan(&r.RequestID, &r.AccountID, &r.KeyID, &endpoint, &r.Vendor, &r.Model, &r.Stream, &r.Status, &code,
-		&u.InputTokens, &u.CacheReadTokens, &u.CacheWrite5mTokens, &u.CacheWrite1hTokens, &u.OutputTokens,
-		&u.ReasoningTokens, &u.OptimizerTokens, &u.Reported, &u.ReportedCost, &u.HasReportedCost,
-		&r.Cost, &r.Charge, &latency, &ttfb, &r.Guard, &r.Note, &created, &r.Loss, &r.DirectiveShare, &r.DisputedCost); err != nil {
-		return nil, err
-	}
-	r.Endpoint, r.ErrorCode = gw.Shape(endpoint), gw.Code(code)
-	r.Latency, r.TTFB = time.Duration(latency)*time.Microsecond, time.Duration(ttfb)*time.Microsecond
-	r.CreatedAt = fromMicros(created)
-	return &r, nil
-}
-
-// Record returns one request's record.
-func (db *DB) Record(ctx context.Context, requestID string) (*gw.Record, error) {
-	r, err := scanRecord(db.r.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM records WHERE request_id = ?`, requestID))
-	if err != nil {
-		return nil, fmt.Errorf("record %q: %w", requestID, notFound(err))
-	}
-	return r, nil
-}
-
-// Records returns the records matching f, newest first (ties broken by
-// request id, descending). A Before cursor naming no record yields none.
-func (db *DB) Records(ctx context.Context, f gw.RecordFilter) ([]gw.Record, error) {
-	page, args := dialect.RecordsPage(f)
-	q := `SELECT ` + recordColumns + ` FROM records` + page
-	rows, err := db.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("records: %w", err)
-	}
-	defer rows.Close()
-	var out []gw.Record
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return nil, fmt.Errorf("records: %w", err)
-		}
-		out = append(out, *r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("records: %w", err)
-	}
-	return out, nil
 }
 
 // notFound maps sql.ErrNoRows to gw.ErrNotFound.

@@ -75,6 +75,39 @@ func LogOp(r *gw.Record, now func() time.Time) (*groupcommit.Op, error) {
 	return &groupcommit.Op{Kind: groupcommit.Log, Rec: withDefaults(r, "", now)}, nil
 }
 
+// Submit hands a group-commit call to the store's committer and waits
+// for it to be durable; what names the call in errors.
+type Submit func(ctx context.Context, o *groupcommit.Op, what string) error
+
+// Settle settles the hold with r through submit and sets r.Charge, r.Loss
+// and r.Note to what the commit wrote.
+func Settle(ctx context.Context, holdID string, r *gw.Record, now func() time.Time, submit Submit) error {
+	o, err := SettleOp(holdID, r, now)
+	if err != nil {
+		return err
+	}
+	if err := submit(ctx, o, "settle"); err != nil {
+		return err
+	}
+	r.Charge, r.Loss, r.Note = o.Rec.Charge, o.Rec.Loss, o.Rec.Note
+	return nil
+}
+
+// Release releases the hold through submit, writing r (when not nil)
+// with a zero charge.
+func Release(ctx context.Context, holdID string, r *gw.Record, now func() time.Time, submit Submit) error {
+	return submit(ctx, ReleaseOp(holdID, r, now), "release")
+}
+
+// Log writes the record of a request that placed no hold through submit.
+func Log(ctx context.Context, r *gw.Record, now func() time.Time, submit Submit) error {
+	o, err := LogOp(r, now)
+	if err != nil {
+		return err
+	}
+	return submit(ctx, o, "log")
+}
+
 // RenewHold moves a live hold's expiry (a row of the holds table) to
 // expiresAt, never earlier. A hold past its expiry, swept or finished is
 // ErrNotFound.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -191,4 +192,42 @@ func (q Queries) SetGuardPolicy(ctx context.Context, subject, id string, p gw.Gu
 		return fmt.Errorf("set guard policy: %s %q: %w", subject, id, gw.ErrNotFound)
 	}
 	return nil
+}
+
+// ReviewIncident records a review and keeps the account's allow list in
+// step with it, in one transaction: a false positive allows the
+// incident's text on its account, a confirmation takes it off again.
+func (q Queries) ReviewIncident(ctx context.Context, r gw.IncidentReview) error {
+	if err := CheckReview(&r, q.now); err != nil {
+		return err
+	}
+	return q.w.Tx(ctx, func(tx Conn) error {
+		var accountID string
+		if err := tx.QueryRow(ctx, `SELECT account_id FROM incidents WHERE id = $1`, r.IncidentID).Scan(&accountID); err != nil {
+			return fmt.Errorf("review incident %q: %w", r.IncidentID, q.d.NotFound(err))
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO incident_reviews (incident_id, verdict, note, reviewed_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (incident_id) DO UPDATE SET verdict = excluded.verdict, note = excluded.note, reviewed_at = excluded.reviewed_at`,
+			r.IncidentID, r.Verdict, r.Note, q.d.Time(r.ReviewedAt)); err != nil {
+			return fmt.Errorf("review incident: %w", err)
+		}
+		var hash []byte
+		err := tx.QueryRow(ctx, `SELECT hash FROM incident_texts WHERE incident_id = $1`, r.IncidentID).Scan(&hash)
+		switch {
+		case err != nil && errors.Is(q.d.NotFound(err), gw.ErrNotFound):
+			// no text kept (an incident from before texts were kept): nothing to allow
+		case err != nil:
+			return fmt.Errorf("review incident: %w", err)
+		case r.Verdict == gw.ReviewFalsePositive:
+			if _, err := tx.Exec(ctx, `INSERT INTO guard_allow (account_id, hash, incident_id, created_at) VALUES ($1, $2, $3, $4)
+				ON CONFLICT (account_id, hash) DO NOTHING`, accountID, hash, r.IncidentID, q.d.Time(r.ReviewedAt)); err != nil {
+				return fmt.Errorf("review incident: allow: %w", err)
+			}
+		default:
+			if _, err := tx.Exec(ctx, `DELETE FROM guard_allow WHERE account_id = $1 AND hash = $2`, accountID, hash); err != nil {
+				return fmt.Errorf("review incident: disallow: %w", err)
+			}
+		}
+		return nil
+	})
 }

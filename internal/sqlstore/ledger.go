@@ -2,7 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 )
@@ -71,4 +73,54 @@ func (q Queries) Balance(ctx context.Context, accountID string) (gw.Balance, err
 	}
 	b.Available = b.Balance - b.Held
 	return b, nil
+}
+
+// TopUpRef credits amount with the operator's reference and note, in one
+// transaction. A reference already used on this account credits nothing
+// and returns the first entry with duplicate true, so a retried top-up is
+// counted once (the unique index on the account's references decides
+// between concurrent retries). An unknown account is ErrNotFound.
+func (q Queries) TopUpRef(ctx context.Context, accountID string, amount gw.Money, reference, note string) (e gw.LedgerEntry, duplicate bool, err error) {
+	if amount <= 0 {
+		return e, false, fmt.Errorf("top up: amount %d must be positive", amount)
+	}
+	unknown := fmt.Errorf("top up: account %q: %w", accountID, gw.ErrNotFound)
+	now := q.now().Truncate(time.Microsecond)
+	err = q.w.Tx(ctx, func(tx Conn) error {
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM accounts WHERE id = $1`, accountID).Scan(&one); err != nil {
+			if errors.Is(q.d.NotFound(err), gw.ErrNotFound) {
+				return unknown
+			}
+			return fmt.Errorf("top up: %w", err)
+		}
+		var err error
+		e, err = ScanLedger(tx.QueryRow(ctx, `INSERT INTO ledger (account_id, amount, reference, note, created_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (account_id, reference) WHERE reference <> '' DO NOTHING
+			RETURNING `+LedgerColumns, accountID, int64(amount), reference, note, q.d.Time(now)))
+		if err != nil && reference != "" && errors.Is(q.d.NotFound(err), gw.ErrNotFound) {
+			// The reference was used: the first entry is the answer.
+			e, err = ScanLedger(tx.QueryRow(ctx, `SELECT `+LedgerColumns+` FROM ledger WHERE account_id = $1 AND reference = $2`, accountID, reference))
+			if err != nil {
+				return fmt.Errorf("top up: %w", err)
+			}
+			duplicate = true
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("top up: %w", err)
+		}
+		n, err := tx.Exec(ctx, `UPDATE accounts SET top_ups = top_ups + $2, balance = balance + $2 WHERE id = $1`, accountID, int64(amount))
+		if err != nil {
+			return fmt.Errorf("top up: %w", err)
+		}
+		if n == 0 {
+			return unknown
+		}
+		return nil
+	})
+	if err != nil {
+		return gw.LedgerEntry{}, false, err
+	}
+	return e, duplicate, nil
 }

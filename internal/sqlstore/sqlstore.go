@@ -10,6 +10,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -30,6 +32,10 @@ type Conn interface {
 	Query(ctx context.Context, q string, args ...any) (Rows, error)
 	// Exec returns the number of rows the statement changed.
 	Exec(ctx context.Context, q string, args ...any) (int64, error)
+	// Tx runs fn in one transaction on the writing side, committing when
+	// fn returns nil and rolling back otherwise. Inside a transaction it
+	// runs fn in that same transaction.
+	Tx(ctx context.Context, fn func(tx Conn) error) error
 }
 
 // Dialect is what the two engines spell differently.
@@ -111,9 +117,36 @@ func Limit(n int) int {
 }
 
 // SQL is a Conn on a database/sql pool.
-func SQL(db *sql.DB) Conn { return sqlConn{db} }
+func SQL(db *sql.DB) Conn { return sqlConn{db, db} }
 
-type sqlConn struct{ db *sql.DB }
+// sqlRunner is what *sql.DB and *sql.Tx both do.
+type sqlRunner interface {
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+}
+
+// sqlConn runs on db, the pool or a transaction; pool is nil inside a
+// transaction.
+type sqlConn struct {
+	db   sqlRunner
+	pool *sql.DB
+}
+
+func (c sqlConn) Tx(ctx context.Context, fn func(Conn) error) error {
+	if c.pool == nil {
+		return fn(c)
+	}
+	tx, err := c.pool.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(sqlConn{db: tx}); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
 
 func (c sqlConn) QueryRow(ctx context.Context, q string, args ...any) Row {
 	return c.db.QueryRowContext(ctx, q, args...)
@@ -165,4 +198,15 @@ func changed(n int64, err error, what, id string) error {
 		return fmt.Errorf("%s %q: %w", what, id, errNotFound)
 	}
 	return nil
+}
+
+// MigrationVersion reads a migration's file name ("migrations/0007_x.sql"):
+// its base name and the version its number prefix gives.
+func MigrationVersion(name string) (base string, version int, err error) {
+	base = strings.TrimPrefix(name, "migrations/")
+	version, err = strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+	if err != nil {
+		return base, 0, fmt.Errorf("migrate: bad migration name %q", base)
+	}
+	return base, version, nil
 }

@@ -394,7 +394,7 @@ func truncate(s string, n int) string {
 // float, a string), or usageMetadata without a prompt or candidates
 // count, makes the usage malformed: billed from the gateway's own count.
 // Absent counts are 0 (Gemini leaves zeros out).
-func usageOf(m *usageMetadata) gw.Usage {
+func usageOf(m *gemini.UsageMetadata) gw.Usage {
 	// One reading of usageMetadata for the vendor side and for the G
 	// endpoint's relay meter (package shape/gemini).
 	return (*gemini.UsageMetadata)(m).Usage()

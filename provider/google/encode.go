@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/shape/gemini"
 )
 
 // maxStopSequences is Gemini's limit on generationConfig.stopSequences.
@@ -326,7 +327,7 @@ func mediaPart(where loc, p gw.Part) (outPart, bool, error) {
 			if mt == "" {
 				return outPart{}, false, invalid("%s: google needs the media type of an inline %s", where, p.Type)
 			}
-			return outPart{InlineData: &blob{MimeType: mt, Data: p.Data}}, true, nil
+			return outPart{InlineData: &gemini.Blob{MimeType: mt, Data: p.Data}}, true, nil
 		}
 		if mt, data, ok := parseDataURL(p.URL); ok {
 			if mt == "" {
@@ -335,7 +336,7 @@ func mediaPart(where loc, p gw.Part) (outPart, bool, error) {
 			if mt == "" {
 				return outPart{}, false, invalid("%s: google needs the media type of an inline %s", where, p.Type)
 			}
-			return outPart{InlineData: &blob{MimeType: mt, Data: data}}, true, nil
+			return outPart{InlineData: &gemini.Blob{MimeType: mt, Data: data}}, true, nil
 		}
 		mt := p.MediaType
 		if mt == "" {
@@ -344,7 +345,7 @@ func mediaPart(where loc, p gw.Part) (outPart, bool, error) {
 		if mt == "" {
 			return outPart{}, false, invalid("%s: google needs the media type of a linked %s and none can be told from its URL; send it inline (base64)", where, p.Type)
 		}
-		return outPart{FileData: &fileData{MimeType: mt, FileURI: p.URL}}, true, nil
+		return outPart{FileData: &gemini.FileData{MimeType: mt, FileURI: p.URL}}, true, nil
 	}
 	return outPart{}, false, invalid("%s: google cannot take a %s part here", where, p.Type)
 }
@@ -570,7 +571,7 @@ func objectJSON(raw json.RawMessage) (json.RawMessage, error) {
 func (e *encoder) tools(out *genRequest) error {
 	r := e.r
 	declared := make(map[string]bool, len(r.Tools))
-	var decls []functionDecl
+	var decls []gemini.FunctionDeclaration
 	for i, t := range r.Tools {
 		if !validFunctionName(t.Name) {
 			return invalid("tools[%d].name: %q is not a valid google function name (letters, digits, _ . : -, starting with a letter or _, at most 128)", i, t.Name)
@@ -581,7 +582,7 @@ func (e *encoder) tools(out *genRequest) error {
 		if t.Strict != nil && *t.Strict {
 			e.drop(droppedStrict)
 		}
-		d := functionDecl{Name: t.Name, Description: t.Description}
+		d := gemini.FunctionDeclaration{Name: t.Name, Description: t.Description}
 		schema := bytes.TrimSpace(t.Parameters)
 		if len(schema) > 0 && !bytes.Equal(schema, []byte("null")) {
 			var buf bytes.Buffer
@@ -596,7 +597,7 @@ func (e *encoder) tools(out *genRequest) error {
 		decls = append(decls, d)
 	}
 	if len(decls) > 0 {
-		out.Tools = []tool{{FunctionDeclarations: decls}}
+		out.Tools = []gemini.Tool{{FunctionDeclarations: decls}}
 	}
 	if r.ParallelToolCalls != nil && !*r.ParallelToolCalls && len(decls) > 0 {
 		// Gemini has no switch for parallel calls.
@@ -606,7 +607,7 @@ func (e *encoder) tools(out *genRequest) error {
 	if tc == nil {
 		return nil
 	}
-	var fc functionCallingConfig
+	var fc gemini.FunctionCallingConfig
 	switch tc.Mode {
 	case gw.ToolChoiceAuto, "":
 		fc.Mode = "AUTO"
@@ -629,7 +630,7 @@ func (e *encoder) tools(out *genRequest) error {
 		}
 		return nil
 	}
-	out.ToolConfig = &toolConfig{FunctionCallingConfig: fc}
+	out.ToolConfig = &gemini.ToolConfig{FunctionCallingConfig: &fc}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/shape/gemini"
 )
 
 func TestToolCallIDRoundTrip(t *testing.T) {
@@ -180,20 +181,20 @@ func (strReadCloser) Close() error { return nil }
 
 func TestUsageGolden(t *testing.T) {
 	c := func(n int64) *gw.Count { return &gw.Count{N: n, Valid: true} }
-	u := usageOf(&usageMetadata{PromptTokenCount: c(20), CandidatesTokenCount: c(198), ThoughtsTokenCount: c(405), TotalTokenCount: c(623)})
+	u := usageOf(&gemini.UsageMetadata{PromptTokenCount: c(20), CandidatesTokenCount: c(198), ThoughtsTokenCount: c(405), TotalTokenCount: c(623)})
 	if u.OutputTokens != 603 || u.ReasoningTokens != 405 || u.PromptTokens()+u.OutputTokens != 623 {
 		t.Errorf("usage = %+v", u)
 	}
 	// Issue 19.6: cached above the prompt is clamped to the prompt and
 	// flagged (it was billed as 30 cached tokens).
-	u = usageOf(&usageMetadata{PromptTokenCount: c(10), CachedContentTokenCount: c(30)})
+	u = usageOf(&gemini.UsageMetadata{PromptTokenCount: c(10), CachedContentTokenCount: c(30)})
 	if u.InputTokens != 0 || u.CacheReadTokens != 10 || !u.Clamped {
 		t.Errorf("cached above prompt must clamp to the prompt: %+v", u)
 	}
 	// Issue 29 item 5: negative, float, string or no counts at all are
 	// malformed (billed from the gateway's own count), never 0.
 	for _, raw := range []string{`{"promptTokenCount":-5,"candidatesTokenCount":7}`, `{"promptTokenCount":1.5}`, `{"promptTokenCount":"12"}`, `{}`, `{"candidatesTokenCount":1e3}`} {
-		var m usageMetadata
+		var m gemini.UsageMetadata
 		if err := json.Unmarshal([]byte(raw), &m); err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}

@@ -3,22 +3,25 @@ package google
 import (
 	"encoding/json"
 
-	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/shape/gemini"
 )
 
-// This file holds the Gemini wire types: the request the encoder writes
+// This file holds the Gemini wire types the adapter alone uses: the
+// request the encoder writes
 // (field order = output order, so encoded bodies are stable) and the
 // response the decoders read. Only the members the gateway uses are
 // declared; the decoder ignores the rest (safetyRatings, citationMetadata,
-// avgLogprobs...).
+// avgLogprobs...). The types both sides of the gateway write alike
+// (inline and linked files, tools and tool choice, usage) are
+// shape/gemini's.
 
 // genRequest is a generateContent request body.
 type genRequest struct {
-	Contents          []content     `json:"contents"`
-	SystemInstruction *content      `json:"systemInstruction,omitempty"`
-	Tools             []tool        `json:"tools,omitempty"`
-	ToolConfig        *toolConfig   `json:"toolConfig,omitempty"`
-	GenerationConfig  *generationCf `json:"generationConfig,omitempty"`
+	Contents          []content          `json:"contents"`
+	SystemInstruction *content           `json:"systemInstruction,omitempty"`
+	Tools             []gemini.Tool      `json:"tools,omitempty"`
+	ToolConfig        *gemini.ToolConfig `json:"toolConfig,omitempty"`
+	GenerationConfig  *generationCf      `json:"generationConfig,omitempty"`
 }
 
 // content is one turn: role "user" or "model" (no role in
@@ -32,23 +35,13 @@ type content struct {
 // carries a thought signature is replayed as {"text":"",...}, the way
 // Gemini sent it.
 type outPart struct {
-	Text             *string      `json:"text,omitempty"`
-	Thought          bool         `json:"thought,omitempty"`
-	InlineData       *blob        `json:"inlineData,omitempty"`
-	FileData         *fileData    `json:"fileData,omitempty"`
-	FunctionCall     *outCall     `json:"functionCall,omitempty"`
-	FunctionResponse *outResponse `json:"functionResponse,omitempty"`
-	ThoughtSignature string       `json:"thoughtSignature,omitempty"`
-}
-
-type blob struct {
-	MimeType string `json:"mimeType"`
-	Data     string `json:"data"`
-}
-
-type fileData struct {
-	MimeType string `json:"mimeType,omitempty"`
-	FileURI  string `json:"fileUri"`
+	Text             *string          `json:"text,omitempty"`
+	Thought          bool             `json:"thought,omitempty"`
+	InlineData       *gemini.Blob     `json:"inlineData,omitempty"`
+	FileData         *gemini.FileData `json:"fileData,omitempty"`
+	FunctionCall     *outCall         `json:"functionCall,omitempty"`
+	FunctionResponse *outResponse     `json:"functionResponse,omitempty"`
+	ThoughtSignature string           `json:"thoughtSignature,omitempty"`
 }
 
 type outCall struct {
@@ -63,25 +56,6 @@ type outResponse struct {
 	ID       string          `json:"id,omitempty"`
 	// callerID is the tool-call id as the caller holds it, for ordering.
 	callerID string
-}
-
-type tool struct {
-	FunctionDeclarations []functionDecl `json:"functionDeclarations"`
-}
-
-type functionDecl struct {
-	Name                 string          `json:"name"`
-	Description          string          `json:"description,omitempty"`
-	ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema,omitempty"`
-}
-
-type toolConfig struct {
-	FunctionCallingConfig functionCallingConfig `json:"functionCallingConfig"`
-}
-
-type functionCallingConfig struct {
-	Mode                 string   `json:"mode"`
-	AllowedFunctionNames []string `json:"allowedFunctionNames,omitempty"`
 }
 
 type generationCf struct {
@@ -107,12 +81,12 @@ type thinkingConfig struct {
 // of a stream. Error is set on an error record (a stream's bare
 // {"error":...}).
 type genResponse struct {
-	Candidates     []candidate     `json:"candidates"`
-	PromptFeedback *promptFeedback `json:"promptFeedback"`
-	UsageMetadata  *usageMetadata  `json:"usageMetadata"`
-	ModelVersion   string          `json:"modelVersion"`
-	ResponseID     string          `json:"responseId"`
-	Error          *rpcStatus      `json:"error"`
+	Candidates     []candidate           `json:"candidates"`
+	PromptFeedback *promptFeedback       `json:"promptFeedback"`
+	UsageMetadata  *gemini.UsageMetadata `json:"usageMetadata"`
+	ModelVersion   string                `json:"modelVersion"`
+	ResponseID     string                `json:"responseId"`
+	Error          *rpcStatus            `json:"error"`
 }
 
 type candidate struct {
@@ -140,8 +114,8 @@ type inPart struct {
 	Text                string               `json:"text"`
 	Thought             bool                 `json:"thought"`
 	ThoughtSignature    string               `json:"thoughtSignature"`
-	InlineData          *blob                `json:"inlineData"`
-	FileData            *fileData            `json:"fileData"`
+	InlineData          *gemini.Blob         `json:"inlineData"`
+	FileData            *gemini.FileData     `json:"fileData"`
 	FunctionCall        *inCall              `json:"functionCall"`
 	ExecutableCode      *executableCode      `json:"executableCode"`
 	CodeExecutionResult *codeExecutionResult `json:"codeExecutionResult"`
@@ -166,15 +140,6 @@ type codeExecutionResult struct {
 type promptFeedback struct {
 	BlockReason        string `json:"blockReason"`
 	BlockReasonMessage string `json:"blockReasonMessage"`
-}
-
-type usageMetadata struct {
-	PromptTokenCount        *gw.Count `json:"promptTokenCount"`
-	CachedContentTokenCount *gw.Count `json:"cachedContentTokenCount"`
-	CandidatesTokenCount    *gw.Count `json:"candidatesTokenCount"`
-	ThoughtsTokenCount      *gw.Count `json:"thoughtsTokenCount"`
-	ToolUsePromptTokenCount *gw.Count `json:"toolUsePromptTokenCount"`
-	TotalTokenCount         *gw.Count `json:"totalTokenCount"`
 }
 
 // rpcStatus is a google.rpc.Status error body member.
