@@ -103,6 +103,8 @@ func (s *Lifecycle) mappedStream(w http.ResponseWriter, r *http.Request, x *prox
 	if s.dropsCarriers(in) {
 		enc = convstate.NewCarrierFilter(enc)
 	}
+	// What the rest of the stream does not read of the request goes.
+	s.letGo(x)
 	var (
 		usage      gw.Usage
 		events     int64

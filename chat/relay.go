@@ -179,6 +179,8 @@ func (s *Lifecycle) relayStream(w http.ResponseWriter, r *http.Request, x *proxy
 			return echo(d)
 		}
 	}
+	// What the rest of the stream does not read of the request goes.
+	s.letGo(x)
 	var events, text int64
 	var rtext *responsesText // a Responses stream counts each text once
 	if in.Endpoint == gw.ShapeR {
