@@ -379,6 +379,10 @@ func (s *Lifecycle) Serve(rw http.ResponseWriter, r *http.Request, sh shape.Shap
 	// hold on the balance (proxy Begin).
 	x, err := gwy.Begin(ctx, in)
 	xch = x
+	// From here the request is read through x (x.Inbound()): this
+	// handler's copies of it go, so that the body and the guard's text
+	// are let go as soon as x lets go of them (see letGo).
+	in, env, body = proxy.Inbound{}, shape.Request{}, nil
 	h.Set(optimize.Header, x.OptimizeHeader())
 	if d := x.Limit; d.RequestsLimit > 0 {
 		h.Set(HeaderRateLimit, strconv.FormatInt(d.RequestsLimit, 10))
@@ -399,8 +403,8 @@ func (s *Lifecycle) Serve(rw http.ResponseWriter, r *http.Request, sh shape.Shap
 	if x.ImposedMaxOutput > 0 {
 		h.Set(HeaderMaxTokens, strconv.FormatInt(x.ImposedMaxOutput, 10))
 	}
-	if in.Canonical != nil && len(in.Canonical.Dropped) > 0 && !x.Native() {
-		h.Set(HeaderDropped, strings.Join(in.Canonical.Dropped, ","))
+	if served.Canonical != nil && len(served.Canonical.Dropped) > 0 && !x.Native() {
+		h.Set(HeaderDropped, strings.Join(served.Canonical.Dropped, ","))
 	}
 	if rt != nil && !rt.native && len(rt.req.HostedTools) > 0 {
 		h.Set(HeaderDroppedTools, strings.Join(rt.req.HostedTools, ","))
