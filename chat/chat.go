@@ -392,6 +392,12 @@ func (s *Lifecycle) Serve(rw http.ResponseWriter, r *http.Request, sh shape.Shap
 		fail(err)
 		return
 	}
+	if !mapped && x.Inbound().Stream {
+		// Every model speaks the request's shape: its vendor bodies are
+		// made, and a stream need not hold the caller's body through the
+		// vendor call (see letGoBody).
+		s.letGoBody(x)
+	}
 	// The guard, the optimizer's count and the vendor attempts (proxy
 	// Call).
 	up, err := x.Call(ctx)

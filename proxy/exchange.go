@@ -312,27 +312,35 @@ func (x *Exchange) Tries() int {
 // LetGo drops what the rest of a stream no longer reads once the vendor
 // has answered (Call returned its answer): the guard's text (its verdict
 // is final), every candidate's vendor body (the dispute's prompt bound
-// is taken from the body sent first), the canonical form and, with body,
-// the caller's body. A stream of an agent's turn would otherwise hold
-// three copies of a large body for its whole life. The caller reads what
-// it still needs of them (Inbound.BodyTokens) before; Finish works as
-// before. Calling it twice does nothing more.
-func (x *Exchange) LetGo(body bool) {
-	if !x.letGo {
-		x.letGo = true
-		if x.g.cfg.Biller != nil {
-			// Only a priced request's usage is disputed.
-			x.bound = billable.PromptBound(x.Body, x.in.ExtraInputBytes, false)
-		}
-		x.Body = nil
-		for _, c := range x.cands {
-			c.body = nil
-		}
-		x.in.Text, x.in.Canonical = nil, nil
+// is taken from the body sent first) and the canonical form. A stream of
+// an agent's turn would otherwise hold copies of a large body for its
+// whole life. Finish works as before. Calling it twice does nothing.
+func (x *Exchange) LetGo() {
+	if x.letGo {
+		return
 	}
-	if body {
-		x.in.Body = nil
+	x.letGo = true
+	if x.g.cfg.Biller != nil {
+		// Only a priced request's usage is disputed.
+		x.bound = billable.PromptBound(x.Body, x.in.ExtraInputBytes, false)
 	}
+	x.Body = nil
+	for _, c := range x.cands {
+		c.body = nil
+	}
+	x.in.Text, x.in.Canonical = nil, nil
+}
+
+// LetGoBody drops the caller's body (Inbound.Body) once Begin has made
+// the vendor bodies from it: the proxy reads it again only for a guard
+// that reads the body itself (no Inbound.Text), and then it is kept
+// until Call. The caller reads what it still needs of the body first
+// (Inbound.BodyTokens).
+func (x *Exchange) LetGoBody() {
+	if x.in.Text == nil && x.g.cfg.Guard != nil && !x.called {
+		return
+	}
+	x.in.Body = nil
 }
 
 // promptBound is billable.PromptBound of the body sent, hostedCalls
