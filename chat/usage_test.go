@@ -167,3 +167,17 @@ func TestPromptEstimateIgnoresDelivery(t *testing.T) {
 		t.Errorf("prompt estimates %d and %d, want both %d", ea, eb, (len(a.Body)+3)/4)
 	}
 }
+
+// A body let go of (letGoBody) is estimated as it was before it went.
+func TestPromptEstimateOutlivesTheBody(t *testing.T) {
+	in := &proxy.Inbound{Body: []byte(`{"model":"openai/x","stream":true,"messages":[{"role":"user","content":"` + strings.Repeat("hello ", 5000) + `"}]}`)}
+	want := promptEstimate(in)
+	in.BodyTokens = promptEstimate(in)
+	in.Body = nil
+	if got := promptEstimate(in); got != want || want == 0 {
+		t.Errorf("estimate after the body went %d, before %d", got, want)
+	}
+	if u := estimateUsage(in, 7); u.InputTokens != want || u.OutputTokens != 7 {
+		t.Errorf("estimated usage %+v, want %d in and 7 out", u, want)
+	}
+}
