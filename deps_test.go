@@ -55,6 +55,13 @@ var banned = map[string]map[string]string{
 	},
 	"sqlite":   {module + "/postgres": "stores are independent"},
 	"postgres": {module + "/sqlite": "stores are independent"},
+	"chat": {
+		module + "/sqlite":   "the lifecycle reaches the store only through proxy",
+		module + "/postgres": "the lifecycle reaches the store only through proxy",
+		module + "/guard":    "the guard is wired in cmd",
+		module + "/billing":  "billing is wired in cmd",
+		module + "/server":   "server hands requests to the lifecycle, not the other way",
+	},
 	"server": {
 		module + "/sqlite":   "server reaches the store only through proxy",
 		module + "/postgres": "server reaches the store only through proxy",

@@ -29,6 +29,8 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 	if second == nil {
 		gspan.SetAttributes(Attr{AttrGuard, x.Guard})
 		gspan.End()
+		// The verdict is final: nothing reads the guard's text again.
+		x.in.Text = nil
 	}
 	parent := ctx
 	if !x.in.Stream {
@@ -72,6 +74,7 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 		}
 		r = <-done
 		<-counted
+		x.in.Text = nil
 	}
 	x.attempts = r.attempts
 	x.use(r.served)

@@ -78,7 +78,7 @@ func (x *Exchange) dispute(u gw.Usage) (gw.Usage, gw.Money, string) {
 	if !u.Reported || x.g.cfg.Biller == nil {
 		return u, 0, ""
 	}
-	bound := billable.PromptBound(x.Body, x.in.ExtraInputBytes, u.Hosted.Calls())
+	bound := x.promptBound(u.Hosted.Calls())
 	if bound <= 0 || u.PromptTokens() <= bound {
 		return u, 0, ""
 	}

@@ -53,6 +53,9 @@ type Inbound struct {
 	// Span is the request's own span (Gateway.StartRequest); Finish
 	// gives it the GenAI and gateway attributes. Nil: none.
 	Span Span
+	// BodyTokens is the server's prompt estimate of Body, made before
+	// Body was let go (Exchange.LetGo): what its estimates read then.
+	BodyTokens int64
 }
 
 // Target is one model to try: the vendor prefix and the vendor's model id.
@@ -145,6 +148,10 @@ type Exchange struct {
 	// renewal found it already expired (its money may be spent).
 	renewAt  time.Time
 	holdLost bool
+	// letGo says LetGo ran: bound is the dispute's prompt bound of the
+	// body sent (without hosted-tool calls), computed before Body went.
+	letGo bool
+	bound int64
 }
 
 // OptimizeHeader is the x-gateway-optimize response value: "applied;
@@ -300,4 +307,50 @@ func (x *Exchange) Tries() int {
 		}
 	}
 	return max(n, 1)
+}
+
+// LetGo drops what the rest of a stream no longer reads once the vendor
+// has answered (Call returned its answer): the guard's text (its verdict
+// is final), every candidate's vendor body (the dispute's prompt bound
+// is taken from the body sent first) and the canonical form. A stream of
+// an agent's turn would otherwise hold copies of a large body for its
+// whole life. Finish works as before. Calling it twice does nothing.
+func (x *Exchange) LetGo() {
+	if x.letGo {
+		return
+	}
+	x.letGo = true
+	if x.g.cfg.Biller != nil {
+		// Only a priced request's usage is disputed.
+		x.bound = billable.PromptBound(x.Body, x.in.ExtraInputBytes, false)
+	}
+	x.Body = nil
+	for _, c := range x.cands {
+		c.body = nil
+	}
+	x.in.Text, x.in.Canonical = nil, nil
+}
+
+// LetGoBody drops the caller's body (Inbound.Body) once Begin has made
+// the vendor bodies from it: the proxy reads it again only for a guard
+// that reads the body itself (no Inbound.Text), and then it is kept
+// until Call. The caller reads what it still needs of the body first
+// (Inbound.BodyTokens).
+func (x *Exchange) LetGoBody() {
+	if x.in.Text == nil && x.g.cfg.Guard != nil && !x.called {
+		return
+	}
+	x.in.Body = nil
+}
+
+// promptBound is billable.PromptBound of the body sent, hostedCalls
+// saying the answer used hosted tools.
+func (x *Exchange) promptBound(hostedCalls bool) int64 {
+	if x.letGo {
+		if hostedCalls {
+			return 0
+		}
+		return x.bound
+	}
+	return billable.PromptBound(x.Body, x.in.ExtraInputBytes, hostedCalls)
 }

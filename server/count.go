@@ -9,6 +9,7 @@ import (
 	"github.com/tiktoken-go/tokenizer/codec"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/chat"
 	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/internal/reqbody"
@@ -131,8 +132,8 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 func (s *Server) allowCount(w http.ResponseWriter, r *http.Request, p *gw.Principal, t route.Target, fail func(error)) bool {
 	d, err := s.cfg.Gateway.AllowCount(r.Context(), p, t.Vendor, t.Model)
 	if d.RequestsLimit > 0 {
-		w.Header().Set(headerRateLimit, strconv.FormatInt(d.RequestsLimit, 10))
-		w.Header().Set(headerRateRemain, strconv.FormatInt(max(d.RequestsRemaining, 0), 10))
+		w.Header().Set(chat.HeaderRateLimit, strconv.FormatInt(d.RequestsLimit, 10))
+		w.Header().Set(chat.HeaderRateRemaining, strconv.FormatInt(max(d.RequestsRemaining, 0), 10))
 	}
 	if err != nil {
 		fail(err)
@@ -163,8 +164,8 @@ func (s *Server) countIntake(w http.ResponseWriter, r *http.Request, sh shape.Sh
 	if p, err = s.cfg.Gateway.Authenticate(r.Context(), sh.Credential(r)); err != nil {
 		return nil, nil, done, err
 	}
-	body, held, err := s.readBodyMax(w, r, s.cfg.MaxCountBodyBytes)
-	done = func() { s.bodyBytes.Add(-held) }
+	body, held, err := s.life.ReadBodyMax(w, r, s.cfg.MaxCountBodyBytes)
+	done = func() { s.life.Unhold(held) }
 	if err != nil {
 		return nil, nil, done, err
 	}
@@ -172,7 +173,7 @@ func (s *Server) countIntake(w http.ResponseWriter, r *http.Request, sh shape.Sh
 	if err != nil {
 		return nil, nil, done, err
 	}
-	return p, body, func() { release(); s.bodyBytes.Add(-held) }, nil
+	return p, body, func() { release(); s.life.Unhold(held) }, nil
 }
 
 // countSlot charges a count's n body bytes to the key's count budget

@@ -54,7 +54,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 			defer aw.close()
 			w = aw
 		}
-		s.chat(w, r, gShape)
+		s.life.Serve(w, r, gShape)
 	case gemini.MethodCountTokens:
 		if allow(w, r, s.cfg.Now(), http.MethodPost) {
 			s.geminiCount(w, r, model)

@@ -2,7 +2,6 @@ package server
 
 import (
 	gw "github.com/gwlabs/gateway"
-	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/shape"
 	anthropicshape "github.com/gwlabs/gateway/shape/anthropic"
 	geminishape "github.com/gwlabs/gateway/shape/gemini"
@@ -30,25 +29,3 @@ var (
 	rShape = shapes.Get(gw.ShapeR)
 	gShape = shapes.Get(gw.ShapeG)
 )
-
-// shapeOf is the shape of the request's endpoint.
-func shapeOf(in *proxy.Inbound) shape.Shape { return shapes.Get(in.Endpoint) }
-
-// stateOf is the conversation state the request's shape uses.
-func stateOf(sh shape.Shape) shape.State {
-	if st, ok := sh.(shape.Stateful); ok {
-		return st.State()
-	}
-	return shape.State{}
-}
-
-// unoptimized is the edit that makes a native answer echo the caller's
-// request, where the optimizer changed it and the shape echoes it; nil
-// otherwise.
-func unoptimized(sh shape.Shape, x *proxy.Exchange, stream bool) func([]byte) []byte {
-	e, ok := sh.(shape.Echoer)
-	if !ok || !x.Optimized {
-		return nil
-	}
-	return e.Unoptimized(x.Inbound().Body, stream)
-}

@@ -628,6 +628,14 @@ func (c *Client) once(ctx context.Context, req *Request, k *poolKey, bud *gw.Att
 		cancel()
 		return nil, fmt.Errorf("build request: %w", err)
 	}
+	var sb *sentBody
+	if len(req.Body) >= letGoBytes {
+		// The transport keeps the request with its answer (a stream's
+		// whole life): the body it reads lets go of its bytes once read,
+		// and a resend's copy (GetBody) is had only until the answer.
+		sb = newSentBody(req.Body)
+		hr.Body, hr.GetBody = sb.open(), sb.reopen
+	}
 	hr.Header = req.Header.Clone()
 	if hr.Header == nil {
 		hr.Header = http.Header{}
@@ -643,6 +651,9 @@ func (c *Client) once(ctx context.Context, req *Request, k *poolKey, bud *gw.Att
 	var fired atomic.Bool
 	ttfb := time.AfterFunc(fbt, func() { fired.Store(true); cancel() })
 	resp, err := c.roundTrip(hr, req)
+	if sb != nil {
+		sb.answered()
+	}
 	if err != nil {
 		ttfb.Stop()
 		cancel()

@@ -1,4 +1,4 @@
-package server
+package chat
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	gw "github.com/gwlabs/gateway"
+	openaishape "github.com/gwlabs/gateway/shape/openai"
 	"github.com/gwlabs/gateway/sse"
 )
 
@@ -31,7 +31,7 @@ func BenchmarkRelayChunk(b *testing.B) {
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		fw := flushWriter{w: rec, rc: http.NewResponseController(rec)}
-		m := shapes.Get(gw.ShapeC).NewMeter("openai", false)
+		m := openaishape.Shape{}.NewMeter("openai", false)
 		rd := sse.NewReader(bytes.NewReader(stream))
 		for rd.Next() {
 			ev := rd.Event()

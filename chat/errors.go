@@ -1,4 +1,4 @@
-package server
+package chat
 
 import (
 	"math"
@@ -14,9 +14,9 @@ func retryAfterSeconds(e *gw.Error) string {
 	return strconv.Itoa(max(1, int(math.Ceil(e.RetryAfter.Seconds()))))
 }
 
-// writeError sends e in shape's envelope with its status, Retry-After
+// WriteError sends e in shape's envelope with its status, Retry-After
 // (always on 429) and x-should-retry: false on errors a retry cannot fix.
-func writeError(w http.ResponseWriter, sh shape.Shape, rid string, e *gw.Error) {
+func WriteError(w http.ResponseWriter, sh shape.Shape, rid string, e *gw.Error) {
 	if sw, ok := w.(*statusWriter); ok {
 		sw.err = e
 	}

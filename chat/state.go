@@ -1,4 +1,4 @@
-package server
+package chat
 
 import (
 	"context"
@@ -18,13 +18,13 @@ import (
 // (nil when the request has no thread), and only thread errors (404
 // thread_not_found, 400): a store failure while restoring reasoning is
 // logged and the request goes on as the client sent it.
-func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbound, *convstate.Turn, error) {
+func (s *Lifecycle) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbound, *convstate.Turn, error) {
 	k := s.cfg.State
 	if k == nil {
 		return in, nil, nil
 	}
 	var turn *convstate.Turn
-	st := stateOf(shapeOf(&in))
+	st := stateOf(s.shapeOf(&in))
 	if st.Threads && in.Canonical != nil && !s.nativeTo(in.Vendor, in.Endpoint) {
 		t, err := convstate.DecodeThread(in.Body)
 		if err != nil {
@@ -81,7 +81,7 @@ func (s *Server) clientState(ctx context.Context, in proxy.Inbound) (proxy.Inbou
 
 // nativeTo reports whether vendor speaks shape (a request to it is passed
 // through; with fallbacks the canonical form may be decoded all the same).
-func (s *Server) nativeTo(vendor string, shape gw.Shape) bool {
+func (s *Lifecycle) nativeTo(vendor string, shape gw.Shape) bool {
 	p, ok := s.cfg.Gateway.Provider(vendor)
 	return ok && p.Shape() == shape
 }
@@ -92,7 +92,7 @@ func (s *Server) nativeTo(vendor string, shape gw.Shape) bool {
 // answer's end reaches the client, so that a next turn sent at once finds
 // it. Failures are logged: the client then replays (thread_not_found) or
 // the vendor says what is missing.
-func (s *Server) keepAnswer(ctx context.Context, in *proxy.Inbound, turn *convstate.Turn, content []gw.Part) {
+func (s *Lifecycle) keepAnswer(ctx context.Context, in *proxy.Inbound, turn *convstate.Turn, content []gw.Part) {
 	if turn != nil {
 		if err := turn.Save(ctx, in.RequestID, content); err != nil {
 			s.cfg.Logger.Warn("keep thread", "request_id", in.RequestID, "err", err)
@@ -115,21 +115,21 @@ func (s *Server) keepAnswer(ctx context.Context, in *proxy.Inbound, turn *convst
 //
 // Not on /v1/responses: its reasoning rides in the kept response or in the
 // caller's sealed blobs, and store:false must keep nothing server-side.
-func (s *Server) wantsAnswer(in *proxy.Inbound, turn *convstate.Turn) bool {
-	return turn != nil || s.cfg.State != nil && !stateOf(shapeOf(in)).KeptResponses && (convstate.KeepsReasoning(in.Vendor) || s.cfg.State.KeepsSignatures(in.Vendor))
+func (s *Lifecycle) wantsAnswer(in *proxy.Inbound, turn *convstate.Turn) bool {
+	return turn != nil || s.cfg.State != nil && !stateOf(s.shapeOf(in)).KeptResponses && (convstate.KeepsReasoning(in.Vendor) || s.cfg.State.KeepsSignatures(in.Vendor))
 }
 
 // dropsCarriers reports whether a mapped answer is shown without its
 // Gemini signature carriers (see convstate.CarrierFilter): on the
 // Messages endpoint, when the signatures are kept for the next turn.
-func (s *Server) dropsCarriers(in *proxy.Inbound) bool {
-	return stateOf(shapeOf(in)).Threads && s.cfg.State.KeepsSignatures(in.Vendor)
+func (s *Lifecycle) dropsCarriers(in *proxy.Inbound) bool {
+	return stateOf(s.shapeOf(in)).Threads && s.cfg.State.KeepsSignatures(in.Vendor)
 }
 
 // relayCollector reads the reasoning of a relayed Chat Completions answer
 // from a reasoning vendor; nil when nothing is kept for this request.
-func (s *Server) relayCollector(in *proxy.Inbound) *convstate.Collector {
-	if s.cfg.State == nil || !stateOf(shapeOf(in)).ReasoningInBody || !convstate.KeepsReasoning(in.Vendor) {
+func (s *Lifecycle) relayCollector(in *proxy.Inbound) *convstate.Collector {
+	if s.cfg.State == nil || !stateOf(s.shapeOf(in)).ReasoningInBody || !convstate.KeepsReasoning(in.Vendor) {
 		return nil
 	}
 	return &convstate.Collector{}
@@ -139,9 +139,9 @@ func (s *Server) relayCollector(in *proxy.Inbound) *convstate.Collector {
 // thread, what billing needs at the thread's next continue: its size in
 // tokens (the prompt the vendor reported plus the answer) and whether its
 // system prompt holds the directive.
-func (s *Server) rememberNative(ctx context.Context, x *proxy.Exchange, messageID string, u gw.Usage) {
+func (s *Lifecycle) rememberNative(ctx context.Context, x *proxy.Exchange, messageID string, u gw.Usage) {
 	in := x.Inbound()
-	if s.cfg.State == nil || !stateOf(shapeOf(in)).Threads || !x.Native() || messageID == "" || !u.Reported || u.Malformed {
+	if s.cfg.State == nil || !stateOf(s.shapeOf(in)).Threads || !x.Native() || messageID == "" || !u.Reported || u.Malformed {
 		return
 	}
 	if t, err := convstate.DecodeThread(in.Body); err != nil || t == nil {
@@ -154,7 +154,7 @@ func (s *Server) rememberNative(ctx context.Context, x *proxy.Exchange, messageI
 }
 
 // keepRelayed keeps what a relayed answer's collector read.
-func (s *Server) keepRelayed(ctx context.Context, in *proxy.Inbound, c *convstate.Collector) {
+func (s *Lifecycle) keepRelayed(ctx context.Context, in *proxy.Inbound, c *convstate.Collector) {
 	if c == nil {
 		return
 	}

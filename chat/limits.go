@@ -1,4 +1,4 @@
-package server
+package chat
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 	"github.com/gwlabs/gateway/proxy"
 )
 
-// readAnswer reads a non-streaming vendor answer, failing past
+// ReadAnswer reads a non-streaming vendor answer, failing past
 // MaxResponseBytes instead of cutting it.
-func (s *Server) readAnswer(vendor string, r io.Reader) ([]byte, error) {
+func (s *Lifecycle) ReadAnswer(vendor string, r io.Reader) ([]byte, error) {
 	limit := s.cfg.MaxResponseBytes
 	body, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
@@ -41,14 +41,14 @@ func (t *tooLarge) Unwrap() error { return t.err }
 // estimate and, as output, the bytes read (one token a byte, clamped to
 // the most output the request allowed), noted answer_too_large. It
 // reports whether err was such an answer.
-func (s *Server) billTooLarge(w http.ResponseWriter, ctx context.Context, x *proxy.Exchange, err error) bool {
+func (s *Lifecycle) billTooLarge(w http.ResponseWriter, ctx context.Context, x *proxy.Exchange, err error) bool {
 	var tl *tooLarge
 	if !errors.As(err, &tl) {
 		return false
 	}
 	in := x.Inbound()
 	s.finish(ctx, x, proxy.Outcome{Status: tl.err.Code.Status(), Err: tl.err, Success: true, Usage: estimateUsage(in, tl.read), Note: "answer_too_large"})
-	writeError(w, shapeOf(in), in.RequestID, tl.err)
+	WriteError(w, s.shapeOf(in), in.RequestID, tl.err)
 	return true
 }
 

@@ -1,4 +1,4 @@
-package server
+package chat
 
 import (
 	"bytes"
@@ -39,14 +39,14 @@ func (f flushWriter) Write(p []byte) (int, error) {
 // relay answers with the vendor's own bytes: the endpoint and the vendor
 // speak the same shape. A provider that is a gw.Normalizer fixes its
 // SDK-breaking deviations first, changing nothing else.
-func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream) {
+func (s *Lifecycle) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream) {
 	defer up.Body.Close()
 	if x.Inbound().Stream {
 		s.relayStream(w, r, x, up)
 		return
 	}
 	in := x.Inbound()
-	body, err := s.readAnswer(in.Vendor, up.Body)
+	body, err := s.ReadAnswer(in.Vendor, up.Body)
 	if err != nil {
 		if !s.billTooLarge(w, r.Context(), x, err) {
 			s.upstreamBroke(w, r.Context(), x, err)
@@ -54,7 +54,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		return
 	}
 	ttfb := s.cfg.Now().Sub(in.Received)
-	sh := shapeOf(in)
+	sh := s.shapeOf(in)
 	if n, ok := x.Provider().(gw.Normalizer); ok {
 		body = n.NormalizeBody(body)
 	}
@@ -84,7 +84,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 	}
 	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note})
 	if err != nil {
-		writeError(w, sh, in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
+		WriteError(w, sh, in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
 		return
 	}
 	if c := s.relayCollector(in); c != nil {
@@ -100,13 +100,15 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, x *proxy.Exchange
 		s.markOwner(r.Context(), in, responses.IDFromBody(body), u)
 	}
 	h := w.Header()
-	h.Set("Content-Type", contentType(up, "application/json"))
+	h.Set("Content-Type", ContentType(up, "application/json"))
 	h.Set(HeaderCharge, charge.CentsString())
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 }
 
-func contentType(up *gw.Upstream, def string) string {
+// ContentType is the vendor answer's Content-Type, def when it sent
+// none.
+func ContentType(up *gw.Upstream, def string) string {
 	if v := http.Header(up.Header).Get("Content-Type"); v != "" {
 		return v
 	}
@@ -115,20 +117,20 @@ func contentType(up *gw.Upstream, def string) string {
 
 // upstreamBroke answers a vendor failure that happened after its headers
 // but before anything reached the caller.
-func (s *Server) upstreamBroke(w http.ResponseWriter, ctx context.Context, x *proxy.Exchange, err error) {
+func (s *Lifecycle) upstreamBroke(w http.ResponseWriter, ctx context.Context, x *proxy.Exchange, err error) {
 	e := gw.AsError(err)
 	if e.Code == gw.CodeInternal {
 		e = &gw.Error{Code: gw.CodeUpstream, Message: x.Inbound().Vendor + ": the vendor's answer broke off", Err: err}
 	}
 	s.finish(ctx, x, proxy.Outcome{Status: e.Code.Status(), Err: e})
-	writeError(w, shapeOf(x.Inbound()), x.Inbound().RequestID, e)
+	WriteError(w, s.shapeOf(x.Inbound()), x.Inbound().RequestID, e)
 }
 
 // startStream sends the stream's headers, declaring the charge trailer.
-func (s *Server) startStream(w http.ResponseWriter, up *gw.Upstream) flushWriter {
+func (s *Lifecycle) startStream(w http.ResponseWriter, up *gw.Upstream) flushWriter {
 	h := w.Header()
 	if up != nil {
-		h.Set("Content-Type", contentType(up, "text/event-stream"))
+		h.Set("Content-Type", ContentType(up, "text/event-stream"))
 	} else {
 		h.Set("Content-Type", "text/event-stream")
 	}
@@ -152,12 +154,12 @@ func (s *Server) startStream(w http.ResponseWriter, up *gw.Upstream) flushWriter
 // The one exception: an event whose data a gw.Normalizer provider fixes
 // (an SDK-breaking deviation of the vendor) is re-framed with the fixed
 // data.
-func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream) {
+func (s *Lifecycle) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream) {
 	in := x.Inbound()
 	ctx := r.Context()
 	fw := s.startStream(w, up)
 	ttfb := s.cfg.Now().Sub(in.Received)
-	sh := shapeOf(in)
+	sh := s.shapeOf(in)
 	m := sh.NewMeter(in.Vendor, x.HideUsage)
 	rd := sse.NewReader(up.Body)
 	rd.SetMaxEventSize(s.cfg.MaxEventBytes)
@@ -177,6 +179,8 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Ex
 			return echo(d)
 		}
 	}
+	// What the rest of the stream does not read of the request goes.
+	s.letGo(x)
 	var events, text int64
 	var rtext *responsesText // a Responses stream counts each text once
 	if in.Endpoint == gw.ShapeR {

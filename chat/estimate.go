@@ -1,4 +1,4 @@
-package server
+package chat
 
 import (
 	"encoding/json"
@@ -172,8 +172,11 @@ func unescapedLen(q []byte) int64 {
 
 // promptEstimate is the prompt of a request whose vendor reported no
 // usage: one token per four bytes of the body without its delivery
-// members.
+// members (Inbound.BodyTokens once the body was let go, see letGo).
 func promptEstimate(in *proxy.Inbound) int64 {
+	if in.Body == nil {
+		return in.BodyTokens
+	}
 	n := int64(len(in.Body))
 	if ms, err := rawjson.Members(in.Body); err == nil {
 		for _, m := range ms {

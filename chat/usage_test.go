@@ -1,4 +1,4 @@
-package server
+package chat
 
 import (
 	"io"
@@ -165,5 +165,19 @@ func TestPromptEstimateIgnoresDelivery(t *testing.T) {
 	b := &proxy.Inbound{Body: []byte(`{"model":"openai/x","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hello there"}]}`)}
 	if ea, eb := promptEstimate(a), promptEstimate(b); ea != eb || ea != (int64(len(a.Body))+3)/4 {
 		t.Errorf("prompt estimates %d and %d, want both %d", ea, eb, (len(a.Body)+3)/4)
+	}
+}
+
+// A body let go of (letGoBody) is estimated as it was before it went.
+func TestPromptEstimateOutlivesTheBody(t *testing.T) {
+	in := &proxy.Inbound{Body: []byte(`{"model":"openai/x","stream":true,"messages":[{"role":"user","content":"` + strings.Repeat("hello ", 5000) + `"}]}`)}
+	want := promptEstimate(in)
+	in.BodyTokens = promptEstimate(in)
+	in.Body = nil
+	if got := promptEstimate(in); got != want || want == 0 {
+		t.Errorf("estimate after the body went %d, before %d", got, want)
+	}
+	if u := estimateUsage(in, 7); u.InputTokens != want || u.OutputTokens != 7 {
+		t.Errorf("estimated usage %+v, want %d in and 7 out", u, want)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package chat
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ func answerMeta(in *proxy.Inbound, rt *rturn) shape.Meta {
 // mapped answers in the endpoint's shape from a vendor that speaks
 // another: the vendor's answer is decoded to the canonical form and
 // encoded again.
-func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream, turn *convstate.Turn, rt *rturn) {
+func (s *Lifecycle) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream, turn *convstate.Turn, rt *rturn) {
 	codec, _ := x.Provider().(gw.Codec)
 	in := x.Inbound()
 	if in.Stream {
@@ -32,7 +32,7 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 		return
 	}
 	defer up.Body.Close()
-	body, err := s.readAnswer(in.Vendor, up.Body)
+	body, err := s.ReadAnswer(in.Vendor, up.Body)
 	if err != nil {
 		if !s.billTooLarge(w, r.Context(), x, err) {
 			s.upstreamBroke(w, r.Context(), x, err)
@@ -58,7 +58,7 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 			out, err = json.Marshal(robj)
 		}
 	} else {
-		out, err = shapeOf(in).EncodeResponse(shown, answerMeta(in, rt))
+		out, err = s.shapeOf(in).EncodeResponse(shown, answerMeta(in, rt))
 	}
 	if err != nil {
 		s.upstreamBroke(w, r.Context(), x, err)
@@ -75,7 +75,7 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 	}
 	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note})
 	if err != nil {
-		writeError(w, shapeOf(in), in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
+		WriteError(w, s.shapeOf(in), in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
 		return
 	}
 	if s.wantsAnswer(in, turn) {
@@ -93,16 +93,18 @@ func (s *Server) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exchang
 
 // mappedStream decodes the vendor's stream into canonical events and
 // encodes each one in the endpoint's shape as it arrives.
-func (s *Server) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, es gw.EventStream, turn *convstate.Turn, rt *rturn) {
+func (s *Lifecycle) mappedStream(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, es gw.EventStream, turn *convstate.Turn, rt *rturn) {
 	defer es.Close()
 	in := x.Inbound()
 	ctx := r.Context()
 	fw := s.startStream(w, nil)
 	ttfb := s.cfg.Now().Sub(in.Received)
-	enc := shapeOf(in).NewStreamEncoder(fw, answerMeta(in, rt))
+	enc := s.shapeOf(in).NewStreamEncoder(fw, answerMeta(in, rt))
 	if s.dropsCarriers(in) {
 		enc = convstate.NewCarrierFilter(enc)
 	}
+	// What the rest of the stream does not read of the request goes.
+	s.letGo(x)
 	var (
 		usage      gw.Usage
 		events     int64

@@ -1,0 +1,97 @@
+package chat
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
+)
+
+// readBody reads the body, at most MaxBodyBytes, within BodyReadTimeout,
+// answering 413 as soon as the body goes past the limit. Memory is taken
+// as bytes arrive (Content-Length only sizes each step, see growBody),
+// and counted against
+// MaxInflightBytes: past it, 503 with Retry-After. held is what the
+// caller must give back to the count when the request is done.
+func (s *Lifecycle) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held int64, err error) {
+	return s.ReadBodyMax(w, r, s.cfg.MaxBodyBytes)
+}
+
+// ReadBodyMax is readBody with a limit of its own (the token counts'
+// bodies, counted in the same bytes in flight); the caller gives held
+// back with Unhold.
+func (s *Lifecycle) ReadBodyMax(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, held int64, err error) {
+	if r.ContentLength > limit {
+		return nil, 0, gw.Errorf(gw.CodeRequestTooLarge, "request body is %d bytes; the limit is %d", r.ContentLength, limit)
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(s.cfg.BodyReadTimeout)) == nil {
+		// Cleared once read: the server's background read must not hit
+		// it while a long answer streams.
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	}
+	rd := http.MaxBytesReader(w, r.Body, limit)
+	// One byte past the announced length, so the read that finds the
+	// end needs no room of its own.
+	buf := make([]byte, 0, min(max(r.ContentLength+1, 512), 16<<10))
+	for {
+		if len(buf) == cap(buf) {
+			buf = growBody(buf, r.ContentLength)
+		}
+		if grow := int64(cap(buf)) - held; grow > 0 {
+			if !s.reserve(grow) {
+				return nil, held, &gw.Error{Code: gw.CodeOverloaded, Message: "the gateway is receiving too many request bytes at once; retry", RetryAfter: time.Second}
+			}
+			held += grow
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, held, nil
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, held, gw.Errorf(gw.CodeRequestTooLarge, "request body is over the %d-byte limit", limit)
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, held, &gw.Error{Code: gw.CodeInvalidRequest, Message: fmt.Sprintf("the request body did not arrive within %v", s.cfg.BodyReadTimeout), Err: err}
+			}
+			return nil, held, gw.Errorf(gw.CodeInvalidRequest, "could not read the request body")
+		}
+	}
+}
+
+// growBody makes room for more of a body whose len(buf) bytes have
+// arrived: straight to the announced length (and the byte that finds the
+// end) when that is at most eight times what has arrived, else eight
+// times; doubling when the length is not announced. Memory still follows
+// the bytes that arrive: a client announcing a large body and sending
+// little never gets more than eight times what it sent.
+func growBody(buf []byte, announced int64) []byte {
+	want := 2 * cap(buf)
+	if announced >= int64(len(buf)) {
+		want = int(min(announced+1, 8*int64(len(buf))))
+		want = max(want, len(buf)+1)
+	}
+	grown := make([]byte, len(buf), want)
+	copy(grown, buf)
+	return grown
+}
+
+// Unhold gives back to the bytes in flight a body's held bytes.
+func (s *Lifecycle) Unhold(held int64) { s.bodyBytes.Add(-held) }
+
+// reserve counts n more body bytes in flight, unless that goes past
+// MaxInflightBytes.
+func (s *Lifecycle) reserve(n int64) bool {
+	if s.bodyBytes.Add(n) > s.cfg.MaxInflightBytes {
+		s.bodyBytes.Add(-n)
+		return false
+	}
+	return true
+}
