@@ -315,7 +315,11 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	if os.Getenv("GWBENCH_KEEP") == "" {
+		defer os.RemoveAll(dir)
+	} else {
+		fmt.Fprintln(log, "keeping", dir)
+	}
 	bin := cfg.Gateway
 	if bin == "" {
 		fmt.Fprintln(log, "building ./cmd/gateway ...")

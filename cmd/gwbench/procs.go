@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -36,8 +37,35 @@ func serveFloor(spec string) error {
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.Transport = &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 30 * time.Second}
 	rp.FlushInterval = -1 // flush every write, as a relaying gateway must for streams
-	srv := &http.Server{Addr: listen, Handler: rp, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: listen, Handler: floorHandler(rp), ReadHeaderTimeout: 10 * time.Second}
 	return srv.ListenAndServe()
+}
+
+// floorHandler reads the request body whole before proxying it, as the
+// gateway does. Streaming the server's own body into the transport
+// races: once the vendor answers, writing the answer's headers drains
+// and closes the inbound body, and the transport's read after the
+// declared length (its check that the body was not longer) can land
+// after that close, fail the request's write, and make the transport
+// close the vendor connection under the answer it is still reading;
+// the proxy then aborts the client's stream (unexpected EOF) and logs
+// "read error during body copy: use of closed network connection". A
+// loaded machine loses that race now and then.
+func floorHandler(rp http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// One buffer of the announced size: the floor's cost of
+		// buffering is one allocation and one copy a request.
+		var b bytes.Buffer
+		if n := r.ContentLength; n > 0 && n <= 64<<20 {
+			b.Grow(int(n) + bytes.MinRead)
+		}
+		if _, err := b.ReadFrom(r.Body); err != nil {
+			http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b.Bytes())), int64(b.Len())
+		rp.ServeHTTP(w, r)
+	})
 }
 
 // proc is a started target process.

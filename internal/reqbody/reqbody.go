@@ -26,6 +26,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -335,41 +336,55 @@ func (p *parser) str(where, field string) (string, error) {
 // unquote decodes a JSON string the decoder has read (and so checked:
 // valid UTF-8, valid escapes). It copies the runs between backslashes
 // whole; a string with a \u escape is left to jsontext, which knows
-// the surrogates' rules.
+// the surrogates' rules, from the first \u met.
 func unquote(raw jsontext.Value) (string, error) {
 	s := raw[1 : len(raw)-1]
 	i := bytes.IndexByte(s, '\\')
 	if i < 0 {
 		return string(s), nil
 	}
-	if bytes.Contains(s, []byte(`\u`)) {
-		b, err := jsontext.AppendUnquote(nil, raw)
-		return string(b), err
-	}
-	var out strings.Builder
-	out.Grow(len(s))
+	// Unquoting never lengthens a string: out never grows, and the
+	// string is made from it without a copy (nothing else holds it).
+	out := make([]byte, 0, len(s))
 	for {
-		out.Write(s[:i])
+		out = append(out, s[:i]...)
 		switch c := s[i+1]; c {
+		case 'u':
+			// Met on the way rather than searched for first: one pass
+			// over the string instead of two.
+			b, err := jsontext.AppendUnquote(out[:0], raw)
+			if err != nil {
+				return "", err
+			}
+			return bytesString(b), nil
 		case 'b':
-			out.WriteByte('\b')
+			out = append(out, '\b')
 		case 'f':
-			out.WriteByte('\f')
+			out = append(out, '\f')
 		case 'n':
-			out.WriteByte('\n')
+			out = append(out, '\n')
 		case 'r':
-			out.WriteByte('\r')
+			out = append(out, '\r')
 		case 't':
-			out.WriteByte('\t')
+			out = append(out, '\t')
 		default: // '"', '\\', '/'
-			out.WriteByte(c)
+			out = append(out, c)
 		}
 		s = s[i+2:]
 		if i = bytes.IndexByte(s, '\\'); i < 0 {
-			out.Write(s)
-			return out.String(), nil
+			out = append(out, s...)
+			return bytesString(out), nil
 		}
 	}
+}
+
+// bytesString is b as a string without a copy; b must not be written
+// again.
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func (p *parser) add(src gw.TextSource, s string) {
