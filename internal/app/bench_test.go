@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ import (
 // system) per request: client, fake vendor and gateway together, so the
 // gateway's own share is gateway minus direct; unlike ns/op it does not
 // depend on how much CPU the machine's other processes leave.
-// Run: go test -run '^$' -bench . -benchmem ./cmd/gateway/
+// Run: go test -run '^$' -bench . -benchmem ./internal/app/
 
 type benchEnv struct {
 	url  string

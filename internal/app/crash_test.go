@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bufio"
@@ -27,11 +27,11 @@ import (
 // in flight expire within their bound. Then the gateway restarts on the
 // same file and shuts down cleanly on SIGTERM.
 //
-// Run it alone with: go test -run TestCrashKeepsEveryCharge -v ./cmd/gateway/
+// Run it alone with: go test -run TestCrashKeepsEveryCharge -v ./internal/app/
 func TestCrashKeepsEveryCharge(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "gateway")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-o", bin, "../../cmd/gateway")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		t.Fatalf("build: %v", err)

@@ -1,4 +1,4 @@
-package main
+package app
 
 // The fault and abuse suite: one test per finding of the hardening pass
 // (bad input, guard bypasses, shutdown, amplification, memory, sign-in,

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 // the same request with no second stage (the band let through) and a
 // clear request, in the same run:
 //
-//	go test -run '^$' -bench GreyBandTTFB -benchtime 40x ./cmd/gateway/
+//	go test -run '^$' -bench GreyBandTTFB -benchtime 40x ./internal/app/
 //
 // ttfb-ms is the mean time from sending the request to the response
 // headers. With the vendor answering at once, the second stage's latency

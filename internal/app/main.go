@@ -1,4 +1,6 @@
-// Command gateway runs the model gateway and administers its store.
+// Package app is the gateway binary: its command line, configuration and
+// wiring; cmd/gateway only calls Execute. It runs the model gateway and
+// administers its store.
 //
 //	gateway serve [--addr A] [--fake-vendors]
 //	gateway accounts create NAME | list | show NAME [--json]
@@ -27,7 +29,7 @@
 // balance). The store is created and migrated when it does
 // not exist yet. Configuration comes from flags, then GATEWAY_* variables,
 // then the configuration file, then the defaults; see docs/OPERATIONS.md.
-package main
+package app
 
 import (
 	"context"
@@ -43,15 +45,26 @@ import (
 	gw "github.com/gwlabs/gateway"
 )
 
-func main() {
+// Execute runs the gateway command line (os.Args) until it is done or
+// the process is interrupted, and returns the exit status. release and
+// built are the version and build time stamped into the binary by
+// scripts/build ("" when none was).
+func Execute(release, built string) int {
+	if release != "" {
+		version = release
+	}
+	if built != "" {
+		buildTime = built
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, errUsage) && !errors.Is(err, errHelpShown) {
 			fmt.Fprintln(os.Stderr, "gateway:", errorText(err))
 		}
-		os.Exit(exitStatus(err))
+		return exitStatus(err)
 	}
+	return 0
 }
 
 // Exit statuses by kind of failure, for scripts.

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -29,10 +29,10 @@ var (
 // in-stream errors, 5xx before the first byte) mixed in. It reports the
 // process's RSS and goroutines as it goes and checks, at the end, that no
 // goroutine or hold is left and the ledger balances (balance = top-ups -
-// charges). Run with: go test -run Soak -soak=60s ./cmd/gateway/
+// charges). Run with: go test -run Soak -soak=60s ./internal/app/
 func TestSoak(t *testing.T) {
 	if *soakFor <= 0 {
-		t.Skip("opt-in: go test -run Soak -soak=60s ./cmd/gateway/")
+		t.Skip("opt-in: go test -run Soak -soak=60s ./internal/app/")
 	}
 	e := newEnv(t, func(c *Config) { c.RPM, c.TPM = 0, 0 })
 	ctx := context.Background()

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -61,7 +61,7 @@ func mb(n int64) string {
 // With GATEWAY_TEST_STORAGE_BEFORE=1 each case also runs with its bound
 // out of the way (what the audit saw), and -v prints both figures:
 //
-//	GATEWAY_TEST_STORAGE_BEFORE=1 go test -run TestStorageBoundsDatabaseGrowth -v ./cmd/gateway/
+//	GATEWAY_TEST_STORAGE_BEFORE=1 go test -run TestStorageBoundsDatabaseGrowth -v ./internal/app/
 func TestStorageBoundsDatabaseGrowth(t *testing.T) {
 	ctx := context.Background()
 	before := os.Getenv("GATEWAY_TEST_STORAGE_BEFORE") == "1"

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"runtime"
@@ -7,11 +7,12 @@ import (
 )
 
 // buildTime is when the binary was built, stamped by a release build
-// (-ldflags "-X main.buildTime=2026-11-26T10:00:00Z"); empty otherwise.
+// (-ldflags "-X main.buildTime=2026-11-26T10:00:00Z" in cmd/gateway,
+// handed to Execute); empty otherwise.
 var buildTime string
 
 // version is the release's version, stamped by scripts/build (-ldflags
-// "-X main.version=v1.2.0"); empty otherwise, and then the module's
+// "-X main.version=v1.2.0" in cmd/gateway, handed to Execute); empty otherwise, and then the module's
 // version from the build information is shown ("(devel)" in a checkout).
 var version string
 

@@ -4,7 +4,7 @@
 # document), on the store and through a running gateway's admin API
 # (--server), then the exit statuses of failures.
 #
-#   sh cmd/gateway/testdata/cli-json.sh    (from the repository's root;
+#   sh internal/app/testdata/cli-json.sh    (from the repository's root;
 #                                           needs go, jq and curl)
 set -eu
 dir=$(mktemp -d)
