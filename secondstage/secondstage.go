@@ -8,7 +8,7 @@
 // gateway's own provider and asked for a one-word verdict, or sent the
 // text alone when it is a classifier that answers with a score.
 //
-// The package knows no policy: cmd/gateway wires it behind the guard,
+// The package knows no policy: internal/app wires it behind the guard,
 // bounds each call with a time budget and applies the configured fail
 // mode when it errs or runs out of time.
 package secondstage

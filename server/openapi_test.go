@@ -199,7 +199,7 @@ func TestOpenAPIServerURLAndErrors(t *testing.T) {
 			}
 		}
 	}
-	// Without a key the model list is a 401 (cmd/gateway tests it), as
+	// Without a key the model list is a 401 (internal/app tests it), as
 	// documented.
 	if !strings.Contains(string(doc.Paths["/v1/models"]["get"]), `"401"`) {
 		t.Error("GET /v1/models documents no 401")

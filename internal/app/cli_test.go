@@ -1,0 +1,226 @@
+package app
+
+import (
+	"encoding/json"
+
+	"github.com/gwlabs/gateway/admin"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cliRun runs one command line against a fresh SQLite file, with the
+// environment cleared of GATEWAY_* settings.
+func cliRun(t *testing.T, db string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	for _, name := range settingNames() {
+		t.Setenv(name, "")
+	}
+	t.Setenv("GATEWAY_CONFIG", "")
+	var out, errb strings.Builder
+	if db != "" {
+		args = append(args, "--db", db)
+	}
+	err = run(t.Context(), args, &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+func TestCLIHelpEverywhere(t *testing.T) {
+	for _, cmd := range []string{"", "serve", "keys", "keys create", "keys list", "keys show", "keys rotate", "keys revoke", "balance", "balance add", "balance show",
+		"balance history", "accounts", "accounts create", "accounts list", "accounts show",
+		"models", "ratecard", "ratecard check", "incidents", "incidents list", "incidents show", "incidents review", "incidents export", "keys update", "optimize", "optimize eval", "guard", "guard eval", "config", "config check", "version"} {
+		args := append(strings.Fields(cmd), "--help")
+		out, _, err := cliRun(t, "", args...)
+		if err != nil || !strings.Contains(out, "Usage: gateway") {
+			t.Errorf("%q --help: err %v, output %q", cmd, err, out)
+		}
+	}
+}
+
+func TestCLIRefusesWhatItDoesNotKnow(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	for _, args := range [][]string{
+		{"serve", "extra", "--addr", "127.0.0.1:1"}, // an extra argument is not ignored
+		{"keys", "create", "--bogus"},
+		{"keys"}, // a group without its subcommand
+		{"models", "extra"},
+		{"keys", "revoke"},                      // missing KEY_ID
+		{"balance", "add", "--account", "acme"}, // missing --usd
+		{"nonsense"},
+	} {
+		if _, _, err := cliRun(t, db, args...); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
+
+func TestCLIFlagsAnywhereAndJSON(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	// Flags before the command, between the command's words, after it.
+	out, _, err := cliRun(t, "", "--db", db, "keys", "create", "--json", "--account", "acme", "--balance-usd", "2.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k createdKeyJSON
+	if err := json.Unmarshal([]byte(out), &k); err != nil || !strings.HasPrefix(k.Secret, "gwk_") || k.Account != "acme" || !k.AccountCreated {
+		t.Fatalf("keys create --json: %q (%v)", out, err)
+	}
+	checks := []struct {
+		args []string
+		into any
+	}{
+		{[]string{"keys", "list", "--json"}, &listJSON[admin.Key]{}},
+		{[]string{"balance", "show", "--json", "--account", "acme"}, &admin.Account{}},
+		{[]string{"balance", "add", "--json", "--account", "acme", "--usd", "1", "--reference", "r1"}, &admin.TopUpResult{}},
+		{[]string{"balance", "history", "--json", "--account", "acme"}, &admin.LedgerPage{}},
+		{[]string{"accounts", "list", "--json"}, &listJSON[admin.Account]{}},
+		{[]string{"accounts", "show", "acme", "--json"}, &admin.Account{}},
+		{[]string{"keys", "rotate", k.ID, "--grace", "1m", "--json"}, &admin.CreatedKey{}},
+		{[]string{"incidents", "list", "--json"}, &listJSON[admin.Incident]{}},
+		{[]string{"models", "--json"}, &map[string]any{}},
+		{[]string{"version", "--json"}, &buildInfo{}},
+		{[]string{"config", "check", "--json"}, &map[string]any{}},
+		{[]string{"keys", "revoke", k.ID, "--json"}, &map[string]any{}},
+	}
+	for _, c := range checks {
+		out, _, err := cliRun(t, db, c.args...)
+		if err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		if err := json.Unmarshal([]byte(out), c.into); err != nil {
+			t.Errorf("%v: not JSON: %q", c.args, out)
+		}
+	}
+	out, _, _ = cliRun(t, db, "balance", "show", "--account", "acme", "--json")
+	var b admin.Account
+	_ = json.Unmarshal([]byte(out), &b)
+	if b.Balance.TopUps != "3.50000000" {
+		t.Errorf("top-ups %q, want 3.50000000", b.Balance.TopUps)
+	}
+}
+
+// listJSON is the {"data": [...]} shape of the list commands' --json.
+type listJSON[T any] struct {
+	Data []T `json:"data"`
+}
+
+func TestCLIAccountTypos(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	if _, _, err := cliRun(t, db, "keys", "create", "--account", "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cliRun(t, db, "balance", "add", "--account", "acmee", "--usd", "5"); err == nil || !strings.Contains(err.Error(), `no account "acmee"`) {
+		t.Fatalf("a typo in balance add: %v", err)
+	}
+	if _, _, err := cliRun(t, db, "balance", "show", "--account", "acmee"); err == nil {
+		t.Fatal("a typo in balance show is not an error")
+	}
+	if out, _, err := cliRun(t, db, "balance", "add", "--account", "newco", "--usd", "5", "--create"); err != nil || !strings.Contains(out, "newco") {
+		t.Fatalf("--create: %q, %v", out, err)
+	}
+}
+
+func TestConfigFileAndCheck(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "gateway.toml")
+	if err := os.WriteFile(good, []byte("addr = \"127.0.0.1:9999\"\nrpm = 42\nopenai_api_key = \"sk-secret\"\nguard = \"off\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfigFile(good, func(name string) string {
+		if name == "GATEWAY_RPM" {
+			return "7" // the environment wins over the file
+		}
+		return ""
+	})
+	if err != nil || cfg.Addr != "127.0.0.1:9999" || cfg.RPM != 7 || cfg.Vendors["openai"].APIKey != "sk-secret" || cfg.Guard {
+		t.Fatalf("config %+v, %v", cfg, err)
+	}
+	out, _, err := cliRun(t, "", "--config", good, "config", "check")
+	if err != nil || !strings.Contains(out, "configuration is valid") || strings.Contains(out, "sk-secret") || !strings.Contains(out, "GATEWAY_RPM") {
+		t.Fatalf("config check: %q, %v", out, err)
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(bad, []byte("rpm = \"lots\"\nopenai_api_ky = \"x\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cliRun(t, "", "--config", bad, "config", "check"); err == nil || !strings.Contains(err.Error(), `unknown setting "openai_api_ky"`) {
+		t.Fatalf("unknown key: %v", err)
+	}
+	if err := os.WriteFile(bad, []byte("rpm = \"lots\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cliRun(t, "", "--config", bad, "config", "check"); err == nil || !strings.Contains(err.Error(), "GATEWAY_RPM") {
+		t.Fatalf("bad value: %v", err)
+	}
+	t.Setenv("GATEWAY_LOG_LEVEL", "verbose")
+	if _, err := loadConfigFile("", os.Getenv); err == nil || !strings.Contains(err.Error(), "GATEWAY_LOG_LEVEL") {
+		t.Fatalf("GATEWAY_LOG_LEVEL=verbose: %v", err)
+	}
+}
+
+// Each request's log line names the account and key; GATEWAY_LOG_FORMAT
+// =json writes JSON lines.
+func TestRequestLogNamesAccountAndKey(t *testing.T) {
+	e := newEnv(t)
+	resp := e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], "hi", false, ""))
+	readAll(t, resp.Body)
+	if !strings.Contains(e.logs.String(), "account_id="+e.acct) || !strings.Contains(e.logs.String(), "key_id=key_") {
+		t.Errorf("request log lacks the account and key:\n%s", e.logs.String())
+	}
+	var buf strings.Builder
+	newLogger(&buf, "info", "json").Info("request", "account_id", "acct_1")
+	var line map[string]any
+	if err := json.Unmarshal([]byte(buf.String()), &line); err != nil || line["account_id"] != "acct_1" {
+		t.Errorf("json log line %q: %v", buf.String(), err)
+	}
+}
+
+// The CLI gives the same output through the admin API (--server) as on
+// the store.
+func TestCLIThroughTheAdminAPI(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AdminToken = testAdminToken })
+	direct, _, err := cliRun(t, e.m.Config.DatabaseURL, "accounts", "show", "acme", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GATEWAY_ADMIN_TOKEN", testAdminToken)
+	var out, errb strings.Builder
+	if err := run(t.Context(), []string{"--server", e.url, "accounts", "show", "acme", "--json"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != direct {
+		t.Errorf("through the API:\n%s\non the store:\n%s", out.String(), direct)
+	}
+	out.Reset()
+	if err := run(t.Context(), []string{"--server", e.url, "keys", "create", "--account", "viaapi", "--name", "n", "--json"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	var k createdKeyJSON
+	if err := json.Unmarshal([]byte(out.String()), &k); err != nil || !k.AccountCreated || k.Name != "n" || !strings.HasPrefix(k.Secret, "gwk_") {
+		t.Errorf("keys create through the API: %q, %v", out.String(), err)
+	}
+	t.Setenv("GATEWAY_ADMIN_TOKEN", "")
+	if err := run(t.Context(), []string{"--server", e.url, "keys", "list"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "admin token") {
+		t.Errorf("--server without a token: %v", err)
+	}
+}
+
+func TestCLIKeyModels(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	out, _, err := cliRun(t, db, "keys", "create", "--account", "m", "--models", "openai/*,anthropic/claude-*", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k createdKeyJSON
+	if err := json.Unmarshal([]byte(out), &k); err != nil || len(k.Models) != 2 || k.Models[1] != "anthropic/claude-*" {
+		t.Fatalf("keys create --models: %q, %v", out, err)
+	}
+	if out, _, err := cliRun(t, db, "keys", "update", k.ID, "--any-model"); err != nil || !strings.Contains(out, "models: every model") {
+		t.Fatalf("keys update --any-model: %q, %v", out, err)
+	}
+	if _, _, err := cliRun(t, db, "keys", "update", k.ID, "--any-model", "--models", "openai/*"); err == nil {
+		t.Fatal("--models with --any-model accepted")
+	}
+}
