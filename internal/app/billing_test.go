@@ -4,9 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,25 +36,54 @@ func storesUnderTest(t *testing.T) map[string]string {
 // account whose balance covers only 20 holds. At most 20 succeed, the rest
 // get 402, and afterwards balance == top-ups - recorded charges exactly,
 // with nothing held and nothing negative.
+//
+// The admitted requests are held at a gate in front of the vendor until
+// every request has either reached the gate or been refused: no answer
+// settles (and gives back the unused part of its hold) while the others
+// still compete, however slowly the machine runs them. A fixed delay at
+// the vendor would let early answers settle on a loaded machine and let
+// later requests in, which the count below would take for an overdraft.
 func TestConcurrentHoldsNeverOverdraw(t *testing.T) {
 	for name, dbURL := range storesUnderTest(t) {
 		t.Run(name, func(t *testing.T) {
+			var (
+				arrived atomic.Int64
+				release = make(chan struct{})
+			)
 			e := newEnv(t, func(c *Config) {
 				c.DatabaseURL = dbURL
 				c.RPM, c.TPM = 0, 0
-				// Under load a 1.5 s answer can miss the tests' 2 s
-				// first-byte limit; a 504 releases its hold and lets a
-				// later request in, which this count would take for an
-				// overdraft.
-				c.HTTP.FirstByteTimeout = 20 * time.Second
+				// The gate may hold an admitted request for a while.
+				c.HTTP.FirstByteTimeout = 2 * time.Minute
+				c.AttemptTimeout = 2 * time.Minute
 				// Every refusal its own row, for the count below.
 				c.RefusedPerMinute = -1
+				vc := c.Vendors["openai"]
+				target, err := url.Parse(vc.BaseURL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fwd := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+				gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					arrived.Add(1)
+					<-release
+					fwd.ServeHTTP(w, r)
+				}))
+				t.Cleanup(gate.Close)
+				vc.BaseURL = gate.URL + strings.TrimPrefix(vc.BaseURL, target.Scheme+"://"+target.Host)
+				c.Vendors["openai"] = vc
 			})
+			opened := false
+			open := func() {
+				if !opened {
+					opened = true
+					close(release)
+				}
+			}
+			defer open()
 			ctx := context.Background()
 			model := nativeModels["openai"]
-			// [fake:slow] keeps every admitted request in flight while the
-			// others arrive, so the holds really compete.
-			body := chatBody("openai/"+model, "Count to three. [fake:slow=1500ms]", false, `,"max_tokens":64`)
+			body := chatBody("openai/"+model, "Count to three.", false, `,"max_tokens":64`)
 			card, err := loadCard("")
 			if err != nil {
 				t.Fatal(err)
@@ -66,10 +100,11 @@ func TestConcurrentHoldsNeverOverdraw(t *testing.T) {
 			start, _ := e.m.Store().Balance(ctx, k.AccountID)
 
 			var (
-				wg     sync.WaitGroup
-				mu     sync.Mutex
-				status = map[int]int{}
-				paid   gw.Money
+				wg       sync.WaitGroup
+				mu       sync.Mutex
+				status   = map[int]int{}
+				paid     gw.Money
+				answered atomic.Int64 // answers that did not pass the gate
 			)
 			for range 200 {
 				wg.Add(1)
@@ -77,6 +112,9 @@ func TestConcurrentHoldsNeverOverdraw(t *testing.T) {
 					defer wg.Done()
 					resp := e.post("/v1/chat/completions", secret, body)
 					readAll(t, resp.Body)
+					if resp.StatusCode != 200 {
+						answered.Add(1)
+					}
 					mu.Lock()
 					defer mu.Unlock()
 					status[resp.StatusCode]++
@@ -89,6 +127,16 @@ func TestConcurrentHoldsNeverOverdraw(t *testing.T) {
 					}
 				}()
 			}
+			// Open the gate once all 200 are accounted for: refused, or
+			// waiting at the vendor. (Bounded: a request that is neither
+			// shows up in the status counts below.)
+			for deadline := time.Now().Add(time.Minute); arrived.Load()+answered.Load() < 200 && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if n := arrived.Load(); n > affordable {
+				t.Errorf("%d requests reached the vendor at once; the balance covers %d", n, affordable)
+			}
+			open()
 			wg.Wait()
 			if status[200] > affordable || status[200] == 0 {
 				t.Errorf("%d requests succeeded; the balance covers %d", status[200], affordable)
