@@ -3,18 +3,13 @@ package google
 import (
 	"testing"
 
-	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/internal/upstream"
 	"github.com/gwlabs/gateway/provider/providertest"
 )
 
 // The Gemini adapter keeps the contract every provider keeps.
 func TestProviderContract(t *testing.T) {
-	fake, err := fakevendor.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fake.Close() })
+	fake := providertest.StartFake(t)
 	p, err := New(Config{BaseURL: fake.BaseURL("google"), APIKey: fake.APIKey("google"), HTTP: upstream.Config{MaxRetries: -1}})
 	if err != nil {
 		t.Fatal(err)

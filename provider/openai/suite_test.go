@@ -3,7 +3,6 @@ package openai
 import (
 	"testing"
 
-	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/internal/upstream"
 	"github.com/gwlabs/gateway/provider/providertest"
 )
@@ -11,11 +10,7 @@ import (
 // Every OpenAI-compatible vendor's configuration keeps the contract every
 // provider keeps.
 func TestProviderContract(t *testing.T) {
-	fake, err := fakevendor.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fake.Close() })
+	fake := providertest.StartFake(t)
 	for _, vendor := range []string{"openai", "together", "fireworks", "groq", "mistral", "deepseek", "openrouter"} {
 		t.Run(vendor, func(t *testing.T) {
 			cfg, ok := Defaults(vendor)

@@ -45,6 +45,18 @@ type Vendor struct {
 	Model string
 }
 
+// StartFake starts the project's fake vendors for a suite run and closes
+// them when the test ends.
+func StartFake(t *testing.T) *fakevendor.Server {
+	t.Helper()
+	fake, err := fakevendor.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fake.Close() })
+	return fake
+}
+
 // Run runs the contract as subtests of t.
 func Run(t *testing.T, v Vendor) {
 	t.Helper()
