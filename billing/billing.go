@@ -561,8 +561,9 @@ func (b *Biller) priceOpenRouter(model string, u gw.Usage) (Quote, error) {
 	cost, chg := priced(m, t.prompt(), t)
 	q := Quote{Cost: cost, Charge: chg, Note: "openrouter sent " + why + "; priced from its models list of " + m.Date}
 	if u.OptimizerTokens > 0 {
-		all := billed(m, gw.Usage{InputTokens: u.InputTokens, CacheReadTokens: u.CacheReadTokens,
-			CacheWrite5mTokens: u.CacheWrite5mTokens, CacheWrite1hTokens: u.CacheWrite1hTokens, OutputTokens: u.OutputTokens}, time.Time{})
+		every := u // every token OpenRouter got, the directive's included
+		every.OptimizerTokens = 0
+		all := billed(m, every, time.Time{})
 		var full gw.Money
 		q.Cost, full = priced(m, all.prompt(), all)
 		q.DirectiveShare = max(full-chg, 0)
