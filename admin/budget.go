@@ -45,21 +45,6 @@ func NewBudgets(b gw.Budget, day, month gw.PeriodUse, now time.Time) *Budgets {
 	return &Budgets{Daily: status(b.Daily, day, gw.Daily), Monthly: status(b.Monthly, month, gw.Monthly)}
 }
 
-// budgetStore is the store's budget side.
-func (l *Local) budgetStore() (interface {
-	gw.BudgetSetter
-	gw.BudgetUser
-}, error) {
-	bs, ok := l.Store.(interface {
-		gw.BudgetSetter
-		gw.BudgetUser
-	})
-	if !ok {
-		return nil, invalid("this store keeps no budgets")
-	}
-	return bs, nil
-}
-
 // parseBudget reads a budget field: a decimal amount of US dollars, "0"
 // clearing the cap; nil leaves cur.
 func parseBudget(field string, s *string, cur gw.Money) (gw.Money, error) {
@@ -91,12 +76,8 @@ func (l *Local) keyBudgets(ctx context.Context, k *gw.Key) (*Budgets, error) {
 	if k.Budget.IsZero() {
 		return nil, nil
 	}
-	bs, err := l.budgetStore()
-	if err != nil {
-		return nil, nil
-	}
 	now := l.now()
-	u, err := bs.BudgetUse(ctx, k.AccountID, k.ID, now)
+	u, err := l.Store.BudgetUse(ctx, k.AccountID, k.ID, now)
 	if err != nil {
 		return nil, err
 	}
@@ -105,11 +86,7 @@ func (l *Local) keyBudgets(ctx context.Context, k *gw.Key) (*Budgets, error) {
 
 // accountBudgets is an account's Budgets with its use now.
 func (l *Local) accountBudgets(ctx context.Context, accountID string) (*Budgets, error) {
-	bs, err := l.budgetStore()
-	if err != nil {
-		return nil, nil
-	}
-	b, err := bs.AccountBudget(ctx, accountID)
+	b, err := l.Store.AccountBudget(ctx, accountID)
 	if err != nil || b.IsZero() {
 		if errors.Is(err, gw.ErrNotFound) {
 			return nil, notFound("account", accountID)
@@ -117,7 +94,7 @@ func (l *Local) accountBudgets(ctx context.Context, accountID string) (*Budgets,
 		return nil, err
 	}
 	now := l.now()
-	u, err := bs.BudgetUse(ctx, accountID, "", now)
+	u, err := l.Store.BudgetUse(ctx, accountID, "", now)
 	if err != nil {
 		return nil, err
 	}
@@ -127,11 +104,7 @@ func (l *Local) accountBudgets(ctx context.Context, accountID string) (*Budgets,
 // setAccountBudget sets the account's budgets from u and makes the
 // cached principals of its keys, which carry them, reload.
 func (l *Local) setAccountBudget(ctx context.Context, accountID string, u AccountUpdate) error {
-	bs, err := l.budgetStore()
-	if err != nil {
-		return err
-	}
-	cur, err := bs.AccountBudget(ctx, accountID)
+	cur, err := l.Store.AccountBudget(ctx, accountID)
 	if err != nil {
 		return err
 	}
@@ -139,7 +112,7 @@ func (l *Local) setAccountBudget(ctx context.Context, accountID string, u Accoun
 	if err != nil {
 		return err
 	}
-	if err := bs.SetAccountBudget(ctx, accountID, b); err != nil {
+	if err := l.Store.SetAccountBudget(ctx, accountID, b); err != nil {
 		return err
 	}
 	if l.OnRevoke != nil {

@@ -222,16 +222,9 @@ func (l *Local) CreateKey(ctx context.Context, req KeyRequest) (*CreatedKey, err
 		if budget, _, err = budgetUpdate(d, m, gw.Budget{}); err != nil {
 			return nil, err
 		}
-		if _, err := l.budgetStore(); err != nil {
-			return nil, err
-		}
 	}
-	var gs gw.GuardStore
 	if req.Guard != nil {
 		if err := validPolicy(req.Guard); err != nil {
-			return nil, err
-		}
-		if gs, err = l.guardStore(); err != nil {
 			return nil, err
 		}
 	}
@@ -252,8 +245,8 @@ func (l *Local) CreateKey(ctx context.Context, req KeyRequest) (*CreatedKey, err
 		}
 		k.Models = models
 	}
-	if gs != nil {
-		if err := gs.SetGuardPolicy(ctx, "key", k.ID, req.Guard.gw()); err != nil {
+	if req.Guard != nil {
+		if err := l.Store.SetGuardPolicy(ctx, "key", k.ID, req.Guard.gw()); err != nil {
 			return nil, fmt.Errorf("key %s created, but its guard policy was not set: %w", k.ID, err)
 		}
 	}
@@ -263,23 +256,10 @@ func (l *Local) CreateKey(ctx context.Context, req KeyRequest) (*CreatedKey, err
 	return k, nil
 }
 
-// guardStore is the store's guard side.
-func (l *Local) guardStore() (gw.GuardStore, error) {
-	gs, ok := l.Store.(gw.GuardStore)
-	if !ok {
-		return nil, gw.Errorf(gw.CodeInvalidRequest, "this store keeps no guard policies")
-	}
-	return gs, nil
-}
-
 // effectivePolicy is the policy a key runs under (nil when the store
 // keeps none).
 func (l *Local) effectivePolicy(ctx context.Context, keyID, accountID string) (*GuardPolicy, error) {
-	gs, ok := l.Store.(gw.GuardStore)
-	if !ok {
-		return nil, nil
-	}
-	kp, ap, err := gs.GuardPolicies(ctx, keyID, accountID)
+	kp, ap, err := l.Store.GuardPolicies(ctx, keyID, accountID)
 	if err != nil {
 		return nil, err
 	}
@@ -514,11 +494,7 @@ func (l *Local) UpdateKey(ctx context.Context, id string, u KeyUpdate) (*Key, er
 		}
 	}
 	if budgetChanged {
-		bs, err := l.budgetStore()
-		if err != nil {
-			return nil, err
-		}
-		if err := bs.SetKeyBudget(ctx, id, budget); err != nil {
+		if err := l.Store.SetKeyBudget(ctx, id, budget); err != nil {
 			return nil, err
 		}
 		k.Budget = budget
@@ -530,15 +506,11 @@ func (l *Local) UpdateKey(ctx context.Context, id string, u KeyUpdate) (*Key, er
 		if err := validPolicy(u.Guard); err != nil {
 			return nil, err
 		}
-		gs, err := l.guardStore()
+		cur, _, err := l.Store.GuardPolicies(ctx, id, "")
 		if err != nil {
 			return nil, err
 		}
-		cur, _, err := gs.GuardPolicies(ctx, id, "")
-		if err != nil {
-			return nil, err
-		}
-		if err := gs.SetGuardPolicy(ctx, "key", id, mergePolicy(cur, u.Guard.gw())); err != nil {
+		if err := l.Store.SetGuardPolicy(ctx, "key", id, mergePolicy(cur, u.Guard.gw())); err != nil {
 			return nil, err
 		}
 		if l.OnPolicy != nil {
@@ -606,17 +578,9 @@ func (l *Local) UpdateAccount(ctx context.Context, account string, u AccountUpda
 		if _, _, err := budgetUpdate(u.DailyBudgetUSD, u.MonthlyBudgetUSD, gw.Budget{}); err != nil {
 			return nil, err
 		}
-		if _, err := l.budgetStore(); err != nil {
-			return nil, err
-		}
 	}
-	var gs gw.GuardStore
 	if u.Guard != nil {
 		if err := validPolicy(u.Guard); err != nil {
-			return nil, err
-		}
-		var err error
-		if gs, err = l.guardStore(); err != nil {
 			return nil, err
 		}
 	}
@@ -631,12 +595,12 @@ func (l *Local) UpdateAccount(ctx context.Context, account string, u AccountUpda
 	}
 	var guard *GuardPolicy
 	if u.Guard != nil {
-		_, cur, err := gs.GuardPolicies(ctx, "", a.ID)
+		_, cur, err := l.Store.GuardPolicies(ctx, "", a.ID)
 		if err != nil {
 			return nil, err
 		}
 		p := mergePolicy(cur, u.Guard.gw())
-		if err := gs.SetGuardPolicy(ctx, "account", a.ID, p); err != nil {
+		if err := l.Store.SetGuardPolicy(ctx, "account", a.ID, p); err != nil {
 			return nil, err
 		}
 		if l.OnPolicy != nil {
@@ -674,11 +638,10 @@ func (l *Local) Incidents(ctx context.Context, limit int) ([]Incident, error) {
 
 // addReviews fills in the reviews of incidents.
 func (l *Local) addReviews(ctx context.Context, list []Incident, ids []string) error {
-	gs, ok := l.Store.(gw.GuardStore)
-	if !ok || len(ids) == 0 {
+	if len(ids) == 0 {
 		return nil
 	}
-	reviews, err := gs.IncidentReviews(ctx, ids)
+	reviews, err := l.Store.IncidentReviews(ctx, ids)
 	if err != nil {
 		return fmt.Errorf("incident reviews: %w", err)
 	}
@@ -698,11 +661,7 @@ func (l *Local) ReviewIncident(ctx context.Context, id string, r ReviewRequest) 
 	if len(r.Note) > MaxNoteLen {
 		return nil, invalid("note is longer than %d bytes", MaxNoteLen)
 	}
-	gs, ok := l.Store.(gw.GuardStore)
-	if !ok {
-		return nil, invalid("this store keeps no incident reviews")
-	}
-	if err := gs.ReviewIncident(ctx, gw.IncidentReview{IncidentID: id, Verdict: r.Verdict, Note: r.Note, ReviewedAt: l.now()}); err != nil {
+	if err := l.Store.ReviewIncident(ctx, gw.IncidentReview{IncidentID: id, Verdict: r.Verdict, Note: r.Note, ReviewedAt: l.now()}); err != nil {
 		if errors.Is(err, gw.ErrNotFound) {
 			return nil, notFound("incident", id)
 		}

@@ -15,15 +15,9 @@ import (
 // month), and the administrator's accounts page shows and sets them.
 
 // budgetCards are the activity page's cards of the account's budgets and
-// its keys' (none when the store keeps no budgets, or none is set).
+// its keys' (none when none is set).
 func (d *Dashboard) budgetCards(ctx context.Context, accountID string, v *viewer) ([]card, error) {
-	bs, ok := d.store.(interface {
-		gw.BudgetUser
-		gw.BudgetSetter
-	})
-	if !ok {
-		return nil, nil
-	}
+	bs := d.store
 	now := d.now()
 	var out []card
 	add := func(what string, b gw.Budget, day, month gw.PeriodUse) {

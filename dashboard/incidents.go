@@ -44,10 +44,10 @@ func (d *Dashboard) incidents(w http.ResponseWriter, r *http.Request, v *viewer)
 	request := strings.TrimSpace(q.Get("request"))
 	var all []gw.Incident
 	var err error
-	if ai, ok := d.store.(gw.AccountIncidents); ok && account != "" {
+	if account != "" {
 		// One account's page reads its own incidents from their index:
 		// another account's flood cannot push them out of the scan.
-		all, err = ai.IncidentsOf(r.Context(), account, incidentsScan)
+		all, err = d.store.IncidentsOf(r.Context(), account, incidentsScan)
 	} else {
 		all, err = d.store.Incidents(r.Context(), incidentsScan)
 	}
@@ -65,21 +65,19 @@ func (d *Dashboard) incidents(w http.ResponseWriter, r *http.Request, v *viewer)
 		p.Rows = append(p.Rows, d.incidentView(v, in, account))
 		ids = append(ids, in.ID)
 	}
-	if gs, ok := d.store.(gw.GuardStore); ok {
-		revs, err := gs.IncidentReviews(r.Context(), ids)
-		if err != nil {
-			d.fail(w, r, v, err)
-			return
-		}
-		for i := range p.Rows {
-			if rv, ok := revs[p.Rows[i].ID]; ok {
-				p.Rows[i].Review = rv.Verdict
-				if v.admin {
-					// The note is support's, not the customer's.
-					p.Rows[i].ReviewNote = rv.Note
-				}
-				p.Rows[i].ReviewTime = rv.ReviewedAt.UTC().Format(timeLayoutMs)
+	revs, err := d.store.IncidentReviews(r.Context(), ids)
+	if err != nil {
+		d.fail(w, r, v, err)
+		return
+	}
+	for i := range p.Rows {
+		if rv, ok := revs[p.Rows[i].ID]; ok {
+			p.Rows[i].Review = rv.Verdict
+			if v.admin {
+				// The note is support's, not the customer's.
+				p.Rows[i].ReviewNote = rv.Note
 			}
+			p.Rows[i].ReviewTime = rv.ReviewedAt.UTC().Format(timeLayoutMs)
 		}
 	}
 	if p.Policies, err = d.policies(r, v, account); err != nil {

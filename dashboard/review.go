@@ -25,11 +25,6 @@ func (d *Dashboard) reviewIncident(w http.ResponseWriter, r *http.Request, v *vi
 		d.render(w, r, http.StatusForbidden, "error", p)
 		return
 	}
-	gs, ok := d.store.(gw.GuardStore)
-	if !ok {
-		d.fail(w, r, v, errors.New("the store keeps no incident reviews"))
-		return
-	}
 	id := r.PathValue("id")
 	verdict := r.PostFormValue("verdict")
 	note := strings.TrimSpace(r.PostFormValue("note"))
@@ -38,7 +33,7 @@ func (d *Dashboard) reviewIncident(w http.ResponseWriter, r *http.Request, v *vi
 		d.render(w, r, http.StatusBadRequest, "error", p)
 		return
 	}
-	if err := gs.ReviewIncident(r.Context(), gw.IncidentReview{IncidentID: id, Verdict: verdict, Note: note}); err != nil {
+	if err := d.store.ReviewIncident(r.Context(), gw.IncidentReview{IncidentID: id, Verdict: verdict, Note: note}); err != nil {
 		if errors.Is(err, gw.ErrNotFound) {
 			d.notFound(w, r)
 			return
@@ -64,16 +59,12 @@ type policyView struct {
 // the account's (or, for the administrator without a chosen account,
 // every account's).
 func (d *Dashboard) policies(r *http.Request, v *viewer, account string) ([]policyView, error) {
-	gs, ok := d.store.(gw.GuardStore)
-	if !ok {
-		return nil, nil
-	}
 	var out []policyView
 	for _, k := range v.keys {
 		if k.RevokedAt != nil || account != "" && k.AccountID != account || !v.admin && k.AccountID != v.accountID {
 			continue
 		}
-		kp, ap, err := gs.GuardPolicies(r.Context(), k.ID, k.AccountID)
+		kp, ap, err := d.store.GuardPolicies(r.Context(), k.ID, k.AccountID)
 		if err != nil {
 			return nil, err
 		}

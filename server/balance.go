@@ -115,8 +115,8 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) {
 		}
 		out.SpendToday, out.SpendThisMonth = today.USDString(), thisMonth.USDString()
 	}
-	if bu, ok := store.(gw.BudgetUser); ok && !(p.KeyBudget.IsZero() && p.AccountBudget.IsZero()) {
-		u, err := bu.BudgetUse(r.Context(), p.AccountID, p.KeyID, now)
+	if !(p.KeyBudget.IsZero() && p.AccountBudget.IsZero()) {
+		u, err := store.BudgetUse(r.Context(), p.AccountID, p.KeyID, now)
 		if err != nil {
 			fail(&gw.Error{Code: gw.CodeInternal, Message: "could not read the budgets", Err: err})
 			return

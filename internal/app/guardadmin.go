@@ -9,7 +9,6 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/admin"
-	"github.com/gwlabs/gateway/guard/policy"
 )
 
 // exportRow is one row of `gateway incidents export --reviewed`, in the
@@ -29,11 +28,7 @@ type exportRow struct {
 // positive a benign row.
 func incidentsExport(ctx context.Context, cfg Config, w io.Writer) error {
 	return withStoreCfg(ctx, cfg, false, func(st gw.Store) error {
-		gs, ok := st.(gw.GuardStore)
-		if !ok {
-			return policy.ErrNoStore
-		}
-		list, err := gs.ReviewedIncidents(ctx)
+		list, err := st.ReviewedIncidents(ctx)
 		if err != nil {
 			return err
 		}

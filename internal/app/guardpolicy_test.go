@@ -234,7 +234,7 @@ func TestGreyBandSecondStageTimeout(t *testing.T) {
 func TestMonitorModeRecordsAndPasses(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	gs := e.m.Store().(gw.GuardStore)
+	gs := e.m.Store()
 	if err := gs.SetGuardPolicy(ctx, "account", e.acct, gw.GuardPolicy{Mode: gw.GuardMonitor}); err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestMonitorModeRecordsAndPasses(t *testing.T) {
 	}
 
 	e2 := newEnv(t)
-	if err := e2.m.Store().(gw.GuardStore).SetGuardPolicy(ctx, "account", e2.acct, gw.GuardPolicy{Mode: gw.GuardOff}); err != nil {
+	if err := e2.m.Store().SetGuardPolicy(ctx, "account", e2.acct, gw.GuardPolicy{Mode: gw.GuardOff}); err != nil {
 		t.Fatal(err)
 	}
 	resp = e2.post("/v1/chat/completions", e2.key, chatBody("openai/"+nativeModels["openai"], attack, false, ""))
