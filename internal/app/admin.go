@@ -54,20 +54,10 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// createKey makes an account (if new), tops it up and issues a key with
-// the default rate limits.
-func createKey(ctx context.Context, st gw.Store, account string, topUp gw.Money) (secret string, k *gw.Key, err error) {
-	return createKeyWithLimits(ctx, st, account, topUp, gw.Limit{})
-}
-
-// createKeyWithLimits is createKey with the key's own limits (zero fields:
-// the configured defaults).
-func createKeyWithLimits(ctx context.Context, st gw.Store, account string, topUp gw.Money, lim gw.Limit) (secret string, k *gw.Key, err error) {
-	return createKeyWith(ctx, st, account, topUp, lim, false)
-}
-
-// createKeyWith is createKeyWithLimits with the key's optimization switch.
-func createKeyWith(ctx context.Context, st gw.Store, account string, topUp gw.Money, lim gw.Limit, optimizeOff bool) (secret string, k *gw.Key, err error) {
+// CreateKey makes an account (if new), tops it up and issues a key with
+// its own limits (zero fields: the configured defaults) and optimization
+// switch; it returns the secret and the key.
+func CreateKey(ctx context.Context, st gw.Store, account string, topUp gw.Money, lim gw.Limit, optimizeOff bool) (secret string, k *gw.Key, err error) {
 	acct, err := st.EnsureAccount(ctx, account)
 	if err != nil {
 		return "", nil, err
@@ -119,7 +109,7 @@ func demoKey(ctx context.Context, st gw.Store, out *console) error {
 	if len(keys) == 0 {
 		topUp = 10 * gw.USD
 	}
-	secret, k, err := createKey(ctx, st, demoAccount, topUp)
+	secret, k, err := CreateKey(ctx, st, demoAccount, topUp, gw.Limit{}, false)
 	if err != nil {
 		return fmt.Errorf("create demo key: %w", err)
 	}

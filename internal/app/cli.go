@@ -47,7 +47,7 @@ type helpCmd struct {
 }
 
 func (h *helpCmd) Run(rc *runCtx) error {
-	return run(rc.ctx, append(h.Command, "--help"), rc.stdout, rc.stderr)
+	return Run(rc.ctx, append(h.Command, "--help"), rc.stdout, rc.stderr)
 }
 
 // runCtx is what every command's Run receives.
@@ -67,8 +67,10 @@ type runCtx struct {
 // exitCode carries kong's exit (after --help) out of the parser.
 type exitCode int
 
-// run executes one command line.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+// Run executes one command line (args without the program name),
+// writing to stdout and stderr; Execute is Run on os.Args with the exit
+// status its error calls for.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var c cli
 	parser, err := kong.New(&c,
 		kong.Name("gateway"),
@@ -104,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return err
 	}
 	rc := &runCtx{ctx: ctx, stdout: stdout, stderr: stderr, configFile: c.Config, server: c.Server, config: func() (Config, error) {
-		cfg, err := loadConfigFile(c.Config, os.Getenv)
+		cfg, err := ConfigFromFile(c.Config, os.Getenv)
 		if err != nil {
 			return cfg, err
 		}

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
+	"time"
 
 	"github.com/gwlabs/gateway/admin"
 	"os"
@@ -22,7 +24,7 @@ func cliRun(t *testing.T, db string, args ...string) (stdout, stderr string, err
 	if db != "" {
 		args = append(args, "--db", db)
 	}
-	err = run(t.Context(), args, &out, &errb)
+	err = Run(t.Context(), args, &out, &errb)
 	return out.String(), errb.String(), err
 }
 
@@ -128,7 +130,7 @@ func TestConfigFileAndCheck(t *testing.T) {
 	if err := os.WriteFile(good, []byte("addr = \"127.0.0.1:9999\"\nrpm = 42\nopenai_api_key = \"sk-secret\"\nguard = \"off\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := loadConfigFile(good, func(name string) string {
+	cfg, err := ConfigFromFile(good, func(name string) string {
 		if name == "GATEWAY_RPM" {
 			return "7" // the environment wins over the file
 		}
@@ -155,55 +157,8 @@ func TestConfigFileAndCheck(t *testing.T) {
 		t.Fatalf("bad value: %v", err)
 	}
 	t.Setenv("GATEWAY_LOG_LEVEL", "verbose")
-	if _, err := loadConfigFile("", os.Getenv); err == nil || !strings.Contains(err.Error(), "GATEWAY_LOG_LEVEL") {
+	if _, err := ConfigFromFile("", os.Getenv); err == nil || !strings.Contains(err.Error(), "GATEWAY_LOG_LEVEL") {
 		t.Fatalf("GATEWAY_LOG_LEVEL=verbose: %v", err)
-	}
-}
-
-// Each request's log line names the account and key; GATEWAY_LOG_FORMAT
-// =json writes JSON lines.
-func TestRequestLogNamesAccountAndKey(t *testing.T) {
-	e := newEnv(t)
-	resp := e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], "hi", false, ""))
-	readAll(t, resp.Body)
-	if !strings.Contains(e.logs.String(), "account_id="+e.acct) || !strings.Contains(e.logs.String(), "key_id=key_") {
-		t.Errorf("request log lacks the account and key:\n%s", e.logs.String())
-	}
-	var buf strings.Builder
-	newLogger(&buf, "info", "json").Info("request", "account_id", "acct_1")
-	var line map[string]any
-	if err := json.Unmarshal([]byte(buf.String()), &line); err != nil || line["account_id"] != "acct_1" {
-		t.Errorf("json log line %q: %v", buf.String(), err)
-	}
-}
-
-// The CLI gives the same output through the admin API (--server) as on
-// the store.
-func TestCLIThroughTheAdminAPI(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.AdminToken = testAdminToken })
-	direct, _, err := cliRun(t, e.m.Config.DatabaseURL, "accounts", "show", "acme", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("GATEWAY_ADMIN_TOKEN", testAdminToken)
-	var out, errb strings.Builder
-	if err := run(t.Context(), []string{"--server", e.url, "accounts", "show", "acme", "--json"}, &out, &errb); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != direct {
-		t.Errorf("through the API:\n%s\non the store:\n%s", out.String(), direct)
-	}
-	out.Reset()
-	if err := run(t.Context(), []string{"--server", e.url, "keys", "create", "--account", "viaapi", "--name", "n", "--json"}, &out, &errb); err != nil {
-		t.Fatal(err)
-	}
-	var k createdKeyJSON
-	if err := json.Unmarshal([]byte(out.String()), &k); err != nil || !k.AccountCreated || k.Name != "n" || !strings.HasPrefix(k.Secret, "gwk_") {
-		t.Errorf("keys create through the API: %q, %v", out.String(), err)
-	}
-	t.Setenv("GATEWAY_ADMIN_TOKEN", "")
-	if err := run(t.Context(), []string{"--server", e.url, "keys", "list"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "admin token") {
-		t.Errorf("--server without a token: %v", err)
 	}
 }
 
@@ -222,5 +177,71 @@ func TestCLIKeyModels(t *testing.T) {
 	}
 	if _, _, err := cliRun(t, db, "keys", "update", k.ID, "--any-model", "--models", "openai/*"); err == nil {
 		t.Fatal("--models with --any-model accepted")
+	}
+}
+
+// TestKeysCreateOptimizeFlag: "keys create --optimize off" stores the
+// key's switch, "keys list --json" shows it, "keys update" changes it, a
+// bad value is refused.
+func TestKeysCreateOptimizeFlag(t *testing.T) {
+	db := t.TempDir() + "/keys.db"
+	if _, _, err := cliRun(t, db, "keys", "create", "--account", "a", "--optimize", "off", "--json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cliRun(t, db, "keys", "create", "--account", "b", "--json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cliRun(t, db, "keys", "create", "--optimize", "maybe"); err == nil {
+		t.Error("--optimize maybe accepted")
+	}
+	list := func() map[string]admin.Key {
+		t.Helper()
+		out, _, err := cliRun(t, db, "keys", "list", "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows listJSON[admin.Key]
+		if err := json.Unmarshal([]byte(out), &rows); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]admin.Key{}
+		for _, r := range rows.Data {
+			got[r.Account] = r
+		}
+		return got
+	}
+	got := list()
+	if got["a"].Optimize != "off" || got["b"].Optimize != "on" {
+		t.Fatalf("keys list: %+v", got)
+	}
+	if _, _, err := cliRun(t, db, "keys", "update", got["a"].ID, "--optimize", "on"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cliRun(t, db, "keys", "update", "key_none", "--optimize", "on"); err == nil {
+		t.Error("update of an unknown key succeeded")
+	}
+	if list()["a"].Optimize != "on" {
+		t.Error("keys update did not switch the layer on")
+	}
+}
+
+// The text lines of a key's budgets: each period, capped or not.
+func TestPrintBudgets(t *testing.T) {
+	resets := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		b    *admin.Budgets
+		want string
+	}{
+		{nil, "daily     no budget\nmonthly   no budget\n"},
+		{&admin.Budgets{Monthly: &admin.BudgetStatus{BudgetUSD: "1.00000000", SpentUSD: "0.25000000", HeldUSD: "0.05000000", RemainingUSD: "0.70000000", ResetsAt: resets}},
+			"daily     no budget\nmonthly   $1.00000000 (spent $0.25000000, held $0.05000000, remaining $0.70000000; resets 2026-12-01T00:00:00Z)\n"},
+	} {
+		var buf bytes.Buffer
+		if err := printBudgets(&buf, c.b); err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != c.want {
+			t.Errorf("printBudgets(%+v) =\n%s\nwant\n%s", c.b, buf.String(), c.want)
+		}
 	}
 }

@@ -8,9 +8,9 @@ import (
 // runKeys and runIncidents run "gateway keys ..." and "gateway incidents
 // ..." on cfg's store, for the tests written against the commands.
 func runKeys(ctx context.Context, cfg Config, args []string, w io.Writer) error {
-	return run(ctx, append(append([]string{"keys"}, args...), "--db", cfg.DatabaseURL), w, io.Discard)
+	return Run(ctx, append(append([]string{"keys"}, args...), "--db", cfg.DatabaseURL), w, io.Discard)
 }
 
 func runIncidents(ctx context.Context, cfg Config, args []string, w io.Writer) error {
-	return run(ctx, append(append([]string{"incidents"}, args...), "--db", cfg.DatabaseURL), w, io.Discard)
+	return Run(ctx, append(append([]string{"incidents"}, args...), "--db", cfg.DatabaseURL), w, io.Discard)
 }

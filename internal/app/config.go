@@ -114,14 +114,17 @@ type Config struct {
 	// name an endpoint (package tracing).
 	OTelEnv func(string) string
 
-	// keyCacheTTL is how long a live key is cached (0:
+	// The knobs below are no settings (neither variables nor file keys):
+	// the end-to-end tests set them.
+
+	// KeyCacheTTL is how long a live key is cached (0:
 	// auth.DefaultCacheTTL); tests set it long to show that changes on
 	// the store reach a running instance without waiting for it.
-	keyCacheTTL time.Duration
-	// openRouterRetry and openRouterRetryMax bound the wait between
+	KeyCacheTTL time.Duration
+	// OpenRouterRetry and OpenRouterRetryMax bound the wait between
 	// failed reads of OpenRouter's price list (0: 1 s and 30 s); tests
 	// shorten them.
-	openRouterRetry, openRouterRetryMax time.Duration
+	OpenRouterRetry, OpenRouterRetryMax time.Duration
 }
 
 // VendorConfig is one vendor's endpoint and key.
@@ -130,8 +133,8 @@ type VendorConfig struct {
 	APIKey  string
 }
 
-// envConfig reads the defaults and the environment.
-func envConfig(getenv func(string) string) (Config, error) {
+// ConfigFromEnv reads the defaults and the environment.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
 		Addr:          "127.0.0.1:8080",
 		DatabaseURL:   "./gateway.db",
@@ -348,10 +351,10 @@ func envConfig(getenv func(string) string) (Config, error) {
 }
 
 // settingNames lists every GATEWAY_* variable the configuration reads,
-// in the order envConfig reads them.
+// in the order ConfigFromEnv reads them.
 func settingNames() []string {
 	var names []string
-	_, _ = envConfig(func(name string) string {
+	_, _ = ConfigFromEnv(func(name string) string {
 		if !slices.Contains(names, name) {
 			names = append(names, name)
 		}
@@ -581,9 +584,9 @@ func readSettings(path string, getenv func(string) string) ([]setting, error) {
 	return out, nil
 }
 
-// loadConfigFile reads the configuration: the defaults, then the TOML
+// ConfigFromFile reads the configuration: the defaults, then the TOML
 // file at path (if any), then getenv.
-func loadConfigFile(path string, getenv func(string) string) (Config, error) {
+func ConfigFromFile(path string, getenv func(string) string) (Config, error) {
 	settings, err := readSettings(path, getenv)
 	if err != nil {
 		return Config{}, err
@@ -592,7 +595,7 @@ func loadConfigFile(path string, getenv func(string) string) (Config, error) {
 	for _, s := range settings {
 		values[s.Name] = s.Value
 	}
-	c, err := envConfig(func(name string) string { return values[name] })
+	c, err := ConfigFromEnv(func(name string) string { return values[name] })
 	if err != nil {
 		return c, err
 	}

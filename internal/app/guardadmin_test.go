@@ -14,7 +14,7 @@ import (
 
 func TestKeysGuardPolicyCommands(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := envConfig(func(string) string { return "" })
+	cfg, err := ConfigFromEnv(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

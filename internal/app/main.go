@@ -51,20 +51,34 @@ import (
 // scripts/build ("" when none was).
 func Execute(release, built string) int {
 	if release != "" {
-		version = release
+		SetRelease(release)
 	}
 	if built != "" {
 		buildTime = built
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	return Command(ctx, os.Args[1:], os.Stdout, os.Stderr)
+}
+
+// Command runs one command line (args without the program name) as the
+// process does: Run, then its error on stderr ("gateway: ...", unless
+// usage was already shown) and the exit status it calls for.
+func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if err := Run(ctx, args, stdout, stderr); err != nil {
 		if !errors.Is(err, errUsage) && !errors.Is(err, errHelpShown) {
-			fmt.Fprintln(os.Stderr, "gateway:", errorText(err))
+			fmt.Fprintln(stderr, "gateway:", errorText(err))
 		}
 		return exitStatus(err)
 	}
 	return 0
+}
+
+// SetRelease sets the release version the gateway reports (the version
+// command, /openapi.json) and returns the one it replaces.
+func SetRelease(v string) (old string) {
+	old, version = version, v
+	return old
 }
 
 // Exit statuses by kind of failure, for scripts.
@@ -110,10 +124,10 @@ func exitStatus(err error) int {
 	return exitFailure
 }
 
-// newLogger writes level and up as text or JSON lines (the level and
+// NewLogger is the gateway's logger: it writes level and up as text or JSON lines (the level and
 // format were validated with the configuration). In JSON, durations are
 // seconds (a float), as log pipelines expect.
-func newLogger(w io.Writer, level, format string) *slog.Logger {
+func NewLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
 	opts := &slog.HandlerOptions{Level: l}
@@ -146,11 +160,14 @@ func (c *serveCmd) Run(rc *runCtx) error {
 		cfg.Addr = c.Addr
 	}
 	cfg.FakeVendors = c.FakeVendors
-	return serve(rc.ctx, cfg, rc.stdout, rc.stderr)
+	return RunServer(rc.ctx, cfg, rc.stdout, rc.stderr)
 }
 
-func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
-	m := &Main{Config: cfg, Stdout: stdout, Logger: newLogger(stderr, cfg.LogLevel, cfg.LogFormat)}
+// RunServer opens the gateway cfg describes and serves until ctx is done,
+// then shuts it down within cfg.ShutdownGrace: the serve command, with the
+// banner on stdout and the logs on stderr.
+func RunServer(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+	m := &Main{Config: cfg, Stdout: stdout, Logger: NewLogger(stderr, cfg.LogLevel, cfg.LogFormat)}
 	if err := m.Open(ctx); err != nil {
 		return err
 	}

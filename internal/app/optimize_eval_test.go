@@ -25,7 +25,7 @@ func TestOptimizeEval(t *testing.T) {
 	defer fake.Close()
 	fake.EnableReplyModel(optimize.Text)
 	env := fake.Env()
-	cfg, err := envConfig(func(k string) string { return env[k] })
+	cfg, err := ConfigFromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

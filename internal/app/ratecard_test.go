@@ -28,7 +28,7 @@ func TestRatecardCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"ratecard", "check", same}, &out, &out); err != nil {
+	if err := Run(context.Background(), []string{"ratecard", "check", same}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasSuffix(out.String(), "no differences\n") {
@@ -45,7 +45,7 @@ func TestRatecardCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Reset()
-	if err := run(context.Background(), []string{"ratecard", "check", path}, &out, &out); err != nil {
+	if err := Run(context.Background(), []string{"ratecard", "check", path}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
 	if got := out.String(); !strings.Contains(got, "changed  openai/gpt-6-sol input: 2.00 -> 2.20 (10.0%)\n") || strings.Count(got, "\n") != 2 {
@@ -56,7 +56,7 @@ func TestRatecardCheck(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(strings.Replace(changed, `"input": "2.20"`, `"input": "-2"`, 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(context.Background(), []string{"ratecard", "check", bad}, &out, &out); err == nil || !strings.Contains(err.Error(), "negative price") {
+	if err := Run(context.Background(), []string{"ratecard", "check", bad}, &out, &out); err == nil || !strings.Contains(err.Error(), "negative price") {
 		t.Errorf("a negative price: err %v", err)
 	}
 }
@@ -69,7 +69,7 @@ func TestRatecardCheckUnits(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"ratecard", "check", "--units", "../../ratecard/rates.json"}, &out, &out); err != nil {
+	if err := Run(context.Background(), []string{"ratecard", "check", "--units", "../../ratecard/rates.json"}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()

@@ -42,9 +42,9 @@ type Main struct {
 	Stdout io.Writer
 	Logger *slog.Logger
 
-	// noBilling turns holds and charges off (requests are still logged):
-	// the baseline of the billing benchmark.
-	noBilling bool
+	// NoBilling turns holds and charges off (requests are still logged):
+	// the baseline of the billing benchmark, no setting.
+	NoBilling bool
 
 	store   gw.Store
 	gateway *proxy.Gateway
@@ -93,6 +93,23 @@ func (m *Main) Store() gw.Store { return m.store }
 // Fake returns the in-process fake vendors, when --fake-vendors is on.
 func (m *Main) Fake() *fakevendor.Server { return m.fake }
 
+// Handler returns the gateway's HTTP handler (what Serve serves), for
+// driving it in process without the network.
+func (m *Main) Handler() http.Handler { return m.server }
+
+// SetDraining turns /readyz's draining answer on or off, as Shutdown
+// does at its start.
+func (m *Main) SetDraining(on bool) { m.server.SetDraining(on) }
+
+// Provider returns the adapter the gateway calls a vendor through.
+func (m *Main) Provider(vendor string) (gw.Provider, bool) { return m.gateway.Provider(vendor) }
+
+// State returns the keeper of client state (threads and reasoning).
+func (m *Main) State() *convstate.Keeper { return m.state }
+
+// Tracer returns the span exporter; nil when not tracing.
+func (m *Main) Tracer() *tracing.Tracer { return m.tracer }
+
 // Open builds the gateway and starts listening (not yet serving).
 func (m *Main) Open(ctx context.Context) (err error) {
 	defer func() {
@@ -135,7 +152,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	var pb proxy.Biller = biller
-	if m.noBilling {
+	if m.NoBilling {
 		pb = nil
 	}
 	if err := m.openPprof(); err != nil {
@@ -148,7 +165,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	// Keys are looked up through a short cache; keys revoked or rotated
 	// here are forgotten at once, and changes made elsewhere (another
 	// instance, the CLI on the store) within the watch interval.
-	keys := auth.NewCache(m.store, c.keyCacheTTL)
+	keys := auth.NewCache(m.store, c.KeyCacheTTL)
 	m.keys = keys
 	tracer, err := m.openTracer(ctx)
 	if err != nil {

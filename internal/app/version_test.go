@@ -23,7 +23,7 @@ func TestVersionAndHelpIgnoreBadConfig(t *testing.T) {
 	t.Setenv("GATEWAY_RPM", "lots")
 	for _, args := range [][]string{{"version"}, {"--version"}, {"help"}} {
 		var out, errb strings.Builder
-		if err := run(t.Context(), args, &out, &errb); err != nil {
+		if err := Run(t.Context(), args, &out, &errb); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
 		if out.Len() == 0 {
@@ -31,7 +31,7 @@ func TestVersionAndHelpIgnoreBadConfig(t *testing.T) {
 		}
 	}
 	var out, errb strings.Builder
-	if err := run(t.Context(), []string{"models"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "GATEWAY_RPM") {
+	if err := Run(t.Context(), []string{"models"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "GATEWAY_RPM") {
 		t.Fatalf("models with a bad GATEWAY_RPM: %v", err)
 	}
 }

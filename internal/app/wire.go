@@ -226,8 +226,8 @@ func openRouterPrices(c Config, store gw.Store, logger *slog.Logger) *ratecard.O
 			return ratecard.FetchOpenRouter(ctx, client, base, key)
 		},
 		Interval: openRouterRefresh,
-		RetryMin: c.openRouterRetry,
-		RetryMax: c.openRouterRetryMax,
+		RetryMin: c.OpenRouterRetry,
+		RetryMax: c.OpenRouterRetryMax,
 		Store:    ls,
 		OnErr: func(err error) {
 			logger.Warn("openrouter price list not read; retrying", "err", err)
