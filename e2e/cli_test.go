@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gwlabs/gateway/internal/cli"
 	"io"
 	"net/http"
 	"os"
@@ -87,7 +88,7 @@ func cliRun(t *testing.T, db string, args ...string) (stdout, stderr string, err
 	if db != "" {
 		args = append(args, "--db", db)
 	}
-	err = app.Run(t.Context(), args, &out, &errb)
+	err = cli.Run(t.Context(), args, &out, &errb)
 	return out.String(), errb.String(), err
 }
 
@@ -123,7 +124,7 @@ func runCLI(t *testing.T, db, server string, args ...string) cliResult {
 		args = append(args, "--db", db)
 	}
 	var out, errb strings.Builder
-	status := app.Command(t.Context(), args, &out, &errb)
+	status := cli.Command(t.Context(), args, &out, &errb)
 	return cliResult{out.String(), errb.String(), status}
 }
 
@@ -154,14 +155,14 @@ func TestCLIThroughTheAdminAPI(t *testing.T) {
 	}
 	t.Setenv("GATEWAY_ADMIN_TOKEN", testAdminToken)
 	var out, errb strings.Builder
-	if err := app.Run(t.Context(), []string{"--server", e.url, "accounts", "show", "acme", "--json"}, &out, &errb); err != nil {
+	if err := cli.Run(t.Context(), []string{"--server", e.url, "accounts", "show", "acme", "--json"}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != direct {
 		t.Errorf("through the API:\n%s\non the store:\n%s", out.String(), direct)
 	}
 	out.Reset()
-	if err := app.Run(t.Context(), []string{"--server", e.url, "keys", "create", "--account", "viaapi", "--name", "n", "--json"}, &out, &errb); err != nil {
+	if err := cli.Run(t.Context(), []string{"--server", e.url, "keys", "create", "--account", "viaapi", "--name", "n", "--json"}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	var k createdKeyJSON
@@ -169,7 +170,7 @@ func TestCLIThroughTheAdminAPI(t *testing.T) {
 		t.Errorf("keys create through the API: %q, %v", out.String(), err)
 	}
 	t.Setenv("GATEWAY_ADMIN_TOKEN", "")
-	if err := app.Run(t.Context(), []string{"--server", e.url, "keys", "list"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "admin token") {
+	if err := cli.Run(t.Context(), []string{"--server", e.url, "keys", "list"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "admin token") {
 		t.Errorf("--server without a token: %v", err)
 	}
 }
@@ -336,7 +337,7 @@ func TestCLIErrorsByKind(t *testing.T) {
 	e := newEnv(t, func(c *app.Config) { c.AdminToken = testAdminToken })
 	t.Setenv("GATEWAY_ADMIN_TOKEN", strings.Repeat("w", 40))
 	var out, errb strings.Builder
-	status := app.Command(t.Context(), []string{"--server", e.url, "keys", "list", "--json"}, &out, &errb)
+	status := cli.Command(t.Context(), []string{"--server", e.url, "keys", "list", "--json"}, &out, &errb)
 	if status != exitRefused || out.Len() != 0 {
 		t.Errorf("a wrong admin token: %s (status %d), stdout %q", errb.String(), status, out.String())
 	}
@@ -592,8 +593,7 @@ func TestKeysUpdateLimits(t *testing.T) {
 // Issue 38 item 6: GET /openapi.json says the release's version (the
 // one scripts/build stamps from VERSION), not "1".
 func TestOpenAPIVersionIsStamped(t *testing.T) {
-	old := app.SetRelease("v9.8.7")
-	t.Cleanup(func() { app.SetRelease(old) })
+	t.Cleanup(app.Stamp("v9.8.7", ""))
 	e := newEnv(t)
 	resp := e.get("/openapi.json", "")
 	var doc struct {

@@ -31,7 +31,7 @@ import (
 func TestCrashKeepsEveryCharge(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "gateway")
-	build := exec.Command("go", "build", "-o", bin, "../../cmd/gateway")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/gateway")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		t.Fatalf("build: %v", err)

@@ -226,7 +226,7 @@ func TestModelSuggestionsAndReadmeTable(t *testing.T) {
 			t.Errorf("unprefixed gpt-4o: proposed %q, which GET /v1/models does not list: %s", m[1], body)
 		}
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

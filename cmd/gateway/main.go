@@ -1,12 +1,12 @@
 // Command gateway runs the model gateway and administers its store; the
-// commands, configuration and wiring are in internal/app (see its
-// package documentation for the command line).
+// command line is internal/cli, the configuration and wiring internal/app
+// (see their package documentation).
 package main
 
 import (
 	"os"
 
-	"github.com/gwlabs/gateway/internal/app"
+	"github.com/gwlabs/gateway/internal/cli"
 )
 
 // Stamped by scripts/build: version (-ldflags "-X main.version=v1.2.0")
@@ -14,5 +14,5 @@ import (
 var version, buildTime string
 
 func main() {
-	os.Exit(app.Execute(version, buildTime))
+	os.Exit(cli.Execute(version, buildTime))
 }

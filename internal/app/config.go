@@ -3,12 +3,9 @@ package app
 import (
 	"fmt"
 	"net/netip"
-	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -350,9 +347,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
-// settingNames lists every GATEWAY_* variable the configuration reads,
+// SettingNames lists every GATEWAY_* variable the configuration reads,
 // in the order ConfigFromEnv reads them.
-func settingNames() []string {
+func SettingNames() []string {
 	var names []string
 	_, _ = ConfigFromEnv(func(name string) string {
 		if !slices.Contains(names, name) {
@@ -368,7 +365,7 @@ func settingNames() []string {
 func fileKey(env string) string { return strings.ToLower(strings.TrimPrefix(env, "GATEWAY_")) }
 
 // setting is one configuration value and where it came from.
-type setting struct {
+type Setting struct {
 	Name   string `json:"name"`
 	Value  string `json:"value"`  // "" when the default applies; secrets redacted by the caller
 	Source string `json:"source"` // "environment", "file" or "default"
@@ -459,12 +456,12 @@ var settingDefaults = map[string]string{
 	"GATEWAY_PPROF_ADDR":                 "(none: off)",
 }
 
-// envTypos names the GATEWAY_* variables of env that are no setting but
+// EnvTypos names the GATEWAY_* variables of env that are no setting but
 // look like one ("GATEWAY_RMP is not a setting; did you mean
 // GATEWAY_RPM?"): a variable close to no setting (GATEWAY_KEY, the
 // tests' own) is left alone.
-func envTypos(env []string) []string {
-	names := settingNames()
+func EnvTypos(env []string) []string {
+	names := SettingNames()
 	short := make([]string, len(names))
 	for i, n := range names {
 		short[i] = strings.TrimPrefix(n, "GATEWAY_")
@@ -522,10 +519,10 @@ func editDistance(a, b string) int {
 	return d[len(a)][len(b)]
 }
 
-// readSettings resolves every setting from getenv, then the TOML file at
+// ReadSettings resolves every setting from getenv, then the TOML file at
 // path (if any). A key of the file that names no setting is an error
 // naming it, as is a value that is not a string, number or boolean.
-func readSettings(path string, getenv func(string) string) ([]setting, error) {
+func ReadSettings(path string, getenv func(string) string) ([]Setting, error) {
 	file := map[string]string{}
 	if path != "" {
 		var raw map[string]any
@@ -534,7 +531,7 @@ func readSettings(path string, getenv func(string) string) ([]setting, error) {
 		}
 		known := map[string]string{}
 		var keys []string
-		for _, name := range settingNames() {
+		for _, name := range SettingNames() {
 			known[fileKey(name)] = name
 			keys = append(keys, fileKey(name))
 		}
@@ -566,9 +563,9 @@ func readSettings(path string, getenv func(string) string) ([]setting, error) {
 			return nil, fmt.Errorf("configuration file %s: %s", path, strings.Join(errs, "; "))
 		}
 	}
-	var out []setting
-	for _, name := range settingNames() {
-		s := setting{Name: name, Source: "default", Default: settingDefault(name)}
+	var out []Setting
+	for _, name := range SettingNames() {
+		s := Setting{Name: name, Source: "default", Default: settingDefault(name)}
 		switch {
 		case getenv(name) != "":
 			s.Value, s.Source = getenv(name), "environment"
@@ -587,7 +584,7 @@ func readSettings(path string, getenv func(string) string) ([]setting, error) {
 // ConfigFromFile reads the configuration: the defaults, then the TOML
 // file at path (if any), then getenv.
 func ConfigFromFile(path string, getenv func(string) string) (Config, error) {
-	settings, err := readSettings(path, getenv)
+	settings, err := ReadSettings(path, getenv)
 	if err != nil {
 		return Config{}, err
 	}
@@ -653,59 +650,7 @@ func readRoutes(path string) (*route.Table, error) {
 	return t, nil
 }
 
-// secretSetting reports whether a setting's value must not be printed.
-func secretSetting(name string) bool {
+// SecretSetting reports whether a setting's value must not be printed.
+func SecretSetting(name string) bool {
 	return strings.HasSuffix(name, "_API_KEY") || strings.HasSuffix(name, "_TOKEN")
-}
-
-type configCmd struct {
-	Check configCheckCmd `cmd:"" help:"Validate the configuration and print every setting, where it comes from, secrets redacted."`
-}
-
-type configCheckCmd struct {
-	JSON bool `name:"json" help:"Print JSON."`
-}
-
-func (c *configCheckCmd) Run(rc *runCtx) error {
-	settings, err := readSettings(rc.configFile, os.Getenv)
-	if err != nil {
-		return err
-	}
-	for _, w := range envTypos(os.Environ()) {
-		fmt.Fprintln(rc.stderr, "gateway: warning:", w)
-	}
-	cfg, err := rc.config()
-	if err != nil {
-		return err
-	}
-	if err := checkStoreURL(cfg.DatabaseURL); err != nil {
-		return err
-	}
-	for i := range settings {
-		if secretSetting(settings[i].Name) && settings[i].Value != "" {
-			settings[i].Value = "(set)"
-		}
-		if u, err := url.Parse(settings[i].Value); err == nil && u.User != nil {
-			if _, has := u.User.Password(); has {
-				u.User = url.UserPassword(u.User.Username(), "xxxxx")
-				settings[i].Value = u.String()
-			}
-		}
-		if settings[i].Value != "" {
-			settings[i].Effective = settings[i].Value
-		}
-	}
-	if c.JSON {
-		return printJSON(rc.stdout, map[string]any{"valid": true, "settings": settings})
-	}
-	tw := tabwriter.NewWriter(rc.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SETTING\tVALUE\tFROM\tDEFAULT")
-	for _, s := range settings {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Effective, s.Source, s.Default)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(rc.stdout, "configuration is valid")
-	return nil
 }

@@ -127,16 +127,16 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err := m.startFakeVendors(); err != nil {
 		return err
 	}
-	if m.store, err = openStore(ctx, c.DatabaseURL, !c.SQLiteShared); err != nil {
+	if m.store, err = OpenStore(ctx, c.DatabaseURL, !c.SQLiteShared); err != nil {
 		return err
 	}
 	m.closers = append(m.closers, m.store.Close)
-	card, err := loadCard(c.RateCardFile)
+	card, err := LoadCard(c.RateCardFile)
 	if err != nil {
 		return err
 	}
 	c.HTTP.Logger = m.Logger
-	providers, err := buildProviders(*c, card)
+	providers, err := BuildProviders(*c, card)
 	if err != nil {
 		return err
 	}
@@ -369,7 +369,7 @@ func (m *Main) openTracer(ctx context.Context) (proxy.Tracer, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	tr, err := tracing.FromEnv(ctx, getenv, currentBuild().Version)
+	tr, err := tracing.FromEnv(ctx, getenv, CurrentBuild().Version)
 	if err != nil || tr == nil {
 		return nil, err
 	}

@@ -16,8 +16,8 @@ var buildTime string
 // version from the build information is shown ("(devel)" in a checkout).
 var version string
 
-// buildInfo is version --json: what the binary is and was built from.
-type buildInfo struct {
+// BuildInfo is version --json: what the binary is and was built from.
+type BuildInfo struct {
 	Version    string `json:"version"`               // the module version, "(devel)" from a checkout
 	Revision   string `json:"revision,omitempty"`    // the VCS revision
 	Modified   *bool  `json:"modified,omitempty"`    // the work tree had changes (absent: unknown)
@@ -26,19 +26,19 @@ type buildInfo struct {
 	GoVersion  string `json:"go_version"`
 }
 
-// currentBuild is this binary's buildInfo.
-func currentBuild() buildInfo {
+// CurrentBuild is this binary's BuildInfo.
+func CurrentBuild() BuildInfo {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return buildInfo{Version: "(unknown)", GoVersion: runtime.Version(), BuildTime: buildTime}
+		return BuildInfo{Version: "(unknown)", GoVersion: runtime.Version(), BuildTime: buildTime}
 	}
 	out := readBuild(bi)
 	out.BuildTime = buildTime
 	return out
 }
 
-func readBuild(bi *debug.BuildInfo) buildInfo {
-	out := buildInfo{Version: bi.Main.Version, GoVersion: bi.GoVersion}
+func readBuild(bi *debug.BuildInfo) BuildInfo {
+	out := BuildInfo{Version: bi.Main.Version, GoVersion: bi.GoVersion}
 	if version != "" {
 		out.Version = version
 	}
@@ -59,10 +59,10 @@ func readBuild(bi *debug.BuildInfo) buildInfo {
 	return out
 }
 
-// versionString describes the binary: the module version ("(devel)" for a
+// VersionString describes the binary: the module version ("(devel)" for a
 // build from a checkout), the VCS revision and time it was built from, a
 // "+dirty" mark when the work tree had changes, and the Go version.
-func versionString() string {
+func VersionString() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "gateway (no build information)"
@@ -113,7 +113,7 @@ func describeBuild(bi *debug.BuildInfo) string {
 // for a build from a checkout 0.0.0-devel with its revision, else ""
 // (the document's own, 0.0.0-devel).
 func openAPIVersion() string {
-	b := currentBuild()
+	b := CurrentBuild()
 	switch {
 	case b.Version != "" && b.Version != "(devel)" && b.Version != "(unknown)":
 		return b.Version

@@ -26,13 +26,13 @@ import (
 	"github.com/gwlabs/gateway/sqlite"
 )
 
-// openStore opens the store a URL names: postgres:// or postgresql://
+// OpenStore opens the store a URL names: postgres:// or postgresql://
 // for PostgreSQL, anything else (optionally "sqlite:"-prefixed) is a
 // SQLite file, created and migrated if new. exclusive (the serving
 // process, unless GATEWAY_SQLITE_SHARED=on) keeps a SQLite store's holds
 // in memory.
-func openStore(ctx context.Context, url string, exclusive bool) (gw.Store, error) {
-	if err := checkStoreURL(url); err != nil {
+func OpenStore(ctx context.Context, url string, exclusive bool) (gw.Store, error) {
+	if err := CheckStoreURL(url); err != nil {
 		return nil, err
 	}
 	switch {
@@ -52,10 +52,10 @@ func openStore(ctx context.Context, url string, exclusive bool) (gw.Store, error
 	}
 }
 
-// checkStoreURL refuses a store URL of a kind the gateway has no store
+// CheckStoreURL refuses a store URL of a kind the gateway has no store
 // for ("mysql://..."), which would otherwise be taken for a SQLite file
 // name.
-func checkStoreURL(url string) error {
+func CheckStoreURL(url string) error {
 	scheme, _, ok := strings.Cut(url, "://")
 	if !ok || strings.ContainsAny(scheme, `/\`) {
 		return nil // a path
@@ -79,11 +79,11 @@ func redactURL(url string) string {
 	return url
 }
 
-// storeExists says whether a SQLite store's file is there (a PostgreSQL
+// StoreExists says whether a SQLite store's file is there (a PostgreSQL
 // URL is taken as there: its server says otherwise). A command that only
 // reads or changes what is in a store refuses a path with no store
 // rather than creating an empty one (a typo in --db).
-func storeExists(url string) error {
+func StoreExists(url string) error {
 	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
 		return nil
 	}
@@ -124,9 +124,9 @@ func newKeeper(store gw.Store, c Config, logger *slog.Logger) (*convstate.Keeper
 	})
 }
 
-// loadCard returns the embedded rate card, overlaid with the override
+// LoadCard returns the embedded rate card, overlaid with the override
 // file when one is configured.
-func loadCard(path string) (*ratecard.Card, error) {
+func LoadCard(path string) (*ratecard.Card, error) {
 	card, err := ratecard.Default()
 	if err != nil {
 		return nil, fmt.Errorf("rate card: %w", err)
@@ -146,8 +146,8 @@ func loadCard(path string) (*ratecard.Card, error) {
 	return card.Overlay(o), nil
 }
 
-// buildProviders makes the nine vendor adapters from the configuration.
-func buildProviders(c Config, card *ratecard.Card) (map[string]gw.Provider, error) {
+// BuildProviders makes the nine vendor adapters from the configuration.
+func BuildProviders(c Config, card *ratecard.Card) (map[string]gw.Provider, error) {
 	out := make(map[string]gw.Provider, 9)
 	for _, v := range route.Vendors() {
 		vc := c.Vendors[v]

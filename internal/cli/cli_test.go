@@ -1,8 +1,9 @@
-package app
+package cli
 
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/gwlabs/gateway/internal/app"
 	"time"
 
 	"github.com/gwlabs/gateway/admin"
@@ -16,7 +17,7 @@ import (
 // environment cleared of GATEWAY_* settings.
 func cliRun(t *testing.T, db string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	for _, name := range settingNames() {
+	for _, name := range app.SettingNames() {
 		t.Setenv(name, "")
 	}
 	t.Setenv("GATEWAY_CONFIG", "")
@@ -81,7 +82,7 @@ func TestCLIFlagsAnywhereAndJSON(t *testing.T) {
 		{[]string{"keys", "rotate", k.ID, "--grace", "1m", "--json"}, &admin.CreatedKey{}},
 		{[]string{"incidents", "list", "--json"}, &listJSON[admin.Incident]{}},
 		{[]string{"models", "--json"}, &map[string]any{}},
-		{[]string{"version", "--json"}, &buildInfo{}},
+		{[]string{"version", "--json"}, &app.BuildInfo{}},
 		{[]string{"config", "check", "--json"}, &map[string]any{}},
 		{[]string{"keys", "revoke", k.ID, "--json"}, &map[string]any{}},
 	}
@@ -130,7 +131,7 @@ func TestConfigFileAndCheck(t *testing.T) {
 	if err := os.WriteFile(good, []byte("addr = \"127.0.0.1:9999\"\nrpm = 42\nopenai_api_key = \"sk-secret\"\nguard = \"off\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ConfigFromFile(good, func(name string) string {
+	cfg, err := app.ConfigFromFile(good, func(name string) string {
 		if name == "GATEWAY_RPM" {
 			return "7" // the environment wins over the file
 		}
@@ -157,7 +158,7 @@ func TestConfigFileAndCheck(t *testing.T) {
 		t.Fatalf("bad value: %v", err)
 	}
 	t.Setenv("GATEWAY_LOG_LEVEL", "verbose")
-	if _, err := ConfigFromFile("", os.Getenv); err == nil || !strings.Contains(err.Error(), "GATEWAY_LOG_LEVEL") {
+	if _, err := app.ConfigFromFile("", os.Getenv); err == nil || !strings.Contains(err.Error(), "GATEWAY_LOG_LEVEL") {
 		t.Fatalf("GATEWAY_LOG_LEVEL=verbose: %v", err)
 	}
 }

@@ -1,8 +1,9 @@
-package app
+package cli
 
 import (
 	"encoding/json"
 	"errors"
+	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ type cliResult struct {
 // admin API too).
 func runCLI(t *testing.T, db string, args ...string) cliResult {
 	t.Helper()
-	for _, name := range settingNames() {
+	for _, name := range app.SettingNames() {
 		t.Setenv(name, "")
 	}
 	t.Setenv("GATEWAY_CONFIG", "")
@@ -80,7 +81,7 @@ func TestCLIMoneyAndDurationText(t *testing.T) {
 func TestConfigCheckShowsDefaults(t *testing.T) {
 	r := runCLI(t, "", "config", "check", "--json")
 	var got struct {
-		Settings []setting `json:"settings"`
+		Settings []app.Setting `json:"settings"`
 	}
 	if err := oneJSON(r.stdout, &got); err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestConfigCheckShowsDefaults(t *testing.T) {
 }
 
 func TestEnvTypos(t *testing.T) {
-	got := envTypos([]string{"GATEWAY_RMP=5", "GATEWAY_RPM=5", "GATEWAY_KEY=gwk_x", "GATEWAY_GAURD=off", "HOME=/root", "GATEWAY_ADMIN_URL=http://x"})
+	got := app.EnvTypos([]string{"GATEWAY_RMP=5", "GATEWAY_RPM=5", "GATEWAY_KEY=gwk_x", "GATEWAY_GAURD=off", "HOME=/root", "GATEWAY_ADMIN_URL=http://x"})
 	want := []string{"GATEWAY_GAURD is not a setting; did you mean GATEWAY_GUARD?", "GATEWAY_RMP is not a setting; did you mean GATEWAY_RPM?"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)

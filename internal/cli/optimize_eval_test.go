@@ -1,9 +1,10 @@
-package app
+package cli
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gwlabs/gateway/internal/app"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func TestOptimizeEval(t *testing.T) {
 	defer fake.Close()
 	fake.EnableReplyModel(optimize.Text)
 	env := fake.Env()
-	cfg, err := ConfigFromEnv(func(k string) string { return env[k] })
+	cfg, err := app.ConfigFromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

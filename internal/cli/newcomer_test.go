@@ -1,8 +1,9 @@
-package app
+package cli
 
 import (
 	"context"
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +54,7 @@ func TestUnsupportedStoreScheme(t *testing.T) {
 			t.Errorf("%v --db mysql://...: status %d, stderr %q", args, r.status, r.stderr)
 		}
 	}
-	if _, err := openStore(context.Background(), "mysql://x", true); err == nil || !strings.Contains(err.Error(), "mysql://") {
+	if _, err := app.OpenStore(context.Background(), "mysql://x", true); err == nil || !strings.Contains(err.Error(), "mysql://") {
 		t.Errorf("serve's store with mysql://x: %v", err)
 	}
 	if entries, _ := os.ReadDir("."); len(entries) != 0 {
@@ -76,11 +77,11 @@ func TestGitignoreCoversStoreFiles(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, exclusive := range []bool{true, false} {
-		st, err := openStore(context.Background(), filepath.Join(dir, "gateway.db"), exclusive)
+		st, err := app.OpenStore(context.Background(), filepath.Join(dir, "gateway.db"), exclusive)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := CreateKey(context.Background(), st, "acme", 0, gw.Limit{}, false); err != nil {
+		if _, _, err := app.CreateKey(context.Background(), st, "acme", 0, gw.Limit{}, false); err != nil {
 			t.Fatal(err)
 		}
 		entries, err := os.ReadDir(dir)

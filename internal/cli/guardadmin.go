@@ -1,9 +1,10 @@
-package app
+package cli
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"strings"
 
@@ -26,7 +27,7 @@ type exportRow struct {
 // reviewed incidents as JSONL rows for `gateway guard eval` (and
 // training): a confirmed incident is an attack of its kind, a false
 // positive a benign row.
-func incidentsExport(ctx context.Context, cfg Config, w io.Writer) error {
+func incidentsExport(ctx context.Context, cfg app.Config, w io.Writer) error {
 	return withStoreCfg(ctx, cfg, false, func(st gw.Store) error {
 		list, err := st.ReviewedIncidents(ctx)
 		if err != nil {

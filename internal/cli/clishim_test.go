@@ -1,16 +1,17 @@
-package app
+package cli
 
 import (
 	"context"
+	"github.com/gwlabs/gateway/internal/app"
 	"io"
 )
 
 // runKeys and runIncidents run "gateway keys ..." and "gateway incidents
 // ..." on cfg's store, for the tests written against the commands.
-func runKeys(ctx context.Context, cfg Config, args []string, w io.Writer) error {
+func runKeys(ctx context.Context, cfg app.Config, args []string, w io.Writer) error {
 	return Run(ctx, append(append([]string{"keys"}, args...), "--db", cfg.DatabaseURL), w, io.Discard)
 }
 
-func runIncidents(ctx context.Context, cfg Config, args []string, w io.Writer) error {
+func runIncidents(ctx context.Context, cfg app.Config, args []string, w io.Writer) error {
 	return Run(ctx, append(append([]string{"incidents"}, args...), "--db", cfg.DatabaseURL), w, io.Discard)
 }

@@ -1,9 +1,10 @@
-package app
+package cli
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"math"
 	"math/big"
@@ -61,7 +62,7 @@ type runCtx struct {
 	creates bool
 	// config loads the configuration: defaults, then the file, then the
 	// environment, then the global flags.
-	config func() (Config, error)
+	config func() (app.Config, error)
 }
 
 // exitCode carries kong's exit (after --help) out of the parser.
@@ -78,7 +79,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitCode(code)) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Vars{"version": versionString()},
+		kong.Vars{"version": app.VersionString()},
 	)
 	if err != nil {
 		return err
@@ -105,8 +106,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		}
 		return err
 	}
-	rc := &runCtx{ctx: ctx, stdout: stdout, stderr: stderr, configFile: c.Config, server: c.Server, config: func() (Config, error) {
-		cfg, err := ConfigFromFile(c.Config, os.Getenv)
+	rc := &runCtx{ctx: ctx, stdout: stdout, stderr: stderr, configFile: c.Config, server: c.Server, config: func() (app.Config, error) {
+		cfg, err := app.ConfigFromFile(c.Config, os.Getenv)
 		if err != nil {
 			return cfg, err
 		}
@@ -265,9 +266,9 @@ type versionCmd struct {
 
 func (v *versionCmd) Run(rc *runCtx) error {
 	if v.JSON {
-		return printJSON(rc.stdout, currentBuild())
+		return printJSON(rc.stdout, app.CurrentBuild())
 	}
-	fmt.Fprintln(rc.stdout, versionString())
+	fmt.Fprintln(rc.stdout, app.VersionString())
 	return nil
 }
 

@@ -1,10 +1,11 @@
-package app
+package cli
 
 import (
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"strconv"
 	"text/tabwriter"
@@ -19,7 +20,7 @@ const optimizeUsage = "usage: gateway optimize eval --model PREFIX/MODEL [--n N]
 // optimizeCmd runs "gateway optimize eval": the committed workload sent
 // to one model with and without the optimizer's directive (package
 // optimize/eval), through the vendor's adapter with the configured key.
-func optimizeEval(ctx context.Context, cfg Config, args []string, w io.Writer) error {
+func optimizeEval(ctx context.Context, cfg app.Config, args []string, w io.Writer) error {
 	if len(args) == 0 || args[0] != "eval" {
 		return errors.New(optimizeUsage)
 	}
@@ -37,11 +38,11 @@ func optimizeEval(ctx context.Context, cfg Config, args []string, w io.Writer) e
 	if err != nil {
 		return err
 	}
-	card, err := loadCard(cfg.RateCardFile)
+	card, err := app.LoadCard(cfg.RateCardFile)
 	if err != nil {
 		return err
 	}
-	providers, err := buildProviders(cfg, card)
+	providers, err := app.BuildProviders(cfg, card)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,10 @@
-package app
+package cli
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gwlabs/gateway/internal/app"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ import (
 
 func TestKeysGuardPolicyCommands(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := ConfigFromEnv(func(string) string { return "" })
+	cfg, err := app.ConfigFromEnv(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
