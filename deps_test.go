@@ -30,7 +30,8 @@ var allowed = map[string]struct {
 		[]string{module, module + "/proxy", "go.opentelemetry.io/otel/attribute", "go.opentelemetry.io/otel/codes",
 			"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp", "go.opentelemetry.io/otel/propagation",
 			"go.opentelemetry.io/otel/sdk/resource", "go.opentelemetry.io/otel/sdk/trace", "go.opentelemetry.io/otel/trace"}},
-	"fakevendor": {"the fakes impersonate vendors independently of the gateway", []string{module}},
+	"fakevendor":  {"the fakes impersonate vendors independently of the gateway", []string{module}},
+	"cmd/gateway": {"the binary only stamps its version and runs the command line", []string{module + "/internal/cli"}},
 	"optimize": {"the directive is text, byte patching and a token count (the embedded o200k tables); proxy reaches it through an interface",
 		[]string{module, module + "/internal/rawjson", "github.com/tiktoken-go/tokenizer/codec", "golang.org/x/sync/singleflight"}},
 }
@@ -61,6 +62,14 @@ var banned = map[string]map[string]string{
 		module + "/guard":    "the guard is wired in cmd",
 		module + "/billing":  "billing is wired in cmd",
 		module + "/server":   "server hands requests to the lifecycle, not the other way",
+	},
+	"internal/app": {
+		module + "/internal/cli": "the command line sits on the wiring, not under it",
+	},
+	"internal/cli": {
+		module + "/sqlite":   "the commands open the store through app.OpenStore",
+		module + "/postgres": "the commands open the store through app.OpenStore",
+		module + "/server":   "the serve command is app.RunServer",
 	},
 	"server": {
 		module + "/sqlite":   "server reaches the store only through proxy",
@@ -97,6 +106,30 @@ func TestDependencies(t *testing.T) {
 			if why, bad := rules[imp]; bad {
 				t.Errorf("%s imports %s: %s", dir, imp, why)
 			}
+		}
+	}
+}
+
+// The end-to-end suites are a package of test files only, so nothing
+// builds on them, and they reach the gateway through what internal/app
+// and internal/cli export (Go keeps the rest out of reach).
+func TestEndToEndIsOnlyTests(t *testing.T) {
+	pkg, err := build.ImportDir("e2e", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkg.GoFiles) != 0 {
+		t.Errorf("e2e has non-test files %v: the suites' helpers are test files", pkg.GoFiles)
+	}
+	want := map[string]bool{module + "/internal/app": false, module + "/internal/cli": false}
+	for _, imp := range pkg.TestImports {
+		if _, ok := want[imp]; ok {
+			want[imp] = true
+		}
+	}
+	for imp, ok := range want {
+		if !ok {
+			t.Errorf("e2e does not import %s: the suites drive the gateway through it", imp)
 		}
 	}
 }
