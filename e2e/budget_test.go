@@ -48,8 +48,8 @@ func TestBudgetRefusesOnEveryEndpoint(t *testing.T) {
 	// The day's budget is what the first request was charged: nothing
 	// remains, and any request (its hold is never 0) is refused.
 	budget := charge.USDString()
-	if r := runCLI(t, "", e.url, "keys", "update", keyID, "--daily-budget-usd", budget); r.status != 0 {
-		t.Fatalf("keys update: %d %s", r.status, r.stderr)
+	if r := runCLI(t, "", e.url, "keys", "update", keyID, "--daily-budget-usd", budget); r.Status != 0 {
+		t.Fatalf("keys update: %d %s", r.Status, r.Stderr)
 	}
 	for _, req := range []struct {
 		path string
@@ -101,8 +101,8 @@ func TestBudgetRefusesOnEveryEndpoint(t *testing.T) {
 		t.Errorf("balance budgets %+v (key daily %+v)", b.Budgets, kd)
 	}
 	// Cleared: served again.
-	if r := runCLI(t, "", e.url, "keys", "update", keyID, "--daily-budget-usd", "0"); r.status != 0 {
-		t.Fatalf("keys update: %d %s", r.status, r.stderr)
+	if r := runCLI(t, "", e.url, "keys", "update", keyID, "--daily-budget-usd", "0"); r.Status != 0 {
+		t.Fatalf("keys update: %d %s", r.Status, r.Stderr)
 	}
 	again := e.post("/v1/chat/completions", e.key, chatBody(model, "Hello", false, `,"max_tokens":16`))
 	readAll(t, again.Body)

@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/gwlabs/gateway/internal/cli"
-	"io"
+	"github.com/gwlabs/gateway/internal/clitest"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,71 +18,13 @@ import (
 	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/ratecard"
-	"github.com/gwlabs/gateway/ratecard/listing"
 )
 
-// The exit statuses of the command line (docs/OPERATIONS.md).
-const (
-	exitFailure  = 1
-	exitUsage    = 2
-	exitNotFound = 3
-	exitRefused  = 4
-)
-
-// cliResult is one command line's outcome as a shell sees it.
-type cliResult struct {
-	stdout, stderr string
-	status         int
-}
-
-// The command line's JSON documents as the tests read them (the shapes
-// are the commands' and the admin API's).
-type (
-	listJSON[T any] struct {
-		Data []T `json:"data"`
-	}
-	createdKeyJSON struct {
-		admin.CreatedKey
-		AccountCreated bool `json:"account_created,omitempty"`
-	}
-	buildInfo struct {
-		Version    string `json:"version"`
-		Revision   string `json:"revision,omitempty"`
-		Modified   *bool  `json:"modified,omitempty"`
-		CommitTime string `json:"commit_time,omitempty"`
-		BuildTime  string `json:"build_time,omitempty"`
-		GoVersion  string `json:"go_version"`
-	}
-	ratecardCheckJSON struct {
-		File            string `json:"file"`
-		Valid           bool   `json:"valid"`
-		Version         string `json:"version"`
-		Models          int    `json:"models"`
-		EmbeddedVersion string `json:"embedded_version"`
-		Changes         []struct {
-			Model, Kind, Field, Old, New string
-		} `json:"changes"`
-		Units   []listing.UnitRow     `json:"units,omitempty"`
-		Refused []listing.RefusedUnit `json:"refused,omitempty"`
-	}
-	setting struct {
-		Name      string `json:"name"`
-		Value     string `json:"value"`
-		Source    string `json:"source"`
-		Effective string `json:"effective"`
-		Default   string `json:"default"`
-	}
-)
-
-// cliRun runs one command line on the store at db.
+// cliRun runs one command line on the store at db, in an environment
+// with no settings.
 func cliRun(t *testing.T, db string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "GATEWAY_") {
-			t.Setenv(name, "")
-		}
-	}
-	t.Setenv("GATEWAY_CONFIG", "")
+	clitest.Env(t)
 	var out, errb strings.Builder
 	if db != "" {
 		args = append(args, "--db", db)
@@ -92,40 +33,19 @@ func cliRun(t *testing.T, db string, args ...string) (stdout, stderr string, err
 	return out.String(), errb.String(), err
 }
 
-// oneJSON decodes s as exactly one JSON document: nothing before or
-// after it.
-func oneJSON(s string, v any) error {
-	dec := json.NewDecoder(strings.NewReader(s))
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("data after the JSON document")
-	}
-	return nil
-}
-
 // runCLI runs one command line on the store at db, or through the admin API
 // at server (with the test's admin token), as the process would: the
 // exit status is main's.
-func runCLI(t *testing.T, db, server string, args ...string) cliResult {
+func runCLI(t *testing.T, db, server string, args ...string) clitest.Result {
 	t.Helper()
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "GATEWAY_") {
-			t.Setenv(name, "")
-		}
-	}
-	t.Setenv("GATEWAY_CONFIG", "")
-	t.Setenv("GATEWAY_ADMIN_URL", "")
+	clitest.Env(t)
 	if server != "" {
 		t.Setenv("GATEWAY_ADMIN_TOKEN", testAdminToken)
 		args = append(args, "--server", server)
 	} else if db != "" {
 		args = append(args, "--db", db)
 	}
-	var out, errb strings.Builder
-	status := cli.Command(t.Context(), args, &out, &errb)
-	return cliResult{out.String(), errb.String(), status}
+	return clitest.Run(t, cli.Command, args...)
 }
 
 // Each request's log line names the account and key; GATEWAY_LOG_FORMAT
@@ -165,7 +85,7 @@ func TestCLIThroughTheAdminAPI(t *testing.T) {
 	if err := cli.Run(t.Context(), []string{"--server", e.url, "keys", "create", "--account", "viaapi", "--name", "n", "--json"}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
-	var k createdKeyJSON
+	var k cli.CreatedKeyJSON
 	if err := json.Unmarshal([]byte(out.String()), &k); err != nil || !k.AccountCreated || k.Name != "n" || !strings.HasPrefix(k.Secret, "gwk_") {
 		t.Errorf("keys create through the API: %q, %v", out.String(), err)
 	}
@@ -202,8 +122,8 @@ func TestCLIJSONIsOneDocument(t *testing.T) {
 	resp := e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], "hi", false, ""))
 	readAll(t, resp.Body)
 	inc := blockedIncident(t, e)
-	var keys listJSON[admin.Key]
-	if r := runCLI(t, db, "", "keys", "list", "--json"); oneJSON(r.stdout, &keys) != nil || len(keys.Data) != 1 {
+	var keys clitest.List[admin.Key]
+	if r := runCLI(t, db, "", "keys", "list", "--json"); clitest.OneJSON(r.Stdout, &keys) != nil || len(keys.Data) != 1 {
 		t.Fatalf("keys list: %+v", r)
 	}
 	used := keys.Data[0]
@@ -228,16 +148,16 @@ func TestCLIJSONIsOneDocument(t *testing.T) {
 		want func(any) bool
 	}{
 		{[]string{"accounts", "create", "json-co"}, &admin.Account{}, nil},
-		{[]string{"accounts", "list"}, &listJSON[admin.Account]{}, func(v any) bool { return len(v.(*listJSON[admin.Account]).Data) == 2 }},
+		{[]string{"accounts", "list"}, &clitest.List[admin.Account]{}, func(v any) bool { return len(v.(*clitest.List[admin.Account]).Data) == 2 }},
 		{[]string{"accounts", "show", "acme"}, &admin.Account{}, nil},
 		{[]string{"balance", "add", "--account", "json-co", "--usd", "1.5"}, &admin.TopUpResult{}, nil},
 		{[]string{"balance", "show", "--account", "json-co"}, &admin.Account{}, nil},
 		{[]string{"balance", "history", "--account", "acme"}, &admin.LedgerPage{}, func(v any) bool { return len(v.(*admin.LedgerPage).Data) >= 2 }},
-		{[]string{"keys", "create", "--account", "json-co", "--guard", "monitor", "--expires-in", "30d"}, &createdKeyJSON{}, func(v any) bool {
-			k := v.(*createdKeyJSON)
+		{[]string{"keys", "create", "--account", "json-co", "--guard", "monitor", "--expires-in", "30d"}, &cli.CreatedKeyJSON{}, func(v any) bool {
+			k := v.(*cli.CreatedKeyJSON)
 			return k.Guard != nil && k.Guard.Mode == "monitor" && k.EndsAt != nil && k.EndsAt.Sub(time.Now()) > 29*24*time.Hour
 		}},
-		{[]string{"keys", "list"}, &listJSON[admin.Key]{}, nil},
+		{[]string{"keys", "list"}, &clitest.List[admin.Key]{}, nil},
 		{[]string{"keys", "show", used.ID}, &admin.Key{}, func(v any) bool { return v.(*admin.Key).Requests == 2 }},
 		{[]string{"keys", "update", used.ID, "--optimize", "off"}, &admin.Key{}, func(v any) bool {
 			k := v.(*admin.Key)
@@ -248,22 +168,25 @@ func TestCLIJSONIsOneDocument(t *testing.T) {
 			return k.Guard.Mode == "monitor" && k.Requests == used.Requests
 		}},
 		{[]string{"keys", "update", "--account", "acme", "--guard-scope", "user"}, &admin.Account{}, func(v any) bool { return v.(*admin.Account).Guard.Scope == "user" }},
-		{[]string{"incidents", "list"}, &listJSON[admin.Incident]{}, func(v any) bool { return len(v.(*listJSON[admin.Incident]).Data) == 1 }},
+		{[]string{"incidents", "list"}, &clitest.List[admin.Incident]{}, func(v any) bool { return len(v.(*clitest.List[admin.Incident]).Data) == 1 }},
 		{[]string{"incidents", "show", inc}, &admin.Incident{}, nil},
 		{[]string{"incidents", "review", inc, "--verdict", "confirmed", "--note", "seen"}, &admin.Incident{}, func(v any) bool {
 			r := v.(*admin.Incident).Review
 			return r != nil && r.Verdict == "confirmed" && r.Note == "seen"
 		}},
-		{[]string{"models"}, &listJSON[map[string]any]{}, func(v any) bool { return len(v.(*listJSON[map[string]any]).Data) > 9 }},
-		{[]string{"ratecard", "check", card}, &ratecardCheckJSON{}, func(v any) bool {
-			c := v.(*ratecardCheckJSON)
+		{[]string{"models"}, &clitest.List[map[string]any]{}, func(v any) bool { return len(v.(*clitest.List[map[string]any]).Data) > 9 }},
+		{[]string{"ratecard", "check", card}, &cli.RatecardCheckJSON{}, func(v any) bool {
+			c := v.(*cli.RatecardCheckJSON)
 			return c.Valid && len(c.Changes) == 1 && c.Changes[0].New == "2.20"
 		}},
 		{[]string{"config", "check"}, &struct {
-			Valid    bool      `json:"valid"`
-			Settings []setting `json:"settings"`
+			Valid    bool          `json:"valid"`
+			Settings []app.Setting `json:"settings"`
 		}{}, nil},
-		{[]string{"version"}, &buildInfo{}, func(v any) bool { b := v.(*buildInfo); return b.Version != "" && strings.HasPrefix(b.GoVersion, "go") }},
+		{[]string{"version"}, &app.BuildInfo{}, func(v any) bool {
+			b := v.(*app.BuildInfo)
+			return b.Version != "" && strings.HasPrefix(b.GoVersion, "go")
+		}},
 		{[]string{"keys", "rotate", used.ID, "--grace", "1w"}, &admin.CreatedKey{}, func(v any) bool {
 			k := v.(*admin.CreatedKey)
 			return k.Replaces != nil && k.Replaces.Requests == 2 && k.Replaces.EndsAt.Sub(time.Now()) > 6*24*time.Hour
@@ -271,23 +194,23 @@ func TestCLIJSONIsOneDocument(t *testing.T) {
 		{[]string{"keys", "revoke", used.ID}, &admin.Key{}, func(v any) bool { return v.(*admin.Key).Status == "revoked" }},
 	} {
 		r := runCLI(t, db, "", append(c.args, "--json")...)
-		if r.status != 0 || r.stderr != "" {
-			t.Errorf("%v --json: status %d, stderr %q", c.args, r.status, r.stderr)
+		if r.Status != 0 || r.Stderr != "" {
+			t.Errorf("%v --json: status %d, stderr %q", c.args, r.Status, r.Stderr)
 			continue
 		}
-		if err := oneJSON(r.stdout, c.into); err != nil {
-			t.Errorf("%v --json: %v in %.300q", c.args, err, r.stdout)
+		if err := clitest.OneJSON(r.Stdout, c.into); err != nil {
+			t.Errorf("%v --json: %v in %.300q", c.args, err, r.Stdout)
 			continue
 		}
 		if c.want != nil && !c.want(c.into) {
-			t.Errorf("%v --json: %s", c.args, r.stdout)
+			t.Errorf("%v --json: %s", c.args, r.Stdout)
 		}
 	}
 	// The list commands' JSON is {"data": [...]}, as docs/OPERATIONS.md says.
 	for _, args := range [][]string{{"accounts", "list"}, {"keys", "list"}, {"incidents", "list"}} {
 		var m map[string]json.RawMessage
-		if r := runCLI(t, db, "", append(args, "--json")...); oneJSON(r.stdout, &m) != nil || len(m) != 1 || m["data"] == nil {
-			t.Errorf("%v --json is not {\"data\": [...]}: %s", args, r.stdout)
+		if r := runCLI(t, db, "", append(args, "--json")...); clitest.OneJSON(r.Stdout, &m) != nil || len(m) != 1 || m["data"] == nil {
+			t.Errorf("%v --json is not {\"data\": [...]}: %s", args, r.Stdout)
 		}
 	}
 }
@@ -296,7 +219,7 @@ func TestCLIJSONIsOneDocument(t *testing.T) {
 // names the problem; stdout stays empty.
 func TestCLIErrorsByKind(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "g.db")
-	if r := runCLI(t, db, "", "keys", "create", "--account", "acme", "--json"); r.status != 0 {
+	if r := runCLI(t, db, "", "keys", "create", "--account", "acme", "--json"); r.Status != 0 {
 		t.Fatal(r)
 	}
 	for _, c := range []struct {
@@ -304,19 +227,19 @@ func TestCLIErrorsByKind(t *testing.T) {
 		status int
 		want   string
 	}{
-		{[]string{"balance", "add", "--account", "acme", "--usd", "1.123456789"}, exitUsage, "at most 8"},
-		{[]string{"balance", "add", "--account", "acme", "--usd", "-5"}, exitUsage, "negative amounts are not allowed"},
-		{[]string{"balance", "add", "--account", "acme", "--usd", "five"}, exitUsage, "not an amount of US dollars"},
-		{[]string{"balance", "add", "--account", "acme", "--usd", "0"}, exitUsage, "more than 0"},
-		{[]string{"keys", "create", "--account", "acme", "--expires-in", "30x"}, exitUsage, "d (days) or w (weeks)"},
-		{[]string{"keys", "create", "--name", "x"}, exitUsage, "--account"},
-		{[]string{"keys", "update", "key_nope"}, exitUsage, "nothing to change"},
-		{[]string{"keys", "bogus"}, exitUsage, "unexpected argument"},
-		{[]string{"keys", "show", "key_nope"}, exitNotFound, `no key "key_nope"`},
-		{[]string{"keys", "revoke", "key_nope"}, exitNotFound, `no key "key_nope"`},
-		{[]string{"incidents", "show", "inc_nope"}, exitNotFound, `no incident "inc_nope"`},
-		{[]string{"balance", "add", "--account", "acmee", "--usd", "5"}, exitNotFound, `no account "acmee"`},
-		{[]string{"accounts", "create", "acme"}, exitRefused, `an account named "acme" exists`},
+		{[]string{"balance", "add", "--account", "acme", "--usd", "1.123456789"}, cli.ExitUsage, "at most 8"},
+		{[]string{"balance", "add", "--account", "acme", "--usd", "-5"}, cli.ExitUsage, "negative amounts are not allowed"},
+		{[]string{"balance", "add", "--account", "acme", "--usd", "five"}, cli.ExitUsage, "not an amount of US dollars"},
+		{[]string{"balance", "add", "--account", "acme", "--usd", "0"}, cli.ExitUsage, "more than 0"},
+		{[]string{"keys", "create", "--account", "acme", "--expires-in", "30x"}, cli.ExitUsage, "d (days) or w (weeks)"},
+		{[]string{"keys", "create", "--name", "x"}, cli.ExitUsage, "--account"},
+		{[]string{"keys", "update", "key_nope"}, cli.ExitUsage, "nothing to change"},
+		{[]string{"keys", "bogus"}, cli.ExitUsage, "unexpected argument"},
+		{[]string{"keys", "show", "key_nope"}, cli.ExitNotFound, `no key "key_nope"`},
+		{[]string{"keys", "revoke", "key_nope"}, cli.ExitNotFound, `no key "key_nope"`},
+		{[]string{"incidents", "show", "inc_nope"}, cli.ExitNotFound, `no incident "inc_nope"`},
+		{[]string{"balance", "add", "--account", "acmee", "--usd", "5"}, cli.ExitNotFound, `no account "acmee"`},
+		{[]string{"accounts", "create", "acme"}, cli.ExitRefused, `an account named "acme" exists`},
 	} {
 		for _, asJSON := range []bool{false, true} {
 			args := c.args
@@ -324,21 +247,21 @@ func TestCLIErrorsByKind(t *testing.T) {
 				args = append(args[:len(args):len(args)], "--json")
 			}
 			r := runCLI(t, db, "", args...)
-			if r.status != c.status || !strings.Contains(r.stderr, c.want) || r.stdout != "" {
-				t.Errorf("%v: status %d (want %d), stderr %q (want %q), stdout %q", args, r.status, c.status, r.stderr, c.want, r.stdout)
+			if r.Status != c.status || !strings.Contains(r.Stderr, c.want) || r.Stdout != "" {
+				t.Errorf("%v: status %d (want %d), stderr %q (want %q), stdout %q", args, r.Status, c.status, r.Stderr, c.want, r.Stdout)
 			}
 		}
 	}
 	// A usage error shows the command's usage, on stderr.
-	if r := runCLI(t, db, "", "balance", "add", "--account", "acme", "--usd", "-5"); !strings.Contains(r.stderr, "Usage: gateway balance add") {
-		t.Errorf("no usage on stderr: %q", r.stderr)
+	if r := runCLI(t, db, "", "balance", "add", "--account", "acme", "--usd", "-5"); !strings.Contains(r.Stderr, "Usage: gateway balance add") {
+		t.Errorf("no usage on stderr: %q", r.Stderr)
 	}
 	// The admin token refused is exit 4.
 	e := newEnv(t, func(c *app.Config) { c.AdminToken = testAdminToken })
 	t.Setenv("GATEWAY_ADMIN_TOKEN", strings.Repeat("w", 40))
 	var out, errb strings.Builder
 	status := cli.Command(t.Context(), []string{"--server", e.url, "keys", "list", "--json"}, &out, &errb)
-	if status != exitRefused || out.Len() != 0 {
+	if status != cli.ExitRefused || out.Len() != 0 {
 		t.Errorf("a wrong admin token: %s (status %d), stdout %q", errb.String(), status, out.String())
 	}
 }
@@ -424,20 +347,20 @@ func TestAdminAPIParity(t *testing.T) {
 						ID string `json:"id"`
 					} `json:"data"`
 				}
-				_ = json.Unmarshal([]byte(r.stdout), &v)
+				_ = json.Unmarshal([]byte(r.Stdout), &v)
 				if len(v.Data) > 0 {
 					v.ID = v.Data[0].ID
 				}
 				if v.ID == "" {
-					t.Fatalf("%v: no id in %q", args, r.stdout)
+					t.Fatalf("%v: no id in %q", args, r.Stdout)
 				}
 				ids[s.id] = v.ID
 			}
-			stderr := r.stderr
+			stderr := r.Stderr
 			if i := strings.Index(stderr, "\nUsage:"); i >= 0 {
 				stderr = stderr[:i]
 			}
-			out = append(out, normalise(strings.Join(s.args, " ")+"\nstatus "+string(rune('0'+r.status))+"\n"+r.stdout+"stderr: "+stderr, seen))
+			out = append(out, normalise(strings.Join(s.args, " ")+"\nstatus "+string(rune('0'+r.Status))+"\n"+r.Stdout+"stderr: "+stderr, seen))
 		}
 		return out
 	}
@@ -471,12 +394,12 @@ func TestStoreRevocationReachesRunningInstance(t *testing.T) {
 	if s := chat(); s != http.StatusOK { // the key is now cached for an hour
 		t.Fatalf("before: %d", s)
 	}
-	var keys listJSON[admin.Key]
-	if r := runCLI(t, e.m.Config.DatabaseURL, "", "keys", "list", "--json"); oneJSON(r.stdout, &keys) != nil || len(keys.Data) != 1 {
+	var keys clitest.List[admin.Key]
+	if r := runCLI(t, e.m.Config.DatabaseURL, "", "keys", "list", "--json"); clitest.OneJSON(r.Stdout, &keys) != nil || len(keys.Data) != 1 {
 		t.Fatal(r)
 	}
 	start := time.Now()
-	if r := runCLI(t, e.m.Config.DatabaseURL, "", "keys", "revoke", keys.Data[0].ID); r.status != 0 {
+	if r := runCLI(t, e.m.Config.DatabaseURL, "", "keys", "revoke", keys.Data[0].ID); r.Status != 0 {
 		t.Fatal(r)
 	}
 	for chat() != http.StatusUnauthorized {
@@ -524,8 +447,8 @@ func TestAdminGuardPolicyAppliesAtOnce(t *testing.T) {
 func TestServerWithAdminAPIOff(t *testing.T) {
 	e := newEnv(t) // no admin token
 	r := runCLI(t, "", e.url, "keys", "list")
-	if r.status == 0 || !strings.Contains(r.stderr, "the admin API is off on the gateway at "+e.url) || !strings.Contains(r.stderr, "GATEWAY_ADMIN_TOKEN") {
-		t.Errorf("keys list --server (admin API off): status %d, stderr %q", r.status, r.stderr)
+	if r.Status == 0 || !strings.Contains(r.Stderr, "the admin API is off on the gateway at "+e.url) || !strings.Contains(r.Stderr, "GATEWAY_ADMIN_TOKEN") {
+		t.Errorf("keys list --server (admin API off): status %d, stderr %q", r.Status, r.Stderr)
 	}
 	resp := e.get("/admin/v1/keys", testAdminToken)
 	var body struct {
@@ -548,20 +471,20 @@ func TestKeysUpdateLimits(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "g.db")
 	r := runCLI(t, db, "", "keys", "create", "--account", "acme", "--json")
 	var k struct{ ID string }
-	if err := json.Unmarshal([]byte(r.stdout), &k); err != nil || k.ID == "" {
-		t.Fatalf("create: %q %v", r.stdout, err)
+	if err := json.Unmarshal([]byte(r.Stdout), &k); err != nil || k.ID == "" {
+		t.Fatalf("create: %q %v", r.Stdout, err)
 	}
 	r = runCLI(t, db, "", "keys", "update", k.ID, "--rpm", "7", "--tpm", "9000")
-	if r.status != 0 || !strings.Contains(r.stdout, "rpm 7, tpm 9000") {
-		t.Errorf("update --rpm 7 --tpm 9000: %d %q %q", r.status, r.stdout, r.stderr)
+	if r.Status != 0 || !strings.Contains(r.Stdout, "rpm 7, tpm 9000") {
+		t.Errorf("update --rpm 7 --tpm 9000: %d %q %q", r.Status, r.Stdout, r.Stderr)
 	}
 	r = runCLI(t, db, "", "keys", "show", k.ID, "--json")
 	var shown struct{ RPM, TPM int64 }
-	if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil || shown.RPM != 7 || shown.TPM != 9000 {
-		t.Errorf("show after update: %q %v", r.stdout, err)
+	if err := json.Unmarshal([]byte(r.Stdout), &shown); err != nil || shown.RPM != 7 || shown.TPM != 9000 {
+		t.Errorf("show after update: %q %v", r.Stdout, err)
 	}
-	if r := runCLI(t, db, "", "keys", "update", k.ID, "--rpm", "-1"); r.status != 2 {
-		t.Errorf("--rpm -1: status %d %q", r.status, r.stderr)
+	if r := runCLI(t, db, "", "keys", "update", k.ID, "--rpm", "-1"); r.Status != 2 {
+		t.Errorf("--rpm -1: status %d %q", r.Status, r.Stderr)
 	}
 
 	// Through the admin API (PATCH), on a running gateway: the new
@@ -580,8 +503,8 @@ func TestKeysUpdateLimits(t *testing.T) {
 		t.Fatalf("before: %d", s)
 	}
 	r = runCLI(t, "", e.url, "keys", "update", keys[0].ID, "--rpm", "2", "--json")
-	if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil || shown.RPM != 2 {
-		t.Fatalf("update --rpm 2 --server: %d %q %q", r.status, r.stdout, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &shown); err != nil || shown.RPM != 2 {
+		t.Fatalf("update --rpm 2 --server: %d %q %q", r.Status, r.Stdout, r.Stderr)
 	}
 	// The request before the update counts in the minute.
 	second, third := ok(), ok()

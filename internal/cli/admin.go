@@ -100,9 +100,9 @@ type keysCreateCmd struct {
 	JSON bool `name:"json" help:"Print JSON."`
 }
 
-// createdKeyJSON is keys create's JSON: the key, its secret under "key",
+// CreatedKeyJSON is keys create's JSON: the key, its secret under "key",
 // and whether the account was created for it.
-type createdKeyJSON struct {
+type CreatedKeyJSON struct {
 	admin.CreatedKey
 	AccountCreated bool `json:"account_created,omitempty"`
 }
@@ -131,8 +131,8 @@ func (c *keysCreateCmd) Run(rc *runCtx) error {
 	})
 }
 
-func createKeyVia(ctx context.Context, svc admin.Service, c *keysCreateCmd) (*createdKeyJSON, error) {
-	out := &createdKeyJSON{}
+func createKeyVia(ctx context.Context, svc admin.Service, c *keysCreateCmd) (*CreatedKeyJSON, error) {
+	out := &CreatedKeyJSON{}
 	acct, err := svc.Account(ctx, c.Account)
 	if gw.ErrorCode(err) == gw.CodeNotFound {
 		acct, err = svc.CreateAccount(ctx, c.Account)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"github.com/gwlabs/gateway/internal/app"
+	"github.com/gwlabs/gateway/internal/clitest"
 	"time"
 
 	"github.com/gwlabs/gateway/admin"
@@ -17,10 +18,7 @@ import (
 // environment cleared of GATEWAY_* settings.
 func cliRun(t *testing.T, db string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	for _, name := range app.SettingNames() {
-		t.Setenv(name, "")
-	}
-	t.Setenv("GATEWAY_CONFIG", "")
+	clitest.Env(t)
 	var out, errb strings.Builder
 	if db != "" {
 		args = append(args, "--db", db)
@@ -65,7 +63,7 @@ func TestCLIFlagsAnywhereAndJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var k createdKeyJSON
+	var k CreatedKeyJSON
 	if err := json.Unmarshal([]byte(out), &k); err != nil || !strings.HasPrefix(k.Secret, "gwk_") || k.Account != "acme" || !k.AccountCreated {
 		t.Fatalf("keys create --json: %q (%v)", out, err)
 	}
@@ -73,14 +71,14 @@ func TestCLIFlagsAnywhereAndJSON(t *testing.T) {
 		args []string
 		into any
 	}{
-		{[]string{"keys", "list", "--json"}, &listJSON[admin.Key]{}},
+		{[]string{"keys", "list", "--json"}, &clitest.List[admin.Key]{}},
 		{[]string{"balance", "show", "--json", "--account", "acme"}, &admin.Account{}},
 		{[]string{"balance", "add", "--json", "--account", "acme", "--usd", "1", "--reference", "r1"}, &admin.TopUpResult{}},
 		{[]string{"balance", "history", "--json", "--account", "acme"}, &admin.LedgerPage{}},
-		{[]string{"accounts", "list", "--json"}, &listJSON[admin.Account]{}},
+		{[]string{"accounts", "list", "--json"}, &clitest.List[admin.Account]{}},
 		{[]string{"accounts", "show", "acme", "--json"}, &admin.Account{}},
 		{[]string{"keys", "rotate", k.ID, "--grace", "1m", "--json"}, &admin.CreatedKey{}},
-		{[]string{"incidents", "list", "--json"}, &listJSON[admin.Incident]{}},
+		{[]string{"incidents", "list", "--json"}, &clitest.List[admin.Incident]{}},
 		{[]string{"models", "--json"}, &map[string]any{}},
 		{[]string{"version", "--json"}, &app.BuildInfo{}},
 		{[]string{"config", "check", "--json"}, &map[string]any{}},
@@ -102,11 +100,6 @@ func TestCLIFlagsAnywhereAndJSON(t *testing.T) {
 	if b.Balance.TopUps != "3.50000000" {
 		t.Errorf("top-ups %q, want 3.50000000", b.Balance.TopUps)
 	}
-}
-
-// listJSON is the {"data": [...]} shape of the list commands' --json.
-type listJSON[T any] struct {
-	Data []T `json:"data"`
 }
 
 func TestCLIAccountTypos(t *testing.T) {
@@ -169,7 +162,7 @@ func TestCLIKeyModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var k createdKeyJSON
+	var k CreatedKeyJSON
 	if err := json.Unmarshal([]byte(out), &k); err != nil || len(k.Models) != 2 || k.Models[1] != "anthropic/claude-*" {
 		t.Fatalf("keys create --models: %q, %v", out, err)
 	}
@@ -201,7 +194,7 @@ func TestKeysCreateOptimizeFlag(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rows listJSON[admin.Key]
+		var rows clitest.List[admin.Key]
 		if err := json.Unmarshal([]byte(out), &rows); err != nil {
 			t.Fatal(err)
 		}

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
-	"errors"
 	"github.com/gwlabs/gateway/internal/app"
-	"io"
+	"github.com/gwlabs/gateway/internal/clitest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,46 +12,6 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 )
-
-// cliResult is one command line's outcome as a shell sees it.
-type cliResult struct {
-	stdout, stderr string
-	status         int
-}
-
-// runCLI runs one command line on the store at db as the process would:
-// the exit status is main's (the end-to-end tests run it through the
-// admin API too).
-func runCLI(t *testing.T, db string, args ...string) cliResult {
-	t.Helper()
-	for _, name := range app.SettingNames() {
-		t.Setenv(name, "")
-	}
-	t.Setenv("GATEWAY_CONFIG", "")
-	t.Setenv("GATEWAY_ADMIN_URL", "")
-	if db != "" {
-		args = append(args, "--db", db)
-	}
-	var out, errb strings.Builder
-	err := Run(t.Context(), args, &out, &errb)
-	if err != nil && !errors.Is(err, errUsage) {
-		errb.WriteString("gateway: " + errorText(err) + "\n")
-	}
-	return cliResult{out.String(), errb.String(), exitStatus(err)}
-}
-
-// oneJSON decodes s as exactly one JSON document: nothing before or
-// after it.
-func oneJSON(s string, v any) error {
-	dec := json.NewDecoder(strings.NewReader(s))
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("data after the JSON document")
-	}
-	return nil
-}
 
 func TestCLIMoneyAndDurationText(t *testing.T) {
 	for _, c := range []struct {
@@ -83,7 +41,7 @@ func TestConfigCheckShowsDefaults(t *testing.T) {
 	var got struct {
 		Settings []app.Setting `json:"settings"`
 	}
-	if err := oneJSON(r.stdout, &got); err != nil {
+	if err := clitest.OneJSON(r.Stdout, &got); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range got.Settings {
@@ -94,14 +52,14 @@ func TestConfigCheckShowsDefaults(t *testing.T) {
 			t.Errorf("GATEWAY_RPM: %+v", s)
 		}
 	}
-	if r := runCLI(t, "", "config", "check"); strings.Contains(r.stdout, "  -  ") {
-		t.Errorf("a default shown as -:\n%s", r.stdout)
+	if r := runCLI(t, "", "config", "check"); strings.Contains(r.Stdout, "  -  ") {
+		t.Errorf("a default shown as -:\n%s", r.Stdout)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.toml")
 	if err := os.WriteFile(bad, []byte("openai_api_ky = \"x\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := runCLI(t, "", "--config", bad, "config", "check"); !strings.Contains(r.stderr, `did you mean "openai_api_key"?`) {
+	if r := runCLI(t, "", "--config", bad, "config", "check"); !strings.Contains(r.Stderr, `did you mean "openai_api_key"?`) {
 		t.Errorf("no suggestion: %+v", r)
 	}
 }
@@ -150,4 +108,18 @@ func FuzzParseUSDFlag(f *testing.F) {
 			t.Fatalf("%q -> %d -> %q -> %d, %v", s, m, m.USDString(), back, err)
 		}
 	})
+}
+
+// cliResult is one command line's outcome as a shell sees it.
+type cliResult = clitest.Result
+
+// runCLI runs one command line on the store at db (none: "") as the
+// process would, in an environment with no settings.
+func runCLI(t *testing.T, db string, args ...string) cliResult {
+	t.Helper()
+	clitest.Env(t)
+	if db != "" {
+		args = append(args, "--db", db)
+	}
+	return clitest.Run(t, Command, args...)
 }

@@ -46,10 +46,10 @@ import (
 
 // Exit statuses by kind of failure, for scripts.
 const (
-	exitFailure  = 1 // the store, the server or the gateway failed
-	exitUsage    = 2 // the command line or its input is wrong
-	exitNotFound = 3 // no such account, key or incident
-	exitRefused  = 4 // refused: a conflict, the admin token, the balance, a limit
+	ExitFailure  = 1 // the store, the server or the gateway failed
+	ExitUsage    = 2 // the command line or its input is wrong
+	ExitNotFound = 3 // no such account, key or incident
+	ExitRefused  = 4 // refused: a conflict, the admin token, the balance, a limit
 )
 
 // Execute runs the gateway command line (os.Args) until it is done or
@@ -94,21 +94,21 @@ func exitStatus(err error) int {
 	case err == nil:
 		return 0
 	case errors.Is(err, errUsage), errors.Is(err, errHelpShown):
-		return exitUsage
+		return ExitUsage
 	}
 	var e *gw.Error
 	if !errors.As(err, &e) {
-		return exitFailure
+		return ExitFailure
 	}
 	switch e.Code {
 	case gw.CodeInvalidRequest, gw.CodeRequestTooLarge, gw.CodeMethodNotAllowed:
-		return exitUsage
+		return ExitUsage
 	case gw.CodeNotFound:
-		return exitNotFound
+		return ExitNotFound
 	case gw.CodeConflict, gw.CodeAuthentication, gw.CodeInsufficientBalance, gw.CodeRequestBlocked, gw.CodeRateLimited:
-		return exitRefused
+		return ExitRefused
 	}
-	return exitFailure
+	return ExitFailure
 }
 
 type serveCmd struct {

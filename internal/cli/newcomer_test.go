@@ -24,8 +24,8 @@ func TestReadOnlyCommandsNeedTheStore(t *testing.T) {
 		{"incidents", "list"}, {"incidents", "export", "--reviewed"},
 	} {
 		r := runCLI(t, typo, args...)
-		if r.status != 1 || !strings.Contains(r.stderr, "no store at "+typo) {
-			t.Errorf("%v --db typo.db: status %d, stderr %q; want 1 and no store at it", args, r.status, r.stderr)
+		if r.Status != 1 || !strings.Contains(r.Stderr, "no store at "+typo) {
+			t.Errorf("%v --db typo.db: status %d, stderr %q; want 1 and no store at it", args, r.Status, r.Stderr)
 		}
 		if _, err := os.Stat(typo); err == nil {
 			t.Fatalf("%v created %s", args, typo)
@@ -35,11 +35,11 @@ func TestReadOnlyCommandsNeedTheStore(t *testing.T) {
 		{"keys", "create", "--account", "acme"}, {"accounts", "create", "acme"}, {"balance", "add", "--account", "acme", "--usd", "1", "--create"},
 	} {
 		db := filepath.Join(dir, "new"+string(rune('a'+i))+".db")
-		if r := runCLI(t, db, args...); r.status != 0 {
-			t.Errorf("%v on a new store: status %d, %s", args, r.status, r.stderr)
+		if r := runCLI(t, db, args...); r.Status != 0 {
+			t.Errorf("%v on a new store: status %d, %s", args, r.Status, r.Stderr)
 		}
-		if r := runCLI(t, db, "accounts", "list"); r.status != 0 || !strings.Contains(r.stdout, "acme") {
-			t.Errorf("%v then accounts list: status %d, %q %q", args, r.status, r.stdout, r.stderr)
+		if r := runCLI(t, db, "accounts", "list"); r.Status != 0 || !strings.Contains(r.Stdout, "acme") {
+			t.Errorf("%v then accounts list: status %d, %q %q", args, r.Status, r.Stdout, r.Stderr)
 		}
 	}
 }
@@ -50,8 +50,8 @@ func TestUnsupportedStoreScheme(t *testing.T) {
 	t.Chdir(t.TempDir())
 	for _, args := range [][]string{{"keys", "list"}, {"keys", "create", "--account", "acme"}, {"config", "check"}} {
 		r := runCLI(t, "mysql://u:secret@db/gw", args...)
-		if r.status != 1 || !strings.Contains(r.stderr, "mysql:// is not a store this gateway has") || strings.Contains(r.stderr, "secret") {
-			t.Errorf("%v --db mysql://...: status %d, stderr %q", args, r.status, r.stderr)
+		if r.Status != 1 || !strings.Contains(r.Stderr, "mysql:// is not a store this gateway has") || strings.Contains(r.Stderr, "secret") {
+			t.Errorf("%v --db mysql://...: status %d, stderr %q", args, r.Status, r.Stderr)
 		}
 	}
 	if _, err := app.OpenStore(context.Background(), "mysql://x", true); err == nil || !strings.Contains(err.Error(), "mysql://") {

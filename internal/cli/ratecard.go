@@ -25,22 +25,22 @@ type ratecardCheckCmd struct {
 	Units bool `name:"units" help:"Also list every billable unit per model with its source, and the fields refused (priced by no card)."`
 }
 
-// ratecardCheckJSON is ratecard check --json.
-type ratecardCheckJSON struct {
+// RatecardCheckJSON is ratecard check --json.
+type RatecardCheckJSON struct {
 	File            string           `json:"file"`
 	Valid           bool             `json:"valid"`
 	Version         string           `json:"version"`
 	Models          int              `json:"models"`
 	EmbeddedVersion string           `json:"embedded_version"`
-	Changes         []ratecardChange `json:"changes"`
+	Changes         []RatecardChange `json:"changes"`
 	// Units is every billable unit the file prices, per model, with its
 	// source; Refused the units beyond tokens refused on every model.
 	Units   []listing.UnitRow     `json:"units,omitempty"`
 	Refused []listing.RefusedUnit `json:"refused,omitempty"`
 }
 
-// ratecardChange is one difference from the embedded card.
-type ratecardChange struct {
+// RatecardChange is one difference from the embedded card.
+type RatecardChange struct {
 	Model string `json:"model"`
 	Kind  string `json:"kind"` // added, removed or changed
 	Field string `json:"field"`
@@ -63,12 +63,12 @@ func (c *ratecardCheckCmd) Run(rc *runCtx) error {
 		return err
 	}
 	if c.JSON {
-		out := ratecardCheckJSON{File: c.File, Valid: true, Version: file.Version, Models: len(file.Models()), EmbeddedVersion: card.Version, Changes: []ratecardChange{}}
+		out := RatecardCheckJSON{File: c.File, Valid: true, Version: file.Version, Models: len(file.Models()), EmbeddedVersion: card.Version, Changes: []RatecardChange{}}
 		if c.Units {
 			out.Units, out.Refused = listing.Units(file), listing.RefusedUnits(file)
 		}
 		for _, ch := range ratecard.Diff(card, file) {
-			out.Changes = append(out.Changes, ratecardChange{ch.Model, ch.Kind, ch.Field, ch.Old, ch.New})
+			out.Changes = append(out.Changes, RatecardChange{ch.Model, ch.Kind, ch.Field, ch.Old, ch.New})
 		}
 		return printJSON(rc.stdout, out)
 	}
