@@ -66,6 +66,9 @@ var banned = map[string]map[string]string{
 	"internal/app": {
 		module + "/internal/cli": "the command line sits on the wiring, not under it",
 	},
+	"internal/clitest": {
+		module + "/internal/cli": "the command line's own tests use clitest: it runs the command it is given",
+	},
 	"internal/cli": {
 		module + "/sqlite":   "the commands open the store through app.OpenStore",
 		module + "/postgres": "the commands open the store through app.OpenStore",

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"github.com/gwlabs/gateway/internal/app"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/auth"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/internal/browsertest"
 )
 

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"errors"
-	"github.com/gwlabs/gateway/internal/app"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/admin"
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 const testAdminToken = "admin-token-for-the-tests-0123456789"

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/gwlabs/gateway/internal/agentbody"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/internal/rawjson"
 )
 

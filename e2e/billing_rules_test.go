@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"net/http"
 	"strings"
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/auth"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/optimize"
 )
 

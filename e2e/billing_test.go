@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
-	"github.com/gwlabs/gateway/ratecard"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -19,6 +17,8 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/billing"
+	"github.com/gwlabs/gateway/internal/app"
+	"github.com/gwlabs/gateway/ratecard"
 )
 
 // storesUnderTest returns the database URLs to run a full-path test on:

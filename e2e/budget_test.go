@@ -2,15 +2,16 @@ package e2e
 
 import (
 	"encoding/json"
-	gw "github.com/gwlabs/gateway"
-	"github.com/gwlabs/gateway/admin"
-	"github.com/gwlabs/gateway/internal/app"
-	"github.com/gwlabs/gateway/server"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/admin"
+	"github.com/gwlabs/gateway/internal/app"
+	"github.com/gwlabs/gateway/server"
 )
 
 // budgetEnv is a gateway with the admin API on, an admin client for it

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gwlabs/gateway/ratecard"
 	"math/big"
 	"net/http"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/proxy"
+	"github.com/gwlabs/gateway/ratecard"
 	"github.com/gwlabs/gateway/route"
 )
 

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"github.com/gwlabs/gateway/internal/app"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/optimize/calibrate"
 )
 

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/cli"
-	"github.com/gwlabs/gateway/internal/clitest"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +15,8 @@ import (
 
 	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/internal/app"
+	"github.com/gwlabs/gateway/internal/cli"
+	"github.com/gwlabs/gateway/internal/clitest"
 	"github.com/gwlabs/gateway/ratecard"
 )
 

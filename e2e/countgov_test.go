@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/auth"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/proxy"
 )
 

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"github.com/gwlabs/gateway/internal/app"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 // TestDashboardThroughGateway: the dashboard is served by the gateway; a

@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"net"
 	"net/http"
@@ -23,6 +22,7 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 // padded builds a chat body of n user/assistant turns of about 4 KB of

@@ -3,11 +3,11 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/gwlabs/gateway/internal/app"
 	"net/http"
 	"testing"
 
 	"github.com/gwlabs/gateway/fakevendor"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/route"
 )
 

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/gwlabs/gateway/internal/app"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/route"
 )

@@ -3,12 +3,12 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/gwlabs/gateway/internal/app"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/gwlabs/gateway/fakevendor"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/route"
 	"github.com/gwlabs/gateway/sse"
 )

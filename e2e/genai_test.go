@@ -2,12 +2,12 @@ package e2e
 
 import (
 	"context"
-	"github.com/gwlabs/gateway/internal/app"
 	"strings"
 	"testing"
 
 	"google.golang.org/genai"
 
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/route"
 )
 

@@ -1,12 +1,12 @@
 package e2e
 
 import (
-	"github.com/gwlabs/gateway/internal/app"
 	"strconv"
 	"testing"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 // Google sends no rate-limit headers: its 429 says in the body which

@@ -4,11 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 // The attacker's table of the guard (issue: the guard against a

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/guard"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/route"
 )
 

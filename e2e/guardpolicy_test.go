@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/gwlabs/gateway/guard/policy"
-	"github.com/gwlabs/gateway/internal/app"
-	"github.com/gwlabs/gateway/internal/cli"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +15,9 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/guard"
+	"github.com/gwlabs/gateway/guard/policy"
+	"github.com/gwlabs/gateway/internal/app"
+	"github.com/gwlabs/gateway/internal/cli"
 )
 
 // greyText scores in the shipped model's grey band (checked below).

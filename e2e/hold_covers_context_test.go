@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"net/http"
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 // Issue 29 item 2 (before -> after), hand-worked on

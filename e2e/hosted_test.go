@@ -2,12 +2,12 @@ package e2e
 
 import (
 	"context"
-	"github.com/gwlabs/gateway/internal/app"
 	"strings"
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/billing"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/internal/billable"
 	"github.com/gwlabs/gateway/ratecard"
 )

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/convstate"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/proxy"
 )
 

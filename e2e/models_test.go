@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"github.com/gwlabs/gateway/internal/app"
-	"github.com/gwlabs/gateway/route"
 	"math/big"
 	"net/http"
 	"os"
@@ -16,7 +14,9 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/ratecard"
+	"github.com/gwlabs/gateway/route"
 	"github.com/openai/openai-go/v3"
 	ooption "github.com/openai/openai-go/v3/option"
 )

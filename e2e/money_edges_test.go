@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +20,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/fakevendor"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/internal/rawjson"
 )
 

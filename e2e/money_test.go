@@ -4,17 +4,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"net/http"
 	"strings"
-
 	"testing"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/billing"
 	"github.com/gwlabs/gateway/fakevendor"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/ratecard"
 	"github.com/gwlabs/gateway/route"
 )

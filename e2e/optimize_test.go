@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/gwlabs/gateway/internal/app"
-	"github.com/gwlabs/gateway/ratecard"
 	"net/http"
 	"regexp"
 	"strings"
@@ -13,8 +11,10 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/billing"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/optimize"
+	"github.com/gwlabs/gateway/ratecard"
 	"github.com/gwlabs/gateway/route"
 )
 

@@ -4,7 +4,6 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/proxy"
 )
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"net/http"
 	"os"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/billing"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/route"
 )
 

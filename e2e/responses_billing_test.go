@@ -3,13 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/gwlabs/gateway/fakevendor"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/route"
 )
 

@@ -3,13 +3,13 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"github.com/gwlabs/gateway/internal/app"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/optimize"
 )

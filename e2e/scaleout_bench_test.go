@@ -1,11 +1,11 @@
 package e2e
 
 import (
-	"github.com/gwlabs/gateway/internal/app"
 	"net/http"
 	"os"
 	"testing"
 
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/storetest"
 )
 

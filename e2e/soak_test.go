@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 var (

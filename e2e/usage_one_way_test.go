@@ -3,13 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 // Scripted vendor answers in each vendor's wire shape, for

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/billing"
 	guardeval "github.com/gwlabs/gateway/guard/eval"
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 // withStore opens the configured store for one command: a command that

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"math"
 	"math/big"
@@ -16,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 // cli is the command line's grammar (kong): every command and subcommand

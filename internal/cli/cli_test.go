@@ -3,15 +3,15 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/gwlabs/gateway/internal/app"
-	"github.com/gwlabs/gateway/internal/clitest"
-	"time"
-
-	"github.com/gwlabs/gateway/admin"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gwlabs/gateway/admin"
+	"github.com/gwlabs/gateway/internal/app"
+	"github.com/gwlabs/gateway/internal/clitest"
 )
 
 // cliRun runs one command line against a fresh SQLite file, with the

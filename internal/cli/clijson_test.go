@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"github.com/gwlabs/gateway/internal/app"
-	"github.com/gwlabs/gateway/internal/clitest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +9,8 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
+	"github.com/gwlabs/gateway/internal/clitest"
 )
 
 func TestCLIMoneyAndDurationText(t *testing.T) {

@@ -2,8 +2,9 @@ package cli
 
 import (
 	"context"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
+
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 // runKeys and runIncidents run "gateway keys ..." and "gateway incidents

@@ -2,10 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"net/url"
 	"os"
 	"text/tabwriter"
+
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 type configCmd struct {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"strings"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/admin"
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 // exportRow is one row of `gateway incidents export --reviewed`, in the

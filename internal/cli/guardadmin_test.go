@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/gwlabs/gateway/internal/app"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/guard/policy"
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 func TestKeysGuardPolicyCommands(t *testing.T) {

@@ -35,13 +35,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	gw "github.com/gwlabs/gateway"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 // Exit statuses by kind of failure, for scripts.

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/gwlabs/gateway/internal/app"
 	"io"
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/optimize/eval"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"

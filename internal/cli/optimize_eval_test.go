@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/gwlabs/gateway/internal/app"
 	"strings"
 	"testing"
 
 	"github.com/gwlabs/gateway/fakevendor"
+	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/optimize/eval"
 )

@@ -2,12 +2,13 @@ package cli
 
 import (
 	"context"
-	gw "github.com/gwlabs/gateway"
-	"github.com/gwlabs/gateway/internal/app"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 // Issue 38 item 6: a command that only reads or changes what is in a
