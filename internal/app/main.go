@@ -25,9 +25,10 @@ func Stamp(release, built string) (restore func()) {
 	return func() { version, buildTime = oldRelease, oldBuilt }
 }
 
-// NewLogger is the gateway's logger: it writes level and up as text or JSON lines (the level and
-// format were validated with the configuration). In JSON, durations are
-// seconds (a float), as log pipelines expect.
+// NewLogger is the gateway's logger: it writes level and up as text or
+// JSON lines (the level and format were validated with the
+// configuration). In JSON, durations are seconds (a float), as log
+// pipelines expect.
 func NewLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))

@@ -8,12 +8,13 @@ import (
 
 // buildTime is when the binary was built, stamped by a release build
 // (-ldflags "-X main.buildTime=2026-11-26T10:00:00Z" in cmd/gateway,
-// handed to Execute); empty otherwise.
+// handed to Stamp by cli.Execute); empty otherwise.
 var buildTime string
 
 // version is the release's version, stamped by scripts/build (-ldflags
-// "-X main.version=v1.2.0" in cmd/gateway, handed to Execute); empty otherwise, and then the module's
-// version from the build information is shown ("(devel)" in a checkout).
+// "-X main.version=v1.2.0" in cmd/gateway, handed to Stamp by
+// cli.Execute); empty otherwise, and then the module's version from the
+// build information is shown ("(devel)" in a checkout).
 var version string
 
 // BuildInfo is version --json: what the binary is and was built from.
