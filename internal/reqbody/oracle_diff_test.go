@@ -110,7 +110,7 @@ func oracleSeeds() []string {
 		`{"model":"a/b","max_tokens":1,"messages":[x]}`,
 		`{"model":"a/b","max_tokens":1,"messages":[{"role":"user","content":[{"type":"text","text":"a"}}]}`,
 		`{"model":5,"messages":[]}`,
-		`{"model":"` + strings.Repeat("m", 300) + `"x,"messages":[]}`,
+		`{"model":"`+strings.Repeat("m", 300)+`"x,"messages":[]}`,
 		`{"models":["a/b",""],"model":"a/b","messages":[]}`,
 		`{"models":null,"model":"a/b","messages":[]}`,
 		`{"stream":tru,"model":"a/b","messages":[]}`,
