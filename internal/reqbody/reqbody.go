@@ -86,7 +86,7 @@ func echo(s string) string {
 const roleSource gw.TextSource = -1
 
 type parser struct {
-	dec   *scanner
+	dec   tokens
 	shape gw.Shape
 	text  []gw.Text
 	tools []gw.Text // tool descriptions, put before the conversation's text
@@ -102,16 +102,26 @@ func Parse(shape gw.Shape, body []byte) (*Body, error) {
 	if shape != gw.ShapeM && shape != gw.ShapeC {
 		return nil, fmt.Errorf("reqbody: unsupported shape %q", shape)
 	}
-	p := &parser{dec: newScanner(body), shape: shape}
-	b, err := p.top()
-	if err == nil && p.dec.ws(p.dec.pos) != len(body) {
-		err = errSyntax // data after the top-level object
-	}
+	b, err := parse(newScanner(body), shape)
 	if err == errSyntax {
-		return nil, syntaxError(body)
+		// Invalid: read again by the decoder, for its error message (and
+		// its decision, which is the scanner's).
+		b, err = parse(decoder{jsontext.NewDecoder(bytes.NewBuffer(body))}, shape)
 	}
 	if err != nil {
 		return nil, wrap(err)
+	}
+	return b, nil
+}
+
+func parse(dec tokens, shape gw.Shape) (*Body, error) {
+	p := &parser{dec: dec, shape: shape}
+	b, err := p.top()
+	if err == nil {
+		err = p.dec.end()
+	}
+	if err != nil {
+		return nil, err
 	}
 	b.Text = p.text
 	if len(p.tools) > 0 {

@@ -11,12 +11,65 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
+// tokens is what the parser reads a body with: a scanner, or for an
+// invalid body the decoder, for its error message.
+type tokens interface {
+	// peekKind is the next token's kind ('0' for a number), its
+	// delimiter checked but not the token itself.
+	peekKind() (byte, error)
+	// readToken reads the next token, a whole value unless it opens or
+	// closes an object or array.
+	readToken() (byte, error)
+	// readValue reads the next value (or member name) whole.
+	readValue() ([]byte, error)
+	skipValue() error
+	// end checks that nothing but white space follows the top-level
+	// value.
+	end() error
+}
+
+// decoder is jsontext's Decoder as tokens.
+type decoder struct{ d *jsontext.Decoder }
+
+func (d decoder) peekKind() (byte, error) {
+	if k := d.d.PeekKind(); k != 0 {
+		return byte(k), nil
+	}
+	_, err := d.d.ReadToken()
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	return 0, err
+}
+
+func (d decoder) readToken() (byte, error) {
+	tok, err := d.d.ReadToken()
+	return byte(tok.Kind()), err
+}
+
+func (d decoder) readValue() ([]byte, error) {
+	v, err := d.d.ReadValue()
+	return bytes.Clone(v), err
+}
+
+func (d decoder) skipValue() error { return d.d.SkipValue() }
+
+func (d decoder) end() error {
+	if _, err := d.d.ReadToken(); err != io.EOF {
+		if err == nil {
+			err = errors.New("data after the top-level object")
+		}
+		return err
+	}
+	return nil
+}
+
 // scanner reads a JSON body token by token as jsontext's Decoder does
 // (the same kinds peeked, the same delimiters, duplicate names, UTF-8
 // and escape rules and nesting limit), in one pass over the bytes and
 // without copying them: values are sub-slices of the body. It only
-// tells that the body is invalid (errSyntax); the decoder's own message
-// is made when that happens (syntaxError), which is rare.
+// tells that the body is invalid (errSyntax); the decoder reads it again
+// then, for its message (rare: clients send valid JSON).
 type scanner struct {
 	b      []byte
 	pos    int  // the next byte to read
@@ -53,19 +106,12 @@ func newScanner(b []byte) *scanner {
 	return &scanner{b: b, stack: make([]frame, 0, 8), names: make([]string, 0, 32)}
 }
 
-// syntaxError is the error the decoder gives for body, which the scanner
-// found invalid.
-func syntaxError(body []byte) error {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(body))
-	err := dec.SkipValue()
-	if err == nil {
-		if _, err = dec.ReadToken(); err == io.EOF {
-			err = errors.New("request body is not valid JSON") // not met: scanner and decoder agree
-		} else if err == nil {
-			err = errors.New("data after the top-level object")
-		}
+// end checks that nothing but white space follows the top-level value.
+func (s *scanner) end() error {
+	if s.ws(s.pos) != len(s.b) {
+		return errSyntax
 	}
-	return wrap(err)
+	return nil
 }
 
 // add records name in the object; false if it is there already.
