@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -175,6 +176,9 @@ func (s *scanner) peekKind() (byte, error) {
 		}
 	}
 	k := kind(s.b[pos])
+	if k == 0 {
+		return 0, errSyntax // the decoder's "no kind"
+	}
 	var need byte
 	if len(s.stack) > 0 {
 		f := &s.stack[len(s.stack)-1]
@@ -413,12 +417,25 @@ const (
 	msb = 0x8080808080808080
 )
 
-// plain8 reports whether the 8 bytes of x need no look in a string: no
-// quote, backslash, control character or non-ASCII byte.
-func plain8(x uint64) bool {
+// special marks the bytes of x that need a look in a string: a quote,
+// a backslash, a control character or a non-ASCII byte. The lowest
+// marked byte is the first such (above it marks may be false).
+func special(x uint64) uint64 {
 	q := x ^ ('"' * lsb)
 	e := x ^ ('\\' * lsb)
-	return ((x-' '*lsb)&^x|(q-lsb)&^q|(e-lsb)&^e|x)&msb == 0
+	return ((x-' '*lsb)&^x | (q-lsb)&^q | (e-lsb)&^e | x) & msb
+}
+
+// plainRun is the end of the run of bytes at b[i:] that need no look in
+// a string (see special), read 8 bytes at a time; the last 7 bytes of b
+// are left to the caller.
+func plainRun(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := special(binary.LittleEndian.Uint64(b[i : i+8])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	return i
 }
 
 // str reads the string at pos (its quote) as the decoder validates it,
@@ -427,9 +444,7 @@ func (s *scanner) str(pos int) (end int, esc bool, err error) {
 	b := s.b
 	i := pos + 1
 	for {
-		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-		}
+		i = plainRun(b, i)
 		if i >= len(b) {
 			return 0, false, errSyntax
 		}
@@ -503,39 +518,53 @@ func unquoteValid(raw []byte) string {
 	if i < 0 {
 		return bytesString(s)
 	}
-	// Unquoting never lengthens a string: out never grows, and the
-	// string is made from it without a copy (nothing else holds it).
-	out := make([]byte, 0, len(s))
-	for {
-		out = append(out, s[:i]...)
+	// Unquoting never lengthens a string; the 8 bytes more let the
+	// plain runs be copied 8 bytes at a time.
+	out := make([]byte, len(s)+8)
+	j := copy(out, s[:i])
+	for i < len(s) {
+		if i+8 <= len(s) {
+			x := binary.LittleEndian.Uint64(s[i : i+8])
+			binary.LittleEndian.PutUint64(out[j:j+8], x)
+			e := x ^ ('\\' * lsb)
+			if m := (e - lsb) &^ e & msb; m != 0 {
+				k := bits.TrailingZeros64(m) >> 3
+				i, j = i+k, j+k
+			} else {
+				i, j = i+8, j+8
+				continue
+			}
+		} else if c := s[i]; c != '\\' {
+			out[j] = c
+			i, j = i+1, j+1
+			continue
+		}
 		c := s[i+1]
-		s = s[i+2:]
+		i += 2
 		switch c {
 		case 'u':
-			r, _ := hex4(s, 0)
-			s = s[4:]
+			r, _ := hex4(s, i)
+			i += 4
 			if utf16.IsSurrogate(r) {
-				r2, _ := hex4(s, 2)
+				r2, _ := hex4(s, i+2)
 				r = utf16.DecodeRune(r, r2)
-				s = s[6:]
+				i += 6
 			}
-			out = utf8.AppendRune(out, r)
+			j += utf8.EncodeRune(out[j:], r)
+			continue
 		case 'b':
-			out = append(out, '\b')
+			c = '\b'
 		case 'f':
-			out = append(out, '\f')
+			c = '\f'
 		case 'n':
-			out = append(out, '\n')
+			c = '\n'
 		case 'r':
-			out = append(out, '\r')
+			c = '\r'
 		case 't':
-			out = append(out, '\t')
-		default: // '"', '\\', '/'
-			out = append(out, c)
+			c = '\t'
 		}
-		if i = bytes.IndexByte(s, '\\'); i < 0 {
-			out = append(out, s...)
-			return bytesString(out)
-		}
+		out[j] = c // or '"', '\\', '/'
+		j++
 	}
+	return bytesString(out[:j])
 }
