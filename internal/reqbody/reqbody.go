@@ -326,11 +326,7 @@ func (p *parser) str(where, field string) (string, error) {
 		_, err := p.dec.readToken()
 		return "", err
 	}
-	raw, err := p.dec.readValue()
-	if err != nil {
-		return "", err
-	}
-	return unquoteValid(raw), nil
+	return p.dec.readText()
 }
 
 // bytesString is b as a string without a copy; b must not be written

@@ -23,6 +23,8 @@ type tokens interface {
 	readToken() (byte, error)
 	// readValue reads the next value (or member name) whole.
 	readValue() ([]byte, error)
+	// readText reads the next value, a string, and returns its text.
+	readText() (string, error)
 	skipValue() error
 	// end checks that nothing but white space follows the top-level
 	// value.
@@ -51,6 +53,14 @@ func (d decoder) readToken() (byte, error) {
 func (d decoder) readValue() ([]byte, error) {
 	v, err := d.d.ReadValue()
 	return bytes.Clone(v), err
+}
+
+func (d decoder) readText() (string, error) {
+	v, err := d.readValue()
+	if err != nil {
+		return "", err
+	}
+	return unquoteValid(v), nil
 }
 
 func (d decoder) skipValue() error { return d.d.SkipValue() }
@@ -276,6 +286,28 @@ func (s *scanner) readValue() ([]byte, error) {
 	return s.b[start:end], nil
 }
 
+func (s *scanner) readText() (string, error) {
+	if _, err := s.peekKind(); err != nil {
+		return "", err
+	}
+	if s.atName() || s.b[s.pos] != '"' { // not met: the parser peeks a string first
+		v, err := s.readValue()
+		if err != nil {
+			return "", err
+		}
+		return unquoteValid(v), nil
+	}
+	end, text, err := s.text(s.pos)
+	if err != nil {
+		return "", err
+	}
+	if len(s.stack) > 0 {
+		s.stack[len(s.stack)-1].n++
+	}
+	s.pos, s.peeked = end, false
+	return text, nil
+}
+
 func (s *scanner) skipValue() error {
 	_, err := s.readValue()
 	return err
@@ -484,6 +516,140 @@ func (s *scanner) str(pos int) (end int, esc bool, err error) {
 			if r == utf8.RuneError && n == 1 {
 				return 0, false, errSyntax
 			}
+			i += n
+		}
+	}
+}
+
+// text reads the string at pos as str does, returning where it ends and
+// its text: a sub-slice of the body if it has no escapes, else decoded in
+// the same pass that validates the rest.
+func (s *scanner) text(pos int) (int, string, error) {
+	b := s.b
+	i := pos + 1
+	for {
+		i = plainRun(b, i)
+		if i >= len(b) {
+			return 0, "", errSyntax
+		}
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, bytesString(b[pos+1 : i]), nil
+		case c == '\\':
+			return s.escapedText(pos, i)
+		case c < ' ':
+			return 0, "", errSyntax
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, n := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && n == 1 {
+				return 0, "", errSyntax
+			}
+			i += n
+		}
+	}
+}
+
+// escapedText is text from the string's first backslash, at i.
+func (s *scanner) escapedText(pos, i int) (int, string, error) {
+	b := s.b
+	// The closing quote is the first one after an even run of
+	// backslashes; the text is shorter than what is before it.
+	end := i
+	for {
+		q := bytes.IndexByte(b[end:], '"')
+		if q < 0 {
+			return 0, "", errSyntax
+		}
+		end += q
+		n := 0
+		for b[end-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			break
+		}
+		end++
+	}
+	// 8 bytes more let the plain runs be copied 8 bytes at a time: a run
+	// read whole never passes the closing quote.
+	out := make([]byte, end-pos+8)
+	j := copy(out, b[pos+1:i])
+	for {
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i : i+8])
+			binary.LittleEndian.PutUint64(out[j:j+8], x)
+			if m := special(x); m != 0 {
+				k := bits.TrailingZeros64(m) >> 3
+				i, j = i+k, j+k
+				break
+			}
+			i, j = i+8, j+8
+		}
+		if i >= len(b) {
+			return 0, "", errSyntax
+		}
+		switch c := b[i]; {
+		case c == '"':
+			if i != end {
+				return 0, "", errSyntax // not met
+			}
+			return i + 1, bytesString(out[:j]), nil
+		case c == '\\':
+			if i+2 > end {
+				return 0, "", errSyntax // not met
+			}
+			c = b[i+1]
+			switch c {
+			case '"', '\\', '/':
+			case 'b':
+				c = '\b'
+			case 'f':
+				c = '\f'
+			case 'n':
+				c = '\n'
+			case 'r':
+				c = '\r'
+			case 't':
+				c = '\t'
+			case 'u':
+				r, ok := hex4(b, i+2)
+				if !ok {
+					return 0, "", errSyntax
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					r2, ok := hex4(b, i+2)
+					if !ok || b[i] != '\\' || b[i+1] != 'u' {
+						return 0, "", errSyntax
+					}
+					if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
+						return 0, "", errSyntax
+					}
+					i += 6
+				}
+				if i > end {
+					return 0, "", errSyntax // not met
+				}
+				j += utf8.EncodeRune(out[j:], r)
+				continue
+			default:
+				return 0, "", errSyntax
+			}
+			out[j] = c
+			i, j = i+2, j+1
+		case c < ' ':
+			return 0, "", errSyntax
+		case c < utf8.RuneSelf:
+			out[j] = c
+			i, j = i+1, j+1
+		default:
+			r, n := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && n == 1 {
+				return 0, "", errSyntax
+			}
+			j += copy(out[j:], b[i:i+n])
 			i += n
 		}
 	}
