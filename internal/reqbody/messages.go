@@ -38,7 +38,7 @@ func (p *parser) mMessage(where string) error {
 				return err
 			}
 		case "content":
-			if err := p.mContent(roleSource, where+".content"); err != nil {
+			if err := p.mContent(roleSource, p.join(where, ".content", -1)); err != nil {
 				return err
 			}
 		default:
@@ -180,9 +180,9 @@ func (p *parser) blockMember(typ, name, where string) error {
 		return nil
 	case name == "content" && (typ == "tool_result" || typ == "search_result" || typ == "mcp_tool_result"):
 		// an MCP server's output is third-party text like a tool's
-		return p.mContent(gw.TextTool, where+".content")
+		return p.mContent(gw.TextTool, p.join(where, ".content", -1))
 	case name == "source" && typ == "document":
-		return p.docSource(where + ".source")
+		return p.docSource(p.join(where, ".source", -1))
 	}
 	return p.dec.skipValue()
 }
@@ -223,7 +223,7 @@ func (p *parser) docSource(where string) error {
 			}
 		case "content":
 			if typed && typ == "content" {
-				if err := p.mContent(gw.TextTool, where+".content"); err != nil {
+				if err := p.mContent(gw.TextTool, p.join(where, ".content", -1)); err != nil {
 					return err
 				}
 				return nil
@@ -256,7 +256,7 @@ func (p *parser) docSource(where string) error {
 	}
 	if typ == "content" && content != nil {
 		sub := &parser{dec: newScanner(content), shape: p.shape, text: p.text}
-		if err := sub.mContent(gw.TextTool, where+".content"); err != nil {
+		if err := sub.mContent(gw.TextTool, sub.join(where, ".content", -1)); err != nil {
 			return err
 		}
 		p.text = sub.text
@@ -275,7 +275,7 @@ func (p *parser) cMessage(where string) error {
 				return err
 			}
 		case "content":
-			if err := p.cContent(where + ".content"); err != nil {
+			if err := p.cContent(p.join(where, ".content", -1)); err != nil {
 				return err
 			}
 		case "refusal":
@@ -285,7 +285,7 @@ func (p *parser) cMessage(where string) error {
 			}
 			p.add(roleSource, s)
 		case "tool_calls":
-			if err := p.cToolCalls(where + ".tool_calls"); err != nil {
+			if err := p.cToolCalls(p.join(where, ".tool_calls", -1)); err != nil {
 				return err
 			}
 		case "function_call":
@@ -294,7 +294,7 @@ func (p *parser) cMessage(where string) error {
 				return err
 			}
 			if ok {
-				if err := p.cFunction(where + ".function_call"); err != nil {
+				if err := p.cFunction(p.join(where, ".function_call", -1)); err != nil {
 					return err
 				}
 			}
@@ -367,7 +367,7 @@ func (p *parser) cToolCalls(where string) error {
 			if err != nil || !ok {
 				return err
 			}
-			return p.cFunction(tw + ".function")
+			return p.cFunction(p.join(tw, ".function", -1))
 		})
 	})
 }

@@ -90,6 +90,28 @@ type parser struct {
 	shape gw.Shape
 	text  []gw.Text
 	tools []gw.Text // tool descriptions, put before the conversation's text
+	where []byte    // the paths made by join
+}
+
+// join is the path where with suffix and, for index >= 0, "[index]"
+// appended, for error messages, made without allocating: the paths
+// share p.where, a stack whose top is the innermost path (where
+// extends the path it was made from; a path string is not used once a
+// path beside it was made). A where that is not from p.where (a literal
+// at the top level, or a sub-parser's first) starts the stack again.
+func (p *parser) join(where, suffix string, index int) string {
+	if len(where) > 0 && len(where) <= len(p.where) && unsafe.StringData(where) == unsafe.SliceData(p.where) {
+		p.where = p.where[:len(where)]
+	} else {
+		p.where = append(p.where[:0], where...)
+	}
+	p.where = append(p.where, suffix...)
+	if index >= 0 {
+		p.where = append(p.where, '[')
+		p.where = strconv.AppendInt(p.where, int64(index), 10)
+		p.where = append(p.where, ']')
+	}
+	return unsafe.String(unsafe.SliceData(p.where), len(p.where))
 }
 
 // Parse validates body and reads it. Errors are *gw.Error with code
@@ -205,7 +227,7 @@ func (p *parser) elements(where string, f func(where string) error) error {
 		if ok, err := p.more(); err != nil || !ok {
 			return err
 		}
-		if err := f(where + "[" + strconv.Itoa(i) + "]"); err != nil {
+		if err := f(p.join(where, "", i)); err != nil {
 			return err
 		}
 	}
@@ -535,7 +557,7 @@ func (p *parser) apiMember(name string) error {
 			if more, err := p.more(); err != nil || !more {
 				return err
 			}
-			if err := p.apiObject("tools["+strconv.Itoa(i)+"]", "function"); err != nil {
+			if err := p.apiObject(p.join("tools", "", i), "function"); err != nil {
 				return err
 			}
 		}
@@ -568,7 +590,7 @@ func (p *parser) apiObject(where, nested string) error {
 		}
 		switch {
 		case n != "" && n == nested:
-			err = p.apiObject(where+"."+n, "")
+			err = p.apiObject(p.join(where, "."+n, -1), "")
 		case strings.HasPrefix(where, "tools[") && (n == "description" || n == "input_schema" || n == "parameters"):
 			// A tool's description and its schema's: third-party text,
 			// read by the guard as such.
