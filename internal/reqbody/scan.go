@@ -451,11 +451,10 @@ const (
 
 // special marks the bytes of x that need a look in a string: a quote,
 // a backslash, a control character or a non-ASCII byte. The lowest
-// marked byte is the first such (above it marks may be false).
+// marked byte is the first such: the bytes below it borrow nothing in
+// the subtractions (above it marks may be false).
 func special(x uint64) uint64 {
-	q := x ^ ('"' * lsb)
-	e := x ^ ('\\' * lsb)
-	return ((x-' '*lsb)&^x | (q-lsb)&^q | (e-lsb)&^e | x) & msb
+	return (x | (x - ' '*lsb) | ((x ^ '"'*lsb) - lsb) | ((x ^ '\\'*lsb) - lsb)) & msb
 }
 
 // plainRun is the end of the run of bytes at b[i:] that need no look in
@@ -600,19 +599,12 @@ func (s *scanner) escapedText(pos, i int) (int, string, error) {
 			if i+2 > end {
 				return 0, "", errSyntax // not met
 			}
-			c = b[i+1]
-			switch c {
-			case '"', '\\', '/':
-			case 'b':
-				c = '\b'
-			case 'f':
-				c = '\f'
-			case 'n':
-				c = '\n'
-			case 'r':
-				c = '\r'
-			case 't':
-				c = '\t'
+			if c = unescape[b[i+1]]; c != 0 {
+				out[j] = c
+				i, j = i+2, j+1
+				continue
+			}
+			switch b[i+1] {
 			case 'u':
 				r, ok := hex4(b, i+2)
 				if !ok {
@@ -637,8 +629,6 @@ func (s *scanner) escapedText(pos, i int) (int, string, error) {
 			default:
 				return 0, "", errSyntax
 			}
-			out[j] = c
-			i, j = i+2, j+1
 		case c < ' ':
 			return 0, "", errSyntax
 		case c < utf8.RuneSelf:
@@ -654,6 +644,9 @@ func (s *scanner) escapedText(pos, i int) (int, string, error) {
 		}
 	}
 }
+
+// unescape is the byte each one-letter escape stands for.
+var unescape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // hex4 reads the 4 hex digits at b[i:], if there are.
 func hex4(b []byte, i int) (rune, bool) {
