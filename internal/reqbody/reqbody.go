@@ -116,7 +116,8 @@ func (p *parser) join(where, suffix string, index int) string {
 
 // Parse validates body and reads it. Errors are *gw.Error with code
 // invalid_request and a message that names the field. The texts may
-// share body's bytes: body must not be changed while they are in use.
+// share body's bytes (Model and Models do not): body must not be changed
+// while they are in use.
 func Parse(shape gw.Shape, body []byte) (*Body, error) {
 	if len(body) == 0 {
 		return nil, gw.Errorf(gw.CodeInvalidRequest, "request body is empty; send a JSON object")
@@ -430,6 +431,9 @@ func (p *parser) top() (*Body, error) {
 			if b.Model, err = p.str("model", ""); err != nil {
 				return nil, err
 			}
+			// Kept with the request's record, and in the breakers' and
+			// meters' maps: not a view that holds the whole body.
+			b.Model = strings.Clone(b.Model)
 			if len(b.Model) > MaxModelBytes {
 				return nil, fieldErrorf("model is %d bytes long; model ids are at most %d bytes", len(b.Model), MaxModelBytes)
 			}
@@ -454,7 +458,7 @@ func (p *parser) top() (*Body, error) {
 				if len(b.Models) >= maxModels {
 					return fieldErrorf("models lists more than %d model ids", maxModels)
 				}
-				b.Models = append(b.Models, m)
+				b.Models = append(b.Models, strings.Clone(m)) // kept past the body, as Model
 				return nil
 			}); err != nil {
 				return nil, err
