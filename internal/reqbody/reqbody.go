@@ -431,8 +431,8 @@ func (p *parser) top() (*Body, error) {
 			if b.Model, err = p.str("model", ""); err != nil {
 				return nil, err
 			}
-			// Kept with the request's record, and in the breakers' and
-			// meters' maps: not a view that holds the whole body.
+			// Kept past the request (its record, logs): a copy, not a
+			// view that would hold the whole body.
 			b.Model = strings.Clone(b.Model)
 			if len(b.Model) > MaxModelBytes {
 				return nil, fieldErrorf("model is %d bytes long; model ids are at most %d bytes", len(b.Model), MaxModelBytes)
