@@ -7,6 +7,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/agentbody"
+	"github.com/gwlabs/gateway/internal/rawjson"
 )
 
 // sameAsOracle fails t unless Parse reads body as the jsontext-based
@@ -25,6 +26,11 @@ func sameAsOracle(t *testing.T, shape gw.Shape, body []byte) {
 		}
 		return
 	}
+	ms, err := rawjson.Members(body)
+	if err != nil || !reflect.DeepEqual(got.Top, ms) {
+		t.Fatalf("%s %q:\nTop     %+v\nMembers %+v, %v", shape, body, got.Top, ms, err)
+	}
+	got.Top = nil
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s %q:\nParse  %+v\noracle %+v", shape, body, got, want)
 	}

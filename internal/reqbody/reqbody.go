@@ -31,6 +31,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 )
 
 // Body is what the gateway reads of a chat request.
@@ -59,6 +60,10 @@ type Body struct {
 	// vendor sees it.
 	Models    []string
 	HasModels bool
+	// Top is the body's top-level members in order, with the offsets of
+	// their keys and values, as rawjson.Members gives them: read in the
+	// same pass, for the later stages to skip their own scan.
+	Top []rawjson.Member
 }
 
 // MaxModelBytes bounds the model field: it is stored with every request's
@@ -130,6 +135,9 @@ func Parse(shape gw.Shape, body []byte) (*Body, error) {
 		// Invalid: read again by the decoder, for its error message (and
 		// its decision, which is the scanner's).
 		b, err = parse(decoder{jsontext.NewDecoder(bytes.NewBuffer(body))}, shape)
+		if err == nil { // not met: the scanner and the decoder agree
+			b.Top, err = rawjson.Members(body)
+		}
 	}
 	if err != nil {
 		return nil, wrap(err)
@@ -397,16 +405,39 @@ func (p *parser) top() (*Body, error) {
 		hasModel, hasMessages    bool
 		maxTokens, maxCompletion *int64
 	)
+	// The top-level members' spans, read by the scanner as it goes: a
+	// member is recorded once its value is read (a member's code may
+	// continue the loop).
+	sc, _ := p.dec.(*scanner)
+	var m rawjson.Member
+	nameEnd := -1
+	if sc != nil {
+		b.Top = make([]rawjson.Member, 0, 8)
+	}
 	for {
+		if nameEnd >= 0 {
+			m.ValStart = sc.ws(sc.ws(nameEnd) + 1) // past the colon
+			m.ValEnd = sc.pos
+			b.Top = append(b.Top, m)
+		}
 		if ok, err := p.more(); err != nil || !ok {
 			if err != nil {
 				return nil, err
 			}
 			break
 		}
+		if sc != nil {
+			m.KeyStart = sc.pos
+		}
 		n, err := p.name("the request body")
 		if err != nil {
 			return nil, err
+		}
+		if sc != nil {
+			nameEnd = sc.pos
+			if m.Key = n; n == "" {
+				m.Key = strings.Clone(unquoteValid(sc.b[m.KeyStart:nameEnd]))
+			}
 		}
 		switch n {
 		case "model":
