@@ -1,6 +1,7 @@
 package reqbody
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -166,4 +167,28 @@ func FuzzParseMatchesOracle(f *testing.F) {
 		}
 		sameAsOracle(t, shape, body)
 	})
+}
+
+// TestTextMatchesOracle: strings of every escape (one-letter ones, \u
+// ones, surrogate pairs and lone surrogates), of multi-byte text and
+// of invalid bytes, as message text, system text and keys, read as the
+// decoder reads them.
+func TestTextMatchesOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	pieces := []string{"a", "code ", `\n`, `\t`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\u00e9`, `\u003c`, `\u00E9`, `\ud83d\ude00`, `\uD83D\uDE00`, `\ud800`, `\udc00x`, `\ud800\u0041`, `\x`, `\u12`, "é", "😀", "\u2028", `\\u`, `\\n`, "\xff", "\xed\xa0\x80", "\x01", "\x7f", "01234567"}
+	for range 5000 {
+		var b strings.Builder
+		for range r.IntN(16) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		for _, body := range []string{
+			`{"model":"a/b","max_tokens":1,"messages":[{"role":"user","content":"` + s + `"}]}`,
+			`{"model":"a/b","max_tokens":1,"system":[{"type":"text","text":"` + s + `"}],"messages":[]}`,
+			`{"model":"a/b","max_tokens":1,"messages":[],"metadata":{"` + s + `":1,"x":2}}`,
+			`{"model":"a/b","max_tokens":1,"messages":[],"tools":[{"name":"t","description":"` + s + `","input_schema":{"description":"` + s + `"}}]}`,
+		} {
+			sameAsOracle(t, gw.ShapeM, []byte(body))
+		}
+	}
 }
