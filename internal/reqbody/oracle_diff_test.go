@@ -62,6 +62,22 @@ func oracleSeeds() []string {
 	bigOK := big.String() + `}}`
 	bigDup := big.String() + `,"kxxx":2}}`
 	bigDupEsc := big.String() + `,"k\u0078":2}}`
+	// the decoder's nesting limit met at the token level (nested tool
+	// results) on both sides of it
+	for levels := 4996; levels <= 5000; levels++ {
+		seeds = append(seeds, `{"model":"a/b","max_tokens":1,"messages":[{"role":"user","content":[`+
+			strings.Repeat(`{"type":"tool_result","content":[`, levels)+`{"type":"text","text":"x"}`+strings.Repeat(`]}`, levels)+`]}]}`)
+	}
+	// big objects the parser reads, with a duplicate
+	var many strings.Builder
+	for i := range 20 {
+		many.WriteString(`"k` + strings.Repeat("y", i) + `":1,`)
+	}
+	seeds = append(seeds,
+		`{"model":"a/b","max_tokens":1,`+many.String()+`"messages":[],"kyyy":2}`,
+		`{"model":"a/b","max_tokens":1,`+many.String()+`"messages":[{`+many.String()+`"role":"user","content":"x","k\u0079":2}]}`,
+		`{"model":"a/b","max_tokens":1,`+many.String()+`"messages":[{`+many.String()+`"role":"user","content":"x"}]}`,
+	)
 	seeds = append(seeds,
 		`{"model":"anthropic/x","max_tokens":5,"system":"be brief","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}`,
 		`{"model":"a/b","max_tokens":1,"messages":[
