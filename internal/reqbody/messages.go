@@ -6,8 +6,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	gw "github.com/gwlabs/gateway"
 )
 
@@ -15,7 +13,7 @@ import (
 // calls; each text is appended to the guard's texts with its source.
 
 func (p *parser) messages() error {
-	if _, err := p.dec.ReadToken(); err != nil { // [
+	if _, err := p.dec.readToken(); err != nil { // [
 		return err
 	}
 	return p.elements("messages", func(where string) error {
@@ -40,11 +38,11 @@ func (p *parser) mMessage(where string) error {
 				return err
 			}
 		case "content":
-			if err := p.mContent(roleSource, where+".content"); err != nil {
+			if err := p.mContent(roleSource, p.join(where, ".content", -1)); err != nil {
 				return err
 			}
 		default:
-			if err := p.dec.SkipValue(); err != nil {
+			if err := p.dec.skipValue(); err != nil {
 				return err
 			}
 		}
@@ -115,18 +113,18 @@ func (p *parser) mBlock(src gw.TextSource, where string) error {
 			}
 		case "content", "source", "input":
 			if !typed {
-				v, err := p.dec.ReadValue()
+				v, err := p.dec.readValue()
 				if err != nil {
 					return err
 				}
-				later = append(later, pending{n, bytes.Clone(v)})
+				later = append(later, pending{n, v})
 				return nil
 			}
 			if err := p.blockMember(typ, n, where); err != nil {
 				return err
 			}
 		default:
-			if err := p.dec.SkipValue(); err != nil {
+			if err := p.dec.skipValue(); err != nil {
 				return err
 			}
 		}
@@ -151,7 +149,7 @@ func (p *parser) mBlock(src gw.TextSource, where string) error {
 		p.text = append(p.text[:start], append(head, p.text[start:]...)...)
 	}
 	for _, l := range later {
-		sub := &parser{dec: jsontext.NewDecoder(bytes.NewBuffer(l.raw)), shape: p.shape, text: p.text}
+		sub := &parser{dec: newScanner(l.raw), shape: p.shape, text: p.text}
 		if err := sub.blockMember(typ, l.name, where); err != nil {
 			return err
 		}
@@ -172,7 +170,7 @@ func appendText(t []gw.Text, src gw.TextSource, s string) []gw.Text {
 func (p *parser) blockMember(typ, name, where string) error {
 	switch {
 	case name == "input" && (typ == "tool_use" || typ == "server_tool_use" || typ == "mcp_tool_use"):
-		v, err := p.dec.ReadValue()
+		v, err := p.dec.readValue()
 		if err != nil {
 			return err
 		}
@@ -182,11 +180,11 @@ func (p *parser) blockMember(typ, name, where string) error {
 		return nil
 	case name == "content" && (typ == "tool_result" || typ == "search_result" || typ == "mcp_tool_result"):
 		// an MCP server's output is third-party text like a tool's
-		return p.mContent(gw.TextTool, where+".content")
+		return p.mContent(gw.TextTool, p.join(where, ".content", -1))
 	case name == "source" && typ == "document":
-		return p.docSource(where + ".source")
+		return p.docSource(p.join(where, ".source", -1))
 	}
-	return p.dec.SkipValue()
+	return p.dec.skipValue()
 }
 
 // docSource reads a document's source: text data or nested content.
@@ -196,9 +194,9 @@ func (p *parser) docSource(where string) error {
 		return err
 	}
 	if k != '{' {
-		return p.dec.SkipValue()
+		return p.dec.skipValue()
 	}
-	if _, err := p.dec.ReadToken(); err != nil {
+	if _, err := p.dec.readToken(); err != nil {
 		return err
 	}
 	var typ, data, media string
@@ -225,20 +223,20 @@ func (p *parser) docSource(where string) error {
 			}
 		case "content":
 			if typed && typ == "content" {
-				if err := p.mContent(gw.TextTool, where+".content"); err != nil {
+				if err := p.mContent(gw.TextTool, p.join(where, ".content", -1)); err != nil {
 					return err
 				}
 				return nil
 			}
-			v, err := p.dec.ReadValue()
+			v, err := p.dec.readValue()
 			if err != nil {
 				return err
 			}
 			if !typed {
-				content = bytes.Clone(v)
+				content = v
 			}
 		default:
-			if err := p.dec.SkipValue(); err != nil {
+			if err := p.dec.skipValue(); err != nil {
 				return err
 			}
 		}
@@ -257,8 +255,8 @@ func (p *parser) docSource(where string) error {
 		p.text = append(p.text[:start], append([]gw.Text{{Source: gw.TextTool, Text: data}}, p.text[start:]...)...)
 	}
 	if typ == "content" && content != nil {
-		sub := &parser{dec: jsontext.NewDecoder(bytes.NewBuffer(content)), shape: p.shape, text: p.text}
-		if err := sub.mContent(gw.TextTool, where+".content"); err != nil {
+		sub := &parser{dec: newScanner(content), shape: p.shape, text: p.text}
+		if err := sub.mContent(gw.TextTool, sub.join(where, ".content", -1)); err != nil {
 			return err
 		}
 		p.text = sub.text
@@ -277,7 +275,7 @@ func (p *parser) cMessage(where string) error {
 				return err
 			}
 		case "content":
-			if err := p.cContent(where + ".content"); err != nil {
+			if err := p.cContent(p.join(where, ".content", -1)); err != nil {
 				return err
 			}
 		case "refusal":
@@ -287,7 +285,7 @@ func (p *parser) cMessage(where string) error {
 			}
 			p.add(roleSource, s)
 		case "tool_calls":
-			if err := p.cToolCalls(where + ".tool_calls"); err != nil {
+			if err := p.cToolCalls(p.join(where, ".tool_calls", -1)); err != nil {
 				return err
 			}
 		case "function_call":
@@ -296,12 +294,12 @@ func (p *parser) cMessage(where string) error {
 				return err
 			}
 			if ok {
-				if err := p.cFunction(where + ".function_call"); err != nil {
+				if err := p.cFunction(p.join(where, ".function_call", -1)); err != nil {
 					return err
 				}
 			}
 		default:
-			if err := p.dec.SkipValue(); err != nil {
+			if err := p.dec.skipValue(); err != nil {
 				return err
 			}
 		}
@@ -343,7 +341,7 @@ func (p *parser) cPart(where string) error {
 		case "type":
 			_, err = p.str(where, ".type")
 		default:
-			err = p.dec.SkipValue()
+			err = p.dec.skipValue()
 		}
 		return err
 	})
@@ -363,13 +361,13 @@ func (p *parser) cToolCalls(where string) error {
 		}
 		return p.members(tw, func(n string) error {
 			if n != "function" {
-				return p.dec.SkipValue()
+				return p.dec.skipValue()
 			}
 			ok, err := p.open('{', tw, ".function must be an object")
 			if err != nil || !ok {
 				return err
 			}
-			return p.cFunction(tw + ".function")
+			return p.cFunction(p.join(tw, ".function", -1))
 		})
 	})
 }
@@ -378,7 +376,7 @@ func (p *parser) cToolCalls(where string) error {
 func (p *parser) cFunction(where string) error {
 	return p.members(where, func(n string) error {
 		if n != "arguments" {
-			return p.dec.SkipValue()
+			return p.dec.skipValue()
 		}
 		s, err := p.str(where, ".arguments")
 		if err != nil {

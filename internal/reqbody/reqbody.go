@@ -31,6 +31,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 )
 
 // Body is what the gateway reads of a chat request.
@@ -59,6 +60,10 @@ type Body struct {
 	// vendor sees it.
 	Models    []string
 	HasModels bool
+	// Top is the body's top-level members in order, with the offsets of
+	// their keys and values, as rawjson.Members gives them: read in the
+	// same pass, for the later stages to skip their own scan.
+	Top []rawjson.Member
 }
 
 // MaxModelBytes bounds the model field: it is stored with every request's
@@ -86,14 +91,38 @@ func echo(s string) string {
 const roleSource gw.TextSource = -1
 
 type parser struct {
-	dec   *jsontext.Decoder
+	dec   tokens
 	shape gw.Shape
 	text  []gw.Text
 	tools []gw.Text // tool descriptions, put before the conversation's text
+	where []byte    // the paths made by join
+}
+
+// join is the path where with suffix and, for index >= 0, "[index]"
+// appended, for error messages, made without allocating: the paths
+// share p.where, a stack whose top is the innermost path (where
+// extends the path it was made from; a path string is not used once a
+// path beside it was made). A where that is not from p.where (a literal
+// at the top level, or a sub-parser's first) starts the stack again.
+func (p *parser) join(where, suffix string, index int) string {
+	if len(where) > 0 && len(where) <= len(p.where) && unsafe.StringData(where) == unsafe.SliceData(p.where) {
+		p.where = p.where[:len(where)]
+	} else {
+		p.where = append(p.where[:0], where...)
+	}
+	p.where = append(p.where, suffix...)
+	if index >= 0 {
+		p.where = append(p.where, '[')
+		p.where = strconv.AppendInt(p.where, int64(index), 10)
+		p.where = append(p.where, ']')
+	}
+	return unsafe.String(unsafe.SliceData(p.where), len(p.where))
 }
 
 // Parse validates body and reads it. Errors are *gw.Error with code
-// invalid_request and a message that names the field.
+// invalid_request and a message that names the field. The texts may
+// share body's bytes (Model and Models do not): body must not be changed
+// while they are in use.
 func Parse(shape gw.Shape, body []byte) (*Body, error) {
 	if len(body) == 0 {
 		return nil, gw.Errorf(gw.CodeInvalidRequest, "request body is empty; send a JSON object")
@@ -101,16 +130,29 @@ func Parse(shape gw.Shape, body []byte) (*Body, error) {
 	if shape != gw.ShapeM && shape != gw.ShapeC {
 		return nil, fmt.Errorf("reqbody: unsupported shape %q", shape)
 	}
-	p := &parser{dec: jsontext.NewDecoder(bytes.NewBuffer(body)), shape: shape}
-	b, err := p.top()
-	if err != nil {
-		return nil, p.wrap(err)
-	}
-	if _, err := p.dec.ReadToken(); err != io.EOF {
-		if err == nil {
-			err = errors.New("data after the top-level object")
+	b, err := parse(newScanner(body), shape)
+	if err == errSyntax {
+		// Invalid: read again by the decoder, for its error message (and
+		// its decision, which is the scanner's).
+		b, err = parse(decoder{jsontext.NewDecoder(bytes.NewBuffer(body))}, shape)
+		if err == nil { // not met: the scanner and the decoder agree
+			b.Top, err = rawjson.Members(body)
 		}
-		return nil, p.wrap(err)
+	}
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return b, nil
+}
+
+func parse(dec tokens, shape gw.Shape) (*Body, error) {
+	p := &parser{dec: dec, shape: shape}
+	b, err := p.top()
+	if err == nil {
+		err = p.dec.end()
+	}
+	if err != nil {
+		return nil, err
 	}
 	b.Text = p.text
 	if len(p.tools) > 0 {
@@ -130,7 +172,7 @@ func fieldErrorf(format string, args ...any) error {
 	return &fieldError{fmt.Sprintf(format, args...)}
 }
 
-func (p *parser) wrap(err error) error {
+func wrap(err error) error {
 	var fe *fieldError
 	if errors.As(err, &fe) {
 		return gw.Errorf(gw.CodeInvalidRequest, "%s", fe.msg)
@@ -150,31 +192,24 @@ func (p *parser) wrap(err error) error {
 }
 
 // peek returns the next token's kind, or the decoder's error.
-func (p *parser) peek() (jsontext.Kind, error) {
-	if k := p.dec.PeekKind(); k != 0 {
-		return k, nil
-	}
-	_, err := p.dec.ReadToken()
-	if err == nil {
-		err = io.ErrUnexpectedEOF
-	}
-	return 0, err
+func (p *parser) peek() (byte, error) {
+	return p.dec.peekKind()
 }
 
 // open reads the start of an object or array of the given kind ('{' or
 // '['); null gives ok false. Any other kind is a field error saying what
 // (its parts joined: built only then).
-func (p *parser) open(kind jsontext.Kind, what ...string) (ok bool, err error) {
+func (p *parser) open(kind byte, what ...string) (ok bool, err error) {
 	k, err := p.peek()
 	if err != nil {
 		return false, err
 	}
 	switch k {
 	case 'n':
-		_, err := p.dec.ReadToken()
+		_, err := p.dec.readToken()
 		return false, err
 	case kind:
-		_, err := p.dec.ReadToken()
+		_, err := p.dec.readToken()
 		return err == nil, err
 	}
 	return false, fieldErrorf("%s", strings.Join(what, ""))
@@ -188,7 +223,7 @@ func (p *parser) more() (bool, error) {
 		return false, err
 	}
 	if k == '}' || k == ']' {
-		_, err := p.dec.ReadToken()
+		_, err := p.dec.readToken()
 		return false, err
 	}
 	return true, nil
@@ -201,7 +236,7 @@ func (p *parser) elements(where string, f func(where string) error) error {
 		if ok, err := p.more(); err != nil || !ok {
 			return err
 		}
-		if err := f(where + "[" + strconv.Itoa(i) + "]"); err != nil {
+		if err := f(p.join(where, "", i)); err != nil {
 			return err
 		}
 	}
@@ -246,7 +281,7 @@ func (p *parser) content(src gw.TextSource, where, items string, each func(where
 	}
 	switch k {
 	case 'n':
-		_, err := p.dec.ReadToken()
+		_, err := p.dec.readToken()
 		return err
 	case '"':
 		s, err := p.str(where, "")
@@ -256,7 +291,7 @@ func (p *parser) content(src gw.TextSource, where, items string, each func(where
 	default:
 		return fieldErrorf("%s must be a string or an array of %s", where, items)
 	}
-	if _, err := p.dec.ReadToken(); err != nil {
+	if _, err := p.dec.readToken(); err != nil {
 		return err
 	}
 	return p.elements(where, each)
@@ -281,17 +316,13 @@ var known = func() map[string]string {
 // refuses anyway. It returns a name the parser acts on, or "" for any
 // other (to be skipped).
 func (p *parser) name(where string) (string, error) {
-	v, err := p.dec.ReadValue()
+	v, err := p.dec.readValue()
 	if err != nil {
 		return "", err
 	}
 	raw := v[1 : len(v)-1]
 	if bytes.IndexByte(raw, '\\') >= 0 {
-		u, err := jsontext.AppendUnquote(nil, v)
-		if err != nil {
-			return "", err
-		}
-		raw = u
+		raw = []byte(unquoteValid(v))
 	}
 	for _, c := range raw {
 		if c >= 'A' && c <= 'Z' || c >= 0x80 {
@@ -323,59 +354,10 @@ func (p *parser) str(where, field string) (string, error) {
 		return "", fieldErrorf("%s%s must be a string", where, field)
 	}
 	if k == 'n' {
-		_, err := p.dec.ReadToken()
+		_, err := p.dec.readToken()
 		return "", err
 	}
-	raw, err := p.dec.ReadValue()
-	if err != nil {
-		return "", err
-	}
-	return unquote(raw)
-}
-
-// unquote decodes a JSON string the decoder has read (and so checked:
-// valid UTF-8, valid escapes). It copies the runs between backslashes
-// whole; a string with a \u escape is left to jsontext, which knows
-// the surrogates' rules, from the first \u met.
-func unquote(raw jsontext.Value) (string, error) {
-	s := raw[1 : len(raw)-1]
-	i := bytes.IndexByte(s, '\\')
-	if i < 0 {
-		return string(s), nil
-	}
-	// Unquoting never lengthens a string: out never grows, and the
-	// string is made from it without a copy (nothing else holds it).
-	out := make([]byte, 0, len(s))
-	for {
-		out = append(out, s[:i]...)
-		switch c := s[i+1]; c {
-		case 'u':
-			// Met on the way rather than searched for first: one pass
-			// over the string instead of two.
-			b, err := jsontext.AppendUnquote(out[:0], raw)
-			if err != nil {
-				return "", err
-			}
-			return bytesString(b), nil
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		default: // '"', '\\', '/'
-			out = append(out, c)
-		}
-		s = s[i+2:]
-		if i = bytes.IndexByte(s, '\\'); i < 0 {
-			out = append(out, s...)
-			return bytesString(out), nil
-		}
-	}
+	return p.dec.readText()
 }
 
 // bytesString is b as a string without a copy; b must not be written
@@ -410,12 +392,12 @@ func (p *parser) top() (*Body, error) {
 	}
 	if k != '{' {
 		// Still report invalid JSON as such.
-		if err := p.dec.SkipValue(); err != nil {
+		if err := p.dec.skipValue(); err != nil {
 			return nil, err
 		}
 		return nil, fieldErrorf("request body must be a JSON object")
 	}
-	if _, err := p.dec.ReadToken(); err != nil {
+	if _, err := p.dec.readToken(); err != nil {
 		return nil, err
 	}
 	var (
@@ -423,16 +405,39 @@ func (p *parser) top() (*Body, error) {
 		hasModel, hasMessages    bool
 		maxTokens, maxCompletion *int64
 	)
+	// The top-level members' spans, read by the scanner as it goes: a
+	// member is recorded once its value is read (a member's code may
+	// continue the loop).
+	sc, _ := p.dec.(*scanner)
+	var m rawjson.Member
+	nameEnd := -1
+	if sc != nil {
+		b.Top = make([]rawjson.Member, 0, 8)
+	}
 	for {
+		if nameEnd >= 0 {
+			m.ValStart = sc.ws(sc.ws(nameEnd) + 1) // past the colon
+			m.ValEnd = sc.pos
+			b.Top = append(b.Top, m)
+		}
 		if ok, err := p.more(); err != nil || !ok {
 			if err != nil {
 				return nil, err
 			}
 			break
 		}
+		if sc != nil {
+			m.KeyStart = sc.pos
+		}
 		n, err := p.name("the request body")
 		if err != nil {
 			return nil, err
+		}
+		if sc != nil {
+			nameEnd = sc.pos
+			if m.Key = n; n == "" {
+				m.Key = strings.Clone(unquoteValid(sc.b[m.KeyStart:nameEnd]))
+			}
 		}
 		switch n {
 		case "model":
@@ -441,7 +446,7 @@ func (p *parser) top() (*Body, error) {
 				return nil, err
 			}
 			if k == 'n' {
-				_, err = p.dec.ReadToken()
+				_, err = p.dec.readToken()
 				hasModel = false
 				if err != nil {
 					return nil, err
@@ -449,7 +454,7 @@ func (p *parser) top() (*Body, error) {
 				continue
 			}
 			if k != '"' {
-				if err := p.dec.SkipValue(); err != nil {
+				if err := p.dec.skipValue(); err != nil {
 					return nil, err
 				}
 				return nil, fieldErrorf("model must be a string")
@@ -457,6 +462,9 @@ func (p *parser) top() (*Body, error) {
 			if b.Model, err = p.str("model", ""); err != nil {
 				return nil, err
 			}
+			// Kept past the request (its record, logs): a copy, not a
+			// view that would hold the whole body.
+			b.Model = strings.Clone(b.Model)
 			if len(b.Model) > MaxModelBytes {
 				return nil, fieldErrorf("model is %d bytes long; model ids are at most %d bytes", len(b.Model), MaxModelBytes)
 			}
@@ -481,7 +489,7 @@ func (p *parser) top() (*Body, error) {
 				if len(b.Models) >= maxModels {
 					return fieldErrorf("models lists more than %d model ids", maxModels)
 				}
-				b.Models = append(b.Models, m)
+				b.Models = append(b.Models, strings.Clone(m)) // kept past the body, as Model
 				return nil
 			}); err != nil {
 				return nil, err
@@ -492,7 +500,7 @@ func (p *parser) top() (*Body, error) {
 				return nil, err
 			}
 			if k == 'n' {
-				if _, err := p.dec.ReadToken(); err != nil {
+				if _, err := p.dec.readToken(); err != nil {
 					return nil, err
 				}
 				continue
@@ -506,7 +514,7 @@ func (p *parser) top() (*Body, error) {
 			}
 		case "system":
 			if p.shape != gw.ShapeM {
-				if err := p.dec.SkipValue(); err != nil {
+				if err := p.dec.skipValue(); err != nil {
 					return nil, err
 				}
 				continue
@@ -522,11 +530,11 @@ func (p *parser) top() (*Body, error) {
 			if k != 't' && k != 'f' && k != 'n' {
 				return nil, fieldErrorf("stream must be a boolean")
 			}
-			tok, err := p.dec.ReadToken()
+			_, err = p.dec.readToken()
 			if err != nil {
 				return nil, err
 			}
-			b.Stream = k == 't' && tok.Bool()
+			b.Stream = k == 't'
 		case "max_tokens", "max_completion_tokens":
 			v, err := p.count(n)
 			if err != nil {
@@ -576,7 +584,7 @@ func (p *parser) apiMember(name string) error {
 		ok, err := p.open('[', "tools must be an array")
 		if err != nil || !ok {
 			if _, isField := err.(*fieldError); isField {
-				return p.dec.SkipValue() // the vendor's to refuse
+				return p.dec.skipValue() // the vendor's to refuse
 			}
 			return err
 		}
@@ -584,14 +592,14 @@ func (p *parser) apiMember(name string) error {
 			if more, err := p.more(); err != nil || !more {
 				return err
 			}
-			if err := p.apiObject("tools["+strconv.Itoa(i)+"]", "function"); err != nil {
+			if err := p.apiObject(p.join("tools", "", i), "function"); err != nil {
 				return err
 			}
 		}
 	case apiObjects[name]:
 		return p.apiObject(name, "json_schema")
 	}
-	return p.dec.SkipValue()
+	return p.dec.skipValue()
 }
 
 // apiObject checks the keys of an object of the API (anything else is
@@ -602,9 +610,9 @@ func (p *parser) apiObject(where, nested string) error {
 		return err
 	}
 	if k != '{' {
-		return p.dec.SkipValue()
+		return p.dec.skipValue()
 	}
-	if _, err := p.dec.ReadToken(); err != nil {
+	if _, err := p.dec.readToken(); err != nil {
 		return err
 	}
 	for {
@@ -617,20 +625,20 @@ func (p *parser) apiObject(where, nested string) error {
 		}
 		switch {
 		case n != "" && n == nested:
-			err = p.apiObject(where+"."+n, "")
+			err = p.apiObject(p.join(where, "."+n, -1), "")
 		case strings.HasPrefix(where, "tools[") && (n == "description" || n == "input_schema" || n == "parameters"):
 			// A tool's description and its schema's: third-party text,
 			// read by the guard as such.
-			var v jsontext.Value
-			if v, err = p.dec.ReadValue(); err == nil {
+			var v []byte
+			if v, err = p.dec.readValue(); err == nil {
 				if n == "description" {
-					p.tools = appendDescription(p.tools, v)
+					p.tools = appendDesc(p.tools, v)
 				} else {
-					p.tools = ToolSpecText(p.tools, v)
+					p.tools = toolSpec(p.tools, v)
 				}
 			}
 		default:
-			err = p.dec.SkipValue()
+			err = p.dec.skipValue()
 		}
 		if err != nil {
 			return err
@@ -645,13 +653,13 @@ func (p *parser) count(field string) (*int64, error) {
 		return nil, err
 	}
 	if k == 'n' {
-		_, err := p.dec.ReadToken()
+		_, err := p.dec.readToken()
 		return nil, err
 	}
 	if k != '0' {
 		return nil, fieldErrorf("%s must be a non-negative integer", field)
 	}
-	v, err := p.dec.ReadValue()
+	v, err := p.dec.readValue()
 	if err != nil {
 		return nil, err
 	}

@@ -90,3 +90,82 @@ func appendDescription(dst []gw.Text, v jsontext.Value) []gw.Text {
 	}
 	return append(dst, gw.Text{Source: gw.TextToolSpec, Text: string(u)})
 }
+
+// toolSpec is ToolSpecText for a value the scanner has validated.
+func toolSpec(dst []gw.Text, v []byte) []gw.Text {
+	_, dst = specDescriptions(v, 0, dst)
+	return dst
+}
+
+// specDescriptions reads the validated value at v[pos:], appending the
+// descriptions in it, and returns where it ends.
+func specDescriptions(v []byte, pos int, dst []gw.Text) (int, []gw.Text) {
+	pos = skipSpace(v, pos)
+	switch v[pos] {
+	case '{', '[':
+		obj := v[pos] == '{'
+		if pos = skipSpace(v, pos+1); v[pos] == '}' || v[pos] == ']' {
+			return pos + 1, dst
+		}
+		for {
+			if obj {
+				end := stringEnd(v, pos)
+				desc := isDescription(v[pos:end])
+				pos = skipSpace(v, skipSpace(v, end)+1) // the colon
+				if desc && v[pos] == '"' {
+					end := stringEnd(v, pos)
+					dst = appendDesc(dst, v[pos:end])
+					pos = end
+				} else {
+					pos, dst = specDescriptions(v, pos, dst)
+				}
+			} else {
+				pos, dst = specDescriptions(v, pos, dst)
+			}
+			if pos = skipSpace(v, pos); v[pos] != ',' {
+				return pos + 1, dst
+			}
+			pos = skipSpace(v, pos+1)
+		}
+	case '"':
+		return stringEnd(v, pos), dst
+	}
+	for pos < len(v) && v[pos] != ',' && v[pos] != '}' && v[pos] != ']' && !isSpace(v[pos]) {
+		pos++
+	}
+	return pos, dst
+}
+
+func skipSpace(v []byte, pos int) int {
+	for pos < len(v) && isSpace(v[pos]) {
+		pos++
+	}
+	return pos
+}
+
+// stringEnd is the end of the validated string at v[pos:].
+func stringEnd(v []byte, pos int) int {
+	for i := pos + 1; ; {
+		q := bytes.IndexByte(v[i:], '"')
+		i += q
+		bs := 0
+		for v[i-1-bs] == '\\' {
+			bs++
+		}
+		if bs%2 == 0 {
+			return i + 1
+		}
+		i++
+	}
+}
+
+// appendDesc is appendDescription for a validated value.
+func appendDesc(dst []gw.Text, v []byte) []gw.Text {
+	if len(v) == 0 || v[0] != '"' {
+		return dst
+	}
+	if u := unquoteValid(v); u != "" {
+		dst = append(dst, gw.Text{Source: gw.TextToolSpec, Text: u})
+	}
+	return dst
+}
