@@ -56,7 +56,13 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 	// The caller's own body is read the same way: an ambiguous limit is
 	// refused even where the mapping would have dropped it, and a C
 	// caller may have set none (M requires one).
-	cl, err := outlimit.Read(in.Endpoint, in.Body)
+	var cl outlimit.Limits
+	var err error
+	if obj := x.callerObject(); obj != nil {
+		cl, err = outlimit.ReadObject(in.Endpoint, obj)
+	} else {
+		cl, err = outlimit.Read(in.Endpoint, in.Body)
+	}
 	if err != nil {
 		return err
 	}
@@ -70,7 +76,13 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 				continue
 			}
 			if reqs[i].Vendor == "" {
-				lim, err := outlimit.Read(c.bodyShape, c.body)
+				var lim outlimit.Limits
+				var err error
+				if obj := c.object(); obj != nil {
+					lim, err = outlimit.ReadObject(c.bodyShape, obj)
+				} else {
+					lim, err = outlimit.Read(c.bodyShape, c.body)
+				}
 				if err != nil {
 					return HoldPlan{}, err
 				}
