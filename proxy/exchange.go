@@ -93,6 +93,10 @@ type candidate struct {
 	bodyShape gw.Shape
 	// strippedTools are the hosted tools left out of body (their types).
 	strippedTools []string
+	// marks are what billable.ScanMarks found in marked (the body they
+	// were read from, when it still is body: see bodyMarks).
+	marks  billable.Marks
+	marked []byte
 	// plan is what body's billable features mean for the hold and the
 	// bill (service tier, fast mode, hosted tools and their limits).
 	plan billable.Plan
@@ -338,11 +342,11 @@ func (x *Exchange) LetGo() {
 	x.letGo = true
 	if x.g.cfg.Biller != nil {
 		// Only a priced request's usage is disputed.
-		x.bound = billable.PromptBound(x.Body, x.in.ExtraInputBytes, false)
+		x.bound = x.bodyBound(false)
 	}
 	x.Body, x.bodyObj = nil, nil
 	for _, c := range x.cands {
-		c.body, c.obj = nil, nil
+		c.body, c.obj, c.marked = nil, nil, nil
 	}
 	x.in.Text, x.in.Canonical = nil, nil
 }
@@ -368,5 +372,30 @@ func (x *Exchange) promptBound(hostedCalls bool) int64 {
 		}
 		return x.bound
 	}
+	return x.bodyBound(hostedCalls)
+}
+
+// bodyBound is billable.PromptBound of Body, from the marks the hold read
+// in it when it did.
+func (x *Exchange) bodyBound(hostedCalls bool) int64 {
+	if x.cur >= 0 && x.cur < len(x.cands) {
+		if c := x.cands[x.cur]; c.marked != nil && sameBytes(c.marked, x.Body) {
+			return c.marks.PromptBound(x.in.ExtraInputBytes, hostedCalls)
+		}
+	}
 	return billable.PromptBound(x.Body, x.in.ExtraInputBytes, hostedCalls)
+}
+
+// bodyMarks are billable.ScanMarks of c's vendor body, read once per
+// body.
+func (c *candidate) bodyMarks() billable.Marks {
+	if c.marked == nil || !sameBytes(c.marked, c.body) {
+		c.marks, c.marked = billable.ScanMarks(c.body), c.body
+	}
+	return c.marks
+}
+
+// sameBytes reports whether a and b are the same bytes in memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
-	"github.com/gwlabs/gateway/internal/billable"
 	"github.com/gwlabs/gateway/internal/outlimit"
 )
 
@@ -87,7 +86,7 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 					return HoldPlan{}, err
 				}
 				reqs[i] = HoldRequest{Vendor: c.Vendor, Model: c.Model, BodyBytes: max(len(c.body), len(in.Body)+in.ExtraInputBytes), MaxOutput: lim.MaxOutput, Choices: lim.Choices, CallerLimit: callerLimit, Hosted: c.plan.Hold}
-				if cc, ok := g.cfg.Biller.(ContextCap); ok && billable.ExternalInput(c.body) {
+				if cc, ok := g.cfg.Biller.(ContextCap); ok && c.bodyMarks().External {
 					// A document or image by URL, or an uploaded file:
 					// the vendor may bill up to the whole context window
 					// as prompt (held at the hold's bytes per token).
