@@ -178,7 +178,13 @@ func promptEstimate(in *proxy.Inbound) int64 {
 		return in.BodyTokens
 	}
 	n := int64(len(in.Body))
-	if ms, err := rawjson.Members(in.Body); err == nil {
+	ms, err := in.Members, error(nil)
+	if ms == nil {
+		// Begin read them once; a request refused before it did reads
+		// them here.
+		ms, err = rawjson.Members(in.Body)
+	}
+	if err == nil {
 		for _, m := range ms {
 			if m.Key == "stream" || m.Key == "stream_options" {
 				n -= int64(m.ValEnd-m.KeyStart) + 1 // and its comma

@@ -119,7 +119,7 @@ func (o *Optimizer) Enabled(keyOff bool, header string) bool {
 // this request: globally, for the key (keyOff) or by the request's
 // x-gateway-optimize header in h.
 func (o *Optimizer) Prepare(shape gw.Shape, body []byte, keyOff bool, h http.Header) ([]byte, bool, error) {
-	if !o.Enabled(keyOff, h.Get(Header)) || shape == gw.ShapeM && continuesThread(body) {
+	if !o.Enabled(keyOff, h.Get(Header)) || shape == gw.ShapeM && continuesThread(rawjson.Get(body, "thread")) {
 		return body, false, nil
 	}
 	out, err := Apply(shape, body)
@@ -129,23 +129,30 @@ func (o *Optimizer) Prepare(shape gw.Shape, body []byte, keyOff bool, h http.Hea
 	return out, true, nil
 }
 
-// continuesThread reports whether a Messages body continues a message
-// thread ("thread":{"type":"continue",...}): the vendor keeps the system
-// prompt the thread was created with, directive included, and refuses a
-// new one.
-func continuesThread(body []byte) bool {
-	ms, err := rawjson.Members(body)
-	if err != nil {
-		return false
+// PrepareEdit is Prepare on an edit of the body: applied says the
+// directive's edits were added to e.
+func (o *Optimizer) PrepareEdit(shape gw.Shape, e *rawjson.Editor, keyOff bool, h http.Header) (bool, error) {
+	if !o.Enabled(keyOff, h.Get(Header)) || shape == gw.ShapeM && continuesThread(e.Value("thread")) {
+		return false, nil
 	}
-	m, ok := last(ms, "thread")
-	if !ok {
+	if err := ApplyEdit(shape, e); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// continuesThread reports whether a Messages body's thread member (raw,
+// nil: none) continues a message thread ("thread":{"type":"continue",
+// ...}): the vendor keeps the system prompt the thread was created with,
+// directive included, and refuses a new one.
+func continuesThread(thread []byte) bool {
+	if thread == nil {
 		return false
 	}
 	var t struct {
 		Type string `json:"type"`
 	}
-	return json.Unmarshal(body[m.ValStart:m.ValEnd], &t) == nil && t.Type == "continue"
+	return json.Unmarshal(thread, &t) == nil && t.Type == "continue"
 }
 
 // Describe returns the x-gateway-optimize response value and the record's
@@ -213,7 +220,12 @@ func (o *Optimizer) Tokens(ctx context.Context, vendor, model string) int64 {
 // in: the count of its placement (a system member of its own, or one
 // more block after the caller's).
 func (o *Optimizer) TokensIn(ctx context.Context, vendor, model string, body []byte) int64 {
-	return o.tokens(ctx, vendor, model)[placement(vendor, body)]
+	return o.tokens(ctx, vendor, model)[placement(vendor, bodyGetter(body))]
+}
+
+// TokensInObject is TokensIn for a body whose members are known.
+func (o *Optimizer) TokensInObject(ctx context.Context, vendor, model string, body *rawjson.Object) int64 {
+	return o.tokens(ctx, vendor, model)[placement(vendor, body.Get)]
 }
 
 // CachedTokens is Tokens when it needs no vendor call: the fallback for
@@ -228,7 +240,24 @@ func (o *Optimizer) CachedTokens(vendor, model string) (int64, bool) {
 // CachedTokensIn is CachedTokens for body (see TokensIn).
 func (o *Optimizer) CachedTokensIn(vendor, model string, body []byte) (int64, bool) {
 	n, ok := o.cached(vendor, model)
-	return n[placement(vendor, body)], ok
+	return n[placement(vendor, bodyGetter(body))], ok
+}
+
+// CachedTokensInObject is CachedTokensIn for a body whose members are
+// known.
+func (o *Optimizer) CachedTokensInObject(vendor, model string, body *rawjson.Object) (int64, bool) {
+	n, ok := o.cached(vendor, model)
+	return n[placement(vendor, body.Get)], ok
+}
+
+// bodyGetter looks body's members up after one scan (nil for every key
+// of a body that is not an object, as rawjson.Get gives).
+func bodyGetter(body []byte) func(key string) []byte {
+	obj, err := rawjson.NewObject(body)
+	if err != nil {
+		return func(string) []byte { return nil }
+	}
+	return obj.Get
 }
 
 func (o *Optimizer) tokens(ctx context.Context, vendor, model string) placements {
@@ -298,25 +327,26 @@ func (o *Optimizer) cached(vendor, model string) (placements, bool) {
 	return placements{}, false
 }
 
-// placement says where the directive went in body, a vendor request that
+// placement says where the directive went in body (its members looked
+// up by get), a vendor request that
 // holds it (see placements): after caller system content, or in a system
 // member of its own (M's system, G's systemInstruction with the
 // directive alone); on C one more system message either way (0); in a
 // native Responses body (openai/, "input") the whole instructions or
 // after the caller's.
-func placement(vendor string, body []byte) int {
+func placement(vendor string, get func(key string) []byte) int {
 	var parts []byte
 	switch shapeOf(vendor) {
 	case gw.ShapeM:
-		parts = rawjson.Get(body, "system")
+		parts = get("system")
 	case gw.ShapeG:
-		parts = rawjson.Get(rawjson.Get(body, "systemInstruction"), "parts")
+		parts = rawjson.Get(get("systemInstruction"), "parts")
 	default:
-		if vendor != "openai" || rawjson.Get(body, "input") == nil {
+		if vendor != "openai" || get("input") == nil {
 			return 0
 		}
 		var instr string
-		if json.Unmarshal(rawjson.Get(body, "instructions"), &instr) == nil && len(instr) > len(Text) {
+		if json.Unmarshal(get("instructions"), &instr) == nil && len(instr) > len(Text) {
 			return 3
 		}
 		return 2

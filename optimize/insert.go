@@ -43,24 +43,43 @@ func concat(a string, b []byte, c string) []byte {
 // inserted after the caller's system content; every other byte is kept.
 // A body whose system content has an impossible type is invalid_request.
 func Apply(shape gw.Shape, body []byte) ([]byte, error) {
-	var out []byte
-	var err error
-	switch shape {
-	case gw.ShapeM:
-		out, err = applyM(body)
-	case gw.ShapeC:
-		out, err = applyC(body)
-	case gw.ShapeG:
-		out, err = applyG(body)
-	case gw.ShapeR:
-		out, err = applyR(body)
-	default:
+	if _, ok := appliers[shape]; !ok {
 		return nil, fmt.Errorf("optimize: unknown shape %q", shape)
 	}
+	obj, err := rawjson.NewObject(body)
 	if err != nil {
+		err = fmt.Errorf("request body is not a JSON object")
 		return nil, &gw.Error{Code: gw.CodeInvalidRequest, Message: err.Error(), Err: err}
 	}
+	e := obj.Edit()
+	if err := ApplyEdit(shape, e); err != nil {
+		return nil, err
+	}
+	out := e.Bytes()
+	if len(out) > 0 && &out[0] == &body[0] {
+		out = append([]byte(nil), out...) // Apply always gave a copy
+	}
 	return out, nil
+}
+
+// ApplyEdit is Apply on an edit of the body: it reads the members it
+// needs from e and adds its edits to it.
+func ApplyEdit(shape gw.Shape, e *rawjson.Editor) error {
+	apply, ok := appliers[shape]
+	if !ok {
+		return fmt.Errorf("optimize: unknown shape %q", shape)
+	}
+	if err := apply(e); err != nil {
+		return &gw.Error{Code: gw.CodeInvalidRequest, Message: err.Error(), Err: err}
+	}
+	return nil
+}
+
+var appliers = map[gw.Shape]func(*rawjson.Editor) error{
+	gw.ShapeM: applyM,
+	gw.ShapeC: applyC,
+	gw.ShapeG: applyG,
+	gw.ShapeR: applyR,
 }
 
 // last returns the last top-level member named key (the one a JSON
@@ -76,72 +95,70 @@ func last(ms []rawjson.Member, key string) (rawjson.Member, bool) {
 	return m, found
 }
 
-// appendTo inserts seg as the last element of the array arr, which starts
-// at offset off of the document.
-func appendTo(arr []byte, off int, seg []byte) (rawjson.Edit, error) {
+// appendTo inserts seg as the last element of the array arr (offsets
+// into arr).
+func appendTo(arr []byte, seg []byte) (rawjson.Edit, error) {
 	els, err := rawjson.Elements(arr)
 	if err != nil {
 		return rawjson.Edit{}, err
 	}
 	if len(els) == 0 {
-		return rawjson.Edit{Start: off, End: off + len(arr), Text: concat("[", seg, "]")}, nil
+		return rawjson.Edit{Start: 0, End: len(arr), Text: concat("[", seg, "]")}, nil
 	}
-	at := off + els[len(els)-1].End
+	at := els[len(els)-1].End
 	return rawjson.Edit{Start: at, End: at, Text: concat(",", seg, "")}, nil
 }
 
-func applyM(body []byte) ([]byte, error) {
-	ms, err := rawjson.Members(body)
-	if err != nil {
-		return nil, fmt.Errorf("request body is not a JSON object")
-	}
+// whole replaces the whole of a value of n bytes with t.
+func whole(n int, t []byte) rawjson.Edit { return rawjson.Edit{Start: 0, End: n, Text: t} }
+
+func applyM(e *rawjson.Editor) error {
 	seg := segM()
-	m, ok := last(ms, "system")
-	if !ok {
-		return rawjson.Set(body, "system", concat("[", seg, "]"))
+	v := e.Value("system")
+	if v == nil {
+		e.Set("system", concat("[", seg, "]"))
+		return nil
 	}
-	v := body[m.ValStart:m.ValEnd]
 	switch v[0] {
 	case 'n': // null: no system
-		return rawjson.Splice(body, rawjson.Edit{Start: m.ValStart, End: m.ValEnd, Text: concat("[", seg, "]")}), nil
+		e.EditValue("system", whole(len(v), concat("[", seg, "]")))
+		return nil
 	case '"':
 		if string(v) == `""` {
 			// An empty text block is refused by the vendor; an empty
 			// system is no system.
-			return rawjson.Splice(body, rawjson.Edit{Start: m.ValStart, End: m.ValEnd, Text: concat("[", seg, "]")}), nil
+			e.EditValue("system", whole(len(v), concat("[", seg, "]")))
+			return nil
 		}
 		// The caller's string, byte for byte, as the first block.
 		t := concat(`[{"type":"text","text":`, v, `},`)
 		t = append(t, seg...)
 		t = append(t, ']')
-		return rawjson.Splice(body, rawjson.Edit{Start: m.ValStart, End: m.ValEnd, Text: t}), nil
+		e.EditValue("system", whole(len(v), t))
+		return nil
 	case '[':
-		e, err := appendTo(v, m.ValStart, seg)
+		ed, err := appendTo(v, seg)
 		if err != nil {
-			return nil, fmt.Errorf("system: malformed array")
+			return fmt.Errorf("system: malformed array")
 		}
-		return rawjson.Splice(body, e), nil
+		e.EditValue("system", ed)
+		return nil
 	}
-	return nil, fmt.Errorf("system must be a string or an array of text blocks")
+	return fmt.Errorf("system must be a string or an array of text blocks")
 }
 
-func applyC(body []byte) ([]byte, error) {
-	ms, err := rawjson.Members(body)
-	if err != nil {
-		return nil, fmt.Errorf("request body is not a JSON object")
+func applyC(e *rawjson.Editor) error {
+	arr := e.Value("messages")
+	if arr == nil {
+		return fmt.Errorf("messages is required")
 	}
-	m, ok := last(ms, "messages")
-	if !ok {
-		return nil, fmt.Errorf("messages is required")
-	}
-	arr := body[m.ValStart:m.ValEnd]
 	els, err := rawjson.Elements(arr)
 	if err != nil {
-		return nil, fmt.Errorf("messages must be an array")
+		return fmt.Errorf("messages must be an array")
 	}
 	lead, role := 0, "system"
-	for _, e := range els {
-		r := roleOf(arr[e.Start:e.End])
+	for _, el := range els {
+		r := roleOf(arr[el.Start:el.End])
 		if r != "system" && r != "developer" {
 			break
 		}
@@ -150,47 +167,50 @@ func applyC(body []byte) ([]byte, error) {
 	seg := segC(role)
 	switch {
 	case len(els) == 0:
-		return rawjson.Splice(body, rawjson.Edit{Start: m.ValStart, End: m.ValEnd, Text: concat("[", seg, "]")}), nil
+		e.EditValue("messages", whole(len(arr), concat("[", seg, "]")))
 	case lead == 0:
-		at := m.ValStart + els[0].Start
-		return rawjson.Splice(body, rawjson.Edit{Start: at, End: at, Text: concat("", seg, ",")}), nil
+		at := els[0].Start
+		e.EditValue("messages", rawjson.Edit{Start: at, End: at, Text: concat("", seg, ",")})
+	default:
+		at := els[lead-1].End
+		e.EditValue("messages", rawjson.Edit{Start: at, End: at, Text: concat(",", seg, "")})
 	}
-	at := m.ValStart + els[lead-1].End
-	return rawjson.Splice(body, rawjson.Edit{Start: at, End: at, Text: concat(",", seg, "")}), nil
+	return nil
 }
 
-func applyG(body []byte) ([]byte, error) {
-	ms, err := rawjson.Members(body)
-	if err != nil {
-		return nil, fmt.Errorf("request body is not a JSON object")
-	}
+func applyG(e *rawjson.Editor) error {
 	seg := segG()
-	m, ok := last(ms, "systemInstruction")
-	if !ok || body[m.ValStart] == 'n' {
+	si := e.Value("systemInstruction")
+	if si == nil || si[0] == 'n' {
 		v := concat(`{"parts":[`, seg, `]}`)
-		if ok {
-			return rawjson.Splice(body, rawjson.Edit{Start: m.ValStart, End: m.ValEnd, Text: v}), nil
+		if si != nil {
+			e.EditValue("systemInstruction", whole(len(si), v))
+		} else {
+			e.Set("systemInstruction", v)
 		}
-		return rawjson.Set(body, "systemInstruction", v)
+		return nil
 	}
-	si := body[m.ValStart:m.ValEnd]
 	sms, err := rawjson.Members(si)
 	if err != nil {
-		return nil, fmt.Errorf("systemInstruction must be an object")
+		return fmt.Errorf("systemInstruction must be an object")
 	}
 	p, ok := last(sms, "parts")
 	if !ok {
 		v, err := rawjson.Set(si, "parts", concat("[", seg, "]"))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return rawjson.Splice(body, rawjson.Edit{Start: m.ValStart, End: m.ValEnd, Text: v}), nil
+		e.EditValue("systemInstruction", whole(len(si), v))
+		return nil
 	}
-	e, err := appendTo(si[p.ValStart:p.ValEnd], m.ValStart+p.ValStart, seg)
+	ed, err := appendTo(si[p.ValStart:p.ValEnd], seg)
 	if err != nil {
-		return nil, fmt.Errorf("systemInstruction.parts must be an array")
+		return fmt.Errorf("systemInstruction.parts must be an array")
 	}
-	return rawjson.Splice(body, e), nil
+	ed.Start += p.ValStart
+	ed.End += p.ValStart
+	e.EditValue("systemInstruction", ed)
+	return nil
 }
 
 // roleOf returns a message's role, decoding only that member (a leading
@@ -214,32 +234,31 @@ func roleOf(msg []byte) string {
 // between). Instructions, unlike input items, are not carried over to the
 // next turn by previous_response_id, so the directive is never repeated
 // in a kept conversation.
-func applyR(body []byte) ([]byte, error) {
-	ms, err := rawjson.Members(body)
-	if err != nil {
-		return nil, fmt.Errorf("request body is not a JSON object")
+func applyR(e *rawjson.Editor) error {
+	v := e.Value("instructions")
+	if v == nil {
+		e.Set("instructions", textJSON)
+		return nil
 	}
-	m, ok := last(ms, "instructions")
-	if !ok {
-		return rawjson.Set(body, "instructions", textJSON)
-	}
-	v := body[m.ValStart:m.ValEnd]
 	switch v[0] {
 	case 'n':
-		return rawjson.Splice(body, rawjson.Edit{Start: m.ValStart, End: m.ValEnd, Text: textJSON}), nil
+		e.EditValue("instructions", whole(len(v), textJSON))
+		return nil
 	case '"':
 		var caller string
 		if err := json.Unmarshal(v, &caller); err != nil {
-			return nil, fmt.Errorf("instructions must be a string")
+			return fmt.Errorf("instructions must be a string")
 		}
 		if caller == "" {
-			return rawjson.Splice(body, rawjson.Edit{Start: m.ValStart, End: m.ValEnd, Text: textJSON}), nil
+			e.EditValue("instructions", whole(len(v), textJSON))
+			return nil
 		}
 		joined, err := json.Marshal(caller + "\n\n" + Text)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return rawjson.Splice(body, rawjson.Edit{Start: m.ValStart, End: m.ValEnd, Text: joined}), nil
+		e.EditValue("instructions", whole(len(v), joined))
+		return nil
 	}
-	return nil, fmt.Errorf("instructions must be a string")
+	return fmt.Errorf("instructions must be a string")
 }

@@ -8,6 +8,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/billable"
+	"github.com/gwlabs/gateway/internal/rawjson"
 )
 
 // Inbound is a parsed, authenticated request.
@@ -22,6 +23,11 @@ type Inbound struct {
 	// differs from Endpoint) Canonical holds it decoded.
 	Body      []byte
 	Canonical *gw.Request
+	// Members are Body's top-level members (rawjson.Members) when they
+	// are known already; whoever changes Body sets them again or to nil.
+	// Nil: Begin scans Body once and sets them, for the request's later
+	// readers.
+	Members []rawjson.Member
 	// MaxOutput is the caller's output cap, 0 when it gave none.
 	MaxOutput int64
 	// ExtraInputBytes is input the vendor gets beyond Body (a kept
@@ -67,9 +73,13 @@ func (t Target) String() string { return t.Vendor + "/" + t.Model }
 // candidate is one model a request may be served by, prepared in Begin.
 type candidate struct {
 	Target
-	provider    gw.Provider
-	native      bool
-	body        []byte
+	provider gw.Provider
+	native   bool
+	body     []byte
+	// obj is body with its members when known; ed, while prepare makes
+	// the body, its edit not yet written to body (see edit, flush).
+	obj         *rawjson.Object
+	ed          *rawjson.Editor
 	hideUsage   bool
 	optimized   bool
 	outputBound int64
@@ -83,6 +93,10 @@ type candidate struct {
 	bodyShape gw.Shape
 	// strippedTools are the hosted tools left out of body (their types).
 	strippedTools []string
+	// marks are what billable.ScanMarks found in marked (the body they
+	// were read from, when it still is body: see bodyMarks).
+	marks  billable.Marks
+	marked []byte
 	// plan is what body's billable features mean for the hold and the
 	// bill (service tier, fast mode, hosted tools and their limits).
 	plan billable.Plan
@@ -105,6 +119,12 @@ type Exchange struct {
 	// the usage-only chunk back (the gateway asked for it, not the caller).
 	Body      []byte
 	HideUsage bool
+	// bodyObj is Body with its members.
+	bodyObj *rawjson.Object
+	// obj is the caller's body with its members (callerObject), read
+	// once (objRead).
+	obj     *rawjson.Object
+	objRead bool
 	// Limit is the rate-limit decision (for the x-ratelimit headers);
 	// zero when no limiter ran.
 	Limit gw.LimitDecision
@@ -269,7 +289,7 @@ func (x *Exchange) use(i int) {
 	c := x.cands[i]
 	x.cur = i
 	x.provider, x.native = c.provider, c.native
-	x.Body, x.HideUsage, x.Optimized = c.body, c.hideUsage, c.optimized
+	x.Body, x.bodyObj, x.HideUsage, x.Optimized = c.body, c.obj, c.hideUsage, c.optimized
 	x.outputBound, x.ImposedMaxOutput = c.outputBound, c.imposed
 	x.in.Vendor, x.in.Model = c.Vendor, c.Model
 }
@@ -322,11 +342,11 @@ func (x *Exchange) LetGo() {
 	x.letGo = true
 	if x.g.cfg.Biller != nil {
 		// Only a priced request's usage is disputed.
-		x.bound = billable.PromptBound(x.Body, x.in.ExtraInputBytes, false)
+		x.bound = x.bodyBound(false)
 	}
-	x.Body = nil
+	x.Body, x.bodyObj = nil, nil
 	for _, c := range x.cands {
-		c.body = nil
+		c.body, c.obj, c.marked = nil, nil, nil
 	}
 	x.in.Text, x.in.Canonical = nil, nil
 }
@@ -340,7 +360,7 @@ func (x *Exchange) LetGoBody() {
 	if x.in.Text == nil && x.g.cfg.Guard != nil && !x.called {
 		return
 	}
-	x.in.Body = nil
+	x.in.Body, x.in.Members, x.obj = nil, nil, nil
 }
 
 // promptBound is billable.PromptBound of the body sent, hostedCalls
@@ -352,5 +372,30 @@ func (x *Exchange) promptBound(hostedCalls bool) int64 {
 		}
 		return x.bound
 	}
+	return x.bodyBound(hostedCalls)
+}
+
+// bodyBound is billable.PromptBound of Body, from the marks the hold read
+// in it when it did.
+func (x *Exchange) bodyBound(hostedCalls bool) int64 {
+	if x.cur >= 0 && x.cur < len(x.cands) {
+		if c := x.cands[x.cur]; c.marked != nil && sameBytes(c.marked, x.Body) {
+			return c.marks.PromptBound(x.in.ExtraInputBytes, hostedCalls)
+		}
+	}
 	return billable.PromptBound(x.Body, x.in.ExtraInputBytes, hostedCalls)
+}
+
+// bodyMarks are billable.ScanMarks of c's vendor body, read once per
+// body.
+func (c *candidate) bodyMarks() billable.Marks {
+	if c.marked == nil || !sameBytes(c.marked, c.body) {
+		c.marks, c.marked = billable.ScanMarks(c.body), c.body
+	}
+	return c.marks
+}
+
+// sameBytes reports whether a and b are the same bytes in memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }

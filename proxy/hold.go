@@ -6,7 +6,6 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
-	"github.com/gwlabs/gateway/internal/billable"
 	"github.com/gwlabs/gateway/internal/outlimit"
 )
 
@@ -56,7 +55,13 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 	// The caller's own body is read the same way: an ambiguous limit is
 	// refused even where the mapping would have dropped it, and a C
 	// caller may have set none (M requires one).
-	cl, err := outlimit.Read(in.Endpoint, in.Body)
+	var cl outlimit.Limits
+	var err error
+	if obj := x.callerObject(); obj != nil {
+		cl, err = outlimit.ReadObject(in.Endpoint, obj)
+	} else {
+		cl, err = outlimit.Read(in.Endpoint, in.Body)
+	}
 	if err != nil {
 		return err
 	}
@@ -70,12 +75,18 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 				continue
 			}
 			if reqs[i].Vendor == "" {
-				lim, err := outlimit.Read(c.bodyShape, c.body)
+				var lim outlimit.Limits
+				var err error
+				if obj := c.object(); obj != nil {
+					lim, err = outlimit.ReadObject(c.bodyShape, obj)
+				} else {
+					lim, err = outlimit.Read(c.bodyShape, c.body)
+				}
 				if err != nil {
 					return HoldPlan{}, err
 				}
 				reqs[i] = HoldRequest{Vendor: c.Vendor, Model: c.Model, BodyBytes: max(len(c.body), len(in.Body)+in.ExtraInputBytes), MaxOutput: lim.MaxOutput, Choices: lim.Choices, CallerLimit: callerLimit, Hosted: c.plan.Hold}
-				if cc, ok := g.cfg.Biller.(ContextCap); ok && billable.ExternalInput(c.body) {
+				if cc, ok := g.cfg.Biller.(ContextCap); ok && c.bodyMarks().External {
 					// A document or image by URL, or an uploaded file:
 					// the vendor may bill up to the whole context window
 					// as prompt (held at the hold's bytes per token).

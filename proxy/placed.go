@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 )
 
 // Optimizer is the optimization layer (package optimize). Prepare adds its
@@ -35,9 +36,19 @@ type PlacedCounter interface {
 	TokensIn(ctx context.Context, vendor, model string, body []byte) int64
 }
 
+// ObjectPlacedCounter is PlacedCounter for a body whose members are
+// known.
+type ObjectPlacedCounter interface {
+	CachedTokensInObject(vendor, model string, body *rawjson.Object) (n int64, ok bool)
+	TokensInObject(ctx context.Context, vendor, model string, body *rawjson.Object) int64
+}
+
 // cachedTokens is the optimizer's count for the request when it needs no
 // vendor call: by the body sent when it holds the directive.
 func (x *Exchange) cachedTokens(vendor, model string) (int64, bool) {
+	if oc, ok := x.g.cfg.Optimizer.(ObjectPlacedCounter); ok && x.Optimized && x.bodyObj != nil {
+		return oc.CachedTokensInObject(vendor, model, x.bodyObj)
+	}
 	if pc, ok := x.g.cfg.Optimizer.(PlacedCounter); ok && x.Optimized {
 		return pc.CachedTokensIn(vendor, model, x.Body)
 	}
@@ -51,6 +62,10 @@ func (x *Exchange) cachedTokens(vendor, model string) (int64, bool) {
 // cachedTokens), read when called; the body is taken now, so that the
 // count may run beside the vendor call.
 func (x *Exchange) tokensFunc(vendor, model string) func(context.Context) int64 {
+	if oc, ok := x.g.cfg.Optimizer.(ObjectPlacedCounter); ok && x.Optimized && x.bodyObj != nil {
+		obj := x.bodyObj
+		return func(ctx context.Context) int64 { return oc.TokensInObject(ctx, vendor, model, obj) }
+	}
 	if pc, ok := x.g.cfg.Optimizer.(PlacedCounter); ok && x.Optimized {
 		body := x.Body
 		return func(ctx context.Context) int64 { return pc.TokensIn(ctx, vendor, model, body) }

@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"strings"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/billable"
 	"github.com/gwlabs/gateway/internal/outlimit"
+	"github.com/gwlabs/gateway/internal/rawjson"
 )
 
 // UnitPricer is implemented by Billers whose rate card prices units
@@ -42,6 +44,35 @@ type Availability interface{ Unavailable() error }
 // the caller set its own.
 type CacheKeyer interface {
 	SetCacheKey(body []byte, key string) ([]byte, error)
+}
+
+// The stages that make a vendor body from the caller's can do their part
+// on one edit of it (rawjson.Editor): the caller's body is then scanned
+// once (or not at all, given Inbound.Members) and the vendor body written
+// once, whatever the stages set, instead of each stage scanning and
+// copying the body again. A stage that cannot still gets the bytes.
+
+// PassThroughEditor is implemented by providers whose PassThrough can
+// edit (PassThroughEdit does to e what PassThrough does to the body).
+type PassThroughEditor interface {
+	PassThroughEdit(e *rawjson.Editor, model string, stream bool) (hideUsage bool, err error)
+}
+
+// ResponsesPassThroughEditor is PassThroughEditor for
+// PassThroughResponses.
+type ResponsesPassThroughEditor interface {
+	PassThroughResponsesEdit(e *rawjson.Editor, model string) error
+}
+
+// CacheKeyEditor is CacheKeyer on an edit of the body.
+type CacheKeyEditor interface {
+	SetCacheKeyEdit(e *rawjson.Editor, key string) error
+}
+
+// PrepareEditor is implemented by an Optimizer whose Prepare can edit:
+// applied says it added the directive to e.
+type PrepareEditor interface {
+	PrepareEdit(shape gw.Shape, e *rawjson.Editor, keyOff bool, h http.Header) (applied bool, err error)
 }
 
 // CacheKey is the prompt-cache key of an account: a hash, never the
@@ -90,10 +121,18 @@ func (x *Exchange) prepare(c *candidate, multi bool) error {
 		// The vendor serves this endpoint's shape beside its own (OpenAI
 		// Responses): the caller's bytes, model rewritten.
 		c.native = true
-		c.body, err = p.(gw.ResponsesNative).PassThroughResponses(in.Body, c.Model)
+		if pe, ok := p.(ResponsesPassThroughEditor); ok && x.callerObject() != nil {
+			err = pe.PassThroughResponsesEdit(c.editCaller(x), c.Model)
+		} else {
+			c.body, err = p.(gw.ResponsesNative).PassThroughResponses(in.Body, c.Model)
+		}
 	case native:
 		c.native = true
-		c.body, c.hideUsage, err = p.PassThrough(in.Body, c.Model, in.Stream)
+		if pe, ok := p.(PassThroughEditor); ok && x.callerObject() != nil {
+			c.hideUsage, err = pe.PassThroughEdit(c.editCaller(x), c.Model, in.Stream)
+		} else {
+			c.body, c.hideUsage, err = p.PassThrough(in.Body, c.Model, in.Stream)
+		}
 	default:
 		codec, ok := p.(gw.Codec)
 		if !ok || in.Canonical == nil {
@@ -124,18 +163,31 @@ func (x *Exchange) prepare(c *candidate, multi bool) error {
 			// of the vendor request and named to the caller, as on the
 			// mapped routes, rather than refused.
 			keep := func(unit string) bool { return g.cfg.AllowUnpriced[unit] || (priced != nil && priced(unit)) }
-			c.body, c.strippedTools = billable.StripTools(c.bodyShape, c.body, keep)
+			if e := c.edit(); e != nil {
+				c.strippedTools = billable.StripToolsEdit(c.bodyShape, e, keep)
+			} else {
+				c.body, c.strippedTools = billable.StripTools(c.bodyShape, c.body, keep)
+			}
 		}
 		// Features billed beyond tokens, read from the exact vendor body:
 		// priced from the card, held for, and refused where the card
 		// cannot price them for this model unless the operator allows
 		// them.
-		uses := billable.Find(c.bodyShape, c.body)
+		var uses []billable.Use
+		obj := c.object()
+		if obj != nil {
+			uses = billable.FindIn(c.bodyShape, obj)
+		}
 		if err := billable.Refusal(uses, priced, g.cfg.AllowUnpriced, c.Vendor, c.Model); err != nil {
 			return err
 		}
-		c.plan = billable.PlanFor(c.bodyShape, c.body, uses)
+		if obj != nil {
+			c.plan = billable.PlanIn(c.bodyShape, obj, uses)
+		} else {
+			c.plan = billable.PlanFor(c.bodyShape, c.body, uses)
+		}
 	}
+	c.flush()
 	if oc, ok := g.cfg.Biller.(OutputCap); ok && in.MaxOutput > 0 {
 		// Vendors refuse an output cap over the model's maximum; so does
 		// the gateway, before it counts an estimate no window can hold.
@@ -172,13 +224,28 @@ func (x *Exchange) decorate(c *candidate) error {
 	g, in, p := x.g, &x.in, c.provider
 	var err error
 	if ck, ok := p.(CacheKeyer); ok && in.Principal != nil {
-		if c.body, err = ck.SetCacheKey(c.body, CacheKey(in.Principal.AccountID)); err != nil {
+		key := CacheKey(in.Principal.AccountID)
+		if ce, ok := p.(CacheKeyEditor); ok && c.edit() != nil {
+			err = ce.SetCacheKeyEdit(c.ed, key)
+		} else {
+			var b []byte
+			b, err = ck.SetCacheKey(c.bytes(), key)
+			c.setBody(b)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	if g.cfg.Optimizer != nil {
 		keyOff := in.Principal != nil && in.Principal.OptimizeOff
-		if c.body, c.optimized, err = g.cfg.Optimizer.Prepare(c.bodyShape, c.body, keyOff, in.Header); err != nil {
+		if pe, ok := g.cfg.Optimizer.(PrepareEditor); ok && c.edit() != nil {
+			c.optimized, err = pe.PrepareEdit(c.bodyShape, c.ed, keyOff, in.Header)
+		} else {
+			var b []byte
+			b, c.optimized, err = g.cfg.Optimizer.Prepare(c.bodyShape, c.bytes(), keyOff, in.Header)
+			c.setBody(b)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -190,11 +257,19 @@ func (x *Exchange) decorate(c *candidate) error {
 func (x *Exchange) impose(c *candidate, n int64) error {
 	in := &x.in
 	if c.native {
-		b, err := outlimit.Set(c.bodyShape, c.Vendor, c.body, n)
-		if err != nil {
-			return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: err}
+		if e := c.edit(); e != nil {
+			if err := outlimit.SetEdit(c.bodyShape, c.Vendor, e, n); err != nil {
+				c.ed = nil
+				return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: err}
+			}
+			c.flush()
+		} else {
+			b, err := outlimit.Set(c.bodyShape, c.Vendor, c.body, n)
+			if err != nil {
+				return &gw.Error{Code: gw.CodeInternal, Message: "internal error", Err: err}
+			}
+			c.setBody(b)
 		}
-		c.body = b
 	} else {
 		codec := c.provider.(gw.Codec)
 		v := int(min(n, int64(1<<31-1)))
@@ -204,11 +279,88 @@ func (x *Exchange) impose(c *candidate, n int64) error {
 		if err != nil {
 			return err
 		}
-		c.body = b
+		c.setBody(b)
 		if err := x.decorate(c); err != nil {
 			return err
 		}
+		c.flush()
 	}
 	c.imposed = n
 	return nil
 }
+
+// callerObject is the caller's body with its top-level members: from
+// Inbound.Members, else scanned once (and kept there for the request's
+// later readers). Nil: the body is not a JSON object (each stage then
+// reads the bytes and answers as it would).
+func (x *Exchange) callerObject() *rawjson.Object {
+	if !x.objRead {
+		x.objRead = true
+		if x.in.Members != nil {
+			x.obj = rawjson.ObjectFrom(x.in.Body, x.in.Members)
+		} else if obj, err := rawjson.NewObject(x.in.Body); err == nil {
+			x.obj, x.in.Members = obj, obj.Members()
+		}
+	}
+	return x.obj
+}
+
+// A candidate's vendor body is made in one of three states: bytes (body;
+// obj its members when known), or an edit of them (ed) that no bytes are
+// written for yet.
+
+// editCaller starts c's vendor body as an edit of the caller's.
+func (c *candidate) editCaller(x *Exchange) *rawjson.Editor {
+	c.body, c.obj = x.in.Body, x.callerObject()
+	c.ed = c.obj.Edit()
+	return c.ed
+}
+
+// edit returns the edit of c's vendor body, begun (after a scan when its
+// members are not known) if need be; nil when the body is not a JSON
+// object.
+func (c *candidate) edit() *rawjson.Editor {
+	if c.ed != nil {
+		return c.ed
+	}
+	if c.obj == nil {
+		obj, err := rawjson.NewObject(c.body)
+		if err != nil {
+			return nil
+		}
+		c.obj = obj
+	}
+	c.ed = c.obj.Edit()
+	return c.ed
+}
+
+// flush writes c's vendor body from its edit, once.
+func (c *candidate) flush() {
+	if c.ed != nil {
+		c.obj = c.ed.Object()
+		c.body, c.ed = c.obj.Bytes(), nil
+	}
+}
+
+// bytes is c's vendor body, written.
+func (c *candidate) bytes() []byte {
+	c.flush()
+	return c.body
+}
+
+// object is c's vendor body with its members (written, and scanned only
+// when not known); nil when the body is not a JSON object.
+func (c *candidate) object() *rawjson.Object {
+	c.flush()
+	if c.obj == nil {
+		obj, err := rawjson.NewObject(c.body)
+		if err != nil {
+			return nil
+		}
+		c.obj = obj
+	}
+	return c.obj
+}
+
+// setBody makes b c's vendor body (members unknown).
+func (c *candidate) setBody(b []byte) { c.body, c.obj, c.ed = b, nil, nil }

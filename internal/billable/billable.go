@@ -55,10 +55,16 @@ type Use struct {
 // in body order. A body it cannot read is reported as no use (the vendor
 // call fails on it anyway).
 func Find(shape gw.Shape, body []byte) []Use {
-	ms, err := rawjson.Members(body)
+	obj, err := rawjson.NewObject(body)
 	if err != nil {
 		return nil
 	}
+	return FindIn(shape, obj)
+}
+
+// FindIn is Find for a body whose members are known.
+func FindIn(shape gw.Shape, obj *rawjson.Object) []Use {
+	body, ms := obj.Bytes(), obj.Members()
 	var out []Use
 	for _, m := range ms {
 		v := body[m.ValStart:m.ValEnd]
@@ -213,18 +219,30 @@ type Plan struct {
 // PlanFor reads the limits of the uses Find found in body. It parses the
 // body only when there are uses.
 func PlanFor(shape gw.Shape, body []byte, uses []Use) Plan {
+	if len(uses) == 0 {
+		return Plan{}
+	}
+	obj, err := rawjson.NewObject(body)
+	if err != nil {
+		obj = rawjson.ObjectFrom(nil, nil) // every member missing, as Get gives
+	}
+	return PlanIn(shape, obj, uses)
+}
+
+// PlanIn is PlanFor for a body whose members are known.
+func PlanIn(shape gw.Shape, obj *rawjson.Object, uses []Use) Plan {
 	var p Plan
 	if len(uses) == 0 {
 		return p
 	}
 	limit := int64(0)
 	if shape == gw.ShapeR {
-		if n, ok := count(rawjson.Get(body, "max_tool_calls")); ok {
+		if n, ok := count(obj.Get("max_tool_calls")); ok {
 			limit = n
 		}
 	}
 	var toolEls []rawjson.Span
-	toolsV := rawjson.Get(body, "tools")
+	toolsV := obj.Get("tools")
 	if len(toolsV) > 0 {
 		toolEls, _ = rawjson.Elements(toolsV)
 	}
@@ -429,13 +447,31 @@ func StripTools(shape gw.Shape, body []byte, keep func(unit string) bool) ([]byt
 	if shape == gw.ShapeG {
 		return body, nil
 	}
-	v := rawjson.Get(body, "tools")
-	if len(v) == 0 {
+	obj, err := rawjson.NewObject(body)
+	if err != nil {
 		return body, nil
+	}
+	e := obj.Edit()
+	stripped := StripToolsEdit(shape, e, keep)
+	if len(stripped) == 0 {
+		return body, nil
+	}
+	return e.Bytes(), stripped
+}
+
+// StripToolsEdit is StripTools on an edit of the body: the tools array
+// without the entries taken out is set in e.
+func StripToolsEdit(shape gw.Shape, e *rawjson.Editor, keep func(unit string) bool) []string {
+	if shape == gw.ShapeG {
+		return nil
+	}
+	v := e.Value("tools")
+	if len(v) == 0 {
+		return nil
 	}
 	els, err := rawjson.Elements(v)
 	if err != nil {
-		return body, nil
+		return nil
 	}
 	var kept [][]byte
 	var stripped []string
@@ -449,13 +485,10 @@ func StripTools(shape gw.Shape, body []byte, keep func(unit string) bool) ([]byt
 		kept = append(kept, t)
 	}
 	if len(stripped) == 0 {
-		return body, nil
+		return nil
 	}
 	arr := append([]byte{'['}, bytes.Join(kept, []byte{','})...)
 	arr = append(arr, ']')
-	out, err := rawjson.Set(body, "tools", arr)
-	if err != nil {
-		return body, nil
-	}
-	return out, stripped
+	e.Set("tools", arr)
+	return stripped
 }

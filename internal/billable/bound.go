@@ -37,27 +37,28 @@ var (
 // boundMark is one mark of the prompt bound's single pass: image marks
 // are counted (image >= 0, their index), the others end the search.
 type boundMark struct {
-	mark  []byte
-	image int
+	mark     []byte
+	image    int
+	external bool // one of externalMarks
 }
 
 // boundMarks indexes every mark (external input, context, image) by the
 // byte after its opening quote: all of them open with one.
 var boundMarks = func() (t [256][]boundMark) {
-	add := func(m []byte, image int) {
+	add := func(m []byte, image int, external bool) {
 		if len(m) < 2 || m[0] != '"' {
 			panic("billable: bound mark " + string(m) + " does not open with a quote and a byte")
 		}
-		t[m[1]] = append(t[m[1]], boundMark{m, image})
+		t[m[1]] = append(t[m[1]], boundMark{m, image, external})
 	}
 	for _, m := range externalMarks {
-		add(m, -1)
+		add(m, -1, true)
 	}
 	for _, m := range boundContextMarks {
-		add(m, -1)
+		add(m, -1, false)
 	}
 	for i, m := range boundImageMarks {
-		add(m, i)
+		add(m, i, false)
 	}
 	return t
 }()
@@ -104,4 +105,63 @@ func PromptBound(body []byte, extraBytes int, hostedCalls bool) int64 {
 		}
 	}
 	return int64(len(body)) + int64(max(extraBytes, 0)) + hiddenMargin + images*imageMargin
+}
+
+// Marks is what ExternalInput and PromptBound read of one body, found in
+// one pass (ScanMarks): a request whose hold asks ExternalInput of its
+// vendor body need not read it again for its prompt bound.
+type Marks struct {
+	// External is ExternalInput(body).
+	External bool
+	// Unbounded says the body holds an external-input or context mark.
+	Unbounded bool
+	// Images is the count of image and audio parts PromptBound adds a
+	// margin for (while no mark leaves the prompt unbounded).
+	Images int64
+	// n is the body's length.
+	n int
+}
+
+// ScanMarks reads body's marks once, as PromptBound does.
+func ScanMarks(body []byte) Marks {
+	m := Marks{n: len(body)}
+	var next [8]int // per image mark: where its next occurrence may start
+	if len(boundImageMarks) > len(next) {
+		panic("billable: too many image marks")
+	}
+	for p := 0; ; p++ {
+		j := bytes.IndexByte(body[p:], '"')
+		if j < 0 || p+j+1 >= len(body) {
+			break
+		}
+		p += j
+		for _, bm := range boundMarks[body[p+1]] {
+			if !bytes.HasPrefix(body[p:], bm.mark) {
+				continue
+			}
+			switch {
+			case bm.external:
+				m.External, m.Unbounded = true, true
+				return m
+			case bm.image < 0:
+				// Unbounded: what is left to know is whether input is
+				// external, at p or past it.
+				m.Unbounded = true
+				m.External = ExternalInput(body[p:])
+				return m
+			case p >= next[bm.image]:
+				m.Images++
+				next[bm.image] = p + len(bm.mark)
+			}
+		}
+	}
+	return m
+}
+
+// PromptBound is PromptBound of the body m was read from.
+func (m Marks) PromptBound(extraBytes int, hostedCalls bool) int64 {
+	if m.n == 0 || hostedCalls || m.Unbounded {
+		return 0
+	}
+	return int64(m.n) + int64(max(extraBytes, 0)) + hiddenMargin + m.Images*imageMargin
 }

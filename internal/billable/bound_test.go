@@ -40,6 +40,7 @@ func TestPromptBoundMatchesEachMark(t *testing.T) {
 		if got := billable.PromptBound(body, extra, h.Calls()); got != want {
 			t.Fatalf("PromptBound(%q, %d, %v) = %d, want %d", body, extra, calls, got, want)
 		}
+		checkMarks(t, body, extra, calls)
 	}
 	for range 20000 {
 		var b bytes.Buffer
@@ -72,6 +73,46 @@ func BenchmarkPromptBound(b *testing.B) {
 	b.Run("per-mark", func(b *testing.B) {
 		for b.Loop() {
 			proxy.PromptBound(body, 0, gw.Hosted{})
+		}
+	})
+}
+
+// checkMarks holds ScanMarks to ExternalInput and PromptBound.
+func checkMarks(t *testing.T, body []byte, extra int, calls bool) {
+	t.Helper()
+	m := billable.ScanMarks(body)
+	if got, want := m.External, billable.ExternalInput(body); got != want {
+		t.Fatalf("ScanMarks(%q).External = %v, want %v", body, got, want)
+	}
+	if got, want := m.PromptBound(extra, calls), billable.PromptBound(body, extra, calls); got != want {
+		t.Fatalf("ScanMarks(%q).PromptBound(%d, %v) = %d, want %d", body, extra, calls, got, want)
+	}
+}
+
+// ScanMarks reads in one pass what ExternalInput and PromptBound read.
+func FuzzScanMarks(f *testing.F) {
+	for _, s := range boundPieces {
+		f.Add([]byte(`{"a":[`+s+`,"image_url",`+s+`]}`), 0)
+	}
+	f.Add([]byte(`"type":"image"type":"image""document""file_id"`), 7)
+	f.Fuzz(func(t *testing.T, body []byte, extra int) {
+		checkMarks(t, body, extra%100000, false)
+		checkMarks(t, body, extra%100000, true)
+	})
+}
+
+func BenchmarkScanMarks(b *testing.B) {
+	body := agentbody.New("C", "m", 110<<10, "bench", 1).Body(0)
+	b.SetBytes(int64(len(body)))
+	b.Run("ScanMarks", func(b *testing.B) {
+		for b.Loop() {
+			billable.ScanMarks(body)
+		}
+	})
+	b.Run("ExternalInput+PromptBound", func(b *testing.B) {
+		for b.Loop() {
+			billable.ExternalInput(body)
+			billable.PromptBound(body, 0, false)
 		}
 	})
 }

@@ -77,30 +77,34 @@ func withNames(m map[gw.Shape]*spec) map[gw.Shape]*spec {
 // A body that is not a JSON object, a limit that is not a non-negative
 // integer, and an ambiguous field are *gw.Error invalid_request.
 func Read(shape gw.Shape, body []byte) (Limits, error) {
+	if _, ok := fields[shape]; !ok {
+		return Limits{Choices: 1}, nil
+	}
+	ms, err := members(body)
+	if err != nil {
+		return Limits{Choices: 1}, err
+	}
+	return ReadObject(shape, rawjson.ObjectFrom(body, ms))
+}
+
+// ReadObject is Read for a body whose members are known: only a nested
+// limits object (Gemini's generationConfig) is scanned.
+func ReadObject(shape gw.Shape, body *rawjson.Object) (Limits, error) {
 	l := Limits{Choices: 1}
 	f, ok := fields[shape]
 	if !ok {
 		return l, nil
 	}
-	obj := body
+	obj, ms := body.Bytes(), body.Members()
 	if f.nested != "" {
-		ms, err := members(body)
-		if err != nil {
-			return l, err
-		}
-		obj = nil
-		for _, m := range ms {
-			if m.Key == f.nested {
-				obj = body[m.ValStart:m.ValEnd]
-			}
-		}
+		obj = body.Get(f.nested)
 		if obj == nil || string(obj) == "null" {
 			return l, nil
 		}
-	}
-	ms, err := members(obj)
-	if err != nil {
-		return l, err
+		var err error
+		if ms, err = members(obj); err != nil {
+			return l, err
+		}
 	}
 	var seen [8]string // by slot: the exact key seen
 	var set [8]bool
@@ -196,30 +200,45 @@ func members(b []byte) ([]rawjson.Member, error) {
 // It is for top-level shapes only (C and M); a Gemini body is limited
 // through the canonical request before it is encoded.
 func Set(shape gw.Shape, vendor string, body []byte, n int64) ([]byte, error) {
+	switch shape {
+	case gw.ShapeM, gw.ShapeR, gw.ShapeC:
+	default:
+		return nil, fmt.Errorf("outlimit: cannot set a limit on a %s body", shape)
+	}
+	obj, err := rawjson.NewObject(body)
+	if err != nil {
+		return nil, err
+	}
+	e := obj.Edit()
+	if err := SetEdit(shape, vendor, e, n); err != nil {
+		return nil, err
+	}
+	return e.Bytes(), nil
+}
+
+// SetEdit is Set on an edit of the body.
+func SetEdit(shape gw.Shape, vendor string, e *rawjson.Editor, n int64) error {
 	v := []byte(strconv.FormatInt(n, 10))
 	switch shape {
 	case gw.ShapeM:
-		return rawjson.Set(body, "max_tokens", v)
+		e.Set("max_tokens", v)
+		return nil
 	case gw.ShapeR:
-		return rawjson.Set(body, "max_output_tokens", v)
+		e.Set("max_output_tokens", v)
+		return nil
 	case gw.ShapeC:
 		field := "max_tokens"
 		if vendor == "openai" {
 			field = "max_completion_tokens"
 		}
-		out, err := rawjson.Set(body, field, v)
-		if err != nil {
-			return nil, err
-		}
+		e.Set(field, v)
 		// The other limit field, if present, would be larger.
 		for _, other := range fields[gw.ShapeC].limits {
-			if other != field && rawjson.Get(out, other) != nil {
-				if out, err = rawjson.Set(out, other, v); err != nil {
-					return nil, err
-				}
+			if other != field && e.Value(other) != nil {
+				e.Set(other, v)
 			}
 		}
-		return out, nil
+		return nil
 	}
-	return nil, fmt.Errorf("outlimit: cannot set a limit on a %s body", shape)
+	return fmt.Errorf("outlimit: cannot set a limit on a %s body", shape)
 }

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -63,104 +64,94 @@ func addCacheMarkers(body []byte, model string) []byte {
 	if bytes.Contains(body, []byte(`"cache_control"`)) {
 		return body
 	}
-	ms, err := rawjson.Members(body)
+	obj, err := rawjson.NewObject(body)
 	if err != nil {
 		return body
 	}
-	edits := cacheMarkerEdits(body, ms, model)
-	slices.SortFunc(edits, func(a, b rawjson.Edit) int { return a.Start - b.Start })
-	return rawjson.Splice(body, edits...)
+	e := obj.Edit()
+	addMarkers(e, model)
+	return e.Bytes()
 }
 
 // passThroughBody is addCacheMarkers(rawjson.Set(body, "model", mq),
-// model) from one scan of body and one copy: the markers go inside the
-// tools, system and messages values, which setting the model leaves as
-// they are.
+// model) from one scan of body and one copy (passThroughEdit).
 func passThroughBody(body []byte, mq []byte, model string) ([]byte, error) {
-	ms, err := rawjson.Members(body)
+	obj, err := rawjson.NewObject(body)
 	if err != nil {
 		return nil, err
 	}
-	edits := rawjson.SetEdits(body, ms, rawjson.KV{Key: "model", Value: mq})
-	if !hasCacheControl(body, ms, mq) {
-		edits = append(edits, cacheMarkerEdits(body, ms, model)...)
-		slices.SortFunc(edits, func(a, b rawjson.Edit) int { return a.Start - b.Start })
-	}
-	return rawjson.Splice(body, edits...), nil
+	e := obj.Edit()
+	passThroughEdit(e, mq, model)
+	return e.Bytes(), nil
 }
 
-// hasCacheControl reports whether body with its model values set to mq
-// holds "cache_control" as written. A match lies wholly inside a model
-// value or wholly outside (the bytes around a value are a colon, spaces,
-// a comma or a brace, none of which the mark holds).
-func hasCacheControl(body []byte, ms []rawjson.Member, mq []byte) bool {
-	mark := []byte(`"cache_control"`)
-	if bytes.Contains(mq, mark) {
-		return true
+// PassThroughEdit is PassThrough on an edit of the caller's body (read
+// once, written once by the caller).
+func (p *Provider) PassThroughEdit(e *rawjson.Editor, model string, stream bool) (bool, error) {
+	mq, err := json.Marshal(model)
+	if err != nil {
+		return false, fmt.Errorf("encode model: %w", err)
 	}
-	at := 0
-	for _, m := range ms {
-		if m.Key == "model" {
-			if bytes.Contains(body[at:m.ValStart], mark) {
-				return true
-			}
-			at = m.ValEnd
-		}
-	}
-	return bytes.Contains(body[at:], mark)
+	passThroughEdit(e, mq, model)
+	return false, nil
 }
 
-// cacheMarkerEdits are addCacheMarkers' edits of body (whose members are
-// ms), unsorted.
-func cacheMarkerEdits(body []byte, ms []rawjson.Member, model string) []rawjson.Edit {
-	var tools, system, messages *rawjson.Member
-	for i := range ms {
-		switch ms[i].Key {
-		case "tools":
-			tools = &ms[i]
-		case "system":
-			system = &ms[i]
-		case "messages":
-			messages = &ms[i]
-		}
+// passThroughEdit sets the model to mq (a JSON string) and then, unless
+// the body holds "cache_control", adds the adapter's breakpoints: they go
+// inside the tools, system and messages values, which setting the model
+// leaves as they are.
+func passThroughEdit(e *rawjson.Editor, mq []byte, model string) {
+	e.Set("model", mq)
+	if !e.Contains([]byte(`"cache_control"`)) {
+		addMarkers(e, model)
 	}
-	size := func(m *rawjson.Member) int {
-		if m == nil {
-			return 0
-		}
-		return m.ValEnd - m.ValStart
-	}
+}
+
+// addMarkers makes the adapter's breakpoints in the values of the last
+// tools, system and messages members.
+func addMarkers(e *rawjson.Editor, model string) {
+	te, se, me := markerEdits(e.Value("tools"), e.Value("system"), e.Value("messages"), model)
+	e.EditValue("tools", te...)
+	e.EditValue("system", se...)
+	e.EditValue("messages", me...)
+}
+
+// markerEdits are addCacheMarkers' edits of the values tools, system and
+// messages (nil: the body has none), each sorted and with offsets into
+// its own value.
+func markerEdits(tools, system, messages []byte, model string) (te, se, me []rawjson.Edit) {
+	size := len(tools) + len(system)
 	min := minCacheTokens(model)
-	var edits []rawjson.Edit
-	if estTokens(size(tools)+size(system)) >= min {
-		if e, ok := markLast(body, tools); ok {
-			edits = append(edits, e)
+	if estTokens(size) >= min {
+		if e, ok := markLast(tools); ok {
+			te = append(te, e)
 		}
-		if system != nil && body[system.ValStart] == '"' {
-			if e, ok := markString(body, system.ValStart, system.ValEnd); ok {
-				edits = append(edits, e)
+		if system != nil && system[0] == '"' {
+			if e, ok := markString(system, 0, len(system)); ok {
+				se = append(se, e)
 			}
-		} else if e, ok := markLast(body, system); ok {
-			edits = append(edits, e)
+		} else if e, ok := markLast(system); ok {
+			se = append(se, e)
 		}
 	}
-	if messages != nil && estTokens(size(tools)+size(system)+size(messages)) >= min {
-		edits = append(edits, markUserTurns(body, messages)...)
+	if messages != nil && estTokens(size+len(messages)) >= min {
+		me = markUserTurns(messages)
+		slices.SortFunc(me, func(a, b rawjson.Edit) int { return a.Start - b.Start })
 	}
-	return edits
+	return te, se, me
 }
 
-// markLast marks the last element (an object) of the array member m.
-func markLast(body []byte, m *rawjson.Member) (rawjson.Edit, bool) {
-	if m == nil || body[m.ValStart] != '[' {
+// markLast marks the last element (an object) of the array v.
+func markLast(v []byte) (rawjson.Edit, bool) {
+	if len(v) == 0 || v[0] != '[' {
 		return rawjson.Edit{}, false
 	}
-	els, err := rawjson.Elements(body[m.ValStart:m.ValEnd])
+	els, err := rawjson.Elements(v)
 	if err != nil || len(els) == 0 {
 		return rawjson.Edit{}, false
 	}
 	last := els[len(els)-1]
-	return markObject(body, m.ValStart+last.Start, m.ValStart+last.End)
+	return markObject(v, last.Start, last.End)
 }
 
 // markObject adds the marker as the last member of the object
@@ -201,17 +192,17 @@ func markString(body []byte, start, end int) (rawjson.Edit, bool) {
 	return rawjson.Edit{Start: start, End: end, Text: t}, true
 }
 
-// markUserTurns marks the last block of the last two user messages.
-func markUserTurns(body []byte, messages *rawjson.Member) []rawjson.Edit {
-	arr := body[messages.ValStart:messages.ValEnd]
+// markUserTurns marks the last block of the last two user messages of
+// the messages array arr (offsets into arr).
+func markUserTurns(arr []byte) []rawjson.Edit {
 	els, err := rawjson.Elements(arr)
 	if err != nil {
 		return nil
 	}
 	var edits []rawjson.Edit
 	for i := len(els) - 1; i >= 0 && len(edits) < 2; i-- {
-		off := messages.ValStart + els[i].Start
-		msg := body[off : messages.ValStart+els[i].End]
+		off := els[i].Start
+		msg := arr[off:els[i].End]
 		ms, err := rawjson.Members(msg)
 		if err != nil {
 			return nil
@@ -229,13 +220,14 @@ func markUserTurns(body []byte, messages *rawjson.Member) []rawjson.Edit {
 		if role != "user" || content == nil {
 			continue
 		}
-		abs := rawjson.Member{ValStart: off + content.ValStart, ValEnd: off + content.ValEnd}
+		cs, ce := off+content.ValStart, off+content.ValEnd
 		var e rawjson.Edit
 		var ok bool
-		if body[abs.ValStart] == '"' {
-			e, ok = markString(body, abs.ValStart, abs.ValEnd)
-		} else {
-			e, ok = markLast(body, &abs)
+		if arr[cs] == '"' {
+			e, ok = markString(arr, cs, ce)
+		} else if e, ok = markLast(arr[cs:ce]); ok {
+			e.Start += cs
+			e.End += cs
 		}
 		if ok {
 			edits = append(edits, e)

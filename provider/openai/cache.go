@@ -17,18 +17,34 @@ func (p *Provider) SetCacheKey(body []byte, key string) ([]byte, error) {
 		return body, nil
 	}
 	// One scan of the body: Get and Set would take two.
-	ms, err := rawjson.Members(body)
-	if v := rawjson.Value(body, ms, "prompt_cache_key"); err == nil && len(v) > 0 && string(v) != "null" {
-		return body, nil
-	}
-	kq, jerr := json.Marshal(key)
-	if jerr != nil {
-		return nil, jerr
-	}
+	obj, err := rawjson.NewObject(body)
 	if err != nil {
+		if _, jerr := json.Marshal(key); jerr != nil {
+			return nil, jerr
+		}
 		return nil, &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body is not a JSON object", Err: err}
 	}
-	return rawjson.SetAll(body, ms, rawjson.KV{Key: "prompt_cache_key", Value: kq}), nil
+	e := obj.Edit()
+	if err := p.SetCacheKeyEdit(e, key); err != nil {
+		return nil, err
+	}
+	return e.Bytes(), nil
+}
+
+// SetCacheKeyEdit is SetCacheKey on an edit of the body.
+func (p *Provider) SetCacheKeyEdit(e *rawjson.Editor, key string) error {
+	if !p.cfg.PromptCacheKey {
+		return nil
+	}
+	if v := e.Value("prompt_cache_key"); len(v) > 0 && string(v) != "null" {
+		return nil
+	}
+	kq, err := json.Marshal(key)
+	if err != nil {
+		return err
+	}
+	e.Set("prompt_cache_key", kq)
+	return nil
 }
 
 // setAffinity sets x-session-affinity from the body's prompt_cache_key

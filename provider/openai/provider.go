@@ -235,51 +235,82 @@ func (p *Provider) SpeaksResponses() bool { return p.cfg.Responses }
 // Responses streams always end with the usage (response.completed), so
 // nothing else is asked for.
 func (p *Provider) PassThroughResponses(body []byte, model string) ([]byte, error) {
-	mq, err := json.Marshal(model)
+	obj, err := rawjson.NewObject(body)
 	if err != nil {
+		return nil, notObject(err)
+	}
+	e := obj.Edit()
+	if err := p.PassThroughResponsesEdit(e, model); err != nil {
 		return nil, err
 	}
-	out, err := rawjson.Set(body, "model", mq)
+	return e.Bytes(), nil
+}
+
+// PassThroughResponsesEdit is PassThroughResponses on an edit of the
+// caller's body (read once, written once by the caller).
+func (p *Provider) PassThroughResponsesEdit(e *rawjson.Editor, model string) error {
+	mq, err := json.Marshal(model)
 	if err != nil {
-		return nil, &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body is not a JSON object", Err: err}
+		return err
 	}
-	return out, nil
+	e.Set("model", mq)
+	return nil
+}
+
+func notObject(err error) error {
+	return &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body is not a JSON object", Err: err}
 }
 
 // PassThrough rewrites "model" in a caller's C body and, on a stream
 // whose caller did not ask for usage, asks the vendor for it (hideUsage
 // then tells the relay to hold the usage-only chunk back).
 func (p *Provider) PassThrough(body []byte, model string, stream bool) ([]byte, bool, error) {
-	mq, err := json.Marshal(model)
-	if err != nil {
+	if _, err := json.Marshal(model); err != nil {
 		return nil, false, err
 	}
 	// One scan of the body and one copy, whatever is set.
-	ms, err := rawjson.Members(body)
+	obj, err := rawjson.NewObject(body)
 	if err != nil {
-		return nil, false, &gw.Error{Code: gw.CodeInvalidRequest, Message: "request body is not a JSON object", Err: err}
+		return nil, false, notObject(err)
 	}
-	setModel := rawjson.KV{Key: "model", Value: mq}
+	e := obj.Edit()
+	hide, err := p.PassThroughEdit(e, model, stream)
+	if err != nil {
+		return nil, false, err
+	}
+	return e.Bytes(), hide, nil
+}
+
+// PassThroughEdit is PassThrough on an edit of the caller's body (read
+// once, written once by the caller).
+func (p *Provider) PassThroughEdit(e *rawjson.Editor, model string, stream bool) (bool, error) {
+	mq, err := json.Marshal(model)
+	if err != nil {
+		return false, err
+	}
+	e.Set("model", mq)
 	if !stream || !p.cfg.StreamUsageOption {
-		return rawjson.SetAll(body, ms, setModel), false, nil
+		return false, nil
 	}
-	so := rawjson.Value(body, ms, "stream_options")
+	so := e.Value("stream_options")
 	if len(so) == 0 || string(so) == "null" {
-		return rawjson.SetAll(body, ms, setModel, rawjson.KV{Key: "stream_options", Value: []byte(`{"include_usage":true}`)}), true, nil
+		e.Set("stream_options", []byte(`{"include_usage":true}`))
+		return true, nil
 	}
 	var opts map[string]json.RawMessage
 	if err := json.Unmarshal(so, &opts); err != nil {
-		return nil, false, &gw.Error{Code: gw.CodeInvalidRequest, Message: "stream_options must be an object", Err: err}
+		return false, &gw.Error{Code: gw.CodeInvalidRequest, Message: "stream_options must be an object", Err: err}
 	}
 	if string(opts["include_usage"]) == "true" {
-		return rawjson.SetAll(body, ms, setModel), false, nil
+		return false, nil
 	}
 	opts["include_usage"] = json.RawMessage("true")
 	nso, err := json.Marshal(opts)
 	if err != nil {
-		return nil, false, err
+		return false, err
 	}
-	return rawjson.SetAll(body, ms, setModel, rawjson.KV{Key: "stream_options", Value: nso}), true, nil
+	e.Set("stream_options", nso)
+	return true, nil
 }
 
 // Interface guards.
