@@ -193,8 +193,8 @@ func TestReaderRelease(t *testing.T) {
 	}
 	type got struct {
 		typ, data, id, raw string
-		hasData             bool
-		retry               int
+		hasData            bool
+		retry              int
 	}
 	read := func(s string) []got {
 		r := NewReader(strings.NewReader(s))
