@@ -200,7 +200,7 @@ func New(vendor string, cfg Config) *Client {
 		d := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
 		rt = &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           d.DialContext,
+			DialContext:           dialSending(d),
 			ForceAttemptHTTP2:     true,
 			MaxIdleConns:          0,
 			MaxIdleConnsPerHost:   cfg.MaxConnsPerHost,
