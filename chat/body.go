@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
@@ -37,10 +38,26 @@ func (s *Lifecycle) ReadBodyMax(w http.ResponseWriter, r *http.Request, limit in
 	rd := http.MaxBytesReader(w, r.Body, limit)
 	// One byte past the announced length, so the read that finds the
 	// end needs no room of its own.
-	buf := make([]byte, 0, min(max(r.ContentLength+1, 512), 16<<10))
+	var buf []byte
+	var first *[]byte // a body past firstBytes arrives first in a reused buffer
+	if r.ContentLength+1 > firstBytes {
+		first = firstBufs.Get().(*[]byte)
+		buf = (*first)[:0]
+		defer func() {
+			if first != nil {
+				firstBufs.Put(first)
+			}
+		}()
+	} else {
+		buf = make([]byte, 0, max(r.ContentLength+1, 512))
+	}
 	for {
 		if len(buf) == cap(buf) {
 			buf = growBody(buf, r.ContentLength)
+			if first != nil {
+				firstBufs.Put(first)
+				first = nil
+			}
 		}
 		if grow := int64(cap(buf)) - held; grow > 0 {
 			if !s.reserve(grow) {
@@ -51,6 +68,10 @@ func (s *Lifecycle) ReadBodyMax(w http.ResponseWriter, r *http.Request, limit in
 		n, err := rd.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
+			if first != nil {
+				// Shorter than announced: the body is its own copy.
+				buf = append(make([]byte, 0, len(buf)), buf...)
+			}
 			return buf, held, nil
 		}
 		if err != nil {
@@ -65,6 +86,14 @@ func (s *Lifecycle) ReadBodyMax(w http.ResponseWriter, r *http.Request, limit in
 		}
 	}
 }
+
+// firstBytes is the buffer a body's first bytes arrive in when its
+// announced length (or none) is past it; a larger body then moves to a
+// buffer of its own (growBody), and firstBytes goes back to firstBufs
+// for the next request rather than to the garbage collector.
+const firstBytes = 16 << 10
+
+var firstBufs = sync.Pool{New: func() any { b := make([]byte, firstBytes); return &b }}
 
 // growBody makes room for more of a body whose len(buf) bytes have
 // arrived: straight to the announced length (and the byte that finds the

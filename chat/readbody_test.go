@@ -60,3 +60,30 @@ func TestGrowBodyFollowsArrivedBytes(t *testing.T) {
 		t.Errorf("grown buffer holds %q, want %q", grown, "abc")
 	}
 }
+
+// A body whose first bytes arrived in the reused first buffer owns its
+// bytes: one announced longer than it is, and one past the first buffer,
+// keep what was sent while later bodies are read.
+func TestReadBodyOwnsItsBytes(t *testing.T) {
+	s := New(Config{})
+	var kept [][]byte
+	var sent [][]byte
+	for i, n := range []int{1000, 20 << 10, 3000, 40 << 10} {
+		b := bytes.Repeat([]byte{byte('a' + i)}, n)
+		r := httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(b))
+		if n < 16<<10 {
+			r.ContentLength = 100 << 10 // announced longer than sent
+		}
+		body, held, err := s.readBody(httptest.NewRecorder(), r)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		s.Unhold(held)
+		kept, sent = append(kept, body), append(sent, b)
+	}
+	for i := range kept {
+		if !bytes.Equal(kept[i], sent[i]) {
+			t.Errorf("body %d changed after later reads", i)
+		}
+	}
+}

@@ -162,6 +162,7 @@ func (s *Lifecycle) relayStream(w http.ResponseWriter, r *http.Request, x *proxy
 	sh := s.shapeOf(in)
 	m := sh.NewMeter(in.Vendor, x.HideUsage)
 	rd := sse.NewReader(up.Body)
+	defer rd.Release()
 	rd.SetMaxEventSize(s.cfg.MaxEventBytes)
 	var fix func([]byte) []byte
 	if n, ok := x.Provider().(gw.Normalizer); ok {
@@ -188,11 +189,12 @@ func (s *Lifecycle) relayStream(w http.ResponseWriter, r *http.Request, x *proxy
 	}
 	clientGone, ownerMarked, terminated := false, false, false
 	collect := s.relayCollector(in)
+	var ev sse.Event // one for the stream: the meter's pointer keeps it on the heap
 	for rd.Next() {
 		// The hold lives as long as the stream (a clock read per event,
 		// a store write per third of the hold's life).
 		x.KeepAlive(ctx)
-		ev := rd.Event()
+		ev = rd.Event()
 		terminated = terminated || ev.Type == "message_stop" || string(ev.Data) == "[DONE]"
 		if collect != nil && ev.Data != nil {
 			if string(ev.Data) == "[DONE]" {

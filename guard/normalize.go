@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // latin1Fold maps U+00C0..U+017F (Latin-1 Supplement letters and Latin
@@ -339,6 +340,7 @@ func nextStretch(raw string, i int) int {
 // follows a byte that is not base64), as appendDecoded describes, and
 // returns dst, found and added updated.
 func decodeRuns(dst []byte, raw string, i int, found bool, added, depth int) ([]byte, bool, int) {
+	var scratch [256]byte
 	for i < len(raw) && added < maxDecoded {
 		// A run of minB64Run base64 bytes starting anywhere in
 		// raw[i:p+1] covers p, so when raw[p] is not base64 the whole
@@ -393,8 +395,15 @@ func decodeRuns(dst []byte, raw string, i int, found bool, added, depth int) ([]
 			if strings.ContainsAny(trim, "-_") {
 				enc = base64.RawURLEncoding
 			}
-			if d, err := enc.DecodeString(trim); err == nil {
-				dec = d
+			// Decoded into the stack when short (DecodeString's
+			// bytes, without its allocation: the views copy what
+			// they keep).
+			d := scratch[:]
+			if n := enc.DecodedLen(len(trim)); n > len(scratch) {
+				d = make([]byte, n)
+			}
+			if n, err := enc.Decode(d, unsafe.Slice(unsafe.StringData(trim), len(trim))); err == nil {
+				dec = d[:n]
 			}
 		}
 		if len(dec) == 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 	"strings"
+	"sync"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
@@ -38,7 +39,11 @@ func (db *DB) apply(ops []*groupcommit.Op, results []error) error {
 			}
 		}
 	}
-	w := &batch{}
+	w := batches.Get().(*batch)
+	defer func() {
+		w.reset()
+		batches.Put(w)
+	}()
 	for i, o := range ops {
 		if o.Kind == groupcommit.Load {
 			continue
@@ -218,6 +223,24 @@ type batch struct {
 }
 
 const ledgerArgs = 5
+
+// batches are the batches of finished transactions, emptied, kept with
+// their room (slices and maps) for the next.
+var batches = sync.Pool{New: func() any { return new(batch) }}
+
+// reset empties the batch for the next transaction, keeping its room and
+// nothing of what it wrote.
+func (w *batch) reset() {
+	clear(w.ledger)
+	clear(w.records)
+	w.ledger, w.records = w.ledger[:0], w.records[:0]
+	clear(w.charged)
+	clear(w.done)
+	clear(w.accts)
+	w.accts = w.accts[:0]
+	clear(w.bu.charged)
+	clear(w.bu.held)
+}
 
 func (w *batch) charge(acct string, amount int64) {
 	if w.charged == nil {

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 )
 
 // DefaultMaxEventSize bounds one event's bytes unless the Reader is told
@@ -66,9 +67,42 @@ type Reader struct {
 	done    bool
 }
 
-// NewReader returns a Reader over r.
+// readBufSize is a new Reader's buffer: a vendor's events are a few
+// hundred bytes, and the buffer doubles for a longer line.
+const readBufSize = 4 << 10
+
+// keptBytes bounds what a released Reader keeps for the next one (its
+// buffer and an event's bytes): past it, a stream's one long event is
+// not held by the pool.
+const keptBytes = 64 << 10
+
+// readers holds released Readers, so that a stream's buffers are reused
+// by the next stream rather than made anew.
+var readers = sync.Pool{New: func() any { return &Reader{buf: make([]byte, readBufSize)} }}
+
+// NewReader returns a Reader over r. A caller done with it may give its
+// buffers back with Release.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{src: r, buf: make([]byte, 16<<10), max: DefaultMaxEventSize}
+	rd := readers.Get().(*Reader)
+	rd.src, rd.max = r, DefaultMaxEventSize
+	return rd
+}
+
+// Release gives the Reader's buffers to the next NewReader. Neither the
+// Reader nor any Event it returned may be used after.
+func (r *Reader) Release() {
+	buf, raw, data := r.buf, r.raw[:0], r.data[:0]
+	if cap(buf) > keptBytes {
+		buf = make([]byte, readBufSize)
+	}
+	if cap(raw) > keptBytes {
+		raw = nil
+	}
+	if cap(data) > keptBytes {
+		data = nil
+	}
+	*r = Reader{buf: buf, raw: raw, data: data}
+	readers.Put(r)
 }
 
 // SetMaxEventSize changes the per-event byte limit.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -178,5 +179,48 @@ func BenchmarkReaderAnthropicEvents(b *testing.B) {
 		rd := NewReader(strings.NewReader(in))
 		for rd.Next() {
 		}
+	}
+}
+
+// A released Reader's buffers serve the next one: it reads its own
+// stream as a new one would, data-less blocks included.
+func TestReaderRelease(t *testing.T) {
+	long := strings.Repeat("x", 70<<10) // grows past what the pool keeps
+	streams := []string{
+		"event: a\ndata: one\n\n: ping\n\ndata: " + long + "\n\n",
+		"data: two\ndata: lines\n\nevent: b\n\n",
+		"data:\n\nid: 7\nretry: 5\n\n",
+	}
+	type got struct {
+		typ, data, id, raw string
+		hasData            bool
+		retry              int
+	}
+	read := func(s string) []got {
+		r := NewReader(strings.NewReader(s))
+		defer r.Release()
+		var out []got
+		for r.Next() {
+			ev := r.Event()
+			out = append(out, got{ev.Type, string(ev.Data), ev.ID, string(ev.Raw), ev.Data != nil, ev.Retry})
+		}
+		if r.Err() != nil {
+			t.Fatal(r.Err())
+		}
+		return out
+	}
+	var first [][]got
+	for _, s := range streams {
+		first = append(first, read(s))
+	}
+	for round := range 3 {
+		for i, s := range streams {
+			if again := read(s); !reflect.DeepEqual(again, first[i]) {
+				t.Fatalf("round %d, stream %d: %+v, first read %+v", round, i, again, first[i])
+			}
+		}
+	}
+	if len(first[2]) != 2 || !first[2][0].hasData || first[2][0].data != "" || first[2][1].hasData || first[2][1].retry != 5 {
+		t.Fatalf("stream 2: %+v", first[2])
 	}
 }

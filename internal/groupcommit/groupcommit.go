@@ -182,16 +182,29 @@ func StartWith(opt Options, apply Apply) *Committer {
 // the commit, since the call may succeed even if the caller gave up, and
 // telling it otherwise would be a lie about money. what prefixes errors.
 func (c *Committer) Submit(ctx context.Context, o *Op, what string) error {
-	o.res = make(chan error, 1)
+	res := results.Get().(chan error)
+	o.res = res
 	select {
 	case c.ops <- o:
 	case <-c.quit:
+		o.res = nil
+		results.Put(res) // never taken: nothing is sent on it
 		return fmt.Errorf("%s: %w", what, ErrClosed)
 	case <-ctx.Done():
+		o.res = nil
+		results.Put(res)
 		return fmt.Errorf("%s: %w", what, ctx.Err())
 	}
-	return <-o.res
+	err := <-res
+	// Answered once and emptied: the next call may use it.
+	o.res = nil
+	results.Put(res)
+	return err
 }
+
+// results are the calls' answer channels, reused once a call has read
+// its one answer.
+var results = sync.Pool{New: func() any { return make(chan error, 1) }}
 
 // Close stops the committer after the batch in progress. The ops channel
 // is unbuffered, so a call is either taken (and answered) or its sender

@@ -200,7 +200,7 @@ func New(vendor string, cfg Config) *Client {
 		d := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
 		rt = &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           d.DialContext,
+			DialContext:           dialSending(d),
 			ForceAttemptHTTP2:     true,
 			MaxIdleConns:          0,
 			MaxIdleConnsPerHost:   cfg.MaxConnsPerHost,
@@ -672,7 +672,10 @@ func (c *Client) once(ctx context.Context, req *Request, k *poolKey, bud *gw.Att
 	if ttfb.Stop() {
 		ttfb.Reset(max(min(fbt-time.Since(sent), c.cfg.IdleTimeout), 0))
 	}
-	buf := make([]byte, 512)
+	// The first bytes are read into the reader that hands them on:
+	// one allocation for the two.
+	pk := &peeked{}
+	buf := pk.buf[:]
 	var n int
 	for n == 0 && err == nil {
 		n, err = resp.Body.Read(buf)
@@ -691,7 +694,8 @@ func (c *Client) once(ctx context.Context, req *Request, k *poolKey, bud *gw.Att
 		return nil, err
 	}
 	body := newIdleBody(resp.Body, c.cfg.IdleTimeout, cancel, c.vendor)
-	resp.Body = &peeked{head: buf[:n], eof: err == io.EOF, rest: body}
+	pk.head, pk.eof, pk.rest = buf[:n], err == io.EOF, body
+	resp.Body = pk
 	return resp, nil
 }
 
@@ -756,6 +760,7 @@ type peeked struct {
 	head []byte
 	eof  bool
 	rest io.ReadCloser
+	buf  [512]byte // where head was read
 }
 
 func (p *peeked) Read(b []byte) (int, error) {
