@@ -1,6 +1,16 @@
 package proxy_test
 
 import (
+	"bytes"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/agentbody"
+	"github.com/gwlabs/gateway/internal/outlimit"
+	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/provider/anthropic"
 	"github.com/gwlabs/gateway/provider/openai"
@@ -17,3 +27,106 @@ var (
 	_ proxy.PrepareEditor              = (*optimize.Optimizer)(nil)
 	_ proxy.ObjectPlacedCounter        = (*optimize.Optimizer)(nil)
 )
+
+// One edit of the caller's body gives, byte for byte, what the stages
+// gave one after the other on bytes (pass-through with the cache
+// breakpoints or usage option, cache key, directive, an imposed output
+// limit), with the members Members finds in it: bodies of both shapes,
+// agent-sized ones, and a long system string the breakpoints and the
+// directive both rewrite.
+func TestOneEditMatchesStagesInTurn(t *testing.T) {
+	ocfg, _ := openai.Defaults("openai")
+	op, err := openai.New(ocfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap, err := anthropic.New(anthropic.Config{BaseURL: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := optimize.New(optimize.Config{})
+	long := strings.Repeat("You are careful. ", 400)
+	bodies := map[gw.Shape][][]byte{
+		gw.ShapeC: {
+			[]byte(`{"model":"x","messages":[{"role":"user","content":"hi"}],"stream":true}`),
+			[]byte(`{"model":"x","messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"}],"stream_options":{"include_usage":false},"max_tokens":9}`),
+			[]byte(` { "messages" : [ ] , "prompt_cache_key":"mine" }` + "\n"),
+		},
+		gw.ShapeM: {
+			[]byte(`{"model":"x","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`),
+			[]byte(`{"model":"x","system":"` + long + `","messages":[{"role":"user","content":"` + long + `"},{"role":"assistant","content":"ok"},{"role":"user","content":[{"type":"text","text":"` + long + `"}]}],"tools":[{"name":"t","input_schema":{}}]}`),
+			[]byte(`{"model":"x","system":[{"type":"text","text":"` + long + `"}],"messages":[{"role":"user","content":"hi"}],"thread":{"type":"continue"}}`),
+		},
+	}
+	for name, shape := range map[string]gw.Shape{"C": gw.ShapeC, "M": gw.ShapeM} {
+		c := agentbody.New(name, "m", 40<<10, "edit", 2)
+		for k := range c.Turns() {
+			bodies[shape] = append(bodies[shape], c.Body(k))
+		}
+	}
+	h := http.Header{}
+	for shape, bs := range bodies {
+		for i, body := range bs {
+			var pass proxy.PassThroughEditor = ap
+			var passBytes func([]byte) ([]byte, bool, error) = func(b []byte) ([]byte, bool, error) { return ap.PassThrough(b, "claude-x", true) }
+			if shape == gw.ShapeC {
+				pass = op
+				passBytes = func(b []byte) ([]byte, bool, error) { return op.PassThrough(b, "gpt-x", true) }
+			}
+			model := "claude-x"
+			if shape == gw.ShapeC {
+				model = "gpt-x"
+			}
+			// In turn, on bytes.
+			want, wantHide, err := passBytes(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if shape == gw.ShapeC {
+				if want, err = op.SetCacheKey(want, "gw-key"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, wantApplied, err := opt.Prepare(shape, want, false, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want, err = outlimit.Set(shape, "openai", want, 77); err != nil {
+				t.Fatal(err)
+			}
+			// One edit.
+			obj, err := rawjson.NewObject(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := obj.Edit()
+			hide, err := pass.PassThroughEdit(e, model, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if shape == gw.ShapeC {
+				if err := op.SetCacheKeyEdit(e, "gw-key"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			applied, err := opt.PrepareEdit(shape, e, false, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := outlimit.SetEdit(shape, "openai", e, 77); err != nil {
+				t.Fatal(err)
+			}
+			got := e.Object()
+			if !bytes.Equal(got.Bytes(), want) || hide != wantHide || applied != wantApplied {
+				t.Fatalf("%s body %d: one edit differs (hide %v/%v, applied %v/%v):\n got %.300q\nwant %.300q", shape, i, hide, wantHide, applied, wantApplied, got.Bytes(), want)
+			}
+			if shape == gw.ShapeM && i == 1 && (bytes.Count(want, []byte(`"cache_control"`)) != 4 || !bytes.Contains(want, optimize.Segment(gw.ShapeM))) {
+				t.Fatalf("the long system string got no breakpoints or no directive: %.300q", want)
+			}
+			ms, err := rawjson.Members(want)
+			if err != nil || !reflect.DeepEqual(got.Members(), ms) {
+				t.Fatalf("%s body %d: members %+v, want %+v (%v)", shape, i, got.Members(), ms, err)
+			}
+		}
+	}
+}

@@ -238,6 +238,8 @@ func (x *Exchange) begin(ctx context.Context) error {
 	for _, t := range targets {
 		c := &candidate{Target: t}
 		if err := x.prepare(c, len(targets) > 1); err != nil {
+			// Never sent: no body, nor an edit holding the caller's.
+			c.body, c.obj, c.ed = nil, nil, nil
 			if len(targets) == 1 {
 				return err
 			}
