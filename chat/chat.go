@@ -290,7 +290,7 @@ func (s *Lifecycle) Serve(rw http.ResponseWriter, r *http.Request, sh shape.Shap
 		fail(err)
 		return
 	}
-	in.Stream, in.MaxOutput, in.Text = env.Stream, env.MaxOutput, env.Text
+	in.Stream, in.MaxOutput, in.Text, in.Members = env.Stream, env.MaxOutput, env.Text, env.Top
 	// Route, and the candidates: the model and its fallbacks.
 	targets, err := s.cfg.Routes.Resolve(env.Model, env.Models)
 	if err != nil {
@@ -302,7 +302,14 @@ func (s *Lifecycle) Serve(rw http.ResponseWriter, r *http.Request, sh shape.Shap
 	if env.HasModels {
 		// The fallbacks are the gateway's to try (also on openrouter/):
 		// no vendor sees the list.
-		if body, err = rawjson.Delete(body, "models"); err != nil {
+		if in.Members != nil {
+			// One edit on the members the parse found: the body is not
+			// scanned again, and the members stay right for what follows.
+			ed := rawjson.ObjectFrom(body, in.Members).Edit()
+			ed.Delete("models")
+			o := ed.Object()
+			body, in.Members = o.Bytes(), o.Members()
+		} else if body, err = rawjson.Delete(body, "models"); err != nil {
 			err = gw.Errorf(gw.CodeInvalidRequest, "request body is not a JSON object")
 			gwy.Refuse(ctx, in, err)
 			fail(err)

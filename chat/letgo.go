@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/shape"
 )
@@ -64,7 +63,7 @@ func (s *Lifecycle) bodyReadLater(x *proxy.Exchange) bool {
 		return true
 	}
 	if st.Threads {
-		t, err := convstate.DecodeThread(in.Body)
+		t, err := threadOf(in)
 		return err == nil && t != nil
 	}
 	return false

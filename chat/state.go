@@ -7,6 +7,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/convstate"
+	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/proxy"
 )
 
@@ -26,7 +27,7 @@ func (s *Lifecycle) clientState(ctx context.Context, in proxy.Inbound) (proxy.In
 	var turn *convstate.Turn
 	st := stateOf(s.shapeOf(&in))
 	if st.Threads && in.Canonical != nil && !s.nativeTo(in.Vendor, in.Endpoint) {
-		t, err := convstate.DecodeThread(in.Body)
+		t, err := threadOf(&in)
 		if err != nil {
 			return in, nil, err
 		}
@@ -48,7 +49,7 @@ func (s *Lifecycle) clientState(ctx context.Context, in proxy.Inbound) (proxy.In
 		// earlier turns and bills them as prompt, so the hold covers the
 		// thread's size, and a directive in its system prompt is not
 		// charged.
-		if t, err := convstate.DecodeThread(in.Body); err == nil && t != nil && t.Type == "continue" && t.PreviousMessageID != "" {
+		if t, err := threadOf(&in); err == nil && t != nil && t.Type == "continue" && t.PreviousMessageID != "" {
 			nt, ok, err := k.NativeThreadOf(ctx, in.Principal.AccountID, t.PreviousMessageID)
 			if err != nil {
 				s.cfg.Logger.Warn("native thread", "request_id", in.RequestID, "err", err)
@@ -144,7 +145,7 @@ func (s *Lifecycle) rememberNative(ctx context.Context, x *proxy.Exchange, messa
 	if s.cfg.State == nil || !stateOf(s.shapeOf(in)).Threads || !x.Native() || messageID == "" || !u.Reported || u.Malformed {
 		return
 	}
-	if t, err := convstate.DecodeThread(in.Body); err != nil || t == nil {
+	if t, err := threadOf(in); err != nil || t == nil {
 		return
 	}
 	nt := convstate.NativeThread{Tokens: u.PromptTokens() + u.OutputTokens, Directive: x.Optimized || in.KeptDirective}
@@ -205,4 +206,14 @@ func (a *assembler) add(ev *gw.Event) {
 		a.content = append(a.content, *a.cur)
 		a.cur = nil
 	}
+}
+
+// threadOf reads the body's "thread" member (convstate.DecodeThread),
+// from the members the parse found when it has them, without another
+// scan of the body.
+func threadOf(in *proxy.Inbound) (*convstate.Thread, error) {
+	if in.Members != nil {
+		return convstate.ThreadFrom(rawjson.Value(in.Body, in.Members, "thread"))
+	}
+	return convstate.DecodeThread(in.Body)
 }

@@ -39,7 +39,12 @@ type Thread struct {
 // DecodeThread returns the "thread" field of a Messages request body, nil
 // when it has none (or null). A malformed field is a 400.
 func DecodeThread(body []byte) (*Thread, error) {
-	raw := rawjson.Get(body, "thread")
+	return ThreadFrom(rawjson.Get(body, "thread"))
+}
+
+// ThreadFrom is DecodeThread given the raw "thread" value (nil when the
+// body has none), for a caller that has the body's members at hand.
+func ThreadFrom(raw []byte) (*Thread, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}

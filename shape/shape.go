@@ -11,6 +11,7 @@ import (
 	"net/http"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/sse"
 )
 
@@ -129,6 +130,10 @@ type Request struct {
 	// a "models" member (removed before a vendor sees it).
 	Models    []string
 	HasModels bool
+	// Top is the body's top-level members with their offsets, when the
+	// parse found them on its way (M and C): later stages look members
+	// up there instead of scanning the body again. Nil otherwise.
+	Top []rawjson.Member
 	// Parsed is the shape's own reading, for what only it uses (R: its
 	// *responses.Request; G: its *gemini.Parsed).
 	Parsed any
