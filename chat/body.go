@@ -88,7 +88,7 @@ func (s *Lifecycle) ReadBodyMax(w http.ResponseWriter, r *http.Request, limit in
 }
 
 // firstBytes is the buffer a body's first bytes arrive in when its
-// announced length (or none) is past it; a larger body then moves to a
+// announced length is past it; a larger body then moves to a
 // buffer of its own (growBody), and firstBytes goes back to firstBufs
 // for the next request rather than to the garbage collector.
 const firstBytes = 16 << 10
