@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
@@ -39,13 +38,13 @@ func (s *Lifecycle) ReadBodyMax(w http.ResponseWriter, r *http.Request, limit in
 	// One byte past the announced length, so the read that finds the
 	// end needs no room of its own.
 	var buf []byte
-	var first *[]byte // a body past firstBytes arrives first in a reused buffer
+	var first []byte // a body past firstBytes arrives first in a reused buffer
 	if r.ContentLength+1 > firstBytes {
-		first = firstBufs.Get().(*[]byte)
-		buf = (*first)[:0]
+		first = getFirst()
+		buf = first[:0]
 		defer func() {
 			if first != nil {
-				firstBufs.Put(first)
+				putFirst(first)
 			}
 		}()
 	} else {
@@ -55,7 +54,7 @@ func (s *Lifecycle) ReadBodyMax(w http.ResponseWriter, r *http.Request, limit in
 		if len(buf) == cap(buf) {
 			buf = growBody(buf, r.ContentLength)
 			if first != nil {
-				firstBufs.Put(first)
+				putFirst(first)
 				first = nil
 			}
 		}
@@ -88,12 +87,31 @@ func (s *Lifecycle) ReadBodyMax(w http.ResponseWriter, r *http.Request, limit in
 }
 
 // firstBytes is the buffer a body's first bytes arrive in when its
-// announced length (or none) is past it; a larger body then moves to a
+// announced length is past it; a larger body then moves to a
 // buffer of its own (growBody), and firstBytes goes back to firstBufs
 // for the next request rather than to the garbage collector.
 const firstBytes = 16 << 10
 
-var firstBufs = sync.Pool{New: func() any { b := make([]byte, firstBytes); return &b }}
+// firstBufs keeps a few first buffers, not one per body of a burst (a
+// pool that kept them all would hold a burst's worth live for the
+// garbage collector's next cycles, raising the heap it paces to).
+var firstBufs = make(chan []byte, 32)
+
+func getFirst() []byte {
+	select {
+	case b := <-firstBufs:
+		return b
+	default:
+		return make([]byte, firstBytes)
+	}
+}
+
+func putFirst(b []byte) {
+	select {
+	case firstBufs <- b:
+	default:
+	}
+}
 
 // growBody makes room for more of a body whose len(buf) bytes have
 // arrived: straight to the announced length (and the byte that finds the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"sync"
 )
 
 // dialSending dials with d and returns connections whose ReadFrom (the
@@ -24,15 +23,27 @@ func dialSending(d *net.Dialer) func(ctx context.Context, network, addr string) 
 // sendConn is a vendor connection whose body copies reuse their buffer.
 type sendConn struct{ net.Conn }
 
-// copyBufs are the body copies' buffers, of the size io.Copy makes.
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+// copyBufs are the body copies' buffers, of the size io.Copy makes: a
+// few kept for the next copies, not one per copy of a burst (a pool
+// that kept them all would hold a burst's worth of buffers live for the
+// garbage collector's next cycles, raising the heap it paces to).
+var copyBufs = make(chan []byte, 32)
 
-// ReadFrom copies r to the connection through a pooled buffer.
+// ReadFrom copies r to the connection through a reused buffer.
 func (c *sendConn) ReadFrom(r io.Reader) (int64, error) {
-	b := copyBufs.Get().(*[]byte)
-	defer copyBufs.Put(b)
+	var b []byte
+	select {
+	case b = <-copyBufs:
+	default:
+		b = make([]byte, 32<<10)
+	}
 	// writerOnly hides ReadFrom from io.CopyBuffer (no recursion).
-	return io.CopyBuffer(writerOnly{c.Conn}, r, *b)
+	n, err := io.CopyBuffer(writerOnly{c.Conn}, r, b)
+	select {
+	case copyBufs <- b:
+	default:
+	}
+	return n, err
 }
 
 type writerOnly struct{ io.Writer }
