@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/shape"
 )
 
@@ -36,6 +37,14 @@ func TestParseEnvelope(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := parseEnvelope(tt.shape, []byte(tt.body))
+			if err == nil {
+				// The top-level members come from the parse, as a scan
+				// of the body finds them.
+				if ms, _ := rawjson.Members([]byte(tt.body)); !reflect.DeepEqual(got.Top, ms) {
+					t.Fatalf("Top = %+v, want %+v", got.Top, ms)
+				}
+				got.Top = nil
+			}
 			if tt.errHas != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.errHas) || gw.ErrorCode(err) != gw.CodeInvalidRequest {
 					t.Fatalf("err = %v, want invalid_request containing %q", err, tt.errHas)
