@@ -755,28 +755,6 @@ func (e *timeoutError) Unwrap() error   { return e.err }
 func (e *timeoutError) Timeout() bool   { return true }
 func (e *timeoutError) Temporary() bool { return false }
 
-// peeked is a body whose first bytes were read already.
-type peeked struct {
-	head []byte
-	eof  bool
-	rest io.ReadCloser
-	buf  [512]byte // where head was read
-}
-
-func (p *peeked) Read(b []byte) (int, error) {
-	if len(p.head) > 0 {
-		n := copy(b, p.head)
-		p.head = p.head[n:]
-		return n, nil
-	}
-	if p.eof {
-		return 0, io.EOF
-	}
-	return p.rest.Read(b)
-}
-
-func (p *peeked) Close() error { return p.rest.Close() }
-
 func (c *Client) backoff(attempt int) time.Duration {
 	d := c.cfg.RetryBase << attempt
 	return time.Duration(rand.Int64N(int64(d)) + 1)
