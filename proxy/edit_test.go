@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -145,6 +146,65 @@ func TestOneEditMatchesStagesInTurn(t *testing.T) {
 					t.Fatalf("%s body %d: members %+v, want %+v (%v)", shape, i, got.Members(), ms, err)
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkStagesAgentTurn is the vendor body of an agent's follow-up
+// turn (110 KB) made as the native paths make it: the parse, then one
+// edit of the caller's body by the pass-through (M: the cache
+// breakpoints), the cache key (C) and the directive, written once; with
+// the messages' elements from the parse (known) or scanned again by the
+// stages that read them (go test -run '^$' -bench StagesAgentTurn
+// -benchmem ./proxy/).
+func BenchmarkStagesAgentTurn(b *testing.B) {
+	ocfg, _ := openai.Defaults("openai")
+	op, err := openai.New(ocfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ap, err := anthropic.New(anthropic.Config{BaseURL: "http://127.0.0.1:1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	opt := optimize.New(optimize.Config{})
+	h := http.Header{}
+	for _, name := range []string{"C", "M"} {
+		shape, model := gw.ShapeC, "gpt-x"
+		var pass proxy.PassThroughEditor = op
+		if name == "M" {
+			shape, model, pass = gw.ShapeM, "claude-x", ap
+		}
+		c := agentbody.New(name, "m", 110<<10, "bench", 2)
+		body := c.Body(1)
+		for _, known := range []bool{false, true} {
+			b.Run(name+"/known="+strconv.FormatBool(known), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					env, err := reqbody.Parse(shape, body)
+					if err != nil {
+						b.Fatal(err)
+					}
+					obj := rawjson.ObjectFrom(body, env.Top)
+					if known {
+						obj.KnowElements("messages", env.Messages)
+					}
+					e := obj.Edit()
+					if _, err := pass.PassThroughEdit(e, model, true); err != nil {
+						b.Fatal(err)
+					}
+					if shape == gw.ShapeC {
+						if err := op.SetCacheKeyEdit(e, "gw-key"); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if _, err := opt.PrepareEdit(shape, e, false, h); err != nil {
+						b.Fatal(err)
+					}
+					_ = e.Bytes()
+				}
+			})
 		}
 	}
 }
