@@ -30,7 +30,8 @@ type Inbound struct {
 	Members []rawjson.Member
 	// Messages is the elements of the messages array of Body
 	// (rawjson.Elements of its value: offsets into the value, which
-	// edits of other members leave as they are) when known, else nil.
+	// edits of other members leave as they are) when known, else nil
+	// (also for an empty array).
 	// The stages that read the messages' elements take them from here
 	// instead of scanning the array; whoever changes the messages sets
 	// them again or to nil.

@@ -14,13 +14,13 @@ import (
 // calls; each text is appended to the guard's texts with its source.
 
 // messages reads the messages array and, given the scanner (sc), returns
-// its elements' spans, offsets into the array's value.
+// its elements' spans, offsets into the array's value (nil for an empty
+// array, as rawjson.Elements gives).
 func (p *parser) messages(sc *scanner) ([]rawjson.Span, error) {
 	var els []rawjson.Span
 	vs := 0
 	if sc != nil {
 		vs = sc.pos // peeked: the '['
-		els = make([]rawjson.Span, 0, 16)
 	}
 	if _, err := p.dec.readToken(); err != nil { // [
 		return nil, err
@@ -40,6 +40,9 @@ func (p *parser) messages(sc *scanner) ([]rawjson.Span, error) {
 			err = p.cMessage(where)
 		}
 		if sc != nil && err == nil {
+			if els == nil {
+				els = make([]rawjson.Span, 0, 16)
+			}
 			els = append(els, rawjson.Span{Start: start - vs, End: sc.pos - vs})
 		}
 		return err

@@ -66,8 +66,9 @@ type Body struct {
 	Top []rawjson.Member
 	// Messages is the elements of the messages array, as rawjson.Elements
 	// gives them on its value: offsets into that value (which an edit of
-	// another member does not move), read in the same pass. Nil when not
-	// known (messages null, or a body the scanner did not read).
+	// another member does not move), read in the same pass. Nil when
+	// there are none (an empty array, messages null) or they are not
+	// known (a body the scanner did not read).
 	Messages []rawjson.Span
 }
 
