@@ -292,7 +292,7 @@ func (s *Lifecycle) Serve(rw http.ResponseWriter, r *http.Request, sh shape.Shap
 		fail(err)
 		return
 	}
-	in.Stream, in.MaxOutput, in.Text, in.Members = env.Stream, env.MaxOutput, env.Text, env.Top
+	in.Stream, in.MaxOutput, in.Text, in.Members, in.Messages = env.Stream, env.MaxOutput, env.Text, env.Top, env.Messages
 	// Route, and the candidates: the model and its fallbacks.
 	targets, err := s.cfg.Routes.Resolve(env.Model, env.Models)
 	if err != nil {

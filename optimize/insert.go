@@ -152,7 +152,9 @@ func applyC(e *rawjson.Editor) error {
 	if arr == nil {
 		return fmt.Errorf("messages is required")
 	}
-	els, err := rawjson.Elements(arr)
+	// Known without a scan when the parse found them and nothing edited
+	// the messages before.
+	els, err := e.Elements(arr)
 	if err != nil {
 		return fmt.Errorf("messages must be an array")
 	}

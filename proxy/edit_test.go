@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/gwlabs/gateway/internal/agentbody"
 	"github.com/gwlabs/gateway/internal/outlimit"
 	"github.com/gwlabs/gateway/internal/rawjson"
+	"github.com/gwlabs/gateway/internal/reqbody"
 	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/provider/anthropic"
 	"github.com/gwlabs/gateway/provider/openai"
@@ -94,39 +96,115 @@ func TestOneEditMatchesStagesInTurn(t *testing.T) {
 			if want, err = outlimit.Set(shape, "openai", want, 77); err != nil {
 				t.Fatal(err)
 			}
-			// One edit.
-			obj, err := rawjson.NewObject(body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := obj.Edit()
-			hide, err := pass.PassThroughEdit(e, model, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if shape == gw.ShapeC {
-				if err := op.SetCacheKeyEdit(e, "gw-key"); err != nil {
+			// One edit: of the scanned body, and of the body with the
+			// messages' elements known (from the parse, as callerObject
+			// has them).
+			for _, known := range []bool{false, true} {
+				obj, err := rawjson.NewObject(body)
+				if err != nil {
 					t.Fatal(err)
 				}
+				if known {
+					els, err := rawjson.Elements(obj.Get("messages"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if env, err := reqbody.Parse(shape, body); err == nil {
+						els = env.Messages
+					}
+					if els == nil {
+						els = []rawjson.Span{}
+					}
+					obj.KnowElements("messages", els)
+				}
+				e := obj.Edit()
+				hide, err := pass.PassThroughEdit(e, model, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if shape == gw.ShapeC {
+					if err := op.SetCacheKeyEdit(e, "gw-key"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				applied, err := opt.PrepareEdit(shape, e, false, h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := outlimit.SetEdit(shape, "openai", e, 77); err != nil {
+					t.Fatal(err)
+				}
+				got := e.Object()
+				if !bytes.Equal(got.Bytes(), want) || hide != wantHide || applied != wantApplied {
+					t.Fatalf("%s body %d (elements known %v): one edit differs (hide %v/%v, applied %v/%v):\n got %.300q\nwant %.300q", shape, i, known, hide, wantHide, applied, wantApplied, got.Bytes(), want)
+				}
+				if shape == gw.ShapeM && i == 1 && (bytes.Count(want, []byte(`"cache_control"`)) != 4 || !bytes.Contains(want, optimize.Segment(gw.ShapeM))) {
+					t.Fatalf("the long system string got no breakpoints or no directive: %.300q", want)
+				}
+				ms, err := rawjson.Members(want)
+				if err != nil || !reflect.DeepEqual(got.Members(), ms) {
+					t.Fatalf("%s body %d: members %+v, want %+v (%v)", shape, i, got.Members(), ms, err)
+				}
 			}
-			applied, err := opt.PrepareEdit(shape, e, false, h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := outlimit.SetEdit(shape, "openai", e, 77); err != nil {
-				t.Fatal(err)
-			}
-			got := e.Object()
-			if !bytes.Equal(got.Bytes(), want) || hide != wantHide || applied != wantApplied {
-				t.Fatalf("%s body %d: one edit differs (hide %v/%v, applied %v/%v):\n got %.300q\nwant %.300q", shape, i, hide, wantHide, applied, wantApplied, got.Bytes(), want)
-			}
-			if shape == gw.ShapeM && i == 1 && (bytes.Count(want, []byte(`"cache_control"`)) != 4 || !bytes.Contains(want, optimize.Segment(gw.ShapeM))) {
-				t.Fatalf("the long system string got no breakpoints or no directive: %.300q", want)
-			}
-			ms, err := rawjson.Members(want)
-			if err != nil || !reflect.DeepEqual(got.Members(), ms) {
-				t.Fatalf("%s body %d: members %+v, want %+v (%v)", shape, i, got.Members(), ms, err)
-			}
+		}
+	}
+}
+
+// BenchmarkStagesAgentTurn is the vendor body of an agent's follow-up
+// turn (110 KB) made as the native paths make it: the parse, then one
+// edit of the caller's body by the pass-through (M: the cache
+// breakpoints), the cache key (C) and the directive, written once; with
+// the messages' elements from the parse (known) or scanned again by the
+// stages that read them (go test -run '^$' -bench StagesAgentTurn
+// -benchmem ./proxy/).
+func BenchmarkStagesAgentTurn(b *testing.B) {
+	ocfg, _ := openai.Defaults("openai")
+	op, err := openai.New(ocfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ap, err := anthropic.New(anthropic.Config{BaseURL: "http://127.0.0.1:1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	opt := optimize.New(optimize.Config{})
+	h := http.Header{}
+	for _, name := range []string{"C", "M"} {
+		shape, model := gw.ShapeC, "gpt-x"
+		var pass proxy.PassThroughEditor = op
+		if name == "M" {
+			shape, model, pass = gw.ShapeM, "claude-x", ap
+		}
+		c := agentbody.New(name, "m", 110<<10, "bench", 2)
+		body := c.Body(1)
+		for _, known := range []bool{false, true} {
+			b.Run(name+"/known="+strconv.FormatBool(known), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					env, err := reqbody.Parse(shape, body)
+					if err != nil {
+						b.Fatal(err)
+					}
+					obj := rawjson.ObjectFrom(body, env.Top)
+					if known {
+						obj.KnowElements("messages", env.Messages)
+					}
+					e := obj.Edit()
+					if _, err := pass.PassThroughEdit(e, model, true); err != nil {
+						b.Fatal(err)
+					}
+					if shape == gw.ShapeC {
+						if err := op.SetCacheKeyEdit(e, "gw-key"); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if _, err := opt.PrepareEdit(shape, e, false, h); err != nil {
+						b.Fatal(err)
+					}
+					_ = e.Bytes()
+				}
+			})
 		}
 	}
 }

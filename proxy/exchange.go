@@ -28,6 +28,14 @@ type Inbound struct {
 	// Nil: Begin scans Body once and sets them, for the request's later
 	// readers.
 	Members []rawjson.Member
+	// Messages is the elements of the messages array of Body
+	// (rawjson.Elements of its value: offsets into the value, which
+	// edits of other members leave as they are) when known, else nil
+	// (also for an empty array).
+	// The stages that read the messages' elements take them from here
+	// instead of scanning the array; whoever changes the messages sets
+	// them again or to nil.
+	Messages []rawjson.Span
 	// MaxOutput is the caller's output cap, 0 when it gave none.
 	MaxOutput int64
 	// ExtraInputBytes is input the vendor gets beyond Body (a kept
@@ -362,7 +370,7 @@ func (x *Exchange) LetGoBody() {
 	if x.in.Text == nil && x.g.cfg.Guard != nil && !x.called {
 		return
 	}
-	x.in.Body, x.in.Members, x.obj = nil, nil, nil
+	x.in.Body, x.in.Members, x.in.Messages, x.obj = nil, nil, nil, nil
 }
 
 // promptBound is billable.PromptBound of the body sent, hostedCalls

@@ -291,7 +291,8 @@ func (x *Exchange) impose(c *candidate, n int64) error {
 
 // callerObject is the caller's body with its top-level members: from
 // Inbound.Members, else scanned once (and kept there for the request's
-// later readers). Nil: the body is not a JSON object (each stage then
+// later readers), and the messages' elements when Inbound.Messages has
+// them. Nil: the body is not a JSON object (each stage then
 // reads the bytes and answers as it would).
 func (x *Exchange) callerObject() *rawjson.Object {
 	if !x.objRead {
@@ -300,6 +301,12 @@ func (x *Exchange) callerObject() *rawjson.Object {
 			x.obj = rawjson.ObjectFrom(x.in.Body, x.in.Members)
 		} else if obj, err := rawjson.NewObject(x.in.Body); err == nil {
 			x.obj, x.in.Members = obj, obj.Members()
+		}
+		if x.obj != nil && x.in.Messages != nil {
+			// The stages that read the messages' elements (cache
+			// breakpoints, the directive) get them from the parse while
+			// the messages are not edited.
+			x.obj.KnowElements("messages", x.in.Messages)
 		}
 	}
 	return x.obj

@@ -134,6 +134,10 @@ type Request struct {
 	// parse found them on its way (M and C): later stages look members
 	// up there instead of scanning the body again. Nil otherwise.
 	Top []rawjson.Member
+	// Messages is the elements of the messages array, offsets into its
+	// value, when the parse found them (M and C); nil otherwise (and for
+	// an empty array).
+	Messages []rawjson.Span
 	// Parsed is the shape's own reading, for what only it uses (R: its
 	// *responses.Request; G: its *gemini.Parsed).
 	Parsed any

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"unsafe"
 )
 
 // Object is a JSON object's bytes and its top-level members, scanned
@@ -13,6 +14,15 @@ import (
 type Object struct {
 	b  []byte
 	ms []Member
+	el known
+}
+
+// known is the element spans of one array value, a slice of the object's
+// bytes, found before (KnowElements): Editor.Elements gives them without
+// a scan while that value is not edited.
+type known struct {
+	v   []byte
+	els []Span
 }
 
 // NewObject scans the top level of the JSON object b (Members).
@@ -27,6 +37,17 @@ func NewObject(b []byte) (*Object, error) {
 // ObjectFrom is the Object of b whose top-level members ms (as Members
 // gives them) are already known: nothing is scanned.
 func ObjectFrom(b []byte, ms []Member) *Object { return &Object{b: b, ms: ms} }
+
+// KnowElements records els, the elements of the array value of the last
+// member named key as Elements gives them (offsets into that value),
+// found before: Editor.Elements then gives them for that value, while no
+// edit changes it, without a scan. Nil els, or no such member: nothing is
+// recorded.
+func (o *Object) KnowElements(key string, els []Span) {
+	if v := o.Get(key); v != nil && els != nil {
+		o.el = known{v: v, els: els}
+	}
+}
 
 // Bytes returns the object's bytes.
 func (o *Object) Bytes() []byte { return o.b }
@@ -50,7 +71,7 @@ func (o *Object) Last(key string) (Member, bool) {
 
 // Edit returns an Editor of the object; the object is left as it is.
 func (o *Object) Edit() *Editor {
-	e := &Editor{n: len(o.b), ms: slices.Clone(o.ms)}
+	e := &Editor{n: len(o.b), ms: slices.Clone(o.ms), el: o.el}
 	if len(o.b) > 0 {
 		e.pieces = append(e.pieces, o.b)
 	}
@@ -76,6 +97,18 @@ type Editor struct {
 	n      int      // the document's length
 	ms     []Member // its members, offsets into the document
 	close  int      // the offset of the object's closing brace
+	el     known    // the object's known elements (KnowElements)
+}
+
+// Elements is Elements(v) for v a value of the edited document (Value):
+// the spans the object was told (KnowElements) when v is that value,
+// unedited (the same bytes of the object, not a copy), else a scan of v.
+// The spans are not to be changed.
+func (e *Editor) Elements(v []byte) ([]Span, error) {
+	if k := e.el; len(v) > 0 && len(v) == len(k.v) && unsafe.SliceData(v) == unsafe.SliceData(k.v) {
+		return k.els, nil
+	}
+	return Elements(v)
 }
 
 // Len is the length of the edited document.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -168,5 +169,45 @@ func TestObjectLookups(t *testing.T) {
 	var v struct{ Model string }
 	if json.Unmarshal(body, &v) != nil || v.Model != "b" {
 		t.Fatal("the last member is the one encoding/json keeps")
+	}
+}
+
+// TestEditorElementsKnown: the Editor gives the elements it was told
+// for the value they are of while no edit changes it, and scans the
+// value once an edit has (or for any other value).
+func TestEditorElementsKnown(t *testing.T) {
+	b := []byte(`{"model":"x", "messages" : [ {"a":1} , {"b":[2]} ],"tools":[1,2]}`)
+	o, err := NewObject(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Elements(o.Get("messages"))
+	if err != nil || len(want) != 2 {
+		t.Fatal(want, err)
+	}
+	told := []Span{{Start: 2, End: 9}, {Start: 12, End: 21}}
+	if !slices.Equal(told, want) {
+		t.Fatalf("Elements %+v", want)
+	}
+	o.KnowElements("messages", told)
+	e := o.Edit()
+	e.Set("model", []byte(`"a-longer-model"`))
+	if got, err := e.Elements(e.Value("messages")); err != nil || &got[0] != &told[0] {
+		t.Fatalf("unedited messages: %+v, %v; want the spans told", got, err)
+	}
+	if got, err := e.Elements(e.Value("tools")); err != nil || len(got) != 2 || got[1] != (Span{Start: 3, End: 4}) {
+		t.Fatalf("tools: %+v, %v", got, err)
+	}
+	e.EditValue("messages", Edit{Start: 1, End: 1, Text: []byte(`{"c":0},`)})
+	v := e.Value("messages")
+	got, err := e.Elements(v)
+	scan, _ := Elements(v)
+	if err != nil || len(got) != 3 || !slices.Equal(got, scan) {
+		t.Fatalf("edited messages: %+v, %v; want %+v", got, err, scan)
+	}
+	// Nothing told: a scan.
+	o2, _ := NewObject(b)
+	if got, err := o2.Edit().Elements(o2.Get("messages")); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("nothing told: %+v, %v; want %+v", got, err, want)
 	}
 }

@@ -7,24 +7,50 @@ import (
 	"unicode/utf8"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/rawjson"
 )
 
 // The messages of M and C bodies: roles, content blocks and parts, tool
 // calls; each text is appended to the guard's texts with its source.
 
-func (p *parser) messages() error {
-	if _, err := p.dec.readToken(); err != nil { // [
-		return err
+// messages reads the messages array and, given the scanner (sc), returns
+// its elements' spans, offsets into the array's value (nil for an empty
+// array, as rawjson.Elements gives).
+func (p *parser) messages(sc *scanner) ([]rawjson.Span, error) {
+	var els []rawjson.Span
+	vs := 0
+	if sc != nil {
+		vs = sc.pos // peeked: the '['
 	}
-	return p.elements("messages", func(where string) error {
+	if _, err := p.dec.readToken(); err != nil { // [
+		return nil, err
+	}
+	err := p.elements("messages", func(where string) error {
+		start := 0
+		if sc != nil {
+			start = sc.pos // peeked by more: the element's first byte
+		}
 		if err := p.object(where, "an object"); err != nil {
 			return err
 		}
+		var err error
 		if p.shape == gw.ShapeM {
-			return p.mMessage(where)
+			err = p.mMessage(where)
+		} else {
+			err = p.cMessage(where)
 		}
-		return p.cMessage(where)
+		if sc != nil && err == nil {
+			if els == nil {
+				els = make([]rawjson.Span, 0, 16)
+			}
+			els = append(els, rawjson.Span{Start: start - vs, End: sc.pos - vs})
+		}
+		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return els, nil
 }
 
 func (p *parser) mMessage(where string) error {

@@ -31,7 +31,18 @@ func sameAsOracle(t *testing.T, shape gw.Shape, body []byte) {
 	if err != nil || !reflect.DeepEqual(got.Top, ms) {
 		t.Fatalf("%s %q:\nTop     %+v\nMembers %+v, %v", shape, body, got.Top, ms, err)
 	}
-	got.Top = nil
+	// The messages' elements, offsets into their value, as
+	// rawjson.Elements finds them there (nil for messages null or []).
+	msgs := rawjson.Value(body, ms, "messages")
+	if msgs[0] == '[' {
+		els, err := rawjson.Elements(msgs)
+		if err != nil || !reflect.DeepEqual(got.Messages, els) {
+			t.Fatalf("%s %q:\nMessages %+v\nElements %+v, %v", shape, body, got.Messages, els, err)
+		}
+	} else if got.Messages != nil {
+		t.Fatalf("%s %q: Messages %+v for messages %s", shape, body, got.Messages, msgs)
+	}
+	got.Top, got.Messages = nil, nil
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s %q:\nParse  %+v\noracle %+v", shape, body, got, want)
 	}

@@ -64,6 +64,12 @@ type Body struct {
 	// their keys and values, as rawjson.Members gives them: read in the
 	// same pass, for the later stages to skip their own scan.
 	Top []rawjson.Member
+	// Messages is the elements of the messages array, as rawjson.Elements
+	// gives them on its value: offsets into that value (which an edit of
+	// another member does not move), read in the same pass. Nil when
+	// there are none (an empty array, messages null) or they are not
+	// known (a body the scanner did not read).
+	Messages []rawjson.Span
 }
 
 // MaxModelBytes bounds the model field: it is stored with every request's
@@ -509,7 +515,7 @@ func (p *parser) top() (*Body, error) {
 				return nil, fieldErrorf("messages must be an array")
 			}
 			hasMessages = true
-			if err := p.messages(); err != nil {
+			if b.Messages, err = p.messages(sc); err != nil {
 				return nil, err
 			}
 		case "system":

@@ -110,7 +110,7 @@ func passThroughEdit(e *rawjson.Editor, mq []byte, model string) {
 // addMarkers makes the adapter's breakpoints in the values of the last
 // tools, system and messages members.
 func addMarkers(e *rawjson.Editor, model string) {
-	te, se, me := markerEdits(e.Value("tools"), e.Value("system"), e.Value("messages"), model)
+	te, se, me := markerEdits(e.Value("tools"), e.Value("system"), e.Value("messages"), model, e.Elements)
 	e.EditValue("tools", te...)
 	e.EditValue("system", se...)
 	e.EditValue("messages", me...)
@@ -118,8 +118,9 @@ func addMarkers(e *rawjson.Editor, model string) {
 
 // markerEdits are addCacheMarkers' edits of the values tools, system and
 // messages (nil: the body has none), each sorted and with offsets into
-// its own value.
-func markerEdits(tools, system, messages []byte, model string) (te, se, me []rawjson.Edit) {
+// its own value. elements gives the messages' elements (rawjson.Elements,
+// or the Editor's, which knows them when the parse found them).
+func markerEdits(tools, system, messages []byte, model string, elements func([]byte) ([]rawjson.Span, error)) (te, se, me []rawjson.Edit) {
 	size := len(tools) + len(system)
 	min := minCacheTokens(model)
 	if estTokens(size) >= min {
@@ -135,7 +136,7 @@ func markerEdits(tools, system, messages []byte, model string) (te, se, me []raw
 		}
 	}
 	if messages != nil && estTokens(size+len(messages)) >= min {
-		me = markUserTurns(messages)
+		me = markUserTurns(messages, elements)
 		slices.SortFunc(me, func(a, b rawjson.Edit) int { return a.Start - b.Start })
 	}
 	return te, se, me
@@ -193,9 +194,10 @@ func markString(body []byte, start, end int) (rawjson.Edit, bool) {
 }
 
 // markUserTurns marks the last block of the last two user messages of
-// the messages array arr (offsets into arr).
-func markUserTurns(arr []byte) []rawjson.Edit {
-	els, err := rawjson.Elements(arr)
+// the messages array arr (offsets into arr), whose elements elements
+// gives.
+func markUserTurns(arr []byte, elements func([]byte) ([]rawjson.Span, error)) []rawjson.Edit {
+	els, err := elements(arr)
 	if err != nil {
 		return nil
 	}

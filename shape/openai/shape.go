@@ -38,7 +38,7 @@ func (Shape) Parse(_ string, body []byte) (shape.Request, error) {
 	if err != nil {
 		return shape.Request{}, err
 	}
-	return shape.Request{Model: b.Model, Stream: b.Stream, MaxOutput: b.MaxOutput, Text: b.Text, Models: b.Models, HasModels: b.HasModels, Top: b.Top}, nil
+	return shape.Request{Model: b.Model, Stream: b.Stream, MaxOutput: b.MaxOutput, Text: b.Text, Models: b.Models, HasModels: b.HasModels, Top: b.Top, Messages: b.Messages}, nil
 }
 
 // Canonical decodes the body (see DecodeRequest).
