@@ -104,14 +104,14 @@ func TestBudgetsThroughHolds(t *testing.T) {
 					}
 				}
 			}
-			u, err := st.(gw.BudgetUser).BudgetUse(ctx, acct.ID, "key_b", c.Now())
+			u, err := st.BudgetUse(ctx, acct.ID, "key_b", c.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
 			if u.KeyDay != (gw.PeriodUse{Spent: 1_000_000}) || u.AccountMonth != (gw.PeriodUse{Spent: 1_000_000}) {
 				t.Errorf("December's use %+v", u)
 			}
-			nov, err := st.(gw.BudgetUser).BudgetUse(ctx, acct.ID, "key_b", time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+			nov, err := st.BudgetUse(ctx, acct.ID, "key_b", time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -193,7 +193,7 @@ func (x *Exchange) recordIncident(ctx context.Context, v Verdict) string {
 		x.g.cfg.Logger.Error("store incident", "request_id", in.RequestID, "err", err)
 		return inc.ID
 	}
-	if gs, ok := x.g.cfg.Store.(gw.GuardStore); ok && v.Text != "" && x.g.incidentText(in.Principal.AccountID, x.g.cfg.Now()) {
+	if gs := x.g.cfg.Store; v.Text != "" && x.g.incidentText(in.Principal.AccountID, x.g.cfg.Now()) {
 		text := v.Text
 		if len(text) > MaxIncidentText {
 			text = truncateUTF8(text, MaxIncidentText)

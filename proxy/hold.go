@@ -151,11 +151,7 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 // for it (the period's charges and open holds taken off).
 func (x *Exchange) budgetLeft(ctx context.Context) (gw.Money, error) {
 	in := &x.in
-	bu, ok := x.g.cfg.Store.(gw.BudgetUser)
-	if !ok {
-		return 0, errors.New("store reports no budget use")
-	}
-	u, err := bu.BudgetUse(ctx, in.Principal.AccountID, in.Principal.KeyID, in.Received)
+	u, err := x.g.cfg.Store.BudgetUse(ctx, in.Principal.AccountID, in.Principal.KeyID, in.Received)
 	if err != nil {
 		return 0, err
 	}
@@ -214,10 +210,7 @@ func (x *Exchange) KeepAlive(ctx context.Context) {
 	if now.Before(x.renewAt) {
 		return
 	}
-	r, ok := g.cfg.Store.(gw.HoldRenewer)
-	if !ok {
-		return
-	}
+	r := g.cfg.Store
 	x.renewAt = now.Add(g.cfg.HoldTTL / 3)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()

@@ -50,12 +50,13 @@ type SecondStage struct {
 // incidentTextBytes bounds the flagged text kept with an incident.
 const incidentTextBytes = 16 << 10
 
-// New returns the policy guard of g on the store st (a store that keeps
-// no guard policies gets the default policy and no allow list); second
-// may be nil.
+// New returns the policy guard of g on the store st (no store, nil: the
+// default policy and no allow list); second may be nil.
 func New(g *guard.Guard, st gw.Store, second *SecondStage, logger *slog.Logger) *Guard {
 	pg := &Guard{g: g, second: second, logger: logger, cache: map[string]cachedPolicy{}, ttl: 5 * time.Second, now: time.Now}
-	pg.store, _ = st.(gw.GuardStore)
+	if st != nil {
+		pg.store = st
+	}
 	if pg.logger == nil {
 		pg.logger = slog.New(slog.DiscardHandler)
 	}
@@ -235,11 +236,10 @@ func (a *Guard) ForgetAll() {
 // Effective is the policy a key runs under, for the CLI and the
 // dashboard.
 func Effective(ctx context.Context, st gw.Store, keyID, accountID string) (gw.GuardPolicy, error) {
-	gs, ok := st.(gw.GuardStore)
-	if !ok {
+	if st == nil {
 		return gw.EffectiveGuardPolicy(nil, nil), nil
 	}
-	kp, ap, err := gs.GuardPolicies(ctx, keyID, accountID)
+	kp, ap, err := st.GuardPolicies(ctx, keyID, accountID)
 	return gw.EffectiveGuardPolicy(kp, ap), err
 }
 
