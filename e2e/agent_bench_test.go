@@ -32,7 +32,7 @@ import (
 //
 // with the guard on and off (off: the guard's share left out).
 // cpu-us/op is the process's CPU time per timed turn (the fake vendor's
-// included). Run: go test -run '^$' -bench AgentTurn -benchmem ./internal/app/
+// included). Run: go test -run '^$' -bench AgentTurn -benchmem ./e2e/
 func BenchmarkAgentTurn(b *testing.B) {
 	// A vendor that streams at once and reads no more of the body than
 	// its model (the fake vendors decode the whole body for every event).

@@ -35,7 +35,7 @@ import (
 // system) per request: client, fake vendor and gateway together, so the
 // gateway's own share is gateway minus direct; unlike ns/op it does not
 // depend on how much CPU the machine's other processes leave.
-// Run: go test -run '^$' -bench . -benchmem ./internal/app/
+// Run: go test -run '^$' -bench . -benchmem ./e2e/
 
 type benchEnv struct {
 	url  string

@@ -27,7 +27,7 @@ import (
 // in flight expire within their bound. Then the gateway restarts on the
 // same file and shuts down cleanly on SIGTERM.
 //
-// Run it alone with: go test -run TestCrashKeepsEveryCharge -v ./internal/app/
+// Run it alone with: go test -run TestCrashKeepsEveryCharge -v ./e2e/
 func TestCrashKeepsEveryCharge(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "gateway")

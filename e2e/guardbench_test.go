@@ -22,7 +22,7 @@ import (
 // the same request with no second stage (the band let through) and a
 // clear request, in the same run:
 //
-//	go test -run '^$' -bench GreyBandTTFB -benchtime 40x ./internal/app/
+//	go test -run '^$' -bench GreyBandTTFB -benchtime 40x ./e2e/
 //
 // ttfb-ms is the mean time from sending the request to the response
 // headers. With the vendor answering at once, the second stage's latency

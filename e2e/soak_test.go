@@ -30,10 +30,10 @@ var (
 // in-stream errors, 5xx before the first byte) mixed in. It reports the
 // process's RSS and goroutines as it goes and checks, at the end, that no
 // goroutine or hold is left and the ledger balances (balance = top-ups -
-// charges). Run with: go test -run Soak -soak=60s ./internal/app/
+// charges). Run with: go test -run Soak -soak=60s ./e2e/
 func TestSoak(t *testing.T) {
 	if *soakFor <= 0 {
-		t.Skip("opt-in: go test -run Soak -soak=60s ./internal/app/")
+		t.Skip("opt-in: go test -run Soak -soak=60s ./e2e/")
 	}
 	e := newEnv(t, func(c *app.Config) { c.RPM, c.TPM = 0, 0 })
 	ctx := context.Background()

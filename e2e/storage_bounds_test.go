@@ -62,7 +62,7 @@ func mb(n int64) string {
 // With GATEWAY_TEST_STORAGE_BEFORE=1 each case also runs with its bound
 // out of the way (what the audit saw), and -v prints both figures:
 //
-//	GATEWAY_TEST_STORAGE_BEFORE=1 go test -run TestStorageBoundsDatabaseGrowth -v ./internal/app/
+//	GATEWAY_TEST_STORAGE_BEFORE=1 go test -run TestStorageBoundsDatabaseGrowth -v ./e2e/
 func TestStorageBoundsDatabaseGrowth(t *testing.T) {
 	ctx := context.Background()
 	before := os.Getenv("GATEWAY_TEST_STORAGE_BEFORE") == "1"
