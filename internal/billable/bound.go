@@ -80,31 +80,7 @@ func PromptBound(body []byte, extraBytes int, hostedCalls bool) int64 {
 	if len(body) == 0 || hostedCalls {
 		return 0
 	}
-	var images int64
-	var next [8]int // per image mark: where its next occurrence may start
-	if len(boundImageMarks) > len(next) {
-		panic("billable: too many image marks")
-	}
-	for p := 0; ; p++ {
-		j := bytes.IndexByte(body[p:], '"')
-		if j < 0 || p+j+1 >= len(body) {
-			break
-		}
-		p += j
-		for _, m := range boundMarks[body[p+1]] {
-			if !bytes.HasPrefix(body[p:], m.mark) {
-				continue
-			}
-			if m.image < 0 {
-				return 0
-			}
-			if p >= next[m.image] {
-				images++
-				next[m.image] = p + len(m.mark)
-			}
-		}
-	}
-	return int64(len(body)) + int64(max(extraBytes, 0)) + hiddenMargin + images*imageMargin
+	return ScanMarks(body).PromptBound(extraBytes, false)
 }
 
 // Marks is what ExternalInput and PromptBound read of one body, found in

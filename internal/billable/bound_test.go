@@ -77,14 +77,21 @@ func BenchmarkPromptBound(b *testing.B) {
 	})
 }
 
-// checkMarks holds ScanMarks to ExternalInput and PromptBound.
+// checkMarks holds ScanMarks to ExternalInput and to the per-mark
+// prompt bound.
 func checkMarks(t *testing.T, body []byte, extra int, calls bool) {
 	t.Helper()
 	m := billable.ScanMarks(body)
 	if got, want := m.External, billable.ExternalInput(body); got != want {
 		t.Fatalf("ScanMarks(%q).External = %v, want %v", body, got, want)
 	}
-	if got, want := m.PromptBound(extra, calls), billable.PromptBound(body, extra, calls); got != want {
+	// The per-mark bound (the dispute's) is the reference: PromptBound
+	// itself is ScanMarks'.
+	var h gw.Hosted
+	if calls {
+		h.WebSearches = 1
+	}
+	if got, want := m.PromptBound(extra, calls), proxy.PromptBound(body, extra, h); got != want {
 		t.Fatalf("ScanMarks(%q).PromptBound(%d, %v) = %d, want %d", body, extra, calls, got, want)
 	}
 }
