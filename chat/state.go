@@ -71,13 +71,9 @@ func (s *Lifecycle) clientState(ctx context.Context, in proxy.Inbound) (proxy.In
 		case in.Canonical != nil:
 			err = k.RestoreRequest(ctx, in.Principal.AccountID, in.Canonical)
 		case st.ReasoningInBody:
-			was := in.Body
-			in.Body, err = k.RestoreBody(ctx, in.Principal.AccountID, in.Body)
-			if !sameBytes(in.Body, was) {
-				// Rewritten: the parse's spans no longer hold, and the
-				// proxy scans the new body once instead.
-				in.Members, in.Messages = nil, nil
-			}
+			var body []byte
+			body, err = k.RestoreBody(ctx, in.Principal.AccountID, in.Body)
+			in.SetBody(body)
 		}
 		if err != nil {
 			s.cfg.Logger.Warn("restore reasoning", "request_id", in.RequestID, "err", err)

@@ -208,3 +208,22 @@ func BenchmarkStagesAgentTurn(b *testing.B) {
 		}
 	}
 }
+
+// A body replaced by other bytes loses the spans found in the old one;
+// the same bytes keep them.
+func TestSetBodyDropsStaleSpans(t *testing.T) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	ms, err := rawjson.Members(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := proxy.Inbound{Body: body, Members: ms, Messages: []rawjson.Span{{Start: 0, End: 1}}}
+	in.SetBody(body)
+	if in.Members == nil || in.Messages == nil {
+		t.Fatal("the same bytes lost their spans")
+	}
+	in.SetBody(append([]byte(nil), body...))
+	if in.Members != nil || in.Messages != nil {
+		t.Fatalf("a new body kept the old spans: %+v %+v", in.Members, in.Messages)
+	}
+}

@@ -24,7 +24,8 @@ type Inbound struct {
 	Body      []byte
 	Canonical *gw.Request
 	// Members are Body's top-level members (rawjson.Members) when they
-	// are known already; whoever changes Body sets them again or to nil.
+	// are known already; whoever changes Body sets them again, or goes
+	// through SetBody, which drops them.
 	// Nil: Begin scans Body once and sets them, for the request's later
 	// readers.
 	Members []rawjson.Member
@@ -70,6 +71,16 @@ type Inbound struct {
 	// BodyTokens is the server's prompt estimate of Body, made before
 	// Body was let go (Exchange.LetGo): what its estimates read then.
 	BodyTokens int64
+}
+
+// SetBody replaces the body. The spans found in the old one (Members,
+// Messages) go with it unless b is the same bytes: Begin then scans the
+// new body once.
+func (in *Inbound) SetBody(b []byte) {
+	if len(b) != len(in.Body) || len(b) > 0 && &b[0] != &in.Body[0] {
+		in.Members, in.Messages = nil, nil
+	}
+	in.Body = b
 }
 
 // Target is one model to try: the vendor prefix and the vendor's model id.
