@@ -14,16 +14,18 @@ import (
 	gw "github.com/gwlabs/gateway"
 )
 
-// JSON-RPC error codes of the gateway's own refusals (the server-error
-// range JSON-RPC leaves to implementations).
+// JSON-RPC error codes of the gateway's own refusals, in the
+// server-error range JSON-RPC leaves to implementations, clear of the
+// codes the SDK gives meaning (-32001, -32003 to -32005, MCP's -32002,
+// -32021, -32022, -32042).
 const (
 	// CodeNotAllowed: the caller's allow lists admit no such item.
-	CodeNotAllowed = -32003
+	CodeNotAllowed = -32010
 	// CodeRateLimited: the key's tool calls are over its limit (HTTP
 	// 429 with Retry-After; data.retry_after in seconds).
 	CodeRateLimited = -32029
 	// CodeUnavailable: every server the caller may reach is down.
-	CodeUnavailable = -32004
+	CodeUnavailable = -32011
 	// CodeGateway: any other refusal; data.type is the gateway's
 	// error type.
 	CodeGateway = -32000
