@@ -224,7 +224,9 @@ func (e *Endpoint) getPrompt(ctx context.Context, acc access, p *sdk.GetPromptPa
 	}
 	q := *p
 	q.Name = item
-	res, err := do(ctx, s, func(ctx context.Context, cs *sdk.ClientSession) (*sdk.GetPromptResult, error) { return cs.GetPrompt(ctx, &q) })
+	res, err := do(ctx, s, func(ctx context.Context, cs *sdk.ClientSession) (*sdk.GetPromptResult, error) {
+		return cs.GetPrompt(ctx, &q)
+	})
 	if err != nil {
 		return nil, upstreamRPCError(s, err)
 	}
@@ -238,7 +240,9 @@ func (e *Endpoint) readResource(ctx context.Context, acc access, p *sdk.ReadReso
 	if s == nil {
 		return nil, &jsonrpc.Error{Code: sdk.CodeResourceNotFound, Message: fmt.Sprintf("resource %q is not one this API key may read", clip(p.URI, 200))}
 	}
-	res, err := do(ctx, s, func(ctx context.Context, cs *sdk.ClientSession) (*sdk.ReadResourceResult, error) { return cs.ReadResource(ctx, p) })
+	res, err := do(ctx, s, func(ctx context.Context, cs *sdk.ClientSession) (*sdk.ReadResourceResult, error) {
+		return cs.ReadResource(ctx, p)
+	})
 	if err != nil {
 		return nil, upstreamRPCError(s, err)
 	}
@@ -287,7 +291,9 @@ func (e *Endpoint) complete(ctx context.Context, acc access, p *sdk.CompletePara
 	ref := *p.Ref
 	ref.Name = item
 	q.Ref = &ref
-	res, err := do(ctx, s, func(ctx context.Context, cs *sdk.ClientSession) (*sdk.CompleteResult, error) { return cs.Complete(ctx, &q) })
+	res, err := do(ctx, s, func(ctx context.Context, cs *sdk.ClientSession) (*sdk.CompleteResult, error) {
+		return cs.Complete(ctx, &q)
+	})
 	if err != nil {
 		return nil, upstreamRPCError(s, err)
 	}

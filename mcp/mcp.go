@@ -146,7 +146,7 @@ func New(cfg Config) (*Endpoint, error) {
 			Resources: &sdk.ResourceCapabilities{ListChanged: true},
 			Logging:   &sdk.LoggingCapabilities{},
 		},
-		Logger:       cfg.Logger,
+		Logger: cfg.Logger,
 	})
 	e.srv.AddReceivingMiddleware(e.receive)
 	go e.sweep()
