@@ -115,6 +115,11 @@ type Config struct {
 	BreakerFailures int
 	BreakerInterval time.Duration
 	BreakerAccounts int
+	// AllowedOrigins are the browser origins whose requests are served
+	// (besides loopback ones): a request with any other Origin header is
+	// refused with 403, so a web page cannot reach the endpoint through
+	// DNS rebinding. MCP clients that are not browsers send no Origin.
+	AllowedOrigins []string
 	// HTTPClient reaches the streamable HTTP servers (default: a client
 	// of its own).
 	HTTPClient *http.Client

@@ -304,7 +304,7 @@ func (e *Endpoint) complete(ctx context.Context, acc access, p *sdk.CompletePara
 // failure to reach it into one naming the server (never its address).
 func upstreamRPCError(s *server, err error) error {
 	var jerr *jsonrpc.Error
-	if errors.As(err, &jerr) {
+	if answered(err) && errors.As(err, &jerr) {
 		return jerr
 	}
 	if errors.Is(err, context.DeadlineExceeded) {

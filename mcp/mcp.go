@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -200,6 +201,11 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(&gw.Error{Code: gw.CodeOverloaded, Message: "the gateway is shutting down; retry", RetryAfter: time.Second})
 		return
 	}
+	if o := r.Header.Get("Origin"); o != "" && !e.originAllowed(o) {
+		writeErrorStatus(w, rid, http.StatusForbidden, &gw.Error{Code: gw.CodeInvalidRequest, ErrorCode: "origin_not_allowed",
+			Message: fmt.Sprintf("requests from the browser origin %q are not served on /mcp (DNS rebinding protection); the operator may allow it", clip(o, 200))})
+		return
+	}
 	// Authenticate.
 	gwy := e.cfg.Gateway
 	credential := r.Header.Get("Authorization")
@@ -267,6 +273,23 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		e.touch(r.Context(), s)
 	}
+}
+
+// originAllowed reports whether a browser origin may reach the
+// endpoint: a loopback one, or one the operator allowed.
+func (e *Endpoint) originAllowed(origin string) bool {
+	if slices.Contains(e.cfg.AllowedOrigins, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	switch h := u.Hostname(); h {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return false
 }
 
 // readMessage reads a POST body: at most MaxBodyBytes, one JSON-RPC
@@ -540,6 +563,11 @@ func (e *Endpoint) sessionOf(req sdk.Request) *session {
 // writeError answers with the gateway's error envelope (authentication,
 // method, size, draining).
 func writeError(w http.ResponseWriter, rid string, e *gw.Error) {
+	writeErrorStatus(w, rid, e.Code.Status(), e)
+}
+
+// writeErrorStatus is writeError with another status than the code's.
+func writeErrorStatus(w http.ResponseWriter, rid string, status int, e *gw.Error) {
 	h := w.Header()
 	if e.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int(max((e.RetryAfter+time.Second-1)/time.Second, 1))))
@@ -548,7 +576,7 @@ func writeError(w http.ResponseWriter, rid string, e *gw.Error) {
 		h.Set("WWW-Authenticate", `Bearer realm="gateway"`)
 	}
 	h.Set("Content-Type", "application/json")
-	w.WriteHeader(e.Code.Status())
+	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(struct {
 		Error shape.ErrorObject `json:"error"`
 	}{shape.NewErrorObject(rid, e)})

@@ -158,7 +158,16 @@ func gone(err error) bool {
 // server is up, the request was wrong.
 func answered(err error) bool {
 	var jerr *jsonrpc.Error
-	return errors.As(err, &jerr)
+	if !errors.As(err, &jerr) {
+		return false
+	}
+	switch jerr.Code {
+	case -32003, -32004, -32005:
+		// The SDK's own: a closing connection, a request its transport
+		// refused (the server's 429, 502, 503 or 504).
+		return false
+	}
+	return true
 }
 
 // do runs f on the server's session within its time-out, opening a
@@ -177,7 +186,10 @@ func do[T any](ctx context.Context, s *server, f func(context.Context, *sdk.Clie
 			s.drop(cs, err)
 			continue
 		}
-		if err != nil && !answered(err) {
+		switch {
+		case err == nil, answered(err):
+			s.note(nil)
+		case ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded):
 			s.note(err)
 		}
 		return v, err
@@ -292,7 +304,7 @@ func (s *server) health(now time.Time) gw.VendorHealth {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := gw.VendorHealth{Vendor: "mcp:" + s.name, Breaker: s.br.State(now)}
-	if s.sess == nil && s.lastErr != nil {
+	if s.lastErr != nil {
 		h.Keys = []gw.KeyHealth{{Name: "session", Out: true, Reason: s.lastErr.Error()}}
 	}
 	return h

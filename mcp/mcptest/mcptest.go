@@ -29,7 +29,8 @@ var PNG, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCA
 // Server is one test server.
 type Server struct {
 	Name  string
-	Calls atomic.Int64 // tool calls taken
+	Calls  atomic.Int64 // tool calls taken
+	Echoes atomic.Int64 // echo calls taken
 	srv   *sdk.Server
 }
 
@@ -51,6 +52,7 @@ func New(name string) *Server {
 	}
 	sdk.AddTool(s.srv, &sdk.Tool{Name: "echo", Description: "Echoes the text back, prefixed with the server's name."}, func(ctx context.Context, r *sdk.CallToolRequest, a echoArgs) (*sdk.CallToolResult, any, error) {
 		s.Calls.Add(1)
+		s.Echoes.Add(1)
 		return text(s.Name + ": " + a.Text), nil, nil
 	})
 	type addArgs struct {
