@@ -28,10 +28,10 @@ var PNG, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCA
 
 // Server is one test server.
 type Server struct {
-	Name  string
+	Name   string
 	Calls  atomic.Int64 // tool calls taken
 	Echoes atomic.Int64 // echo calls taken
-	srv   *sdk.Server
+	srv    *sdk.Server
 }
 
 // New returns a test server whose echo tool prefixes its answers with
