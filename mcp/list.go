@@ -285,7 +285,9 @@ func (e *Endpoint) complete(ctx context.Context, acc access, p *sdk.CompletePara
 	}
 	s, item, err := e.target(acc, p.Ref.Name, "prompt")
 	if err != nil {
-		return nil, err
+		// A hint, never a refusal: nothing to offer for a prompt the
+		// caller cannot use.
+		return empty, nil
 	}
 	q := *p
 	ref := *p.Ref

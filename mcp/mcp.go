@@ -146,6 +146,8 @@ func New(cfg Config) (*Endpoint, error) {
 			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
 			Resources: &sdk.ResourceCapabilities{ListChanged: true},
 			Logging:   &sdk.LoggingCapabilities{},
+			// Completions reach the prompt's server (complete).
+			Completions: &sdk.CompletionCapabilities{},
 		},
 		Logger: cfg.Logger,
 	})
