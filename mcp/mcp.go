@@ -70,6 +70,10 @@ const (
 // first.
 var Versions = []string{"2025-11-25", "2025-06-18"}
 
+// legacyVersion is accepted in the MCP-Protocol-Version header for the
+// clients that still send it, though initialize never agrees to it.
+const legacyVersion = "2025-03-26"
+
 // sessionKind is the store's kind of a session's entry.
 const sessionKind = "mcp_session"
 
@@ -153,7 +157,34 @@ func New(cfg Config) (*Endpoint, error) {
 	})
 	e.srv.AddReceivingMiddleware(e.receive)
 	go e.sweep()
+	go e.warm()
 	return e, nil
+}
+
+// warm opens every server's session and reads its tools in the
+// background, so that the first caller does not wait for a stdio
+// process to start; a server that fails is tried again on use.
+func (e *Endpoint) warm() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-e.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var wg sync.WaitGroup
+	for _, s := range e.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.tools(ctx); err != nil {
+				e.cfg.Logger.Warn("mcp server not reachable at start", "server", s.name, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // Close ends every session and upstream server (stdio processes exit).
@@ -216,7 +247,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	if v := r.Header.Get(headerProtocol); v != "" && !slices.Contains(Versions, v) {
+	if v := r.Header.Get(headerProtocol); v != "" && !slices.Contains(Versions, v) && v != legacyVersion {
 		fail(gw.Errorf(gw.CodeInvalidRequest, "MCP-Protocol-Version %q is not supported; this gateway speaks %v", v, Versions))
 		return
 	}
