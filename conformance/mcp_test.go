@@ -143,4 +143,3 @@ func tail(b []byte, n int) string {
 	}
 	return strings.TrimSpace(s)
 }
-
