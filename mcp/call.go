@@ -88,6 +88,7 @@ func (e *Endpoint) callTool(w http.ResponseWriter, r *http.Request, rid string, 
 	run := r.Header.Get(HeaderRun)
 	if run != "" && e.cfg.Runs != nil {
 		if err := e.cfg.Runs.Admit(ctx, run, p); err != nil {
+			span.Fail(err)
 			gwy.RefuseTool(ctx, in, err)
 			lg.status, lg.err = gw.AsError(err).Code.Status(), string(gw.AsError(err).Code)
 			e.refuse(w, req, err)

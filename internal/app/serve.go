@@ -212,7 +212,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	dash, err := newDashboard(m.store, c, limiter, adminSvc, m.Logger, vendorHealth(providers, time.Now))
+	dash, err := newDashboard(m.store, c, limiter, adminSvc, m.Logger, m.withMCPHealth(vendorHealth(providers, time.Now)))
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
