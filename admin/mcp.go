@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 )
@@ -43,6 +46,8 @@ type MCPGranter interface {
 	MCPGrant(ctx context.Context, subject, id string) (*MCPGrant, error)
 	// SetMCPGrant replaces it; req nil removes it.
 	SetMCPGrant(ctx context.Context, subject, id string, req *MCPGrantRequest) (*MCPGrant, error)
+	// MCPCalls lists the calls made through /mcp, newest first.
+	MCPCalls(ctx context.Context, account, before string, limit int) ([]MCPCall, error)
 }
 
 // mcpSubject resolves a subject to its stored id: an account's name
@@ -124,6 +129,7 @@ func (l *Local) SetMCPGrant(ctx context.Context, subject, id string, req *MCPGra
 // mcpRoutes are the MCP allow lists' endpoints.
 var mcpRoutes = []string{
 	"GET /admin/v1/mcp/grants/{subject}/{id}", "PUT /admin/v1/mcp/grants/{subject}/{id}", "DELETE /admin/v1/mcp/grants/{subject}/{id}",
+	"GET /admin/v1/mcp/calls",
 }
 
 func (h *Handler) mcpGrant(w http.ResponseWriter, r *http.Request) {
@@ -158,4 +164,85 @@ func (c *Client) SetMCPGrant(ctx context.Context, subject, id string, req *MCPGr
 		return call[MCPGrant](ctx, c, http.MethodDelete, "/admin/v1/mcp/grants/"+esc(subject)+"/"+esc(id), nil, nil)
 	}
 	return call[MCPGrant](ctx, c, http.MethodPut, "/admin/v1/mcp/grants/"+esc(subject)+"/"+esc(id), nil, req)
+}
+
+// MCPCall is one call made through /mcp, from its record.
+type MCPCall struct {
+	RequestID string    `json:"request_id"`
+	AccountID string    `json:"account_id"`
+	KeyID     string    `json:"key_id"`
+	Server    string    `json:"server"`
+	Tool      string    `json:"tool"`
+	Status    int       `json:"status"`
+	Error     string    `json:"error,omitempty"`
+	LatencyMS int64     `json:"latency_ms"`
+	ChargeUSD string    `json:"charge_usd"`
+	Guard     string    `json:"guard,omitempty"`
+	Note      string    `json:"note,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// MCPCalls lists the calls made through /mcp, newest first: all of them
+// or an account's (by id or name), at most limit (default 100, at most
+// MaxLedgerPage), older than the request id before when given.
+func (l *Local) MCPCalls(ctx context.Context, account, before string, limit int) ([]MCPCall, error) {
+	if limit <= 0 {
+		limit = DefaultPage
+	}
+	if limit > MaxLedgerPage {
+		return nil, invalid("limit must be at most %d", MaxLedgerPage)
+	}
+	f := gw.RecordFilter{Endpoint: mcpEndpoint, Limit: limit, Before: before}
+	if account != "" {
+		a, err := l.Account(ctx, account)
+		if err != nil {
+			return nil, err
+		}
+		f.AccountID = a.ID
+	}
+	rs, err := l.Store.Records(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]MCPCall, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, MCPCall{RequestID: r.RequestID, AccountID: r.AccountID, KeyID: r.KeyID, Server: r.Vendor, Tool: r.Model, Status: r.Status,
+			Error: string(r.ErrorCode), LatencyMS: r.Latency.Milliseconds(), ChargeUSD: r.Charge.USDString(), Guard: r.Guard, Note: r.Note, CreatedAt: r.CreatedAt.UTC()})
+	}
+	return out, nil
+}
+
+// mcpEndpoint is the records' endpoint of /mcp's calls (proxy.EndpointMCP).
+const mcpEndpoint gw.Shape = "mcp"
+
+func (h *Handler) mcpCalls(w http.ResponseWriter, r *http.Request) {
+	limit, err := intParam(r, "limit")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	q := r.URL.Query()
+	list, err := h.svc.MCPCalls(r.Context(), q.Get("account"), q.Get("before"), int(min(limit, 1<<20)))
+	reply(w, http.StatusOK, map[string]any{"data": list}, err)
+}
+
+// MCPCalls is the admin API's list of /mcp's calls.
+func (c *Client) MCPCalls(ctx context.Context, account, before string, limit int) ([]MCPCall, error) {
+	q := url.Values{}
+	if account != "" {
+		q.Set("account", account)
+	}
+	if before != "" {
+		q.Set("before", before)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	page, err := call[struct {
+		Data []MCPCall `json:"data"`
+	}](ctx, c, http.MethodGet, "/admin/v1/mcp/calls", q, nil)
+	if err != nil {
+		return nil, err
+	}
+	return page.Data, nil
 }

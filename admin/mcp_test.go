@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/admin"
@@ -71,5 +72,47 @@ func TestMCPGrantsOverTheAPI(t *testing.T) {
 		if _, err := c.SetMCPGrant(ctx, bad.subject, bad.id, bad.req); gw.ErrorCode(err) != bad.code {
 			t.Errorf("%s %s %+v: %v, want %s", bad.subject, bad.id, bad.req, err, bad.code)
 		}
+	}
+}
+
+// TestMCPCallsOverTheAPI: the admin API lists /mcp's calls from their
+// records, an account's alone by name, and never a chat request's.
+func TestMCPCallsOverTheAPI(t *testing.T) {
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "gateway.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	token := strings.Repeat("t", admin.MinTokenLen)
+	h, err := admin.NewHandler(&admin.Local{Store: db}, token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	c := &admin.Client{BaseURL: srv.URL, Token: token}
+	a, _ := db.EnsureAccount(ctx, "acme")
+	b, _ := db.EnsureAccount(ctx, "other")
+	now := time.Now().UTC()
+	for i, r := range []gw.Record{
+		{RequestID: "req_1", AccountID: a.ID, KeyID: "key_a", Endpoint: "mcp", Vendor: "github", Model: "create_issue", Status: 200, Charge: 1000, Note: "mcp bytes in=10 out=20", CreatedAt: now},
+		{RequestID: "req_2", AccountID: a.ID, KeyID: "key_a", Endpoint: gw.ShapeM, Vendor: "anthropic", Model: "claude", Status: 200, CreatedAt: now},
+		{RequestID: "req_3", AccountID: b.ID, KeyID: "key_b", Endpoint: "mcp", Vendor: "files", Model: "read", Status: 403, ErrorCode: gw.CodeRequestBlocked, Guard: "flagged:injection", CreatedAt: now},
+	} {
+		if err := db.Log(ctx, &r); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+	}
+	all, err := c.MCPCalls(ctx, "", "", 0)
+	if err != nil || len(all) != 2 {
+		t.Fatalf("all calls: %+v %v", all, err)
+	}
+	mine, err := c.MCPCalls(ctx, "acme", "", 10)
+	if err != nil || len(mine) != 1 || mine[0].Server != "github" || mine[0].Tool != "create_issue" || mine[0].ChargeUSD != "0.00001000" || mine[0].Note == "" {
+		t.Fatalf("acme's calls: %+v %v", mine, err)
+	}
+	if _, err := c.MCPCalls(ctx, "nobody", "", 10); gw.ErrorCode(err) != gw.CodeNotFound {
+		t.Fatalf("unknown account: %v", err)
 	}
 }

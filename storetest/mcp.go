@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 )
@@ -74,5 +75,30 @@ func testMCPGrants(t *testing.T, s gw.Store) {
 	}
 	if err := s.SetMCPGrant(ctx, "key", k.ID, &gw.MCPGrant{Allow: []string{"a\nb"}}); err == nil {
 		t.Fatal("an entry with a newline accepted")
+	}
+}
+
+// testRecordsByEndpoint: RecordFilter.Endpoint selects one endpoint's
+// records (the MCP tool calls), with the other filters.
+func testRecordsByEndpoint(t *testing.T, s gw.Store) {
+	ctx := t.Context()
+	a := account(t, s, "by-endpoint", 0)
+	now := time.Now().UTC()
+	for _, r := range []gw.Record{
+		{RequestID: "req_e1", AccountID: a.ID, KeyID: "k", Endpoint: "mcp", Vendor: "github", Model: "create_issue", Status: 200, CreatedAt: now},
+		{RequestID: "req_e2", AccountID: a.ID, KeyID: "k", Endpoint: gw.ShapeC, Vendor: "openai", Model: "gpt", Status: 200, CreatedAt: now},
+		{RequestID: "req_e3", AccountID: a.ID, KeyID: "k", Endpoint: "mcp", Vendor: "files", Model: "read", Status: 502, CreatedAt: now.Add(time.Millisecond)},
+	} {
+		if err := s.Log(ctx, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Records(ctx, gw.RecordFilter{AccountID: a.ID, Endpoint: "mcp"})
+	if err != nil || len(got) != 2 || got[0].RequestID != "req_e3" || got[1].RequestID != "req_e1" {
+		t.Fatalf("mcp records = %+v, %v", got, err)
+	}
+	got, err = s.Records(ctx, gw.RecordFilter{AccountID: a.ID, Endpoint: "mcp", Vendor: "github"})
+	if err != nil || len(got) != 1 || got[0].Model != "create_issue" {
+		t.Fatalf("mcp records of github = %+v, %v", got, err)
 	}
 }

@@ -66,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) gw.Store) {
 		{"KeyGenerationMovesOnEveryKeyChange", testKeyGeneration},
 		{"ClosedStoreRefusesCalls", testClosed},
 		{"MCPGrantsPerKeyAndAccount", testMCPGrants},
+		{"RecordsByEndpoint", testRecordsByEndpoint},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
