@@ -164,7 +164,12 @@ func (m *Main) openMCP(gwy *proxy.Gateway) (*mcp.Endpoint, error) {
 		SessionIdle:    c.SessionIdle,
 		MaxResultBytes: c.MaxResultBytes,
 		AllowedOrigins: c.AllowedOrigins,
-		Logger:         m.Logger,
+		// The vendors' breaker settings (GATEWAY_BREAKER_*) apply to the
+		// MCP servers too.
+		BreakerFailures: m.Config.HTTP.BreakerFailures,
+		BreakerInterval: m.Config.HTTP.BreakerInterval,
+		BreakerAccounts: m.Config.HTTP.BreakerAccounts,
+		Logger:          m.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %w", err)
