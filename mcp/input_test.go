@@ -245,3 +245,20 @@ func TestRedactArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeClientInfoStaysLocal: a session whose initialize parameters
+// are too large for the store is still served (by this instance) after
+// the store would have been asked again.
+func TestHugeClientInfoStaysLocal(t *testing.T) {
+	e := newEnv(t, options{})
+	big := strings.Repeat("x", 20<<10)
+	resp, body := e.raw("POST", e.key, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"experimental":{"blob":"`+big+`"}},"clientInfo":{"name":"big","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" {
+		t.Fatalf("initialize: %d %.200s", resp.StatusCode, body)
+	}
+	e.advance(time.Minute)
+	if resp, body := e.raw("POST", e.key, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); resp.StatusCode != 200 || !strings.Contains(string(body), "alpha__echo") {
+		t.Fatalf("later: %d %.300s", resp.StatusCode, body)
+	}
+}

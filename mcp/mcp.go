@@ -110,6 +110,9 @@ type session struct {
 	used       atomic.Int64 // unix nanoseconds of the last request
 	savedAt    atomic.Int64 // unix nanoseconds the store's expiry was last moved
 	checkedAt  atomic.Int64 // unix nanoseconds the store last confirmed it
+	// local: its state is too large for the store (a client's huge
+	// capabilities), so only this instance serves it.
+	local atomic.Bool
 }
 
 // storedSession is a session's entry in the store.
@@ -433,7 +436,8 @@ func (e *Endpoint) save(ctx context.Context, s *session) {
 	st := storedSession{KeyID: s.keyID, Initialize: ip, Version: negotiated(ip.ProtocolVersion)}
 	b, err := json.Marshal(st)
 	if err != nil || len(b) > maxSessionState {
-		e.cfg.Logger.Warn("mcp session state not kept", "session", s.id, "bytes", len(b), "err", err)
+		s.local.Store(true)
+		e.cfg.Logger.Warn("mcp session kept on this instance only: its state is too large for the store", "session", s.id, "bytes", len(b), "err", err)
 		return
 	}
 	now := e.cfg.Now()
@@ -481,7 +485,7 @@ func (e *Endpoint) find(ctx context.Context, sid string, p *gw.Principal, creden
 		if s.keyID != p.KeyID {
 			return nil, nil
 		}
-		if e.cfg.Sessions == nil || now.Sub(time.Unix(0, s.checkedAt.Load())) < recheckAfter {
+		if e.cfg.Sessions == nil || s.local.Load() || now.Sub(time.Unix(0, s.checkedAt.Load())) < recheckAfter {
 			return s, nil
 		}
 	}
