@@ -204,16 +204,16 @@ func TestUpstreamDownAndBack(t *testing.T) {
 // breaker for the server (its next calls fail at once) and not the
 // server's for another account.
 func TestBreakerIsolatedByAccount(t *testing.T) {
-	e := newEnv(t, options{
-		servers: func(e *env) []mcp.ServerConfig {
-			return []mcp.ServerConfig{{Name: "alpha", URL: e.up["alpha"].http.URL, Timeout: 100 * time.Millisecond}}
-		},
-		config: func(c *mcp.Config) { c.BreakerFailures = 2; c.BreakerInterval = time.Minute },
-	})
+	e := newEnv(t, options{config: func(c *mcp.Config) { c.BreakerFailures = 2; c.BreakerInterval = time.Minute }})
 	cs := e.connect(e.key)
+	e.call(cs, "alpha__add", map[string]any{"a": 1, "b": 1}) // alpha's session is open
+	e.up["alpha"].down.Store(true)
 	for range 2 {
-		e.call(cs, "alpha__slow", map[string]any{"millis": 2000})
+		if res := e.call(cs, "alpha__echo", map[string]any{"text": "x"}); !res.IsError {
+			t.Fatal("a call to a server that is down succeeded")
+		}
 	}
+	e.up["alpha"].down.Store(false)
 	res := e.call(cs, "alpha__echo", map[string]any{"text": "x"})
 	if !res.IsError || !strings.Contains(resultText(res), "keeps failing") || e.up["alpha"].srv.Echoes.Load() != 0 {
 		t.Fatalf("after two failures, = %v %q (echoes %d)", res.IsError, resultText(res), e.up["alpha"].srv.Echoes.Load())
@@ -224,8 +224,12 @@ func TestBreakerIsolatedByAccount(t *testing.T) {
 	}
 	key2, _ := e.newKey(other.ID)
 	cs2 := e.connect(key2)
+	e.advance(2 * time.Second) // past a redial's spacing, should a call have dropped the session
 	if got := resultText(e.call(cs2, "alpha__echo", map[string]any{"text": "x"})); got != "alpha: x" {
 		t.Fatalf("another account's call = %q", got)
+	}
+	if got := resultText(e.call(cs2, "beta__echo", map[string]any{"text": "y"})); got != "beta: y" {
+		t.Fatalf("the first account's breaker reached another server: %q", got)
 	}
 }
 

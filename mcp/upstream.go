@@ -29,7 +29,9 @@ type server struct {
 	br   *upstream.Breakers
 	name string
 
-	mu       sync.Mutex
+	dialMu sync.Mutex // one dial at a time
+
+	mu       sync.Mutex // guards what follows
 	sess     *sdk.ClientSession
 	lastErr  error     // the last failure to connect or call, for health
 	nextDial time.Time // no dial before this after a failed one
@@ -54,13 +56,24 @@ func newServer(e *Endpoint, cfg ServerConfig) *server {
 // session returns the open client session, opening one if needed.
 func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.sess != nil {
-		return s.sess, nil
+	cs := s.sess
+	s.mu.Unlock()
+	if cs != nil {
+		return cs, nil
+	}
+	// One dial at a time, outside mu: health reports and the list cache
+	// never wait for a server that is slow to start.
+	s.dialMu.Lock()
+	defer s.dialMu.Unlock()
+	s.mu.Lock()
+	cs, last, next := s.sess, s.lastErr, s.nextDial
+	s.mu.Unlock()
+	if cs != nil {
+		return cs, nil
 	}
 	now := s.e.cfg.Now()
-	if now.Before(s.nextDial) {
-		return nil, fmt.Errorf("%s: not started (%v); next try in %s", s.name, s.lastErr, s.nextDial.Sub(now).Round(time.Millisecond))
+	if now.Before(next) {
+		return nil, fmt.Errorf("%s: not started (%v); next try in %s", s.name, last, next.Sub(now).Round(time.Millisecond))
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "gateway", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { s.forget("tools") },
@@ -80,11 +93,15 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 	defer cancel()
 	cs, err := client.Connect(dctx, t, nil)
 	if err != nil {
+		s.mu.Lock()
 		s.lastErr, s.nextDial = err, now.Add(redialAfter)
+		s.mu.Unlock()
 		return nil, fmt.Errorf("%s: connect: %w", s.name, err)
 	}
+	s.mu.Lock()
 	s.sess, s.lastErr = cs, nil
 	clear(s.lists)
+	s.mu.Unlock()
 	go func() {
 		// A stdio process that exits (or an HTTP session that fails for
 		// good) ends the session: the next call opens another.
@@ -185,6 +202,10 @@ func do[T any](ctx context.Context, s *server, f func(context.Context, *sdk.Clie
 		if err != nil && gone(err) && attempt == 0 && ctx.Err() == nil {
 			s.drop(cs, err)
 			continue
+		}
+		if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, context.DeadlineExceeded) {
+			// The SDK does not always wrap the context's error.
+			err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 		}
 		switch {
 		case err == nil, answered(err):
