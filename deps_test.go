@@ -66,6 +66,13 @@ var banned = map[string]map[string]string{
 	"internal/app": {
 		module + "/internal/cli": "the command line sits on the wiring, not under it",
 	},
+	"mcp": {
+		module + "/sqlite":   "the MCP endpoint reaches the store through proxy and its own small interfaces",
+		module + "/postgres": "the MCP endpoint reaches the store through proxy and its own small interfaces",
+		module + "/guard":    "the guard is wired in cmd and reached through proxy",
+		module + "/chat":     "tool calls are a lifecycle of their own beside chat, sharing proxy's steps",
+		module + "/server":   "server hands /mcp to the endpoint, not the other way",
+	},
 	"internal/clitest": {
 		module + "/internal/cli": "the command line's own tests use clitest: it runs the command it is given",
 	},

@@ -52,10 +52,12 @@ type Record struct {
 // RecordFilter selects log rows, newest first. Zero fields do not filter.
 type RecordFilter struct {
 	AccountID string
-	KeyID     string
-	Model     string
-	Vendor    string
-	Status    int
+	// Endpoint selects one endpoint's records ("mcp": the tool calls).
+	Endpoint Shape
+	KeyID    string
+	Model    string
+	Vendor   string
+	Status   int
 	// StatusClass selects a class of statuses: 2 for 2xx, 4 for 4xx, 5
 	// for 5xx (0: any).
 	StatusClass int

@@ -82,6 +82,7 @@ type Store interface {
 	GuardStore
 	BudgetUser
 	BudgetSetter
+	MCPGrantStore
 }
 
 // HoldRenewer is part of Store: a hold can be kept alive:

@@ -37,6 +37,8 @@ type Service interface {
 	// ReviewIncident records support's verdict on an incident: a false
 	// positive's text passes next time for its account.
 	ReviewIncident(ctx context.Context, id string, r ReviewRequest) (*Incident, error)
+
+	MCPGranter
 }
 
 // Account is an account with its money, in exact decimal US dollars.

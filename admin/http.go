@@ -70,6 +70,10 @@ func NewHandler(svc Service, token string, logger *slog.Logger) (*Handler, error
 	m.HandleFunc("GET /admin/v1/incidents", h.incidents)
 	m.HandleFunc("GET /admin/v1/incidents/{id}", h.incident)
 	m.HandleFunc("POST /admin/v1/incidents/{id}/review", h.review)
+	m.HandleFunc("GET /admin/v1/mcp/grants/{subject}/{id}", h.mcpGrant)
+	m.HandleFunc("PUT /admin/v1/mcp/grants/{subject}/{id}", h.setMCPGrant)
+	m.HandleFunc("DELETE /admin/v1/mcp/grants/{subject}/{id}", h.deleteMCPGrant)
+	m.HandleFunc("GET /admin/v1/mcp/calls", h.mcpCalls)
 	m.HandleFunc("/admin/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, gw.Errorf(gw.CodeNotFound, "no such admin endpoint: %s %s", r.Method, r.URL.Path))
 	})
@@ -85,6 +89,7 @@ func Routes() []string {
 		"POST /admin/v1/keys", "GET /admin/v1/keys", "POST /admin/v1/keys/{id}/rotate", "POST /admin/v1/keys/{id}/revoke", "PATCH /admin/v1/keys/{id}",
 		"GET /admin/v1/keys/{id}",
 		"GET /admin/v1/incidents", "GET /admin/v1/incidents/{id}", "POST /admin/v1/incidents/{id}/review",
+		mcpRoutes[0], mcpRoutes[1], mcpRoutes[2], mcpRoutes[3],
 	}
 }
 

@@ -31,6 +31,7 @@ import { generateText, stepCountIs, streamText, tool as aiTool } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { z } from 'zod';
 import { GoogleGenAI, Type as GType } from '@google/genai';
+import { mcpChecks } from './mcp.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -221,7 +222,7 @@ function runProcess(cmd, args, { cwd, env, timeout = 90_000 }) {
   });
 }
 
-async function runClaude(model, prompt, allowed) {
+async function runClaude(model, prompt, allowed, { args: extraArgs = [], env: extraEnv = {} } = {}) {
   if (!claude) throw new Error('Claude Code native binary not found under node_modules (run npm ci)');
   const env = {
     PATH: process.env.PATH,
@@ -237,9 +238,11 @@ async function runClaude(model, prompt, allowed) {
     DISABLE_TELEMETRY: '1',
     DISABLE_ERROR_REPORTING: '1',
     DISABLE_AUTOUPDATER: '1',
+    ...extraEnv,
   };
   const args = ['-p', prompt, '--output-format', 'json'];
   if (allowed) args.push('--allowedTools', allowed);
+  args.push(...extraArgs);
   const r = await runProcess(claude, args, { cwd: work, env, timeout: 60_000 });
   let out;
   try {
@@ -409,7 +412,7 @@ function tomlString(s) {
   return JSON.stringify(s);
 }
 
-async function runCodex(model, prompt, setup, { catalog: withCatalog = true } = {}) {
+async function runCodex(model, prompt, setup, { catalog: withCatalog = true, config = [] } = {}) {
   if (!codex) throw new Error('Codex native binary not found under node_modules (run npm ci)');
   const home = fs.mkdtempSync(path.join(work, 'codex-home-'));
   const cwd = fs.mkdtempSync(path.join(work, 'codex-work-'));
@@ -447,6 +450,7 @@ async function runCodex(model, prompt, setup, { catalog: withCatalog = true } = 
       '[sandbox_workspace_write]',
       'exclude_slash_tmp = true',
       'exclude_tmpdir_env_var = true',
+      ...config,
       '',
     ].join('\n'),
   );
@@ -568,12 +572,12 @@ function geminiBinary() {
 
 const geminiCLI = geminiBinary();
 
-async function runGemini(model, prompt, setup) {
+async function runGemini(model, prompt, setup, settings = {}) {
   if (!geminiCLI) throw new Error('Gemini CLI not found under node_modules (run npm ci)');
   const home = fs.mkdtempSync(path.join(work, 'gemini-home-'));
   const cwd = fs.mkdtempSync(path.join(work, 'gemini-work-'));
   fs.mkdirSync(path.join(home, '.gemini'));
-  fs.writeFileSync(path.join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
+  fs.writeFileSync(path.join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } }, ...settings }));
   if (setup) setup(cwd);
   const env = {
     PATH: process.env.PATH,
@@ -632,6 +636,7 @@ const plan = [
   ...Object.entries(aiChecks).map(([c, fn]) => ({ client: c, endpoint: 'R', fn })),
   ...Object.entries(genaiChecks).map(([c, fn]) => ({ client: c, endpoint: 'G', fn })),
   ...Object.entries(geminiChecks).map(([c, fn]) => ({ client: c, endpoint: 'G', fn })),
+  ...(process.env.CONFORMANCE_MCP ? mcpChecks({ runClaude, runCodex, runGemini, must, baseURL, apiKey }) : []),
 ].filter((p) => onlyClients.length === 0 || onlyClients.includes(p.client));
 
 // Every cell, run concurrently: jobs at a time, one at a time per lane.

@@ -32,6 +32,8 @@ type accountRow struct {
 	Keys []keyRow
 	// Budget is what remains of the account's budgets, a line each.
 	Budget []string
+	// MCP is the account's MCP allow list, in a line.
+	MCP string
 }
 
 type keyRow struct {
@@ -40,6 +42,7 @@ type keyRow struct {
 	LastUsed string
 	Spend    string   // brief dollars
 	Budget   []string // what remains of its budgets, a line each
+	MCP      string   // its MCP allow list, in a line
 }
 
 type issuedKey struct {
@@ -72,6 +75,7 @@ func (d *Dashboard) renderAccounts(w http.ResponseWriter, r *http.Request, v *vi
 		if k.LastUsedAt != nil {
 			row.LastUsed = k.LastUsedAt.UTC().Format(timeLayout)
 		}
+		row.MCP = d.mcpText(ctx, "key", k.ID)
 		byAccount[k.AccountID] = append(byAccount[k.AccountID], row)
 	}
 	p.basePage = base(v, "Accounts", "accounts", "")
@@ -79,7 +83,7 @@ func (d *Dashboard) renderAccounts(w http.ResponseWriter, r *http.Request, v *vi
 		p.Vendors = vendorRows(d.health(), d.now())
 	}
 	for _, a := range list {
-		p.Accounts = append(p.Accounts, accountRow{Account: a, Keys: byAccount[a.ID], Budget: budgetText(a.Budgets)})
+		p.Accounts = append(p.Accounts, accountRow{Account: a, Keys: byAccount[a.ID], Budget: budgetText(a.Budgets), MCP: d.mcpText(ctx, "account", a.ID)})
 	}
 	status := http.StatusOK
 	if p.Problem != "" {

@@ -196,6 +196,7 @@ func New(cfg Config) (*Dashboard, error) {
 			"POST /dashboard/keys/{id}/revoke":     d.revokeKey,
 			"POST /dashboard/keys/{id}/budget":     d.setKeyBudget,
 			"POST /dashboard/accounts/{id}/budget": d.setAccountBudget,
+			"POST /dashboard/accounts/{id}/mcp":    d.setMCPGrant,
 		} {
 			m.Handle(pattern, csrf.Handler(d.signedIn(d.adminForm(f))))
 		}

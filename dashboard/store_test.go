@@ -87,7 +87,13 @@ func (s *fakeStore) SetGuardPolicy(context.Context, string, string, gw.GuardPoli
 func (s *fakeStore) GuardPolicies(context.Context, string, string) (*gw.GuardPolicy, *gw.GuardPolicy, error) {
 	return nil, nil, nil
 }
-func (s *fakeStore) SetIncidentText(context.Context, gw.IncidentText) error  { return errUnused }
+func (s *fakeStore) SetIncidentText(context.Context, gw.IncidentText) error { return errUnused }
+func (s *fakeStore) SetMCPGrant(context.Context, string, string, *gw.MCPGrant) error {
+	return errUnused
+}
+func (s *fakeStore) MCPGrants(context.Context, string, string) (*gw.MCPGrant, *gw.MCPGrant, error) {
+	return nil, nil, nil
+}
 func (s *fakeStore) ReviewIncident(context.Context, gw.IncidentReview) error { return errUnused }
 func (s *fakeStore) IncidentReviews(context.Context, []string) (map[string]gw.IncidentReview, error) {
 	return map[string]gw.IncidentReview{}, nil

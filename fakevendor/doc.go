@@ -267,6 +267,10 @@
 //	                  reply. Ids, streaming and finish reason as for tool.
 //	                  E.g. a Read round trip of a coding tool:
 //	                  [fake:call=Read:{"file_path":"/home/me/notes.txt"}].
+//	                  A NAME starting with "*" calls the first declared
+//	                  tool whose name ends with the rest, whatever prefix
+//	                  the client gave an MCP server's tools:
+//	                  [fake:call=*everything__echo:{"message":"hi"}].
 //	reasoning         add reasoning text ReasoningText(model), one word per
 //	                  chunk: Anthropic thinking block with signature (stream:
 //	                  thinking_delta then signature_delta), DeepSeek and

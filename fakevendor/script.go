@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -326,7 +325,7 @@ func plan(c *call) *reply {
 		r.text = "Tool said: " + strings.Join(c.toolResults, " | ")
 	case len(d.calls) > 0 && len(c.tools) > 0:
 		for _, nc := range d.calls {
-			i := slices.IndexFunc(c.tools, func(t toolDecl) bool { return t.name == nc.name })
+			i := declaredTool(c.tools, nc.name)
 			if i < 0 {
 				// A model can only call a declared tool.
 				continue
@@ -335,7 +334,7 @@ func plan(c *call) *reply {
 			if args == "" {
 				args = argsFor(c.tools[i].schema)
 			}
-			r.calls = append(r.calls, toolCall{id: toolID(c, len(r.calls)), name: nc.name, args: args, pieces: splitN(args, 3)})
+			r.calls = append(r.calls, toolCall{id: toolID(c, len(r.calls)), name: c.tools[i].name, args: args, pieces: splitN(args, 3)})
 		}
 		if len(r.calls) == 0 {
 			r.text = DefaultText(c.vendor, c.model)

@@ -172,6 +172,10 @@ type Exchange struct {
 	// count marks a token count screened by the guard (Screen): its
 	// record says NoteCountTokens.
 	count bool
+	// tool marks a tool call (BeginTool): priced at price, not by the
+	// rate card.
+	tool  bool
+	price gw.Money
 	// hold is the amount held; outputBound the most output tokens the
 	// vendor may bill for this body (0: unbounded). Usage above it is
 	// clamped and a charge above the hold is capped at it.

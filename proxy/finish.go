@@ -28,6 +28,9 @@ type Outcome struct {
 // Quote prices usage for this request without recording anything (so a
 // non-streaming answer can carry its charge in a header).
 func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
+	if x.tool {
+		return Quote{Charge: x.price}, nil
+	}
 	if x.g.cfg.Biller == nil {
 		return Quote{}, nil
 	}
@@ -362,7 +365,7 @@ func (x *Exchange) traceFinish(r *gw.Record, err error) {
 	if root == nil {
 		return
 	}
-	if x.in.Vendor != "" {
+	if x.in.Vendor != "" && !x.tool {
 		root.SetName(Operation + " " + x.in.Vendor + "/" + x.in.Model)
 		root.SetAttributes(x.vendorAttrs()...)
 	}

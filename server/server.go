@@ -96,6 +96,9 @@ type Config struct {
 	Dashboard http.Handler
 	// Admin serves the admin API under /admin/; nil: 404.
 	Admin http.Handler
+	// MCP serves /mcp (package mcp); nil: 404. Its streams are bounded
+	// by the endpoint, not by WriteTimeout.
+	MCP http.Handler
 	// StreamWriteTimeout bounds how long one stream event may wait for
 	// the caller to take it (0: unbounded). A caller that stops reading
 	// for longer is counted as gone: its stream is billed as abandoned.
@@ -184,6 +187,10 @@ func (s *Server) SetDraining(v bool) { s.draining.Store(v); s.life.SetDraining(v
 
 // ServeHTTP routes a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/mcp" && s.cfg.MCP != nil {
+		s.cfg.MCP.ServeHTTP(w, r)
+		return
+	}
 	if s.cfg.WriteTimeout > 0 {
 		w = &timedWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: s.cfg.WriteTimeout}
 	}

@@ -65,6 +65,8 @@ func Run(t *testing.T, open func(t *testing.T) gw.Store) {
 		{"AdminAccountsLedgerAndKeyEnds", testAdmin},
 		{"KeyGenerationMovesOnEveryKeyChange", testKeyGeneration},
 		{"ClosedStoreRefusesCalls", testClosed},
+		{"MCPGrantsPerKeyAndAccount", testMCPGrants},
+		{"RecordsByEndpoint", testRecordsByEndpoint},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -106,6 +106,9 @@ type Config struct {
 	// Routes are the operator's named routes, from the configuration
 	// file's [routes."gw/NAME"] tables; nil: none.
 	Routes *route.Table
+	// MCP is the configuration file's [mcp] table: the MCP servers
+	// behind /mcp; nil: /mcp is off.
+	MCP *MCPConfig
 	// OTelEnv reads the OpenTelemetry variables (OTEL_*; nil: the
 	// process environment): traces are exported over OTLP/HTTP when they
 	// name an endpoint (package tracing).
@@ -537,8 +540,8 @@ func ReadSettings(path string, getenv func(string) string) ([]Setting, error) {
 		}
 		var errs []string
 		for k, v := range raw {
-			if k == "routes" {
-				continue // readRoutes
+			if k == "routes" || k == "mcp" {
+				continue // readRoutes, readMCP
 			}
 			name, ok := known[k]
 			if !ok {
@@ -597,6 +600,9 @@ func ConfigFromFile(path string, getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.Routes, err = readRoutes(path); err != nil {
+		return c, err
+	}
+	if c.MCP, err = readMCP(path, getenv); err != nil {
 		return c, err
 	}
 	return c, nil

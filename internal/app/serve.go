@@ -23,6 +23,7 @@ import (
 	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/guard"
 	"github.com/gwlabs/gateway/guard/policy"
+	"github.com/gwlabs/gateway/mcp"
 	"github.com/gwlabs/gateway/metrics"
 	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/optimize/calibrate"
@@ -49,6 +50,7 @@ type Main struct {
 	store   gw.Store
 	gateway *proxy.Gateway
 	keys    *auth.Cache
+	mcp     *mcp.Endpoint
 	// tracer exports spans; nil: not tracing.
 	tracer  *tracing.Tracer
 	state   *convstate.Keeper
@@ -99,7 +101,12 @@ func (m *Main) Handler() http.Handler { return m.server }
 
 // SetDraining turns /readyz's draining answer on or off, as Shutdown
 // does at its start.
-func (m *Main) SetDraining(on bool) { m.server.SetDraining(on) }
+func (m *Main) SetDraining(on bool) {
+	m.server.SetDraining(on)
+	if m.mcp != nil {
+		m.mcp.SetDraining(on)
+	}
+}
 
 // Provider returns the adapter the gateway calls a vendor through.
 func (m *Main) Provider(vendor string) (gw.Provider, bool) { return m.gateway.Provider(vendor) }
@@ -198,11 +205,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	m.gateway = gwy
+	if m.mcp, err = m.openMCP(gwy); err != nil {
+		return err
+	}
 	adminAPI, adminSvc, err := m.openAdmin(keys, g)
 	if err != nil {
 		return err
 	}
-	dash, err := newDashboard(m.store, c, limiter, adminSvc, m.Logger, vendorHealth(providers, time.Now))
+	dash, err := newDashboard(m.store, c, limiter, adminSvc, m.Logger, m.withMCPHealth(vendorHealth(providers, time.Now)))
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
@@ -231,8 +241,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Degraded:    m.degraded,
 		Routes:      c.Routes,
 		Version:     openAPIVersion(),
-		Health:      vendorHealth(providers, time.Now),
+		Health:      m.withMCPHealth(vendorHealth(providers, time.Now)),
 		ReadyDetail: adminBearer(c.AdminToken),
+		MCP:         m.mcpHandler(),
 		Logger:      m.Logger,
 	})
 	return m.listen(g)
@@ -437,9 +448,9 @@ func (m *Main) watchKeys(g proxy.Guard) {
 		<-m.stop
 		cancel()
 	}()
-	var onChange func()
+	onChange := m.mcpRecheck
 	if pg, ok := g.(*policy.Guard); ok {
-		onChange = pg.ForgetAll
+		onChange = func() { pg.ForgetAll(); m.mcpRecheck() }
 	}
 	m.keys.Watch(ctx, 0, onChange)
 	cancel()
@@ -519,7 +530,7 @@ func (m *Main) Serve() error {
 // finishGrace, and only then may Close close the store. It returns ctx's
 // error when the grace ran out.
 func (m *Main) Shutdown(ctx context.Context) error {
-	m.server.SetDraining(true)
+	m.SetDraining(true)
 	err := m.http.Shutdown(ctx)
 	// The minute's aggregate records of refused requests.
 	if m.gateway != nil {

@@ -24,6 +24,9 @@ func (d Dialect) RecordsPage(f gw.RecordFilter) (string, []any) {
 	if f.AccountID != "" {
 		add("account_id = $?", f.AccountID)
 	}
+	if f.Endpoint != "" {
+		add("endpoint = $?", string(f.Endpoint))
+	}
 	if f.Model != "" {
 		add("model = $?", f.Model)
 	}

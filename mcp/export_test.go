@@ -1,0 +1,4 @@
+package mcp
+
+// RedactArguments is redactArguments, for the tests.
+var RedactArguments = redactArguments
