@@ -66,7 +66,7 @@ func (s *Lifecycle) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exch
 	}
 	u, note := resp.Usage, ""
 	if !usable(u) {
-		u, note = estimateUsage(in, responseTextBytes(resp)), unusableNote(u)
+		u, note = estimated(in, u, responseTextBytes(resp)), unusableNote(u)
 	}
 	if r.Context().Err() != nil {
 		// The caller left while the vendor answered: billed for what
