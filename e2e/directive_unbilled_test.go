@@ -101,7 +101,10 @@ func TestImposedLimitDirectiveHandWorked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp := e.post("/v1/chat/completions", secret, chatBody("anthropic/claude-sonnet-5-5", "Hi", false, ""), c.hdr...)
+			// A prompt of about 2,500 bytes, so that the 880 tokens
+			// reported are within the gateway's bound (1.5 times its
+			// own count, issue 46 D10).
+			resp := e.post("/v1/chat/completions", secret, chatBody("anthropic/claude-sonnet-5-5", "Hi"+strings.Repeat(" please", 350), false, ""), c.hdr...)
 			b := readAll(t, resp.Body)
 			if resp.StatusCode != 200 || resp.Header.Get("X-Gateway-Max-Tokens") == "" {
 				t.Fatalf("status %d, imposed limit %q: %s; want 200 with a limit imposed", resp.StatusCode, resp.Header.Get("X-Gateway-Max-Tokens"), b)

@@ -196,9 +196,10 @@ func s0(c *app.Config) string { return c.Vendors["groq"].BaseURL }
 // tokens for a prompt of about 50 was clamped to the model's context
 // window (131,072 on groq/llama-3.3-70b-versatile) and charged: a $1
 // account emptied, 8,429,671 uc on a larger one. Now the charge stops at
-// the gateway's own bound of what it sent, B = one token a byte of the
-// vendor body (four times its one-per-four-bytes count) + 4,096 (hidden
-// system tokens): (B x 59 + 5 x 79) x 1.09, rounded once; the vendor's
+// the gateway's own bound of what it sent, B = 1.5 times its count of
+// the vendor body (one token per three bytes, rounded up) + 64 (a
+// vendor's framing; issue 46 D10, before: one token a byte + 4,096):
+// (B x 59 + 5 x 79) x 1.09, rounded once; the vendor's
 // cost of the rest up to the window, (131,072 - B) x 59, is recorded as
 // disputed cost; on both stores.
 func TestAbsurdPromptReportDisputed(t *testing.T) {
@@ -219,7 +220,8 @@ func TestAbsurdPromptReportDisputed(t *testing.T) {
 				t.Fatalf("status %d %s", resp.StatusCode, b)
 			}
 			rec := waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
-			bound := int64(len(s.got("absurd"))) + 4096
+			own := (int64(len(s.got("absurd"))) + 2) / 3
+			bound := own + (own+1)/2 + 64
 			wantCost := gw.Money(bound*59 + 5*79)
 			wantCharge := gw.Money(((bound*59+5*79)*109 + 50) / 100)
 			wantDisputed := gw.Money((131_072 - bound) * 59)
@@ -240,12 +242,12 @@ func TestAbsurdPromptReportDisputed(t *testing.T) {
 
 			// A report within the bound is the vendor's word: charged
 			// as reported, nothing disputed.
-			s.answer("within", fmt.Sprintf(`{"prompt_tokens":%d,"completion_tokens":5}`, 2000))
+			s.answer("within", fmt.Sprintf(`{"prompt_tokens":%d,"completion_tokens":5}`, 100))
 			resp = e.post("/v1/chat/completions", secret, chatBody("groq/llama-3.3-70b-versatile", "hi [case:within]", false, `,"max_tokens":100`))
 			readAll(t, resp.Body)
 			rec = waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
-			if want := gw.Money(((2000*59+5*79)*109 + 50) / 100); rec.Charge != want || rec.DisputedCost != 0 || strings.Contains(rec.Note, "usage_disputed") {
-				t.Errorf("2,000 prompt tokens reported: charge %d disputed %d note %q; want %d, none", rec.Charge, rec.DisputedCost, rec.Note, want)
+			if want := gw.Money(((100*59+5*79)*109 + 50) / 100); rec.Charge != want || rec.DisputedCost != 0 || strings.Contains(rec.Note, "usage_disputed") {
+				t.Errorf("100 prompt tokens reported: charge %d disputed %d note %q; want %d, none", rec.Charge, rec.DisputedCost, rec.Note, want)
 			}
 		})
 	}
