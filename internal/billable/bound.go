@@ -32,7 +32,7 @@ var (
 	// content.
 	// boundToolMarks declare tools, for which a vendor adds its
 	// tool-use system prompt.
-	boundToolMarks = [][]byte{[]byte(`"tools"`), []byte(`"functionDeclarations"`), []byte(`"function_declarations"`)}
+	boundToolMarks    = [][]byte{[]byte(`"tools"`), []byte(`"functionDeclarations"`), []byte(`"function_declarations"`)}
 	boundContextMarks = [][]byte{
 		[]byte(`"document"`), []byte(`"input_file"`), []byte(`"file_data"`), []byte(`"file"`),
 		[]byte(`"cachedContent"`), []byte(`"cached_content"`), []byte(`"conversation"`), []byte(`"prompt":{`), []byte(`"prompt": {`),
