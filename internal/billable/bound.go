@@ -25,14 +25,14 @@ var (
 		[]byte(`"image_url"`), []byte(`"input_image"`), []byte(`"type":"image"`), []byte(`"type": "image"`),
 		[]byte(`"inlineData"`), []byte(`"inline_data"`), []byte(`"input_audio"`),
 	}
+	// boundToolMarks declare tools, for which a vendor adds its
+	// tool-use system prompt.
+	boundToolMarks = [][]byte{[]byte(`"tools"`), []byte(`"functionDeclarations"`), []byte(`"function_declarations"`)}
 	// boundContextMarks make a vendor bill prompt the body does not
 	// hold and the gateway cannot size: documents, a vendor-kept cache,
 	// conversation or prompt template, a response continued without the
 	// gateway knowing its size, server tools and plugins that fetch
 	// content.
-	// boundToolMarks declare tools, for which a vendor adds its
-	// tool-use system prompt.
-	boundToolMarks    = [][]byte{[]byte(`"tools"`), []byte(`"functionDeclarations"`), []byte(`"function_declarations"`)}
 	boundContextMarks = [][]byte{
 		[]byte(`"document"`), []byte(`"input_file"`), []byte(`"file_data"`), []byte(`"file"`),
 		[]byte(`"cachedContent"`), []byte(`"cached_content"`), []byte(`"conversation"`), []byte(`"prompt":{`), []byte(`"prompt": {`),
