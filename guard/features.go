@@ -80,6 +80,7 @@ type scratch struct {
 	ldense           []int32     // one token's concept features (local model)
 	idx, pack        []int       // scored segments, and a pack's (CheckPolicy)
 	uidx             []int       // the scored user segments (CheckPolicy)
+	spans            []int       // sentence spans (sentences.go)
 	join             []byte      // a pack's joined text
 	mlhits           []mlHit     // multilingual words found (findMultilingual)
 	nonASCII         bool        // the text has non-ASCII characters (normalizeText)
