@@ -387,13 +387,13 @@ type result struct {
 // being the highest window's.
 func (g *Guard) scoreText(sc *scratch, text string) result {
 	if len(text) <= windowSize {
-		return g.sentencesToo(sc, g.scoreWindow(sc, text), text, 0)
+		return g.sentencesToo(sc, g.framedMention(sc, g.scoreWindow(sc, text), text), text, 0)
 	}
 	var best result
 	step := windowSize - windowOverlap
 	for start := 0; start < len(text); start += step {
 		s, e := alignWindow(text, start, min(start+windowSize, len(text)))
-		r := g.scoreWindow(sc, text[s:e])
+		r := g.framedMention(sc, g.scoreWindow(sc, text[s:e]), text[s:e])
 		r.from, r.to = s, e
 		if r = g.sentencesToo(sc, r, text[s:e], s); r.score > best.score {
 			best = r
