@@ -265,7 +265,7 @@ func responseTexts(resp *gw.Response) [][]byte {
 // incident id, nothing of the answer.
 func (s *Lifecycle) blockAnswer(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, l *leak.Leak, u gw.Usage) {
 	in := x.Inbound()
-	e := x.BlockAnswer(r.Context(), l)
+	e := x.BlockAnswer(r.Context(), l, u)
 	charge, _ := s.finish(r.Context(), x, x.LeakOutcome(e, u))
 	w.Header().Set(HeaderCharge, charge.CentsString())
 	WriteError(w, s.shapeOf(in), in.RequestID, e)
@@ -305,7 +305,7 @@ func writeRaw(fw *lazyStream) func([]byte) error {
 // after the last whole event sent; the vendor's usage so far recorded.
 func (s *Lifecycle) leakedStream(ctx context.Context, w http.ResponseWriter, fw *lazyStream, x *proxy.Exchange, l *leak.Leak, u gw.Usage, streamError func(string, *gw.Error) []byte) {
 	in := x.Inbound()
-	e := x.BlockAnswer(ctx, l)
+	e := x.BlockAnswer(ctx, l, u)
 	if !fw.started {
 		charge, _ := s.finish(ctx, x, x.LeakOutcome(e, u))
 		w.Header().Set(HeaderCharge, charge.CentsString())

@@ -219,9 +219,10 @@ func (s *Lifecycle) mappedStream(w http.ResponseWriter, r *http.Request, x *prox
 		clientGone = err != nil
 	}
 	if leaked != nil {
-		e := x.BlockAnswer(ctx, leaked)
+		u := abandonedUsage(in, usage, events, text)
+		e := x.BlockAnswer(ctx, leaked, u)
 		_ = enc.Encode(gw.Event{Type: gw.EventError, Err: e})
-		charge, _ := s.finish(ctx, x, x.LeakOutcome(e, abandonedUsage(in, usage, events, text)))
+		charge, _ := s.finish(ctx, x, x.LeakOutcome(e, u))
 		w.Header().Set(HeaderCharge, charge.CentsString())
 		return
 	}

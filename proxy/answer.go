@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 
 	gw "github.com/gwlabs/gateway"
@@ -82,14 +83,15 @@ func (x *Exchange) AnswerMatcher() *leak.Matcher {
 	return s.NewMatcher()
 }
 
-// BlockAnswer records the leak's incident and returns the error the
-// caller gets instead of the answer (403 request_blocked, or the
-// stream's error event).
-func (x *Exchange) BlockAnswer(ctx context.Context, l *leak.Leak) *gw.Error {
+// BlockAnswer records the leak's incident, with the vendor's usage u so
+// far, and returns the error the caller gets instead of the answer (403
+// request_blocked, or the stream's error event).
+func (x *Exchange) BlockAnswer(ctx context.Context, l *leak.Leak, u gw.Usage) *gw.Error {
 	x.Guard = "flagged:" + IncidentExtractionAnswer
 	id := x.recordIncident(ctx, Verdict{
 		Flagged: true, Kind: IncidentExtractionAnswer, Score: 1,
-		Reason:  "the answer carried the protected text (" + l.Form + ")",
+		Reason: "the answer carried the protected text (" + l.Form + "); vendor usage " +
+			strconv.FormatInt(u.PromptTokens(), 10) + " input and " + strconv.FormatInt(u.OutputTokens, 10) + " output tokens",
 		Excerpt: l.Excerpt(),
 	})
 	return &gw.Error{
