@@ -67,7 +67,7 @@ func (s *Lifecycle) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exch
 	}
 	u, note := resp.Usage, ""
 	if !usable(u) {
-		u, note = estimateUsage(in, responseTextBytes(resp)), unusableNote(u)
+		u, note = estimated(in, u, responseTextBytes(resp)), unusableNote(u)
 	}
 	if l := checkAnswer(x, responseTexts(resp)...); l != nil {
 		s.blockAnswer(w, r, x, l, u)

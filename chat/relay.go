@@ -75,7 +75,7 @@ func (s *Lifecycle) relay(w http.ResponseWriter, r *http.Request, x *proxy.Excha
 	note := ""
 	vendorUsage := u
 	if !usable(u) {
-		u, note = estimateUsage(in, relayedTextBytes(body)), unusableNote(u)
+		u, note = estimated(in, u, relayedTextBytes(body)), unusableNote(u)
 	}
 	if l := checkAnswer(x, answerText(nil, body)); l != nil {
 		s.blockAnswer(w, r, x, l, u)
@@ -359,7 +359,7 @@ func streamOutcome(in *proxy.Inbound, end streamEnd) (o proxy.Outcome, broke *gw
 	default:
 		o.Success, o.Usage = true, end.usage
 		if !usable(end.usage) {
-			o.Usage, o.Note = estimateUsage(in, end.textBytes), unusableNote(end.usage)
+			o.Usage, o.Note = estimated(in, end.usage, end.textBytes), unusableNote(end.usage)
 		}
 	}
 	return o, broke
@@ -412,7 +412,7 @@ func spentUsage(in *proxy.Inbound, end streamEnd) gw.Usage {
 
 func abandonedUsage(in *proxy.Inbound, u gw.Usage, events, textBytes int64) gw.Usage {
 	if !usable(u) {
-		return estimateUsage(in, textBytes)
+		return estimated(in, u, textBytes)
 	}
 	if u.OutputTokens < events {
 		u.OutputTokens = max(u.OutputTokens, textBytes, events)
