@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 )
@@ -96,5 +97,42 @@ func TestIsolationCooldownIgnoresPacksWithThirdPartyText(t *testing.T) {
 			e.served(e.key, model, "B's key after blocks on a split tool result")
 			e.noCooldown(5)
 		})
+	}
+}
+
+// Break 7: with a key pool on openai/, the native Responses state calls
+// (GET, input_items, DELETE) sent the whole pool setting as the key: an
+// account's calls on its own stored responses answered 502, each
+// costing a key probe. A's traffic on the pool, then B's state calls.
+func TestIsolationPooledKeysOnResponsesState(t *testing.T) {
+	e := newEnv(t, pooled("openai"))
+	model := "openai/" + nativeModels["openai"]
+	for i := 0; i < 3; i++ {
+		e.served(e.key, model, "A's chat on the pool")
+	}
+	b := e.victim("b")
+	resp := e.post("/v1/responses", b, []byte(`{"model":`+quote(model)+`,"input":"Say hello","store":true}`))
+	body := readAll(t, resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("B's response: %d %s", resp.StatusCode, body)
+	}
+	var r struct{ ID string }
+	if err := json.Unmarshal(body, &r); err != nil || r.ID == "" {
+		t.Fatalf("B's response: %v %s", err, body)
+	}
+	for _, c := range []struct{ method, path string }{
+		{http.MethodGet, "/v1/responses/" + r.ID},
+		{http.MethodGet, "/v1/responses/" + r.ID + "/input_items"},
+		{http.MethodDelete, "/v1/responses/" + r.ID},
+	} {
+		req, _ := http.NewRequest(c.method, e.url+c.path, nil)
+		req.Header.Set("Authorization", "Bearer "+b)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body := readAll(t, resp.Body); resp.StatusCode != 200 {
+			t.Fatalf("B's %s %s: %d %s", c.method, c.path, resp.StatusCode, body)
+		}
 	}
 }
