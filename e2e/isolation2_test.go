@@ -1,9 +1,18 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/gwlabs/gateway/internal/app"
 )
 
 // Second pass of tenant isolation (each test: A's attack, then B's
@@ -133,6 +142,65 @@ func TestIsolationPooledKeysOnResponsesState(t *testing.T) {
 		}
 		if body := readAll(t, resp.Body); resp.StatusCode != 200 {
 			t.Fatalf("B's %s %s: %d %s", c.method, c.path, resp.StatusCode, body)
+		}
+	}
+}
+
+// failingCounts puts a front before the fake Google that fails (503)
+// every countTokens call whose body holds "zzfailzz" and passes every
+// other call on; breakers on, two accounts to open a shared one.
+func failingCounts(t *testing.T) envOption {
+	return func(c *app.Config) {
+		vc := c.Vendors["google"]
+		target, err := url.Parse(vc.BaseURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if strings.HasSuffix(r.URL.Path, ":countTokens") && strings.Contains(string(body), "zzfailzz") {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				w.Write([]byte(`{"error":{"code":503,"message":"unavailable","status":"UNAVAILABLE"}}`))
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			rp.ServeHTTP(w, r)
+		}))
+		t.Cleanup(front.Close)
+		vc.BaseURL = strings.Replace(vc.BaseURL, target.Scheme+"://"+target.Host, front.URL, 1)
+		c.Vendors["google"] = vc
+		c.HTTP.BreakerFailures, c.HTTP.BreakerAccounts, c.HTTP.BreakerInterval = 3, 2, time.Minute
+		c.HTTP.RetryBase = time.Millisecond
+	}
+}
+
+// Break 2: G :countTokens calls to the vendor carried no account, so
+// their failures counted as one more distinct account (with no breaker
+// of its own): with two accounts needed, A alone opened the shared
+// google/ breaker with failing counts. Now they carry A's account: A's
+// failures slow A alone, and B is served.
+func TestIsolationGeminiCountsCarryTheAccount(t *testing.T) {
+	e := newEnv(t, failingCounts(t))
+	model := "google/" + nativeModels["google"]
+	count := []byte(`{"contents":[{"role":"user","parts":[{"text":"count this zzfailzz"}]}]}`)
+	// A's own requests fail (its prompt makes the vendor answer 503),
+	// then its counts do.
+	for i := 0; i < 2; i++ {
+		resp := e.gpost(gPath(model, ""), geminiBody("hi [fake:status=503]", ""))
+		readAll(t, resp.Body)
+	}
+	for i := 0; i < 6; i++ {
+		resp := e.gpost("/v1beta/models/"+model+":countTokens", count)
+		if body := readAll(t, resp.Body); resp.StatusCode == 200 {
+			t.Fatalf("A's failing count %d answered 200: %s", i, body)
+		}
+	}
+	b := e.victim("b")
+	for i := 0; i < 5; i++ {
+		resp := e.post(gPath(model, ""), "", geminiBody("What is the capital of France?", ""), "X-Goog-Api-Key", b)
+		if body := readAll(t, resp.Body); resp.StatusCode != 200 {
+			t.Fatalf("B's request %d after A's failing counts: %d %s", i, resp.StatusCode, body)
 		}
 	}
 }
