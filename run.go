@@ -61,6 +61,28 @@ type RunCaps struct {
 	Idle        time.Duration
 }
 
+// ValidRunID reports whether id is 1-128 characters of [A-Za-z0-9._:-].
+func ValidRunID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// RunRef names a request's run as its headers do: the run, its parent
+// ("" for none) and the caps it asks for. A zero ID: no run.
+type RunRef struct {
+	ID     string
+	Parent string
+	Caps   RunCaps
+}
+
 // RunHold is a step's admission: the hold Amount reserved on the run and
 // its ancestors under RequestID until its settle (or ExpiresAt, for a
 // step whose process died).
@@ -97,7 +119,13 @@ type RunStep struct {
 	Guard     string
 	Attempts  int
 	CreatedAt time.Time
+	// Tool is true for a tool call (see ToolStepPrefix).
+	Tool bool
 }
+
+// ToolStepPrefix starts the hold id of a tool step admitted before its
+// request id was known.
+const ToolStepPrefix = "tool:"
 
 // StepOf is the step a request's record describes.
 func StepOf(runID string, r *Record) RunStep {
@@ -119,13 +147,20 @@ func StepOf(runID string, r *Record) RunStep {
 // SettleRun ends the step of requestID: its hold is released on the run
 // and its ancestors and the step's charge added to their spend, the step
 // written to the run's timeline; it returns the run after. A step whose
-// hold is gone (swept after ExpiresAt) is still counted.
+// hold is gone (swept after ExpiresAt) is still counted. A tool step
+// admitted before its request id was known (a RequestID starting with
+// ToolStepPrefix, holding nothing) is ended by the settle of any tool
+// call's step of the run: step.Tool set.
 //
 // Runs lists an account's runs, the dearest first; Run, RunSteps and
 // RunChildren read one run (ErrNotFound when the account has none by
 // that id).
 type RunStore interface {
 	HoldRun(ctx context.Context, h RunHold) (*Run, error)
+	// ReleaseRun drops the hold of requestID without counting a step
+	// (its request placed no hold on the balance after all); an unknown
+	// hold is ErrNotFound.
+	ReleaseRun(ctx context.Context, accountID, runID, requestID string) error
 	SettleRun(ctx context.Context, accountID, runID string, step RunStep, now time.Time) (*Run, error)
 	Run(ctx context.Context, accountID, id string) (*Run, error)
 	Runs(ctx context.Context, accountID string, limit int) ([]Run, error)

@@ -29,31 +29,24 @@ const (
 // MaxIDLen bounds a run id.
 const MaxIDLen = 128
 
-// Spec is a request's run as its headers name it.
-type Spec struct {
-	ID     string
-	Parent string
-	Caps   gw.RunCaps
-}
-
-// Parse reads the run headers of h: ok is false when the request names
-// no run. A malformed header is a CodeInvalidRequest *gw.Error naming
+// Parse reads the run headers of h (a zero ID: the request names no
+// run). A malformed header is a CodeInvalidRequest *gw.Error naming
 // it; cap headers without X-Gateway-Run are one too.
-func Parse(h http.Header) (s Spec, ok bool, err error) {
+func Parse(h http.Header) (s gw.RunRef, err error) {
 	s.ID = h.Get(HeaderRun)
 	s.Parent = h.Get(HeaderParent)
 	budget, steps, idle := h.Get(HeaderBudget), h.Get(HeaderMaxRequests), h.Get(HeaderIdle)
 	if s.ID == "" {
 		if s.Parent != "" || budget != "" || steps != "" || idle != "" {
-			return Spec{}, false, bad(HeaderRun + " is required with the other run headers")
+			return gw.RunRef{}, bad(HeaderRun + " is required with the other run headers")
 		}
-		return Spec{}, false, nil
+		return gw.RunRef{}, nil
 	}
 	if !ValidID(s.ID) {
-		return Spec{}, false, bad(HeaderRun + " must be 1-128 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'")
+		return gw.RunRef{}, bad(HeaderRun + " must be 1-128 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'")
 	}
 	if s.Parent != "" && !ValidID(s.Parent) {
-		return Spec{}, false, bad(HeaderParent + " must be 1-128 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'")
+		return gw.RunRef{}, bad(HeaderParent + " must be 1-128 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'")
 	}
 	if s.Parent == s.ID {
 		s.Parent = ""
@@ -61,25 +54,25 @@ func Parse(h http.Header) (s Spec, ok bool, err error) {
 	if budget != "" {
 		m, err := gw.ParseUSD(strings.TrimSpace(budget))
 		if err != nil || m <= 0 {
-			return Spec{}, false, bad(HeaderBudget + " must be a positive amount in USD, like 0.50")
+			return gw.RunRef{}, bad(HeaderBudget + " must be a positive amount in USD, like 0.50")
 		}
 		s.Caps.Budget = m
 	}
 	if steps != "" {
 		n, err := strconv.ParseInt(strings.TrimSpace(steps), 10, 64)
 		if err != nil || n <= 0 {
-			return Spec{}, false, bad(HeaderMaxRequests + " must be a positive whole number")
+			return gw.RunRef{}, bad(HeaderMaxRequests + " must be a positive whole number")
 		}
 		s.Caps.MaxRequests = n
 	}
 	if idle != "" {
 		n, err := strconv.ParseInt(strings.TrimSpace(idle), 10, 64)
 		if err != nil || n <= 0 || n > 366*24*3600 {
-			return Spec{}, false, bad(HeaderIdle + " must be a positive number of seconds, at most a year")
+			return gw.RunRef{}, bad(HeaderIdle + " must be a positive number of seconds, at most a year")
 		}
 		s.Caps.Idle = time.Duration(n) * time.Second
 	}
-	return s, true, nil
+	return s, nil
 }
 
 func bad(msg string) *gw.Error {
@@ -87,18 +80,7 @@ func bad(msg string) *gw.Error {
 }
 
 // ValidID reports whether id is 1-128 characters of [A-Za-z0-9._:-].
-func ValidID(id string) bool {
-	if id == "" || len(id) > MaxIDLen {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+func ValidID(id string) bool { return gw.ValidRunID(id) }
 
 // SetHeaders sets the answer headers of r on h: its spend and, when it
 // has a budget, what remains of it (USD).

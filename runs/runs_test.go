@@ -13,28 +13,27 @@ func TestParse(t *testing.T) {
 	tests := []struct {
 		name    string
 		h       map[string]string
-		want    Spec
-		ok      bool
+		want    gw.RunRef
 		wantErr string
 	}{
-		{"none", nil, Spec{}, false, ""},
-		{"id only", map[string]string{HeaderRun: "task-1.a:b_c"}, Spec{ID: "task-1.a:b_c"}, true, ""},
+		{"none", nil, gw.RunRef{}, ""},
+		{"id only", map[string]string{HeaderRun: "task-1.a:b_c"}, gw.RunRef{ID: "task-1.a:b_c"}, ""},
 		{"all", map[string]string{HeaderRun: "child", HeaderParent: "root", HeaderBudget: "0.50", HeaderMaxRequests: "20", HeaderIdle: "600"},
-			Spec{ID: "child", Parent: "root", Caps: gw.RunCaps{Budget: 50_000_000, MaxRequests: 20, Idle: 10 * time.Minute}}, true, ""},
-		{"own parent dropped", map[string]string{HeaderRun: "a", HeaderParent: "a"}, Spec{ID: "a"}, true, ""},
-		{"128 characters", map[string]string{HeaderRun: strings.Repeat("x", 128)}, Spec{ID: strings.Repeat("x", 128)}, true, ""},
-		{"129 characters", map[string]string{HeaderRun: strings.Repeat("x", 129)}, Spec{}, false, HeaderRun},
-		{"space", map[string]string{HeaderRun: "a b"}, Spec{}, false, HeaderRun},
-		{"slash", map[string]string{HeaderRun: "a/b"}, Spec{}, false, HeaderRun},
-		{"non-ASCII", map[string]string{HeaderRun: "tâche"}, Spec{}, false, HeaderRun},
-		{"bad parent", map[string]string{HeaderRun: "a", HeaderParent: "p q"}, Spec{}, false, HeaderParent},
-		{"budget zero", map[string]string{HeaderRun: "a", HeaderBudget: "0"}, Spec{}, false, HeaderBudget},
-		{"budget negative", map[string]string{HeaderRun: "a", HeaderBudget: "-1"}, Spec{}, false, HeaderBudget},
-		{"budget text", map[string]string{HeaderRun: "a", HeaderBudget: "ten"}, Spec{}, false, HeaderBudget},
-		{"steps zero", map[string]string{HeaderRun: "a", HeaderMaxRequests: "0"}, Spec{}, false, HeaderMaxRequests},
-		{"steps fraction", map[string]string{HeaderRun: "a", HeaderMaxRequests: "1.5"}, Spec{}, false, HeaderMaxRequests},
-		{"idle too long", map[string]string{HeaderRun: "a", HeaderIdle: "99999999999"}, Spec{}, false, HeaderIdle},
-		{"caps without a run", map[string]string{HeaderBudget: "1"}, Spec{}, false, HeaderRun},
+			gw.RunRef{ID: "child", Parent: "root", Caps: gw.RunCaps{Budget: 50_000_000, MaxRequests: 20, Idle: 10 * time.Minute}}, ""},
+		{"own parent dropped", map[string]string{HeaderRun: "a", HeaderParent: "a"}, gw.RunRef{ID: "a"}, ""},
+		{"128 characters", map[string]string{HeaderRun: strings.Repeat("x", 128)}, gw.RunRef{ID: strings.Repeat("x", 128)}, ""},
+		{"129 characters", map[string]string{HeaderRun: strings.Repeat("x", 129)}, gw.RunRef{}, HeaderRun},
+		{"space", map[string]string{HeaderRun: "a b"}, gw.RunRef{}, HeaderRun},
+		{"slash", map[string]string{HeaderRun: "a/b"}, gw.RunRef{}, HeaderRun},
+		{"non-ASCII", map[string]string{HeaderRun: "tâche"}, gw.RunRef{}, HeaderRun},
+		{"bad parent", map[string]string{HeaderRun: "a", HeaderParent: "p q"}, gw.RunRef{}, HeaderParent},
+		{"budget zero", map[string]string{HeaderRun: "a", HeaderBudget: "0"}, gw.RunRef{}, HeaderBudget},
+		{"budget negative", map[string]string{HeaderRun: "a", HeaderBudget: "-1"}, gw.RunRef{}, HeaderBudget},
+		{"budget text", map[string]string{HeaderRun: "a", HeaderBudget: "ten"}, gw.RunRef{}, HeaderBudget},
+		{"steps zero", map[string]string{HeaderRun: "a", HeaderMaxRequests: "0"}, gw.RunRef{}, HeaderMaxRequests},
+		{"steps fraction", map[string]string{HeaderRun: "a", HeaderMaxRequests: "1.5"}, gw.RunRef{}, HeaderMaxRequests},
+		{"idle too long", map[string]string{HeaderRun: "a", HeaderIdle: "99999999999"}, gw.RunRef{}, HeaderIdle},
+		{"caps without a run", map[string]string{HeaderBudget: "1"}, gw.RunRef{}, HeaderRun},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,7 +41,7 @@ func TestParse(t *testing.T) {
 			for k, v := range tt.h {
 				h.Set(k, v)
 			}
-			got, ok, err := Parse(h)
+			got, err := Parse(h)
 			if tt.wantErr != "" {
 				e := gw.AsError(err)
 				if err == nil || e.Code != gw.CodeInvalidRequest || !strings.Contains(e.Message, tt.wantErr) {
@@ -50,8 +49,8 @@ func TestParse(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || ok != tt.ok || got != tt.want {
-				t.Fatalf("got %+v %v %v, want %+v %v", got, ok, err, tt.want, tt.ok)
+			if err != nil || got != tt.want {
+				t.Fatalf("got %+v %v, want %+v", got, err, tt.want)
 			}
 		})
 	}

@@ -191,18 +191,50 @@ func (q Queries) releaseRunHold(ctx context.Context, tx Conn, accountID, runID, 
 	return nil
 }
 
+// ReleaseRun drops a step's hold without counting it.
+func (q Queries) ReleaseRun(ctx context.Context, accountID, runID, requestID string) error {
+	err := q.w.Tx(ctx, func(tx Conn) error {
+		var amount int64
+		if err := tx.QueryRow(ctx, `SELECT amount FROM run_holds WHERE request_id = $1 AND account_id = $2 AND run_id = $3`, requestID, accountID, runID).Scan(&amount); err != nil {
+			return err
+		}
+		return q.releaseRunHold(ctx, tx, accountID, runID, requestID, amount)
+	})
+	if err != nil {
+		return fmt.Errorf("release run: %w", q.d.NotFound(err))
+	}
+	return nil
+}
+
 // SettleRun ends a step of a run (see gw.RunStore).
 func (q Queries) SettleRun(ctx context.Context, accountID, runID string, s gw.RunStep, now time.Time) (*gw.Run, error) {
 	var leaf *gw.Run
 	err := q.w.Tx(ctx, func(tx Conn) error {
 		var amount int64
 		err := tx.QueryRow(ctx, `SELECT amount FROM run_holds WHERE request_id = $1 AND account_id = $2 AND run_id = $3`, s.RequestID, accountID, runID).Scan(&amount)
-		held := err == nil
+		held, holdID := err == nil, s.RequestID
 		if err != nil && !errors.Is(q.d.NotFound(err), gw.ErrNotFound) {
 			return err
 		}
+		if !held && s.Tool {
+			// A tool step admitted before its request id was known:
+			// any of the run's (they hold nothing).
+			rows, err := tx.Query(ctx, `SELECT request_id, amount FROM run_holds WHERE account_id = $1 AND run_id = $2 AND request_id LIKE $3 LIMIT 1`,
+				accountID, runID, gw.ToolStepPrefix+"%")
+			if err != nil {
+				return err
+			}
+			if rows.Next() {
+				held = true
+				err = rows.Scan(&holdID, &amount)
+			}
+			rows.Close()
+			if err != nil {
+				return err
+			}
+		}
 		if held {
-			if _, err := tx.Exec(ctx, `DELETE FROM run_holds WHERE request_id = $1`, s.RequestID); err != nil {
+			if _, err := tx.Exec(ctx, `DELETE FROM run_holds WHERE request_id = $1`, holdID); err != nil {
 				return err
 			}
 		}
