@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -316,5 +318,49 @@ func TestRunCapsAndIsolation(t *testing.T) {
 	}
 	if r := e.get("/v1/runs/root", secret); r.StatusCode != http.StatusNotFound {
 		t.Errorf("another account's run: %d, want 404", r.StatusCode)
+	}
+}
+
+// TestRunCutStreamChargedForItsPart: a stream the caller leaves half way
+// is charged for what was produced, never 0 and never the whole hold,
+// and the run's spend is that charge.
+func TestRunCutStreamChargedForItsPart(t *testing.T) {
+	e := newEnv(t, func(c *app.Config) { c.RPM, c.TPM = 0, 0 })
+	body := chatBody("openai/"+nativeModels["openai"], "[fake:delay=100ms][fake:chunks=50]", true, `,"max_tokens":2000`)
+	hold := holdOf(t, e, e.key, body)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.url+"/v1/chat/completions", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+e.key)
+	req.Header.Set(runs.HeaderRun, "cut")
+	req.Header.Set(runs.HeaderBudget, "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rid := resp.Header.Get("X-Gateway-Request-Id")
+	br := bufio.NewReader(resp.Body)
+	for events := 0; events < 3; {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "data: ") {
+			events++
+		}
+	}
+	cancel()
+	resp.Body.Close()
+	rec := waitRecord(t, e.m.Store(), rid)
+	rs := e.m.Store().(gw.RunStore)
+	var r *gw.Run
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if r, err = rs.Run(context.Background(), e.acct, "cut"); err == nil && r.Requests == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r == nil || r.Requests != 1 || rec.Charge <= 0 || rec.Charge >= hold || r.Spend != rec.Charge || r.Held != 0 {
+		t.Fatalf("run %+v, record charge %d, hold %d: want 0 < charge < hold and the run's spend the charge", r, rec.Charge, hold)
 	}
 }
