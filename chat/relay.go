@@ -13,6 +13,7 @@ import (
 	"github.com/gwlabs/gateway/guard/leak"
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/proxy"
+	"github.com/gwlabs/gateway/runs"
 	"github.com/gwlabs/gateway/shape/responses"
 	"github.com/gwlabs/gateway/sse"
 )
@@ -108,6 +109,7 @@ func (s *Lifecycle) relay(w http.ResponseWriter, r *http.Request, x *proxy.Excha
 	h := w.Header()
 	h.Set("Content-Type", ContentType(up, "application/json"))
 	h.Set(HeaderCharge, charge.CentsString())
+	runs.SetHeaders(h, x.Run())
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 }
@@ -141,7 +143,7 @@ func (s *Lifecycle) startStream(w http.ResponseWriter, up *gw.Upstream) flushWri
 		h.Set("Content-Type", "text/event-stream")
 	}
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Trailer", HeaderCharge)
+	h.Set("Trailer", HeaderCharge+", "+runs.HeaderSpend+", "+runs.HeaderRemaining)
 	w.WriteHeader(http.StatusOK)
 	fw := flushWriter{w: w, rc: http.NewResponseController(w), timeout: s.cfg.StreamWriteTimeout}
 	// A stream is bounded per event, not as a whole: the deadline set
@@ -306,6 +308,7 @@ func (s *Lifecycle) relayStream(w http.ResponseWriter, r *http.Request, x *proxy
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())
+	runs.SetHeaders(w.Header(), x.Run())
 	if o.Success {
 		s.rememberNative(ctx, x, m.ID(), m.Usage())
 	}
