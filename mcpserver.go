@@ -3,6 +3,10 @@ package gw
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
 	"time"
 )
 
@@ -45,4 +49,58 @@ type MCPServerStore interface {
 	MCPServers(ctx context.Context) ([]MCPServer, error)
 	// DeleteMCPServer removes a server; an unknown name is ErrNotFound.
 	DeleteMCPServer(ctx context.Context, name string) error
+}
+
+// mcpServerName is an MCP server's name: it prefixes the server's tools
+// ("NAME__tool"), so it has no MCPSeparator.
+var mcpServerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$`)
+
+// CheckMCPServerName reports a name that cannot be a server's: 1 to 48
+// letters, digits, '-' and '_', starting with a letter or digit, without
+// MCPSeparator.
+func CheckMCPServerName(name string) error {
+	if !mcpServerName.MatchString(name) || strings.Contains(name, MCPSeparator) {
+		return fmt.Errorf("mcp server %q: a name is 1 to 48 letters, digits, '-' or '_', starting with a letter or digit, without %q", clipName(name), MCPSeparator)
+	}
+	return nil
+}
+
+func clipName(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
+}
+
+// Validate reports a server that cannot be served: a bad name, neither
+// or both of URL and Command, a URL that is not an absolute http(s) one,
+// a negative time-out or price.
+func (s *MCPServer) Validate() error {
+	if err := CheckMCPServerName(s.Name); err != nil {
+		return err
+	}
+	switch {
+	case s.URL == "" && len(s.Command) == 0:
+		return fmt.Errorf("mcp server %q: set url (streamable HTTP) or command (stdio)", s.Name)
+	case s.URL != "" && len(s.Command) > 0:
+		return fmt.Errorf("mcp server %q: set url or command, not both", s.Name)
+	case len(s.Command) > 0 && strings.TrimSpace(s.Command[0]) == "":
+		return fmt.Errorf("mcp server %q: the command's first word (the program) is empty", s.Name)
+	case s.Timeout < 0:
+		return fmt.Errorf("mcp server %q: the time-out must not be negative", s.Name)
+	case s.Price < 0:
+		return fmt.Errorf("mcp server %q: the price must not be negative", s.Name)
+	}
+	if s.URL != "" {
+		u, err := url.Parse(s.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			return fmt.Errorf("mcp server %q: url %q is not an absolute http:// or https:// URL without credentials (send those as headers)", s.Name, clipName(s.URL))
+		}
+	}
+	for t, p := range s.ToolPrices {
+		if p < 0 {
+			return fmt.Errorf("mcp server %q: tool %q: the price must not be negative", s.Name, t)
+		}
+	}
+	return nil
 }
