@@ -65,16 +65,28 @@ func TestMCPServersOverTheAPI(t *testing.T) {
 		do   func() error
 		code gw.Code
 	}{
-		{"a relative URL", func() error { _, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "x", URL: "mcp.example.com/mcp"}); return err }, gw.CodeInvalidRequest},
-		{"a ftp URL", func() error { _, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "x", URL: "ftp://h/mcp"}); return err }, gw.CodeInvalidRequest},
+		{"a relative URL", func() error {
+			_, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "x", URL: "mcp.example.com/mcp"})
+			return err
+		}, gw.CodeInvalidRequest},
+		{"a ftp URL", func() error {
+			_, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "x", URL: "ftp://h/mcp"})
+			return err
+		}, gw.CodeInvalidRequest},
 		{"a URL with credentials", func() error {
 			_, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "x", URL: "https://u:p@h/mcp"})
 			return err
 		}, gw.CodeInvalidRequest},
 		{"no URL nor command", func() error { _, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "x"}); return err }, gw.CodeInvalidRequest},
 		{"no name", func() error { _, err := c.AddMCPServer(ctx, admin.MCPServerRequest{URL: "https://h/mcp"}); return err }, gw.CodeInvalidRequest},
-		{"a name with __", func() error { _, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "a__b", URL: "https://h/mcp"}); return err }, gw.CodeInvalidRequest},
-		{"a name with a space", func() error { _, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "a b", URL: "https://h/mcp"}); return err }, gw.CodeInvalidRequest},
+		{"a name with __", func() error {
+			_, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "a__b", URL: "https://h/mcp"})
+			return err
+		}, gw.CodeInvalidRequest},
+		{"a name with a space", func() error {
+			_, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "a b", URL: "https://h/mcp"})
+			return err
+		}, gw.CodeInvalidRequest},
 		{"a name too long", func() error {
 			_, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: strings.Repeat("a", 49), URL: "https://h/mcp"})
 			return err
@@ -91,9 +103,18 @@ func TestMCPServersOverTheAPI(t *testing.T) {
 			_, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "x", URL: "https://h/mcp", PriceUSD: "-1"})
 			return err
 		}, gw.CodeInvalidRequest},
-		{"a duplicate name", func() error { _, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "web", URL: "https://h/mcp"}); return err }, gw.CodeConflict},
-		{"the file's name", func() error { _, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "files", URL: "https://h/mcp"}); return err }, gw.CodeConflict},
-		{"the file's server replaced", func() error { _, err := c.PutMCPServer(ctx, "files", admin.MCPServerRequest{URL: "https://h/mcp"}); return err }, gw.CodeConflict},
+		{"a duplicate name", func() error {
+			_, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "web", URL: "https://h/mcp"})
+			return err
+		}, gw.CodeConflict},
+		{"the file's name", func() error {
+			_, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "files", URL: "https://h/mcp"})
+			return err
+		}, gw.CodeConflict},
+		{"the file's server replaced", func() error {
+			_, err := c.PutMCPServer(ctx, "files", admin.MCPServerRequest{URL: "https://h/mcp"})
+			return err
+		}, gw.CodeConflict},
 		{"the file's server removed", func() error { _, err := c.RemoveMCPServer(ctx, "files"); return err }, gw.CodeConflict},
 		{"a stdio server without the opt-in", func() error {
 			_, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "sh", Command: []string{"sh", "-c", "id"}})
