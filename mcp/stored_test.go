@@ -46,7 +46,9 @@ func (e *env) adminClient(stdio bool, fileServers ...string) *admin.Client {
 // store.
 func TestServerAddedAndRemovedThroughTheAdminAPI(t *testing.T) {
 	e := newEnv(t, options{
-		servers: func(e *env) []mcp.ServerConfig { return []mcp.ServerConfig{{Name: "alpha", URL: e.up["alpha"].http.URL}} },
+		servers: func(e *env) []mcp.ServerConfig {
+			return []mcp.ServerConfig{{Name: "alpha", URL: e.up["alpha"].http.URL}}
+		},
 		config: func(c *mcp.Config) {
 			c.ListTTL = 1
 			c.Stored = c.Sessions.(mcp.ServerSource)
@@ -156,7 +158,9 @@ func TestServerAddedAndRemovedThroughTheAdminAPI(t *testing.T) {
 // server named like one of the file's is left out; both say why in the
 // health report, and the file's server is served.
 func TestStoredServersThatCannotBeServed(t *testing.T) {
-	e := newEnv(t, options{servers: func(e *env) []mcp.ServerConfig { return []mcp.ServerConfig{{Name: "alpha", URL: e.up["alpha"].http.URL}} }})
+	e := newEnv(t, options{servers: func(e *env) []mcp.ServerConfig {
+		return []mcp.ServerConfig{{Name: "alpha", URL: e.up["alpha"].http.URL}}
+	}})
 	ctx := context.Background()
 	local := stdioServer(t, "local")
 	env := map[string]string{}
