@@ -289,6 +289,22 @@ func (l *Local) storedServer(ctx context.Context, ms gw.MCPServerStore, name str
 	return nil, notFound("MCP server", name)
 }
 
+// caseClash refuses a name that differs from a stored server's only in
+// case: allow lists compare names without case, so the two could not be
+// granted apart.
+func (l *Local) caseClash(ctx context.Context, ms gw.MCPServerStore, name string) error {
+	list, err := ms.MCPServers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, s := range list {
+		if s.Name != name && strings.EqualFold(s.Name, name) {
+			return gw.Errorf(gw.CodeConflict, "an MCP server named %q exists; names differing only in case cannot be told apart by allow lists", s.Name)
+		}
+	}
+	return nil
+}
+
 // AddMCPServer stores a new MCP server.
 func (l *Local) AddMCPServer(ctx context.Context, req MCPServerRequest) (*MCPServer, error) {
 	ms, err := l.mcpStore()
@@ -300,6 +316,9 @@ func (l *Local) AddMCPServer(ctx context.Context, req MCPServerRequest) (*MCPSer
 	}
 	s, err := l.mcpServer(req.Name, req)
 	if err != nil {
+		return nil, err
+	}
+	if err := l.caseClash(ctx, ms, s.Name); err != nil {
 		return nil, err
 	}
 	if err := ms.AddMCPServer(ctx, s); err != nil {
@@ -322,6 +341,9 @@ func (l *Local) PutMCPServer(ctx context.Context, name string, req MCPServerRequ
 	}
 	s, err := l.mcpServer(name, req)
 	if err != nil {
+		return nil, err
+	}
+	if err := l.caseClash(ctx, ms, s.Name); err != nil {
 		return nil, err
 	}
 	if err := ms.PutMCPServer(ctx, s); err != nil {

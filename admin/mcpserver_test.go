@@ -107,6 +107,14 @@ func TestMCPServersOverTheAPI(t *testing.T) {
 			_, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "web", URL: "https://h/mcp"})
 			return err
 		}, gw.CodeConflict},
+		{"a name differing only in case", func() error {
+			_, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "WEB", URL: "https://h/mcp"})
+			return err
+		}, gw.CodeConflict},
+		{"the file's name in another case", func() error {
+			_, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "Files", URL: "https://h/mcp"})
+			return err
+		}, gw.CodeConflict},
 		{"the file's name", func() error {
 			_, err := c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "files", URL: "https://h/mcp"})
 			return err

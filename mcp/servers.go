@@ -105,7 +105,7 @@ func (e *Endpoint) Refresh(ctx context.Context) error {
 			why = "not started: a stdio server added through the admin API runs only when the operator allows it (mcp.admin_stdio = true)"
 		}
 		if why != "" {
-			next.skipped = append(next.skipped, gw.VendorHealth{Vendor: "mcp:" + sc.Name, Keys: []gw.KeyHealth{{Name: "config", Out: true, Reason: why}}})
+			next.skipped = append(next.skipped, gw.VendorHealth{Vendor: "mcp:" + sc.Name, Breaker: gw.BreakerClosed, Keys: []gw.KeyHealth{{Name: "config", Out: true, Reason: why}}})
 			continue
 		}
 		s := old.byName[sc.Name]
