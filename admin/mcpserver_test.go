@@ -53,6 +53,16 @@ func TestMCPServersOverTheAPI(t *testing.T) {
 	if strings.Contains(resp, "s3cret") || !strings.Contains(resp, `"files"`) || !strings.Contains(resp, `"source":"config"`) || !strings.Contains(resp, `"source":"store"`) {
 		t.Fatalf("list: %s", resp)
 	}
+	if one := get(t, srv.URL+"/admin/v1/mcp/servers/web", token); !strings.Contains(one, `"name":"web"`) || strings.Contains(one, "s3cret") {
+		t.Fatalf("GET one: %s", one)
+	}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/admin/v1/mcp/servers/nope", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("GET an unknown server: %v %v, want 404", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	list, err := c.MCPServers(ctx)
 	if err != nil || len(list) != 2 || list[0].Name != "files" || list[1].Name != "web" {
 		t.Fatalf("list: %+v %v", list, err)
