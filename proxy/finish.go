@@ -84,6 +84,7 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	o.Usage = x.withOptimizer(o.Usage)
 	r := x.record(o)
 	x.rec = r
+	defer x.settleRun(wctx, r)
 	if g.cfg.Observe != nil {
 		defer g.cfg.Observe(r)
 	}
