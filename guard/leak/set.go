@@ -49,6 +49,7 @@ const (
 	forward       kind = iota
 	reversedChars      // the whole text written backwards
 	reversedWords      // the words in reverse order, each kept
+	atbash             // a-z mirrored (a<->z, b<->y...), any ROT-N of it too
 )
 
 // pattern is one protected letter sequence with its word boundaries.
@@ -130,6 +131,14 @@ func (s *Set) add(letters []rune, wordOf, ws, we []int32, need int32, canary boo
 	n := int32(len(letters))
 	nw := int32(len(ws))
 	s.pats = append(s.pats, newPattern(letters, wordOf, ws, we, need, forward, canary))
+	ab := make([]rune, n)
+	for i, c := range letters {
+		ab[i] = c
+		if c >= 'a' && c <= 'z' {
+			ab[i] = 'z' - (c - 'a')
+		}
+	}
+	s.pats = append(s.pats, newPattern(ab, wordOf, ws, we, need, atbash, canary))
 	// Reversed characters: letter i comes from n-1-i, word w from nw-1-w.
 	rl := make([]rune, n)
 	rwo := make([]int32, n)

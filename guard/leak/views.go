@@ -1,6 +1,9 @@
 package leak
 
-import "unsafe"
+import (
+	"strconv"
+	"unsafe"
+)
 
 // The views each decode the answer one way and hand what they decode to
 // their track. Each keeps only the state of the unit it is in the middle
@@ -17,7 +20,11 @@ type textView struct {
 	acc    rune
 	nd     int
 	escOrg int64
+	ent    [maxEntity]byte // an HTML entity's name so far
+	nent   int
 }
+
+const maxEntity = 10
 
 const (
 	stText uint8 = iota
@@ -26,6 +33,7 @@ const (
 	stQP  // =XX
 	stQPCR
 	stUni // \uXXXX
+	stEnt // &name; &#NN; &#xNN;
 )
 
 func (v *textView) write(p []byte, base int64) *Leak {
@@ -49,6 +57,9 @@ func (v *textView) byte(c byte, org int64) *Leak {
 			return nil
 		case '=':
 			v.st, v.escOrg, v.acc, v.nd = stQP, org, 0, 0
+			return nil
+		case '&':
+			v.st, v.escOrg, v.nent = stEnt, org, 0
 			return nil
 		case '\n':
 			v.t.nl++
@@ -125,8 +136,63 @@ func (v *textView) byte(c byte, org int64) *Leak {
 			return nil
 		}
 		return v.byte(c, org)
+	case stEnt:
+		if c == ';' {
+			if r := entity(v.ent[:v.nent]); r >= 0 {
+				v.st = stText
+				v.t.esc++
+				v.u.reset()
+				return v.t.rune(r, v.escOrg)
+			}
+		} else if v.nent < maxEntity && (c == '#' || c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z') {
+			v.ent[v.nent] = c
+			v.nent++
+			return nil
+		}
+		// Not an entity: "&" was a sign, what followed is text.
+		v.st = stText
+		if l := v.t.sep(); l != nil {
+			return l
+		}
+		for _, b := range v.ent[:v.nent] {
+			if l := v.byte(b, v.escOrg); l != nil {
+				return l
+			}
+		}
+		return v.byte(c, org)
 	}
 	return nil
+}
+
+// entity is the character an HTML entity's name stands for, -1 when
+// it is not one read here.
+func entity(name []byte) rune {
+	if len(name) > 1 && name[0] == '#' {
+		base, digits := 10, name[1:]
+		if digits[0]|0x20 == 'x' {
+			base, digits = 16, digits[1:]
+		}
+		x, err := strconv.ParseUint(string(digits), base, 32)
+		if err != nil || x > 0x10FFFF {
+			return -1
+		}
+		return rune(x)
+	}
+	switch string(name) {
+	case "amp":
+		return '&'
+	case "lt":
+		return '<'
+	case "gt":
+		return '>'
+	case "quot":
+		return '"'
+	case "apos":
+		return '\''
+	case "nbsp":
+		return ' '
+	}
+	return -1
 }
 
 func hexVal(c byte) int8 {
