@@ -77,15 +77,22 @@ func (g *Guard) scoreSentences(sc *scratch, text string, offset int) result {
 		return result{}
 	}
 	n = min(n, maxSentences)
+	// Keep the sentences with an order's words; the penalty counts every
+	// sentence (counting only those kept flagged 1.1% of the held-out
+	// benign rows).
+	m := 0
+	for k := 0; k < n; k++ {
+		if s, e := sc.spans[2*k], sc.spans[2*k+1]; g.orderCues(text[s:e]) {
+			sc.spans[2*m], sc.spans[2*m+1] = s, e
+			m++
+		}
+	}
 	pen := sentencePenalty * math.Log(float64(n))
 	var best result
 	sc.sentencePass = true
 	defer func() { sc.sentencePass = false }()
-	for k := 0; k < n; k++ {
+	for k := 0; k < m; k++ {
 		s, e := sc.spans[2*k], sc.spans[2*k+1]
-		if !g.orderCues(text[s:e]) {
-			continue
-		}
 		r := g.scoreWindow(sc, text[s:e])
 		if r.score <= 0 || r.score >= 1 {
 			continue
@@ -104,8 +111,8 @@ func (g *Guard) scoreSentences(sc *scratch, text string, offset int) result {
 // reveal, pretend, obey, say ...) and of what attacks are about.
 const (
 	orderConcepts = 1<<cIgnore | 1<<cReveal | 1<<cPersona | 1<<cPretend | 1<<cMode | 1<<cObey |
-		1<<cLiberate | 1<<cInject | 1<<cDual
-	attackConcepts = orderConcepts | 1<<cPrior | 1<<cInstr | 1<<cSecret | 1<<cSystem | 1<<cYour |
+		1<<cLiberate | 1<<cInject | 1<<cDual | 1<<cWhat
+	attackConcepts = orderConcepts | 1<<cMe | 1<<cPrior | 1<<cInstr | 1<<cSecret | 1<<cSystem | 1<<cYour |
 		1<<cDeveloper | 1<<cEnabled | 1<<cRestrict | 1<<cWithout | 1<<cVerbatim | 1<<cAI | 1<<cAll |
 		1<<cNow | 1<<cInstead | 1<<cAttn | 1<<cRefuse | 1<<cFiction | 1<<cHarm
 )
