@@ -154,6 +154,11 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	decoded = decoded || unescaped || assembled || coded
 	var shifted bool
 	sc.norm, shifted = appendShifted(sc.norm, n0)
+	if !sc.sentencePass {
+		var played bool
+		sc.norm, played = appendWordGames(sc.norm, n0, lex)
+		shifted = shifted || played
+	}
 	if len(sc.norm) > n0 {
 		sc.viewFrom = n0
 	}
