@@ -403,27 +403,44 @@ type result struct {
 	// from, to: the window of a long segment that scored it (0, 0: the
 	// whole text)
 	from, to int
+	// mentioned: the text's phrasing is framed as talked about
+	mentioned bool
 }
 
 // scoreText scores one segment through all its windows, the score
 // being the highest window's.
 func (g *Guard) scoreText(sc *scratch, text string) result {
 	if len(text) <= windowSize {
-		return g.scoreWindow(sc, text)
+		return g.sentencesToo(sc, g.framedMention(sc, g.scoreWindow(sc, text), text), text, 0)
 	}
 	var best result
 	step := windowSize - windowOverlap
 	for start := 0; start < len(text); start += step {
 		s, e := alignWindow(text, start, min(start+windowSize, len(text)))
-		if r := g.scoreWindow(sc, text[s:e]); r.score > best.score {
+		r := g.framedMention(sc, g.scoreWindow(sc, text[s:e]), text[s:e])
+		r.from, r.to = s, e
+		if r = g.sentencesToo(sc, r, text[s:e], s); r.score > best.score {
 			best = r
-			best.from, best.to = s, e
 		}
 		if start+windowSize >= len(text) {
 			break
 		}
 	}
 	return best
+}
+
+// sentencesToo is r, the score of window text (at offset in its
+// segment), or its best sentence's when that is higher (see Padding in
+// sentences.go). A window already flagged, or whose phrasing is framed as
+// mentioned, is not read again a sentence at a time.
+func (g *Guard) sentencesToo(sc *scratch, r result, text string, offset int) result {
+	if r.score >= g.threshold || r.mentioned {
+		return r
+	}
+	if rs := g.scoreSentences(sc, text, offset); rs.score > r.score {
+		return rs
+	}
+	return r
 }
 
 // alignWindow moves window edges to the next whitespace so words are
@@ -499,6 +516,7 @@ func (g *Guard) scoreWindow(sc *scratch, text string) result {
 			}
 		}
 	}
+	r.mentioned = sc.mentioned
 	if sc.mentioned && sc.rule.name == "" {
 		// Mention is not use: a phrasing the rules passed over as talked
 		// about is scored apart, at most in the grey band, which a
