@@ -18,7 +18,7 @@ var allowed = map[string]struct {
 }{
 	".":                 {"the root package is the vocabulary: standard library only", nil},
 	"sse":               {"the SSE codec depends on nothing of ours", nil},
-	"proxy":             {"proxy runs the policies over gw interfaces: no HTTP server, vendor, wire format or database", []string{module, module + "/internal/id", module + "/internal/outlimit", module + "/internal/billable", module + "/internal/rawjson"}},
+	"proxy":             {"proxy runs the policies over gw interfaces: no HTTP server, vendor, wire format or database", []string{module, module + "/internal/id", module + "/internal/outlimit", module + "/internal/billable", module + "/internal/rawjson", module + "/guard/leak"}},
 	"internal/billable": {"finding billable features is reading JSON", []string{module, module + "/internal/rawjson"}},
 	"route":             {"routing is pure computation over the vocabulary", []string{module}},
 	"auth":              {"keys are checked through a lookup interface", []string{module}},

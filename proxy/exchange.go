@@ -197,7 +197,10 @@ type Exchange struct {
 	// letGo says LetGo ran: bound is the dispute's prompt bound of the
 	// body sent (without hosted-tool calls), computed before Body went.
 	letGo bool
-	bound int64
+	// protect is the caller's system content the answer must not carry
+	// (answer.go), kept from the guard's text.
+	protect []string
+	bound   int64
 	// runHeld says the request holds a step of its run (Inbound.Run);
 	// run is the run as its last step left it (see run.go).
 	runHeld bool
