@@ -40,6 +40,7 @@ type Service interface {
 
 	MCPGranter
 	RunDefaulter
+	MCPServerKeeper
 }
 
 // Account is an account with its money, in exact decimal US dollars.

@@ -225,7 +225,7 @@ func parsePages() (map[string]*template.Template, error) {
 	for _, name := range []string{"signin", "logs", "detail", "activity", "incidents", "accounts", "error", "runs", "run"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "accounts" {
-			files = append(files, "templates/vendors.html")
+			files = append(files, "templates/vendors.html", "templates/mcpservers.html")
 		}
 		t, err := template.New("layout.html").ParseFS(assets, files...)
 		if err != nil {

@@ -408,6 +408,7 @@ func (m *Main) openAdmin(keys *auth.Cache, g proxy.Guard) (http.Handler, admin.S
 		return nil, nil, fmt.Errorf("admin API: the store %T lacks the admin methods", m.store)
 	}
 	local := &admin.Local{Store: as, OnRevoke: keys.Forget}
+	local.MCPConfigServers, local.MCPAdminStdio = MCPAdmin(c.MCP)
 	if pg, ok := g.(*policy.Guard); ok {
 		// A policy changed here applies to the next request here.
 		local.OnPolicy = func(string) { pg.ForgetAll() }
