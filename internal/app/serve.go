@@ -228,9 +228,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		MaxBodyBytes:      c.MaxBodyBytes,
 		MaxCountBodyBytes: c.MaxCountBodyBytes,
 		MaxInflightBytes:  c.MaxInflightBytes,
-		BodyReadTimeout:   c.BodyReadTimeout,
-		MaxResponseBytes:  c.MaxResponseBytes,
-		MaxEventBytes:     int(min(c.MaxEventBytes, 1<<30)),
+		// One account's and one key's share of it.
+		MaxInflightBytesPerAccount: c.MaxInflightBytesPerAccount,
+		MaxInflightBytesPerKey:     c.MaxInflightBytesPerKey,
+		BodyReadTimeout:            c.BodyReadTimeout,
+		MaxResponseBytes:           c.MaxResponseBytes,
+		MaxEventBytes:              int(min(c.MaxEventBytes, 1<<30)),
 		// A caller gets as long to take a stream event as the vendor
 		// gets to send one.
 		StreamWriteTimeout: c.HTTP.IdleTimeout,
