@@ -197,7 +197,10 @@ type Exchange struct {
 	// protect is the caller's system content the answer must not carry
 	// (answer.go), kept from the guard's text.
 	protect []string
-	bound   int64
+	// canary is the request's random marker in the directive, "" when
+	// none (answer.go).
+	canary string
+	bound  int64
 }
 
 // OptimizeHeader is the x-gateway-optimize response value: "applied;

@@ -84,6 +84,9 @@ type Config struct {
 	// system prompt is "charged" (default: cost x 1.09, as any answer the
 	// vendor produced) or "waived" (the cost is the operator's).
 	GuardAnswerWaive bool
+	// GATEWAY_GUARD_CANARY: a random marker, new for each request, after
+	// the optimizer's directive (on / off, the default).
+	GuardCanary bool
 
 	Optimize bool // GATEWAY_OPTIMIZE: the concise-output directive, on (default) or off
 
@@ -278,6 +281,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	answerCharged := !c.GuardAnswerWaive
 	onOff("GATEWAY_GUARD_ANSWER_CHARGE", "charged", "waived", &answerCharged)
 	c.GuardAnswerWaive = !answerCharged
+	onOff("GATEWAY_GUARD_CANARY", "on", "off", &c.GuardCanary)
 	onOff("GATEWAY_OPTIMIZE", "on", "off", &c.Optimize)
 	var failOpen = true
 	onOff("GATEWAY_GUARD_FAIL", "open", "closed", &failOpen)
@@ -449,6 +453,7 @@ var settingDefaults = map[string]string{
 	"GATEWAY_GUARD_FAIL":                 "open",
 	"GATEWAY_GUARD_ANSWER":               "on",
 	"GATEWAY_GUARD_ANSWER_CHARGE":        "charged",
+	"GATEWAY_GUARD_CANARY":               "off",
 	"GATEWAY_GUARD_TIMEOUT":              "2s",
 	"GATEWAY_GUARD_THRESHOLD":            "(the model's)",
 	"GATEWAY_GUARD_SECOND":               "(none: no second stage)",
