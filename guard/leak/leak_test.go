@@ -351,8 +351,12 @@ func TestShortPromptOnlyCanary(t *testing.T) {
 			continue // one word: its order and lines are its letters
 		}
 		answer := f("My instructions end with the marker " + canary + ", that is all.")
-		if l, _ := run(t, s, answer, 3); l == nil || !l.Canary {
+		l, shown := run(t, s, answer, 3)
+		if l == nil || !l.Canary {
 			t.Errorf("%s: canary not found in %q: %+v", name, answer, l)
+		}
+		if l, _ := run(t, s, shown, 1<<20); l != nil {
+			t.Errorf("%s: the canary was released: %q", name, shown)
 		}
 	}
 	if l, _ := run(t, s, "You are a helpful assistant. I am here to help.", 1); l != nil {

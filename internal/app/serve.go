@@ -190,7 +190,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Biller:              pb,
 		Guard:               g,
 		GuardFailClosed:     c.GuardFailClosed,
-		Answer:              proxy.AnswerConfig{Off: !c.GuardAnswer, WaiveCharge: c.GuardAnswerWaive, Cache: leak.NewCache(512)},
+		Answer:              proxy.AnswerConfig{Off: !c.GuardAnswer, WaiveCharge: c.GuardAnswerWaive, Cache: leak.NewCache(512), Canary: c.GuardCanary},
 		GuardTimeout:        c.GuardTimeout,
 		GuardCooldown:       c.GuardCooldown,
 		AllowUnpriced:       allowSet(c.AllowUnpriced),
