@@ -122,6 +122,7 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	if o.Usage.CostUnreadable() {
 		r.Note = joinNote(r.Note, NoteCostMalformed)
 	}
+	r.Note = joinNote(r.Note, reportedCostNote(r.Usage))
 	q, err := x.Quote(o.Usage)
 	if err != nil {
 		// No price (an aggregator answer without its cost, for a model
