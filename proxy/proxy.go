@@ -76,6 +76,10 @@ type Config struct {
 	// keep their flagged text (default DefaultIncidentsPerMinute); the
 	// text kept is at most MaxIncidentText bytes.
 	IncidentsPerMinute int
+	// BlocksPerMinute is how many blocked requests one key may make a
+	// minute before its requests are refused until the minute ends
+	// (default DefaultBlocksPerMinute; negative: no bound).
+	BlocksPerMinute int
 	// CountTokensRPM is the requests per minute a key may send to the
 	// token-count endpoint, counted in a bucket of its own beside its chat
 	// requests; 0: the key's own RPM.
@@ -125,6 +129,8 @@ const (
 type Gateway struct {
 	cfg  Config
 	cool *cooler // nil: no cool-down
+	// blocks bounds each key's blocked requests a minute (blockrate.go).
+	blocks *blockRate
 
 	refusals, incidents meter
 }
@@ -160,7 +166,7 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Gateway{cfg: cfg, cool: newCooler(cfg.GuardCooldown)}, nil
+	return &Gateway{cfg: cfg, cool: newCooler(cfg.GuardCooldown), blocks: newBlockRate(cfg.BlocksPerMinute)}, nil
 }
 
 // Store returns the gateway's store.

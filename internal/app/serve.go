@@ -199,6 +199,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		MaxAttempts:         c.MaxAttempts,
 		AttemptTimeout:      c.AttemptTimeout,
 		RefusedPerMinute:    c.RefusedPerMinute,
+		BlocksPerMinute:     c.BlocksPerMinute,
 		IncidentsPerMinute:  c.IncidentTextsPerMinute,
 		Optimizer:           newOptimizer(*c, providers, m.store, pb, m.Logger),
 		Logger:              m.Logger,
@@ -495,6 +496,7 @@ func (m *Main) sweep() {
 		} else if n > 0 {
 			m.Logger.Info("deleted expired client state", "count", n)
 		}
+		m.sweepRefused(ctx)
 		cancel()
 		select {
 		case <-m.stop:
