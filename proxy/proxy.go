@@ -90,8 +90,9 @@ type Config struct {
 	// GuardCooldown refuses a key or account for a while after repeated
 	// blocked requests (zero: off).
 	GuardCooldown Cooldown
-	// HoldTTL bounds a hold's life if its request never finishes (a
-	// crash); default 30m.
+	// HoldTTL is a hold's lease: its life if its request never finishes
+	// (a crash), renewed by RenewLeases while the request runs; default
+	// DefaultHoldTTL.
 	HoldTTL time.Duration
 	// MaxAttempts bounds the vendor calls one request makes, retries and
 	// fallbacks together (default DefaultMaxAttempts; an operator route
@@ -133,6 +134,8 @@ type Gateway struct {
 	blocks *blockRate
 
 	refusals, incidents meter
+	// leases are the holds placed and not finished (lease.go).
+	leases leases
 }
 
 // New returns a Gateway.
@@ -144,7 +147,7 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.GuardTimeout = 2 * time.Second
 	}
 	if cfg.HoldTTL == 0 {
-		cfg.HoldTTL = 30 * time.Minute
+		cfg.HoldTTL = DefaultHoldTTL
 	}
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts

@@ -27,3 +27,16 @@ func (m *Main) sweepRefused(ctx context.Context) {
 		m.Logger.Info("deleted old incidents and records of refused requests", "count", n)
 	}
 }
+
+// renewLeases renews the leases of this process's live holds until
+// Close (proxy.Gateway.RenewLeases).
+func (m *Main) renewLeases() {
+	defer m.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := m.stop
+	go func() {
+		<-stop
+		cancel()
+	}()
+	m.gateway.RenewLeases(ctx)
+}

@@ -440,9 +440,10 @@ func (m *Main) listen(g proxy.Guard) (err error) {
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
 	}
 	m.stop = make(chan struct{})
-	m.wg.Add(2)
+	m.wg.Add(3)
 	go m.sweep()
 	go m.watchKeys(g)
+	go m.renewLeases()
 	return nil
 }
 
