@@ -49,6 +49,10 @@ type Config struct {
 	// minute before its requests are refused until the minute ends
 	// (default 20; 0: no bound).
 	BlocksPerMinute int
+	// GATEWAY_HOLD_TTL: a hold's lease, renewed by its live process
+	// every third of it (default 90s; at least 1s): a killed process's
+	// holds lapse within it.
+	HoldTTL time.Duration
 	// GATEWAY_REFUSED_RETENTION, GATEWAY_REFUSED_MAX_PER_ACCOUNT: how
 	// long incidents and the records of refused requests (no charge, no
 	// cost) are kept, and how many of each one account keeps at most
@@ -277,6 +281,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	num("GATEWAY_REFUSED_MAX_PER_ACCOUNT", &c.RefusedMaxPerAccount)
+	dur("GATEWAY_HOLD_TTL", &c.HoldTTL)
+	if c.HoldTTL != 0 && c.HoldTTL < time.Second {
+		errs = append(errs, "GATEWAY_HOLD_TTL must be at least 1s")
+	}
 	dur("GATEWAY_REFUSED_RETENTION", &c.RefusedRetention)
 	var refused, texts int64 = -1, -1
 	num("GATEWAY_REFUSED_RECORDS_PER_MINUTE", &refused)
@@ -472,6 +480,7 @@ var settingDefaults = map[string]string{
 	"GATEWAY_MAX_COUNT_BODY_BYTES":           "8388608",
 	"GATEWAY_REFUSED_RECORDS_PER_MINUTE":     "60",
 	"GATEWAY_BLOCKS_PER_MINUTE":              "20",
+	"GATEWAY_HOLD_TTL":                       "90s",
 	"GATEWAY_REFUSED_RETENTION":              "720h",
 	"GATEWAY_REFUSED_MAX_PER_ACCOUNT":        "10000",
 	"GATEWAY_INCIDENT_TEXTS_PER_MINUTE":      "30",

@@ -40,3 +40,12 @@ func (m *Main) renewLeases() {
 	}()
 	m.gateway.RenewLeases(ctx)
 }
+
+// sweepEvery is the store sweep's period: a minute, or half a hold's
+// lease when that is shorter.
+func sweepEvery(holdTTL time.Duration) time.Duration {
+	if holdTTL > 0 && holdTTL/2 < time.Minute {
+		return max(holdTTL/2, 500*time.Millisecond)
+	}
+	return time.Minute
+}

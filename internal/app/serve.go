@@ -200,6 +200,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		AttemptTimeout:      c.AttemptTimeout,
 		RefusedPerMinute:    c.RefusedPerMinute,
 		BlocksPerMinute:     c.BlocksPerMinute,
+		HoldTTL:             c.HoldTTL,
 		IncidentsPerMinute:  c.IncidentTextsPerMinute,
 		Optimizer:           newOptimizer(*c, providers, m.store, pb, m.Logger),
 		Logger:              m.Logger,
@@ -483,7 +484,9 @@ func (m *Main) ready(ctx context.Context) error {
 // then every minute.
 func (m *Main) sweep() {
 	defer m.wg.Done()
-	t := time.NewTicker(time.Minute)
+	// At least twice a hold's lease: a killed process's holds are
+	// deleted soon after they lapse.
+	t := time.NewTicker(sweepEvery(m.Config.HoldTTL))
 	defer t.Stop()
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
