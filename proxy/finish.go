@@ -77,6 +77,7 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	if x.cancel != nil {
 		defer x.cancel()
 	}
+	defer x.g.leases.done(x.in.RequestID)
 	g, in := x.g, &x.in
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()

@@ -197,6 +197,7 @@ func (x *Exchange) tryHold(ctx context.Context, plan HoldPlan) error {
 		return &gw.Error{Code: gw.CodeInternal, Message: "could not reserve the request's cost", Err: err}
 	}
 	x.holdPlaced, x.hold = true, plan.Amount
+	g.leases.add(in.RequestID, g.cfg.Now()) // renewed while this process runs (lease.go)
 	x.renewAt = g.cfg.Now().Add(g.cfg.HoldTTL / 3)
 	return nil
 }
