@@ -204,3 +204,62 @@ func TestIsolationGeminiCountsCarryTheAccount(t *testing.T) {
 		}
 	}
 }
+
+// Break 4: the request-body byte budget was global: A opened uploads
+// announcing large bodies, sent most of each and idled, and every other
+// account got 503 "receiving too many request bytes at once". Now one
+// account holds at most its share: A's uploads past it are refused 429,
+// and B is served.
+func TestIsolationBodyBytesPerAccountShare(t *testing.T) {
+	const maxBody = 1 << 20
+	e := newEnv(t, func(c *app.Config) {
+		c.MaxBodyBytes, c.MaxInflightBytes = maxBody, 8*maxBody
+	})
+	model := "anthropic/" + nativeModels["anthropic"]
+	var ups []*io.PipeWriter
+	answered := make(chan int, 8)
+	for i := 0; i < 8; i++ {
+		pr, pw := io.Pipe()
+		req, _ := http.NewRequest(http.MethodPost, e.url+"/v1/chat/completions", pr)
+		req.ContentLength = maxBody
+		req.Header.Set("Authorization", "Bearer "+e.key)
+		req.Header.Set("Content-Type", "application/json")
+		go func() {
+			st := 0
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				st = resp.StatusCode
+				resp.Body.Close()
+			}
+			answered <- st
+		}()
+		go func() {
+			// All but the last byte, then idle.
+			_, _ = pw.Write(bytes.Repeat([]byte(" "), maxBody-1))
+		}()
+		ups = append(ups, pw)
+	}
+	t.Cleanup(func() {
+		for _, pw := range ups {
+			pw.CloseWithError(io.ErrUnexpectedEOF)
+		}
+	})
+	b := e.victim("b")
+	refused := 0
+	for refused < 6 {
+		// B's ordinary requests while A's uploads arrive: each served,
+		// until A's uploads past its share are refused.
+		select {
+		case st := <-answered:
+			if st != http.StatusTooManyRequests {
+				t.Fatalf("one of A's idle uploads answered %d, want 429 past its share", st)
+			}
+			refused++
+			continue
+		default:
+		}
+		e.served(b, model, "B while A's uploads idle")
+	}
+	for i := 0; i < 5; i++ {
+		e.served(b, model, "B after A's uploads past its share were refused")
+	}
+}

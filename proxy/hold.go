@@ -86,6 +86,7 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 					return HoldPlan{}, err
 				}
 				reqs[i] = HoldRequest{Vendor: c.Vendor, Model: c.Model, BodyBytes: max(len(c.body), len(in.Body)+in.ExtraInputBytes), MaxOutput: lim.MaxOutput, Choices: lim.Choices, CallerLimit: callerLimit, Hosted: c.plan.Hold}
+				reqs[i].BodyBytes = holdCoversBound(reqs[i].BodyBytes, c.bodyMarks().PromptBound(in.ExtraInputBytes, false))
 				if cc, ok := g.cfg.Biller.(ContextCap); ok && c.bodyMarks().External {
 					// A document or image by URL, or an uploaded file:
 					// the vendor may bill up to the whole context window

@@ -35,8 +35,9 @@ type Matcher struct {
 	b64   radixView
 	b32   radixView
 	hex   hexView
-	n     int64 // bytes written
-	rel   int64 // bytes released so far: never taken back
+	codes [3]codeView // decimal and A1Z26, binary, Morse
+	n     int64       // bytes written
+	rel   int64       // bytes released so far: never taken back
 	found *Leak
 }
 
@@ -49,6 +50,10 @@ func (s *Set) NewMatcher() *Matcher {
 	m.b32.t.init(s, "base32")
 	m.b32.bits, m.b32.table, m.b32.quantum, m.b32.minRun = 5, &b32Values, 8, 16
 	m.hex.t.init(s, "hex")
+	for i, name := range []string{"character_codes", "binary", "morse"} {
+		m.codes[i].t.init(s, name)
+		m.codes[i].kind = uint8(i)
+	}
 	return m
 }
 
@@ -69,6 +74,13 @@ func (m *Matcher) Write(p []byte) (release int64, leak *Leak) {
 		m.found = l
 	} else if l := m.hex.write(p, base); l != nil {
 		m.found = l
+	} else {
+		for i := range m.codes {
+			if l := m.codes[i].write(p, base); l != nil {
+				m.found = l
+				break
+			}
+		}
 	}
 	return m.release(), m.found
 }
@@ -85,7 +97,13 @@ func (m *Matcher) Close() (release int64, leak *Leak) {
 	if m.found != nil {
 		return m.release(), m.found
 	}
-	for _, t := range []*track{&m.text.t, &m.b64.t, &m.b32.t, &m.hex.t} {
+	for i := range m.codes {
+		if l := m.codes[i].finish(); l != nil {
+			m.found = l
+			return m.release(), l
+		}
+	}
+	for _, t := range m.tracks() {
 		t.n.end()
 		if l := t.drain(); l != nil {
 			m.found = l
@@ -104,13 +122,17 @@ func (m *Matcher) release() int64 {
 		return m.rel
 	}
 	r := m.n
-	for _, t := range []*track{&m.text.t, &m.b64.t, &m.b32.t, &m.hex.t} {
+	for _, t := range m.tracks() {
 		if h := t.held(); h < r {
 			r = h
 		}
 	}
 	m.rel = max(m.rel, r)
 	return m.rel
+}
+
+func (m *Matcher) tracks() [7]*track {
+	return [7]*track{&m.text.t, &m.b64.t, &m.b32.t, &m.hex.t, &m.codes[0].t, &m.codes[1].t, &m.codes[2].t}
 }
 
 // Held is how many bytes of the answer so far are held back.
@@ -309,8 +331,10 @@ func (t *track) form(cd *cand, p *pattern) string {
 		f = append(f, "reversed_characters")
 	case reversedWords:
 		f = append(f, "reversed_words")
+	case atbash:
+		f = append(f, "atbash")
 	}
-	if s := (cd.shift%26 + 26) % 26; s != 0 {
+	if s := (cd.shift%26 + 26) % 26; s != 0 && p.kind != atbash {
 		if s == 13 {
 			f = append(f, "rot13")
 		} else {
