@@ -268,7 +268,7 @@ func TestRunCapsAndIsolation(t *testing.T) {
 	}
 	// Parent and child.
 	hold := holdOf(t, e, e.key, body)
-	resp = e.post("/v1/chat/completions", e.key, body, runs.HeaderRun, "root", runs.HeaderBudget, (hold + hold/2).USDString())
+	resp = e.post("/v1/chat/completions", e.key, body, runs.HeaderRun, "root", runs.HeaderBudget, (hold + hold/10).USDString())
 	readAll(t, resp.Body)
 	if resp.StatusCode != 200 {
 		t.Fatalf("root: %d", resp.StatusCode)
