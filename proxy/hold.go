@@ -130,9 +130,14 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 		return err
 	}
 	available := bal.Balance - bal.Held
-	budget := gw.AsError(err).ErrorCode == gw.ErrorCodeBudgetExceeded
+	code := gw.AsError(err).ErrorCode
+	budget := code == gw.ErrorCodeBudgetExceeded || code == gw.ErrorCodeRunBudget
 	if budget {
-		left, lerr := x.budgetLeft(ctx)
+		leftOf := x.budgetLeft
+		if code == gw.ErrorCodeRunBudget {
+			leftOf = x.runLeft
+		}
+		left, lerr := leftOf(ctx)
 		if lerr != nil {
 			return err
 		}
