@@ -294,7 +294,7 @@ func spendLine(spends []gw.Money) runLine {
 	for i := 0; i <= 4; i++ {
 		v := gw.Money(int64(top) * int64(i) / 4)
 		y := runPlotT + h - h*float64(i)/4
-		l.Grid = append(l.Grid, gridLine{Y: ff(y), LabelY: ff(y + 4), Label: usdShort(v)})
+		l.Grid = append(l.Grid, gridLine{Y: ff(y), LabelY: ff(y + 4), Label: usdBrief(v)})
 	}
 	pts := []string{ff(runPlotL) + "," + ff(runPlotT+h)}
 	for i, s := range spends {

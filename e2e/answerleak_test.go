@@ -173,3 +173,57 @@ func checkShown(s *leak.Set, text string) *leak.Leak {
 	_, l := m.Close()
 	return l
 }
+
+// TestAnswerLeakInReasoningAndToolCalls: the protected text in the
+// reasoning shown to the caller or in a tool call's arguments is a leak
+// too; whatever the route shows, the caller never reads it.
+func TestAnswerLeakInReasoningAndToolCalls(t *testing.T) {
+	e := newEnv(t)
+	protected := leak.New(leak.Protected{Texts: []string{leakSystem}})
+	routes := leakRoutes()
+	mTools := `,"tools":[{"name":"lookup","description":"Look a flight up.","input_schema":{"type":"object","properties":{"q":{"type":"string"}}}}]`
+	cTools := `,"tools":[{"type":"function","function":{"name":"lookup","description":"Look a flight up.","parameters":{"type":"object","properties":{"q":{"type":"string"}}}}}]`
+	withTools := func(b []byte, tools string) []byte { return append(b[:len(b)-1:len(b)-1], []byte(tools+"}")...) }
+	cases := []struct {
+		name   string
+		rt     leakRoute
+		vendor string
+		where  string
+		tools  string
+		native bool
+	}{
+		{"M reasoning native", routes[0], "anthropic", "reasoning", "", true},
+		{"M reasoning mapped", routes[0], "deepseek", "reasoning", "", false},
+		{"C reasoning native", routes[2], "deepseek", "reasoning", "", true},
+		{"C reasoning mapped", routes[2], "anthropic", "reasoning", "", false},
+		{"G reasoning native", routes[6], "google", "reasoning", "", true},
+		{"R reasoning mapped", routes[4], "anthropic", "reasoning", "", false},
+		{"M tool native", routes[0], "anthropic", "tool", mTools, true},
+		{"M tool mapped", routes[0], "openai", "tool", mTools, false},
+		{"C tool native", routes[2], "openai", "tool", cTools, true},
+		{"C tool mapped", routes[2], "anthropic", "tool", cTools, false},
+	}
+	for _, tc := range cases {
+		for _, stream := range []bool{false, true} {
+			for _, form := range []string{"verbatim", "base64", "rot13"} {
+				model := tc.vendor + "/" + nativeModels[tc.vendor]
+				body := tc.rt.body(model, "Which flights leave tomorrow? [fake:leak="+form+"][fake:leak-in="+tc.where+"]", stream)
+				if tc.tools != "" {
+					body = withTools(body, tc.tools)
+				}
+				resp := e.post(tc.rt.path(model, stream), e.key, body, "Anthropic-Version", "2023-06-01", "X-Goog-Api-Key", e.key)
+				got := readAll(t, resp.Body)
+				if l := checkShown(protected, shownText(got)); l != nil {
+					t.Fatalf("%s stream=%v %s: the caller got a leak (%s): %s", tc.name, stream, form, l.Form, got)
+				}
+				stopped := bytes.Contains(got, []byte("request_blocked"))
+				if tc.native && !stopped {
+					t.Errorf("%s stream=%v %s: not stopped: %d %s", tc.name, stream, form, resp.StatusCode, got)
+				}
+				if !stopped && resp.StatusCode != http.StatusOK {
+					t.Errorf("%s stream=%v %s: status %d: %s", tc.name, stream, form, resp.StatusCode, got)
+				}
+			}
+		}
+	}
+}

@@ -172,3 +172,66 @@ func TestGeminiTotalOnlyEstimated(t *testing.T) {
 		})
 	}
 }
+
+// Issue 46 D10 (before -> after): the prompt bound was one token a byte
+// of the vendor body + 4,096, about four times the hold's estimate, so a
+// vendor over-reporting a "hi" with max_tokens 10 overran its hold some
+// 60 times and, on a small balance, the rest was the operator's loss;
+// output above max_tokens was clamped but its cost not recorded. Now the
+// bound is B = 1.5 times the gateway's count of the vendor body (one
+// token per three bytes, rounded up) + 64, the hold covers it, and the
+// charge, (B x 59 + 10 x 79) x 1.09, stays within the hold on a 10,000
+// uc balance with no loss; the prompt above B (up to the window,
+// 131,072) and the output above 10 are disputed cost. On both stores.
+func TestOverReportBoundedByHold(t *testing.T) {
+	for name, dbURL := range storesUnderTest(t) {
+		t.Run(name, func(t *testing.T) {
+			e, s := moneyEnv(t, dbURL, func(c *app.Config) { c.Optimize = false })
+			ctx := context.Background()
+			st := e.m.Store()
+			s.answer("over", `{"prompt_tokens":1000000,"completion_tokens":5000,"total_tokens":1005000}`)
+			secret, k, err := createKey(ctx, st, uniqueAccount("over"), 10_000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := e.post("/v1/chat/completions", secret, chatBody("groq/llama-3.3-70b-versatile", "hi [case:over]", false, `,"max_tokens":10`))
+			b := readAll(t, resp.Body)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d %s", resp.StatusCode, b)
+			}
+			rec := waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
+			own := (int64(len(s.got("over"))) + 2) / 3
+			bound := own + (own+1)/2 + 64
+			wantCharge := gw.Money(((bound*59+10*79)*109 + 50) / 100)
+			wantDisputed := gw.Money((131_072-bound)*59 + (5000-10)*79)
+			t.Logf("bound %d: charge %d loss %d disputed %d", bound, rec.Charge, rec.Loss, rec.DisputedCost)
+			if rec.Charge != wantCharge || rec.Loss != 0 || rec.DisputedCost != wantDisputed || !strings.Contains(rec.Note, "output tokens reported") {
+				t.Errorf("charge %d loss %d disputed %d note %q; want %d, no loss, %d disputed (prompt and output)",
+					rec.Charge, rec.Loss, rec.DisputedCost, rec.Note, wantCharge, wantDisputed)
+			}
+			bal, err := st.Balance(ctx, k.AccountID)
+			if err != nil || bal.Charged != wantCharge || bal.Held != 0 || bal.Balance < 0 {
+				t.Errorf("balance %+v (%v); want %d charged", bal, err, wantCharge)
+			}
+		})
+	}
+}
+
+// Issue 46 item 6 (before -> after): a reported cost of 0.0000000149 USD
+// (1.49 uc) was kept as 1 uc beside its 2 uc charge (1.49 x 1.09 =
+// 1.6241, rounded once), so the export could not show how the charge
+// came about. Now the record carries the figure exactly in micro-cents,
+// which the export's reported_cost_uc column gives. On both stores.
+func TestReportedCostExactInMicroCents(t *testing.T) {
+	for name, dbURL := range storesUnderTest(t) {
+		t.Run(name, func(t *testing.T) {
+			e, s := moneyEnv(t, dbURL, func(c *app.Config) { c.Optimize = false })
+			for _, stream := range []bool{false, true} {
+				_, rec := orSend(t, e, s, fmt.Sprintf("uc%v", stream), `{"prompt_tokens":1,"completion_tokens":1,"cost":0.0000000149}`, stream)
+				if rec == nil || rec.Charge != 2 || !strings.Contains(rec.Note, "reported_cost_uc=1.49") {
+					t.Errorf("stream=%v: record %+v; want charge 2 and the note reported_cost_uc=1.49", stream, rec)
+				}
+			}
+		})
+	}
+}

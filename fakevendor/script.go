@@ -119,6 +119,7 @@ type directives struct {
 	container  bool   // the answer ran code in a container ([fake:container], Anthropic)
 	tier       string // the service tier the answer says served it ([fake:tier=NAME])
 	leak       string // answer with the system prompt in this form ([fake:leak=FORM], leak.go)
+	leakIn     string // where: "" the text, "reasoning", "tool" (a call of the first declared tool)
 }
 
 // clearFaults drops the failures d scripts (for a call that on does not
@@ -162,6 +163,8 @@ func parseDirectives(text string) (directives, error) {
 			d.text, d.hasText = val, true
 		case "leak":
 			d.leak = val
+		case "leak-in":
+			d.leakIn = val
 		case "tool":
 			d.tools = 1
 			if hasVal {
@@ -322,6 +325,13 @@ func plan(c *call) *reply {
 	r := &reply{}
 	d := c.dirs
 	switch {
+	case d.leak != "" && d.leakIn == "tool" && len(c.tools) > 0:
+		b, _ := json.Marshal(map[string]string{"q": Leaked(systemPrompt(c.body), d.leak)})
+		args := string(b)
+		r.calls = append(r.calls, toolCall{id: toolID(c, 0), name: c.tools[0].name, args: args, pieces: splitN(args, 12)})
+	case d.leak != "" && d.leakIn == "reasoning":
+		r.text = "Done."
+		d.reasoning = true
 	case d.leak != "":
 		r.text = Leaked(systemPrompt(c.body), d.leak)
 	case d.hasText:
@@ -363,6 +373,9 @@ func plan(c *call) *reply {
 	if d.reasoning || c.thinking {
 		// DeepSeek reasons on every answer in thinking mode, its default.
 		r.reasoning = ReasoningText(c.model)
+		if d.leak != "" && d.leakIn == "reasoning" {
+			r.reasoning = Leaked(systemPrompt(c.body), d.leak)
+		}
 		r.reasonPieces = splitWords(r.reasoning)
 		r.signature = "sig_" + idFrom(c.seed, "signature", 40)
 	}

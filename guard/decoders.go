@@ -27,36 +27,141 @@ func appendCoded(dst []byte, raw string, buf []byte) ([]byte, []byte, bool) {
 			buf = dec
 		}
 	}
-	if strings.Count(raw, "=") >= minEscapes {
-		add(quotedPrintable(buf[:0], raw))
-	}
-	if strings.Count(raw, "<~") > 0 {
+	if strings.Contains(raw, "<~") {
 		add(decodeA85(buf[:0], raw))
 	}
-	var morseMarks, digits, backslashes int
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case c == '.' || c == '-':
-			morseMarks++
-		case c >= '0' && c <= '9':
-			digits++
-		case c == '\\':
-			backslashes++
-		}
+	if !codedShare(raw) {
+		return dst, buf, found
 	}
-	if morseMarks >= 2*minCoded {
+	morseOK, numOK, escOK, qpOK := codedRuns(raw)
+	if qpOK {
+		add(quotedPrintable(buf[:0], raw))
+	}
+	if morseOK {
 		add(morse(buf[:0], raw))
 	}
-	if digits >= minCoded {
-		for _, k := range []numKind{numBinary, numDecimal, numA1Z26, numOctal, numHex} {
+	if numOK {
+		for _, k := range []numKind{numBinary, numDecimal, numA1Z26} {
+			add(numbers(buf[:0], raw, k))
+		}
+	}
+	if numOK || escOK {
+		for _, k := range []numKind{numOctal, numHex} {
 			add(numbers(buf[:0], raw, k))
 		}
 	}
 	return dst, buf, found
 }
 
+// codedShare reports whether raw is made enough of an encoding's marks
+// for a scan to be worth it: an eighth of its bytes '=' or '\\', or a
+// fifth digits or Morse's dots and dashes. The counts are the standard
+// library's vectorised ones, so prose and code, which are mostly
+// letters, cost a fraction of a byte's work each.
+func codedShare(raw string) bool {
+	n := len(raw)
+	if n < minCoded || strings.Count(raw, "=")*8 >= n || strings.Count(raw, "\\")*8 >= n {
+		return n >= minCoded
+	}
+	if (strings.Count(raw, ".")+strings.Count(raw, "-"))*5 >= n {
+		return true
+	}
+	d := 0
+	for c := byte('0'); c <= '9'; c++ {
+		d += strings.Count(raw, string(rune(c)))
+	}
+	return d*5 >= n
+}
+
 // minCoded is the shortest decoded text kept: a few words.
 const minCoded = 8
+
+// codedRuns is one pass over raw that says which scans can find
+// anything: minEscapes =XX escapes, a run of Morse (dots, dashes and spaces, at least 20 bytes
+// with three of each), a run of at least minCoded numeric groups each
+// followed by one separator, or at least minCoded backslash escapes.
+// Prose and code rarely have either, so most texts are read once here and
+// not again.
+func codedRuns(raw string) (morseOK, numOK, escOK, qpOK bool) {
+	var mLen, dots, dashes, spaces, groups, backslashes, qp int
+	inNum := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		t := codeClass[c]
+		if t == 0 {
+			// a letter (but x in 0x) or other text: ends both runs
+			if mLen != 0 {
+				morseOK = morseOK || mLen >= 20 && dots >= 3 && dashes >= 3 && spaces >= 3
+				mLen, dots, dashes, spaces = 0, 0, 0, 0
+			}
+			if c != 'x' || !inNum {
+				groups, inNum = 0, false
+			}
+			continue
+		}
+		if t&ccMorse != 0 {
+			mLen++
+			switch c {
+			case '.':
+				dots++
+			case '-', '_':
+				dashes++
+			case ' ':
+				spaces++
+			}
+		} else if mLen != 0 {
+			morseOK = morseOK || mLen >= 20 && dots >= 3 && dashes >= 3 && spaces >= 3
+			mLen, dots, dashes, spaces = 0, 0, 0, 0
+		}
+		switch {
+		case t&ccDigit != 0:
+			inNum = true
+		case c == '\\':
+			backslashes++
+			inNum = false
+		case c == '=':
+			if i+2 < len(raw) && isHex(raw[i+1]) && isHex(raw[i+2]) && raw[i+1] <= 'F' && raw[i+2] <= 'F' {
+				qp++ // upper-case hex, as quoted-printable writes it
+			}
+			groups, inNum = 0, false
+		case t&ccSep != 0:
+			if inNum {
+				groups++
+				inNum = false
+				numOK = numOK || groups >= minCoded
+			}
+		default:
+			groups, inNum = 0, false
+		}
+	}
+	morseOK = morseOK || mLen >= 20 && dots >= 3 && dashes >= 3 && spaces >= 3
+	return morseOK, numOK || groups >= minCoded, backslashes >= minCoded, qp >= minEscapes
+}
+
+// Byte classes of codedRuns (0: a letter or other text).
+const (
+	ccMorse = 1 << iota // . - _ space / |
+	ccDigit
+	ccSep   // space , - ; [ ( between numeric groups
+	ccOther // \ = and other punctuation read one by one
+)
+
+var codeClass = func() [256]uint8 {
+	var t [256]uint8
+	for _, c := range ".-_ /|" {
+		t[c] |= ccMorse
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] |= ccDigit
+	}
+	for _, c := range " ,-;[(" {
+		t[c] |= ccSep
+	}
+	for _, c := range "\\=\t\n\r" {
+		t[c] |= ccOther
+	}
+	return t
+}()
 
 // quotedPrintable decodes =XX escapes and drops soft line breaks.
 func quotedPrintable(dst []byte, raw string) []byte {

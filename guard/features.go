@@ -82,6 +82,7 @@ type scratch struct {
 	uidx             []int       // the scored user segments (CheckPolicy)
 	spans            []int       // sentence spans (sentences.go)
 	codeBuf          []byte      // decoded runs (decoders.go)
+	sentencePass     bool        // scoring sentences alone (sentences.go)
 	join             []byte      // a pack's joined text
 	mlhits           []mlHit     // multilingual words found (findMultilingual)
 	nonASCII         bool        // the text has non-ASCII characters (normalizeText)
@@ -147,10 +148,17 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	sc.norm, unescaped = appendUnescaped(sc.norm, text)
 	sc.norm, assembled = appendAssembled(sc.norm, text)
 	var coded bool
-	sc.norm, sc.codeBuf, coded = appendCoded(sc.norm, text, sc.codeBuf)
+	if !sc.sentencePass { // a sentence's window was decoded whole
+		sc.norm, sc.codeBuf, coded = appendCoded(sc.norm, text, sc.codeBuf)
+	}
 	decoded = decoded || unescaped || assembled || coded
 	var shifted bool
 	sc.norm, shifted = appendShifted(sc.norm, n0)
+	if !sc.sentencePass {
+		var played bool
+		sc.norm, played = appendWordGames(sc.norm, n0, lex)
+		shifted = shifted || played
+	}
 	if len(sc.norm) > n0 {
 		sc.viewFrom = n0
 	}

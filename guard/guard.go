@@ -405,6 +405,8 @@ type result struct {
 	from, to int
 	// mentioned: the text's phrasing is framed as talked about
 	mentioned bool
+	// sentenceCue: a sentence of the text may be an order (sentences.go)
+	sentenceCue bool
 }
 
 // scoreText scores one segment through all its windows, the score
@@ -434,7 +436,7 @@ func (g *Guard) scoreText(sc *scratch, text string) result {
 // sentences.go). A window already flagged, or whose phrasing is framed as
 // mentioned, is not read again a sentence at a time.
 func (g *Guard) sentencesToo(sc *scratch, r result, text string, offset int) result {
-	if r.score >= g.threshold || r.mentioned {
+	if r.score >= g.threshold || r.mentioned || !r.sentenceCue {
 		return r
 	}
 	if rs := g.scoreSentences(sc, text, offset); rs.score > r.score {
@@ -487,6 +489,7 @@ func shortPrior(tokens int) float64 {
 func (g *Guard) scoreWindow(sc *scratch, text string) result {
 	sc.scored += len(text)
 	extract(sc, g.lex, text)
+	sentenceCue := !sc.sentencePass && sc.sentenceCue()
 	// The mean of the window model's logit and the local model's best
 	// run's (cross-validation measured the mean above the higher of the
 	// two, on held-out recall at the same false-positive rate).
@@ -495,7 +498,7 @@ func (g *Guard) scoreWindow(sc *scratch, text string) result {
 		z = (z + zl) / 2
 	}
 	z -= shortPrior(len(sc.tokens))
-	r := result{score: sigmoid(z), kind: kindOf(col)}
+	r := result{score: sigmoid(z), kind: kindOf(col), sentenceCue: sentenceCue}
 	if r.score < ruleScore && sc.rule.name == "" && !sc.mentioned {
 		// The views alone (decoded, reshaped): scored apart so that the
 		// text around an encoded order does not dilute it. A phrasing
@@ -507,7 +510,7 @@ func (g *Guard) scoreWindow(sc *scratch, text string) result {
 				zv = (zv + zl) / 2
 			}
 			if sv := sigmoid(zv); sv > base.score || sc.rule.name != "" {
-				r, col = result{score: sv, kind: kindOf(cv)}, cv
+				r, col = result{score: sv, kind: kindOf(cv), sentenceCue: sentenceCue}, cv
 			} else {
 				// the text's own score stands (its cue is read from the
 				// views' features, which hold the decoded words)

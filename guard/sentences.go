@@ -77,13 +77,22 @@ func (g *Guard) scoreSentences(sc *scratch, text string, offset int) result {
 		return result{}
 	}
 	n = min(n, maxSentences)
+	// Keep the sentences with an order's words; the penalty counts every
+	// sentence (counting only those kept flagged 1.1% of the held-out
+	// benign rows).
+	m := 0
+	for k := 0; k < n; k++ {
+		if s, e := sc.spans[2*k], sc.spans[2*k+1]; g.orderCues(text[s:e]) {
+			sc.spans[2*m], sc.spans[2*m+1] = s, e
+			m++
+		}
+	}
 	pen := sentencePenalty * math.Log(float64(n))
 	var best result
-	for k := 0; k < n; k++ {
+	sc.sentencePass = true
+	defer func() { sc.sentencePass = false }()
+	for k := 0; k < m; k++ {
 		s, e := sc.spans[2*k], sc.spans[2*k+1]
-		if !g.orderCues(text[s:e]) {
-			continue
-		}
 		r := g.scoreWindow(sc, text[s:e])
 		if r.score <= 0 || r.score >= 1 {
 			continue
@@ -102,14 +111,19 @@ func (g *Guard) scoreSentences(sc *scratch, text string, offset int) result {
 // reveal, pretend, obey, say ...) and of what attacks are about.
 const (
 	orderConcepts = 1<<cIgnore | 1<<cReveal | 1<<cPersona | 1<<cPretend | 1<<cMode | 1<<cObey |
-		1<<cLiberate | 1<<cInject | 1<<cSay | 1<<cDual | 1<<cStay | 1<<cNew
-	attackConcepts = orderConcepts | 1<<cPrior | 1<<cInstr | 1<<cSecret | 1<<cSystem | 1<<cYour |
+		1<<cLiberate | 1<<cInject | 1<<cDual | 1<<cWhat
+	attackConcepts = orderConcepts | 1<<cMe | 1<<cPrior | 1<<cInstr | 1<<cSecret | 1<<cSystem | 1<<cYour |
 		1<<cDeveloper | 1<<cEnabled | 1<<cRestrict | 1<<cWithout | 1<<cVerbatim | 1<<cAI | 1<<cAll |
 		1<<cNow | 1<<cInstead | 1<<cAttn | 1<<cRefuse | 1<<cFiction | 1<<cHarm
 )
 
-// orderCues reports whether a sentence's ASCII words name an order and at
-// least one more thing attacks are about ("repeat" and "system"): only
+// minCues is how many of attackConcepts a sentence names to be scored
+// alone.
+const minCues = 3
+
+// orderCues reports whether a sentence's ASCII words name an order and
+// at least two more things attacks are about ("repeat", "your",
+// "system"): only
 // those sentences are scored alone, so the pass costs a word lookup a
 // word for the others. Words with other letters are left to the windows
 // and the rules, which padding does not dilute.
@@ -141,5 +155,27 @@ func (g *Guard) orderCues(s string) bool {
 		}
 	}
 	flush()
-	return mask&orderConcepts != 0 && bits.OnesCount64(mask&attackConcepts) >= 2
+	return mask&orderConcepts != 0 && bits.OnesCount64(mask&attackConcepts) >= minCues
+}
+
+// sentenceCue reports whether some sentence or line of the tokenized
+// text (or two in a row, for a sentence wrapped over lines) names an
+// order and minCues of attackConcepts: the sentence pass runs only
+// then, so a text without one costs a loop over its tokens.
+func (sc *scratch) sentenceCue() bool {
+	var prev, cur uint64
+	ok := func(m uint64) bool {
+		return m&orderConcepts != 0 && bits.OnesCount64(m&attackConcepts) >= minCues
+	}
+	for i := range sc.tokens {
+		t := &sc.tokens[i]
+		if t.sent {
+			if ok(prev | cur) {
+				return true
+			}
+			prev, cur = cur, 0
+		}
+		cur |= t.concepts
+	}
+	return ok(prev | cur)
 }

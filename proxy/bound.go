@@ -122,3 +122,14 @@ func joinAll(s []string) string {
 	}
 	return out
 }
+
+// holdCoversBound is the body size a hold is sized from so that its
+// prompt covers what the prompt bound lets a vendor bill (bound tokens,
+// 0: unbounded): a vendor over-reporting a small request is charged
+// within its hold, never beyond it into the operator's loss.
+func holdCoversBound(bodyBytes int, bound int64) int {
+	if bound <= 0 || bound > 1<<40 {
+		return bodyBytes
+	}
+	return max(bodyBytes, int(bound)*holdBytesPerToken)
+}

@@ -205,6 +205,9 @@ type Exchange struct {
 	// run is the run as its last step left it (see run.go).
 	runHeld bool
 	run     *gw.Run
+	// canary is the request's random marker in the directive, "" when
+	// none (answer.go).
+	canary string
 }
 
 // OptimizeHeader is the x-gateway-optimize response value: "applied;

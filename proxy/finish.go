@@ -49,7 +49,7 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 // for.
 func (x *Exchange) withOptimizer(u gw.Usage) gw.Usage {
 	if (x.Optimized || x.in.KeptDirective) && u.Reported {
-		u.OptimizerTokens = min(x.optTokens, u.PromptTokens())
+		u.OptimizerTokens = min(x.optTokens+x.canaryTokens(), u.PromptTokens())
 	}
 	if x.cur >= 0 && x.cur < len(x.cands) {
 		p := x.cands[x.cur].plan
@@ -123,6 +123,7 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	if o.Usage.CostUnreadable() {
 		r.Note = joinNote(r.Note, NoteCostMalformed)
 	}
+	r.Note = joinNote(r.Note, reportedCostNote(r.Usage))
 	q, err := x.Quote(o.Usage)
 	if err != nil {
 		// No price (an aggregator answer without its cost, for a model

@@ -86,6 +86,7 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 					return HoldPlan{}, err
 				}
 				reqs[i] = HoldRequest{Vendor: c.Vendor, Model: c.Model, BodyBytes: max(len(c.body), len(in.Body)+in.ExtraInputBytes), MaxOutput: lim.MaxOutput, Choices: lim.Choices, CallerLimit: callerLimit, Hosted: c.plan.Hold}
+				reqs[i].BodyBytes = holdCoversBound(reqs[i].BodyBytes, c.bodyMarks().PromptBound(in.ExtraInputBytes, false))
 				if cc, ok := g.cfg.Biller.(ContextCap); ok && c.bodyMarks().External {
 					// A document or image by URL, or an uploaded file:
 					// the vendor may bill up to the whole context window
@@ -129,9 +130,14 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 		return err
 	}
 	available := bal.Balance - bal.Held
-	budget := gw.AsError(err).ErrorCode == gw.ErrorCodeBudgetExceeded
+	code := gw.AsError(err).ErrorCode
+	budget := code == gw.ErrorCodeBudgetExceeded || code == gw.ErrorCodeRunBudget
 	if budget {
-		left, lerr := x.budgetLeft(ctx)
+		leftOf := x.budgetLeft
+		if code == gw.ErrorCodeRunBudget {
+			leftOf = x.runLeft
+		}
+		left, lerr := leftOf(ctx)
 		if lerr != nil {
 			return err
 		}

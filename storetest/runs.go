@@ -94,8 +94,16 @@ func testRunSteps(t *testing.T, s, _ gw.RunStore) {
 	if _, err := s.Run(ctx, "acct_1", "nope"); err == nil {
 		t.Error("Run of an unknown run: no error")
 	}
+	// A run whose first step is refused is still there, nothing spent.
+	tiny := runHold("acct_1", "tiny", "req_tiny", 300, runT0)
+	tiny.Caps = gw.RunCaps{Budget: 1}
+	_, err = s.HoldRun(ctx, tiny)
+	wantRunRefusal(t, err, gw.ErrorCodeRunBudget)
+	if r, err := s.Run(ctx, "acct_1", "tiny"); err != nil || r.Budget != 1 || r.Spend != 0 || r.Held != 0 || r.Requests != 0 || r.InFlight != 0 {
+		t.Fatalf("refused run %+v %v", r, err)
+	}
 	list, err := s.Runs(ctx, "acct_1", 10)
-	if err != nil || len(list) != 1 || list[0].ID != "task-1" {
+	if err != nil || len(list) != 2 || list[0].ID != "task-1" {
 		t.Fatalf("Runs: %+v %v", list, err)
 	}
 }

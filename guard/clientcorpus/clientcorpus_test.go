@@ -8,18 +8,20 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/guard"
+	"github.com/gwlabs/gateway/guard/leak"
 	"github.com/gwlabs/gateway/guard/policy"
 )
 
 // highest is the request side's highest score over the corpus, logged
 // (go test -v) to show the margin under the threshold.
 var highest struct {
-	score float64
-	name  string
+	score   float64
+	name    string
+	answers int // assistant turns the answer side read
 }
 
 // A check judges one recorded request's text; an error is a false
-// positive on a real client. The answer-side check joins this list.
+// positive on a real client.
 type check struct {
 	name string
 	run  func(r Request, texts []gw.Text) error
@@ -32,7 +34,9 @@ func checks(t *testing.T) []check {
 		t.Fatal(err)
 	}
 	pg := policy.New(g, nil, nil, nil)
-	t.Cleanup(func() { t.Logf("highest request-side score: %.3f (%s)", highest.score, highest.name) })
+	t.Cleanup(func() {
+		t.Logf("highest request-side score: %.3f (%s); %d assistant turns read by the answer side", highest.score, highest.name, highest.answers)
+	})
 	requestSide := func(r Request, texts []gw.Text) error {
 		v, _, err := pg.CheckFirst(context.Background(), nil, texts)
 		if err != nil {
@@ -46,7 +50,41 @@ func checks(t *testing.T) []check {
 		}
 		return nil
 	}
-	return []check{{"request guard (first stage, shipped model and threshold, default policy)", requestSide}}
+	// The answer side reads what the caller receives; in a recorded
+	// request that is the assistant turns the client sends back (the
+	// answers and tool calls it was given), against the request's own
+	// system text.
+	answerSide := func(_ Request, texts []gw.Text) error {
+		var sys []string
+		for _, tx := range texts {
+			if tx.Source == gw.TextSystem {
+				sys = append(sys, tx.Text)
+			}
+		}
+		if len(sys) == 0 {
+			return nil
+		}
+		set := leak.New(leak.Protected{Texts: sys})
+		for _, tx := range texts {
+			if tx.Source != gw.TextAssistant {
+				continue
+			}
+			highest.answers++
+			m := set.NewMatcher()
+			_, l := m.WriteString(tx.Text)
+			if l == nil {
+				_, l = m.Close()
+			}
+			if l != nil {
+				return fmt.Errorf("answer side flagged an assistant turn: %s, %d words", l.Form, l.Words)
+			}
+		}
+		return nil
+	}
+	return []check{
+		{"request guard (first stage, shipped model and threshold, default policy)", requestSide},
+		{"answer side (the assistant turns sent back, against the system text)", answerSide},
+	}
 }
 
 // TestRealClientsAreNeverBlocked runs every check over every request the

@@ -5,8 +5,25 @@ import (
 	"testing"
 )
 
-// agentPrompt is an agent-sized system prompt (about 24 KB).
-var agentPrompt = strings.Repeat(system+" Use the tools when a question needs data from the core system; explain each step briefly. ", 80)
+// agentPrompt is an agent-sized system prompt (about 24 KB) of varied
+// words.
+var agentPrompt = func() string {
+	words := strings.Fields(system + " use the tools when a question needs data from the core system explain each step briefly read files before editing them run tests after every change")
+	var b strings.Builder
+	x := uint32(2463534242)
+	for b.Len() < 24<<10 {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b.WriteString(words[x%uint32(len(words))])
+		if x%11 == 0 {
+			b.WriteString(". ")
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}()
 
 // ordinary is an answer that quotes nothing.
 var ordinary = strings.Repeat("Transfers between your own accounts are free and arrive at once; to other banks they take one business day. ", 20)

@@ -84,6 +84,73 @@ var forms = map[string]func(string) string{
 		return rot(reverse(s), 13)
 	},
 	"base64_reversed": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(reverse(s))) },
+	"atbash": func(s string) string {
+		return strings.Map(func(r rune) rune {
+			switch {
+			case r >= 'a' && r <= 'z':
+				return 'z' - (r - 'a')
+			case r >= 'A' && r <= 'Z':
+				return 'Z' - (r - 'A')
+			}
+			return r
+		}, s)
+	},
+	"char_codes": func(s string) string {
+		var p []string
+		for _, r := range s {
+			p = append(p, fmt.Sprint(int(r)))
+		}
+		return strings.Join(p, ", ")
+	},
+	"a1z26": func(s string) string {
+		var words []string
+		for _, w := range strings.Fields(strings.ToLower(s)) {
+			var p []string
+			for _, r := range w {
+				if r >= 'a' && r <= 'z' {
+					p = append(p, fmt.Sprint(int(r-'a'+1)))
+				}
+			}
+			words = append(words, strings.Join(p, "-"))
+		}
+		return strings.Join(words, " ")
+	},
+	"binary": func(s string) string {
+		var p []string
+		for _, c := range []byte(s) {
+			p = append(p, fmt.Sprintf("%08b", c))
+		}
+		return strings.Join(p, " ")
+	},
+	"morse": func(s string) string {
+		inv := map[rune]string{}
+		for k, v := range morse {
+			inv[v] = k
+		}
+		var words []string
+		for _, w := range strings.Fields(strings.ToLower(s)) {
+			var p []string
+			for _, r := range w {
+				if m, ok := inv[r]; ok {
+					p = append(p, m)
+				}
+			}
+			words = append(words, strings.Join(p, " "))
+		}
+		return strings.Join(words, " / ")
+	},
+	"html_entities": func(s string) string {
+		var b strings.Builder
+		for i, r := range s {
+			if i%2 == 0 {
+				fmt.Fprintf(&b, "&#%d;", r)
+			} else {
+				fmt.Fprintf(&b, "&#x%x;", r)
+			}
+		}
+		return b.String()
+	},
+	"snake_case": func(s string) string { return strings.Join(strings.Fields(strings.ToUpper(s)), "_") },
 }
 
 func hexSpaced(s, pre, sep string) string {
@@ -284,8 +351,12 @@ func TestShortPromptOnlyCanary(t *testing.T) {
 			continue // one word: its order and lines are its letters
 		}
 		answer := f("My instructions end with the marker " + canary + ", that is all.")
-		if l, _ := run(t, s, answer, 3); l == nil || !l.Canary {
+		l, shown := run(t, s, answer, 3)
+		if l == nil || !l.Canary {
 			t.Errorf("%s: canary not found in %q: %+v", name, answer, l)
+		}
+		if l, _ := run(t, s, shown, 1<<20); l != nil {
+			t.Errorf("%s: the canary was released: %q", name, shown)
 		}
 	}
 	if l, _ := run(t, s, "You are a helpful assistant. I am here to help.", 1); l != nil {

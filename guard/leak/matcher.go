@@ -35,20 +35,26 @@ type Matcher struct {
 	b64   radixView
 	b32   radixView
 	hex   hexView
-	n     int64 // bytes written
-	rel   int64 // bytes released so far: never taken back
+	codes [3]codeView // decimal and A1Z26, binary, Morse
+	n     int64       // bytes written
+	short bool        // the set leaks in one word (a canary): hold what is unread
+	rel   int64       // bytes released so far: never taken back
 	found *Leak
 }
 
 // NewMatcher returns a Matcher for one answer.
 func (s *Set) NewMatcher() *Matcher {
-	m := &Matcher{}
+	m := &Matcher{short: s.short}
 	m.text.t.init(s, "")
 	m.b64.t.init(s, "base64")
 	m.b64.bits, m.b64.table, m.b64.quantum, m.b64.minRun = 6, &b64Values, 4, 16
 	m.b32.t.init(s, "base32")
 	m.b32.bits, m.b32.table, m.b32.quantum, m.b32.minRun = 5, &b32Values, 8, 16
 	m.hex.t.init(s, "hex")
+	for i, name := range []string{"character_codes", "binary", "morse"} {
+		m.codes[i].t.init(s, name)
+		m.codes[i].kind = uint8(i)
+	}
 	return m
 }
 
@@ -69,6 +75,13 @@ func (m *Matcher) Write(p []byte) (release int64, leak *Leak) {
 		m.found = l
 	} else if l := m.hex.write(p, base); l != nil {
 		m.found = l
+	} else {
+		for i := range m.codes {
+			if l := m.codes[i].write(p, base); l != nil {
+				m.found = l
+				break
+			}
+		}
 	}
 	return m.release(), m.found
 }
@@ -85,7 +98,13 @@ func (m *Matcher) Close() (release int64, leak *Leak) {
 	if m.found != nil {
 		return m.release(), m.found
 	}
-	for _, t := range []*track{&m.text.t, &m.b64.t, &m.b32.t, &m.hex.t} {
+	for i := range m.codes {
+		if l := m.codes[i].finish(); l != nil {
+			m.found = l
+			return m.release(), l
+		}
+	}
+	for _, t := range m.tracks() {
 		t.n.end()
 		if l := t.drain(); l != nil {
 			m.found = l
@@ -104,13 +123,27 @@ func (m *Matcher) release() int64 {
 		return m.rel
 	}
 	r := m.n
-	for _, t := range []*track{&m.text.t, &m.b64.t, &m.b32.t, &m.hex.t} {
+	for _, t := range m.tracks() {
 		if h := t.held(); h < r {
 			r = h
 		}
 	}
+	if m.short {
+		// Input a view has not read yet (a word, an escape, a run too
+		// short to decode so far) may be a whole canary. (It cannot be
+		// MaxWords+1 whole words of text: a word longer than maxTok is
+		// read as it comes, and the pending encoded runs are shorter
+		// than that once decoded; what would extend an open candidate
+		// is held with it.)
+		r = min(r, m.text.pending(), m.b64.pending(), m.b32.pending(), m.hex.pending(),
+			m.codes[0].pending(), m.codes[1].pending(), m.codes[2].pending())
+	}
 	m.rel = max(m.rel, r)
 	return m.rel
+}
+
+func (m *Matcher) tracks() [7]*track {
+	return [7]*track{&m.text.t, &m.b64.t, &m.b32.t, &m.hex.t, &m.codes[0].t, &m.codes[1].t, &m.codes[2].t}
 }
 
 // Held is how many bytes of the answer so far are held back.
@@ -167,6 +200,10 @@ var hashOut = func() uint64 {
 // held is the first answer offset an open candidate holds.
 func (t *track) held() int64 {
 	r := int64(1<<62 - 1)
+	if t.s.short && t.n.n > 0 {
+		// A word not yet read may be a whole canary.
+		r = t.n.tok[0].org
+	}
 	for i := range t.cands {
 		if t.cands[i].org < r {
 			r = t.cands[i].org
@@ -309,8 +346,10 @@ func (t *track) form(cd *cand, p *pattern) string {
 		f = append(f, "reversed_characters")
 	case reversedWords:
 		f = append(f, "reversed_words")
+	case atbash:
+		f = append(f, "atbash")
 	}
-	if s := (cd.shift%26 + 26) % 26; s != 0 {
+	if s := (cd.shift%26 + 26) % 26; s != 0 && p.kind != atbash {
 		if s == 13 {
 			f = append(f, "rot13")
 		} else {
@@ -383,3 +422,53 @@ func (u *utf8Buf) byte(t *track, c byte, org int64) *Leak {
 }
 
 func (u *utf8Buf) reset() { u.n = 0 }
+
+// none is an offset beyond any answer.
+const none = int64(1<<62 - 1)
+
+func (u *utf8Buf) pending() int64 {
+	if u.n > 0 {
+		return u.org
+	}
+	return none
+}
+
+func (v *textView) pending() int64 {
+	if v.st != stText {
+		return min(v.escOrg, v.u.pending())
+	}
+	return v.u.pending()
+}
+
+func (v *radixView) pending() int64 {
+	r := v.u.pending()
+	if v.run > 0 && v.run < v.minRun {
+		r = min(r, v.waitOrg[0])
+	}
+	if v.nacc > 0 && v.run >= v.minRun {
+		r = min(r, v.byteOrg)
+	}
+	return r
+}
+
+func (v *hexView) pending() int64 {
+	r := v.u.pending()
+	if v.pairs > 0 && v.pairs < hexMinPairs {
+		r = min(r, v.worg[0])
+	}
+	if v.odd {
+		r = min(r, v.org)
+	}
+	return r
+}
+
+func (v *codeView) pending() int64 {
+	r := none
+	if v.run > 0 && v.run < codeMinRun {
+		r = v.worg[0]
+	}
+	if v.n > 0 {
+		r = min(r, v.tokOrg)
+	}
+	return r
+}

@@ -49,6 +49,7 @@ const (
 	forward       kind = iota
 	reversedChars      // the whole text written backwards
 	reversedWords      // the words in reverse order, each kept
+	atbash             // a-z mirrored (a<->z, b<->y...), any ROT-N of it too
 )
 
 // pattern is one protected letter sequence with its word boundaries.
@@ -76,10 +77,14 @@ type Set struct {
 	mask   uint64
 	filter []uint64 // one bit per hash>>fshift: a quick no
 	fshift uint
+	short  bool // a pattern leaks in one word (the canary)
 }
 
 // noDiff never equals a step.
 const noDiff = ^uint32(0)
+
+// maxSame bounds the places one gram is indexed at.
+const maxSame = 8
 
 // step is the code for going from letter prev to letter c: for two
 // ASCII letters their distance mod 26, so that a ROT-N shift of the text
@@ -112,6 +117,7 @@ func New(p Protected) *Set {
 				wordOf[i] = 0
 			}
 			s.add(letters, wordOf, []int32{0}, []int32{int32(len(letters))}, 1, true)
+			s.short = true
 		}
 		_, _ = ws, we
 	}
@@ -127,6 +133,14 @@ func (s *Set) add(letters []rune, wordOf, ws, we []int32, need int32, canary boo
 	n := int32(len(letters))
 	nw := int32(len(ws))
 	s.pats = append(s.pats, newPattern(letters, wordOf, ws, we, need, forward, canary))
+	ab := make([]rune, n)
+	for i, c := range letters {
+		ab[i] = c
+		if c >= 'a' && c <= 'z' {
+			ab[i] = 'z' - (c - 'a')
+		}
+	}
+	s.pats = append(s.pats, newPattern(ab, wordOf, ws, we, need, atbash, canary))
 	// Reversed characters: letter i comes from n-1-i, word w from nw-1-w.
 	rl := make([]rune, n)
 	rwo := make([]int32, n)
@@ -203,9 +217,18 @@ func (s *Set) build() {
 				h = h*hashBase + uint64(d)
 			}
 			h |= 1 // 0 marks an empty slot
-			j := h & s.mask
-			for s.keys[j] != 0 {
+			j, same := h&s.mask, 0
+			for s.keys[j] != 0 && same < maxSame {
+				if s.keys[j] == h {
+					same++
+				}
 				j = (j + 1) & s.mask
+			}
+			if same == maxSame {
+				// A text that repeats itself: its first places are
+				// enough to open a candidate (and a candidate covers
+				// the repeats that follow).
+				continue
 			}
 			s.keys[j], s.vals[j] = h, uint64(pi)<<32|uint64(at)
 			f := h >> s.fshift
@@ -220,6 +243,8 @@ func (s *Set) build() {
 // each word's bounds.
 func words(t string) (letters []rune, wordOf, ws, we []int32) {
 	var n normalizer
+	letters, wordOf = make([]rune, 0, len(t)), make([]int32, 0, len(t))
+	ws, we = make([]int32, 0, len(t)/4), make([]int32, 0, len(t)/4)
 	flush := func() {
 		for _, o := range n.out {
 			if o.start {

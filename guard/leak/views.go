@@ -1,6 +1,9 @@
 package leak
 
-import "unsafe"
+import (
+	"strconv"
+	"unsafe"
+)
 
 // The views each decode the answer one way and hand what they decode to
 // their track. Each keeps only the state of the unit it is in the middle
@@ -17,7 +20,11 @@ type textView struct {
 	acc    rune
 	nd     int
 	escOrg int64
+	ent    [maxEntity]byte // an HTML entity's name so far
+	nent   int
 }
+
+const maxEntity = 10
 
 const (
 	stText uint8 = iota
@@ -26,6 +33,7 @@ const (
 	stQP  // =XX
 	stQPCR
 	stUni // \uXXXX
+	stEnt // &name; &#NN; &#xNN;
 )
 
 func (v *textView) write(p []byte, base int64) *Leak {
@@ -49,6 +57,9 @@ func (v *textView) byte(c byte, org int64) *Leak {
 			return nil
 		case '=':
 			v.st, v.escOrg, v.acc, v.nd = stQP, org, 0, 0
+			return nil
+		case '&':
+			v.st, v.escOrg, v.nent = stEnt, org, 0
 			return nil
 		case '\n':
 			v.t.nl++
@@ -125,8 +136,63 @@ func (v *textView) byte(c byte, org int64) *Leak {
 			return nil
 		}
 		return v.byte(c, org)
+	case stEnt:
+		if c == ';' {
+			if r := entity(v.ent[:v.nent]); r >= 0 {
+				v.st = stText
+				v.t.esc++
+				v.u.reset()
+				return v.t.rune(r, v.escOrg)
+			}
+		} else if v.nent < maxEntity && (c == '#' || c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z') {
+			v.ent[v.nent] = c
+			v.nent++
+			return nil
+		}
+		// Not an entity: "&" was a sign, what followed is text.
+		v.st = stText
+		if l := v.t.sep(); l != nil {
+			return l
+		}
+		for _, b := range v.ent[:v.nent] {
+			if l := v.byte(b, v.escOrg); l != nil {
+				return l
+			}
+		}
+		return v.byte(c, org)
 	}
 	return nil
+}
+
+// entity is the character an HTML entity's name stands for, -1 when
+// it is not one read here.
+func entity(name []byte) rune {
+	if len(name) > 1 && name[0] == '#' {
+		base, digits := 10, name[1:]
+		if digits[0]|0x20 == 'x' {
+			base, digits = 16, digits[1:]
+		}
+		x, err := strconv.ParseUint(string(digits), base, 32)
+		if err != nil || x > 0x10FFFF {
+			return -1
+		}
+		return rune(x)
+	}
+	switch string(name) {
+	case "amp":
+		return '&'
+	case "lt":
+		return '<'
+	case "gt":
+		return '>'
+	case "quot":
+		return '"'
+	case "apos":
+		return '\''
+	case "nbsp":
+		return ' '
+	}
+	return -1
 }
 
 func hexVal(c byte) int8 {
@@ -156,42 +222,53 @@ type radixView struct {
 	nacc    uint
 	run     int
 	byteOrg int64
+	// A run is decoded only once it is minRun long (prose is words, far
+	// shorter): its first characters wait here.
+	wait    [minRunMax]int8
+	waitOrg [minRunMax]int64
 }
+
+// minRunMax bounds radixView.minRun.
+const minRunMax = 16
 
 func (v *radixView) write(p []byte, base int64) *Leak {
 	for i, c := range p {
 		org := base + int64(i)
 		if x := v.table[c]; x >= 0 {
-			if v.nacc == 0 {
-				v.byteOrg = org
+			if v.run < v.minRun {
+				v.wait[v.run], v.waitOrg[v.run] = x, org
+				v.run++
+				if v.run == v.minRun {
+					for j := range v.minRun {
+						if l := v.digit(v.wait[j], v.waitOrg[j]); l != nil {
+							return l
+						}
+					}
+				}
+				continue
 			}
-			v.acc = v.acc<<v.bits | uint32(x)
-			v.nacc += v.bits
 			v.run++
-			if v.nacc >= 8 {
-				v.nacc -= 8
-				b := byte(v.acc >> v.nacc)
-				v.acc &= 1<<v.nacc - 1
-				from := v.byteOrg
-				if v.nacc > 0 {
-					v.byteOrg = org
-				}
-				if l := v.u.byte(&v.t, b, from); l != nil {
-					return l
-				}
+			if l := v.digit(x, org); l != nil {
+				return l
 			}
 			continue
 		}
 		switch c {
 		case '=':
 			// Padding ends the data; the quantum stays counted.
-			v.acc, v.nacc = 0, 0
-			v.run++
-			continue
+			if v.run >= v.minRun {
+				v.acc, v.nacc = 0, 0
+				v.run++
+				continue
+			}
 		case ' ', '\n', '\r', '\t':
 			if v.run > 0 && v.run%v.quantum == 0 && v.run >= v.minRun {
 				continue // a wrapped line
 			}
+		}
+		if v.run < v.minRun {
+			v.run = 0 // a word: nothing was decoded
+			continue
 		}
 		v.acc, v.nacc, v.run = 0, 0, 0
 		v.u.reset()
@@ -200,6 +277,26 @@ func (v *radixView) write(p []byte, base int64) *Leak {
 		}
 	}
 	return nil
+}
+
+// digit decodes one more digit of the run.
+func (v *radixView) digit(x int8, org int64) *Leak {
+	if v.nacc == 0 {
+		v.byteOrg = org
+	}
+	v.acc = v.acc<<v.bits | uint32(x)
+	v.nacc += v.bits
+	if v.nacc < 8 {
+		return nil
+	}
+	v.nacc -= 8
+	b := byte(v.acc >> v.nacc)
+	v.acc &= 1<<v.nacc - 1
+	from := v.byteOrg
+	if v.nacc > 0 {
+		v.byteOrg = org
+	}
+	return v.u.byte(&v.t, b, from)
 }
 
 var b64Values, b32Values = func() (b64, b32 [256]int8) {
@@ -221,14 +318,20 @@ var b64Values, b32Values = func() (b64, b32 [256]int8) {
 }()
 
 // hexView decodes pairs of hex digits, alone or separated by spaces,
-// colons, commas or dashes, with or without 0x or \x before each.
+// colons, commas or dashes, with or without 0x or \x before each. A run
+// is decoded once it holds hexMinPairs pairs (prose rarely does).
 type hexView struct {
-	t   track
-	u   utf8Buf
-	hi  int8
-	org int64
-	odd bool // a digit is waiting for its pair
+	t     track
+	u     utf8Buf
+	hi    int8
+	org   int64
+	odd   bool // a digit is waiting for its pair
+	pairs int  // pairs in the current run
+	wait  [hexMinPairs]byte
+	worg  [hexMinPairs]int64
 }
+
+const hexMinPairs = 8
 
 func (v *hexView) write(p []byte, base int64) *Leak {
 	for i, c := range p {
@@ -239,7 +342,21 @@ func (v *hexView) write(p []byte, base int64) *Leak {
 				continue
 			}
 			v.odd = false
-			if l := v.u.byte(&v.t, byte(v.hi)<<4|byte(h), v.org); l != nil {
+			b := byte(v.hi)<<4 | byte(h)
+			if v.pairs < hexMinPairs {
+				v.wait[v.pairs], v.worg[v.pairs] = b, v.org
+				v.pairs++
+				if v.pairs == hexMinPairs {
+					for j := range hexMinPairs {
+						if l := v.u.byte(&v.t, v.wait[j], v.worg[j]); l != nil {
+							return l
+						}
+					}
+				}
+				continue
+			}
+			v.pairs++
+			if l := v.u.byte(&v.t, b, v.org); l != nil {
 				return l
 			}
 			continue
@@ -260,6 +377,11 @@ func (v *hexView) write(p []byte, base int64) *Leak {
 			}
 		}
 		v.odd = false
+		if v.pairs < hexMinPairs {
+			v.pairs = 0
+			continue
+		}
+		v.pairs = 0
 		v.u.reset()
 		if l := v.t.sep(); l != nil {
 			return l

@@ -103,6 +103,9 @@ type Config struct {
 	// system prompt is "charged" (default: cost x 1.09, as any answer the
 	// vendor produced) or "waived" (the cost is the operator's).
 	GuardAnswerWaive bool
+	// GATEWAY_GUARD_CANARY: a random marker, new for each request, after
+	// the optimizer's directive (on / off, the default).
+	GuardCanary bool
 
 	Optimize bool // GATEWAY_OPTIMIZE: the concise-output directive, on (default) or off
 
@@ -315,6 +318,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	answerCharged := !c.GuardAnswerWaive
 	onOff("GATEWAY_GUARD_ANSWER_CHARGE", "charged", "waived", &answerCharged)
 	c.GuardAnswerWaive = !answerCharged
+	onOff("GATEWAY_GUARD_CANARY", "on", "off", &c.GuardCanary)
 	onOff("GATEWAY_OPTIMIZE", "on", "off", &c.Optimize)
 	var failOpen = true
 	onOff("GATEWAY_GUARD_FAIL", "open", "closed", &failOpen)
@@ -514,6 +518,7 @@ var settingDefaults = map[string]string{
 	"GATEWAY_STATE_MAX_ENTRIES":              "10000",
 	"GATEWAY_REASONING_RETENTION":            "15m",
 	"GATEWAY_PPROF_ADDR":                     "(none: off)",
+	"GATEWAY_GUARD_CANARY":                   "off",
 }
 
 // EnvTypos names the GATEWAY_* variables of env that are no setting but

@@ -190,7 +190,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Biller:              pb,
 		Guard:               g,
 		GuardFailClosed:     c.GuardFailClosed,
-		Answer:              proxy.AnswerConfig{Off: !c.GuardAnswer, WaiveCharge: c.GuardAnswerWaive, Cache: leak.NewCache(512)},
+		Answer:              proxy.AnswerConfig{Off: !c.GuardAnswer, WaiveCharge: c.GuardAnswerWaive, Cache: leak.NewCache(512), Canary: c.GuardCanary},
 		GuardTimeout:        c.GuardTimeout,
 		GuardCooldown:       c.GuardCooldown,
 		AllowUnpriced:       allowSet(c.AllowUnpriced),
@@ -695,7 +695,16 @@ func fakedVendors(c Config) []string {
 // again the same day.
 func newOptimizer(c Config, providers map[string]gw.Provider, store gw.Store, biller proxy.Biller, logger *slog.Logger) *optimize.Optimizer {
 	kept, _ := store.(optimize.CountStore)
-	return optimize.New(optimize.Config{Off: !c.Optimize, Counters: calibrate.Counters(providers, store, biller, logger), Logger: logger, Store: kept})
+	cfg := optimize.Config{Off: !c.Optimize, Counters: calibrate.Counters(providers, store, biller, logger), Logger: logger, Store: kept}
+	if cm, ok := biller.(interface {
+		CanonicalModel(vendor, model string) (string, bool)
+	}); ok {
+		// Counts are kept under the rate card's id: no spelling of a
+		// model starts a count of its own, and a model off the card is
+		// never counted.
+		cfg.Canonical = cm.CanonicalModel
+	}
+	return optimize.New(cfg)
 }
 
 // allowSet is a list as a set.

@@ -69,79 +69,25 @@ func (q Queries) chain(ctx context.Context, tx Conn, accountID, id string) ([]*g
 // HoldRun admits a step of a run (see gw.RunStore).
 func (q Queries) HoldRun(ctx context.Context, h gw.RunHold) (*gw.Run, error) {
 	var leaf *gw.Run
-	err := q.w.Tx(ctx, func(tx Conn) error {
-		if err := q.sweepRunHolds(ctx, tx, h.AccountID, h.RunID, h.Now); err != nil {
+	// The run (and a new parent) is created, or its missing caps filled,
+	// in a transaction of its own: a run whose first step is refused is
+	// still there to be seen (on the Runs page, with nothing spent).
+	// A known run asked for no cap needs no write before its admission.
+	var known int64
+	if err := q.r.QueryRow(ctx, `SELECT count(*) FROM runs WHERE account_id = $1 AND id = $2`, h.AccountID, h.RunID).Scan(&known); err != nil {
+		return nil, fmt.Errorf("hold run: %w", err)
+	}
+	err := error(nil)
+	if known == 0 || h.Caps != (gw.RunCaps{}) {
+		err = q.w.Tx(ctx, func(tx Conn) error { return q.ensureRun(ctx, tx, h) })
+	}
+	if err == nil {
+		err = q.w.Tx(ctx, func(tx Conn) error {
+			var err error
+			leaf, err = q.admit(ctx, tx, h)
 			return err
-		}
-		_, ok, err := q.lockRun(ctx, tx, h.AccountID, h.RunID)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			caps := h.Caps
-			if caps == (gw.RunCaps{}) && h.KeyID != "" {
-				if caps, err = runDefaults(ctx, tx, h.KeyID); err != nil {
-					return err
-				}
-			}
-			if h.ParentID != "" && h.ParentID != h.RunID {
-				if _, pok, err := q.lockRun(ctx, tx, h.AccountID, h.ParentID); err != nil {
-					return err
-				} else if !pok {
-					if err := q.createRun(ctx, tx, h.AccountID, h.KeyID, h.ParentID, "", gw.RunCaps{}, h.Now); err != nil {
-						return err
-					}
-				}
-			} else {
-				h.ParentID = ""
-			}
-			if err := q.createRun(ctx, tx, h.AccountID, h.KeyID, h.RunID, h.ParentID, caps, h.Now); err != nil {
-				return err
-			}
-		} else if h.Caps != (gw.RunCaps{}) {
-			// A cap the run does not have yet is filled; one it has
-			// stays (a later header cannot lift it).
-			if _, err := tx.Exec(ctx, `UPDATE runs SET
-				budget = CASE WHEN budget = 0 THEN $3 ELSE budget END,
-				max_requests = CASE WHEN max_requests = 0 THEN $4 ELSE max_requests END,
-				idle_seconds = CASE WHEN idle_seconds = 0 THEN $5 ELSE idle_seconds END
-				WHERE account_id = $1 AND id = $2`, h.AccountID, h.RunID, int64(h.Caps.Budget), h.Caps.MaxRequests, int64(h.Caps.Idle/time.Second)); err != nil {
-				return err
-			}
-		}
-		runs, err := q.chain(ctx, tx, h.AccountID, h.RunID)
-		if err != nil {
-			return err
-		}
-		if len(runs) == 0 {
-			return fmt.Errorf("run %q: %w", h.RunID, errNotFound)
-		}
-		for _, r := range runs {
-			switch {
-			case r.ExpiredAt(h.Now):
-				return gw.RunRefusal(gw.ErrorCodeRunExpired, r, h.Amount)
-			case r.MaxRequests > 0 && r.Requests+r.InFlight+1 > r.MaxRequests:
-				return gw.RunRefusal(gw.ErrorCodeRunSteps, r, h.Amount)
-			case r.Budget > 0 && (r.Spend+r.Held+h.Amount > r.Budget || h.Amount == 0 && r.Spend+r.Held >= r.Budget):
-				return gw.RunRefusal(gw.ErrorCodeRunBudget, r, h.Amount)
-			}
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO run_holds (request_id, account_id, run_id, amount, expires_at) VALUES ($1, $2, $3, $4, $5)`,
-			h.RequestID, h.AccountID, h.RunID, int64(h.Amount), q.d.Time(h.ExpiresAt)); err != nil {
-			return err
-		}
-		for _, r := range runs {
-			if _, err := tx.Exec(ctx, `UPDATE runs SET held = held + $3, inflight = inflight + 1, last_seen = $4 WHERE account_id = $1 AND id = $2`,
-				h.AccountID, r.ID, int64(h.Amount), q.d.Time(h.Now)); err != nil {
-				return err
-			}
-			r.Held += h.Amount
-			r.InFlight++
-			r.LastSeen = h.Now
-		}
-		leaf = runs[0]
-		return nil
-	})
+		})
+	}
 	if err != nil {
 		var ge *gw.Error
 		if errors.As(err, &ge) {
@@ -150,6 +96,87 @@ func (q Queries) HoldRun(ctx context.Context, h gw.RunHold) (*gw.Run, error) {
 		return nil, fmt.Errorf("hold run: %w", q.d.NotFound(err))
 	}
 	return leaf, nil
+}
+
+// ensureRun creates the run (and a new parent), or fills the caps it does
+// not have yet, in tx.
+func (q Queries) ensureRun(ctx context.Context, tx Conn, h gw.RunHold) error {
+	_, ok, err := q.lockRun(ctx, tx, h.AccountID, h.RunID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		caps := h.Caps
+		if caps == (gw.RunCaps{}) && h.KeyID != "" {
+			if caps, err = runDefaults(ctx, tx, h.KeyID); err != nil {
+				return err
+			}
+		}
+		if h.ParentID != "" && h.ParentID != h.RunID {
+			if _, pok, err := q.lockRun(ctx, tx, h.AccountID, h.ParentID); err != nil {
+				return err
+			} else if !pok {
+				if err := q.createRun(ctx, tx, h.AccountID, h.KeyID, h.ParentID, "", gw.RunCaps{}, h.Now); err != nil {
+					return err
+				}
+			}
+		} else {
+			h.ParentID = ""
+		}
+		if err := q.createRun(ctx, tx, h.AccountID, h.KeyID, h.RunID, h.ParentID, caps, h.Now); err != nil {
+			return err
+		}
+	} else if h.Caps != (gw.RunCaps{}) {
+		// A cap the run does not have yet is filled; one it has
+		// stays (a later header cannot lift it).
+		if _, err := tx.Exec(ctx, `UPDATE runs SET
+				budget = CASE WHEN budget = 0 THEN $3 ELSE budget END,
+				max_requests = CASE WHEN max_requests = 0 THEN $4 ELSE max_requests END,
+				idle_seconds = CASE WHEN idle_seconds = 0 THEN $5 ELSE idle_seconds END
+				WHERE account_id = $1 AND id = $2`, h.AccountID, h.RunID, int64(h.Caps.Budget), h.Caps.MaxRequests, int64(h.Caps.Idle/time.Second)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// admit checks the step against the run's chain and reserves its hold
+// (see HoldRun), in tx.
+func (q Queries) admit(ctx context.Context, tx Conn, h gw.RunHold) (*gw.Run, error) {
+	if err := q.sweepRunHolds(ctx, tx, h.AccountID, h.RunID, h.Now); err != nil {
+		return nil, err
+	}
+	runs, err := q.chain(ctx, tx, h.AccountID, h.RunID)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("run %q: %w", h.RunID, errNotFound)
+	}
+	for _, r := range runs {
+		switch {
+		case r.ExpiredAt(h.Now):
+			return nil, gw.RunRefusal(gw.ErrorCodeRunExpired, r, h.Amount)
+		case r.MaxRequests > 0 && r.Requests+r.InFlight+1 > r.MaxRequests:
+			return nil, gw.RunRefusal(gw.ErrorCodeRunSteps, r, h.Amount)
+		case r.Budget > 0 && (r.Spend+r.Held+h.Amount > r.Budget || h.Amount == 0 && r.Spend+r.Held >= r.Budget):
+			return nil, gw.RunRefusal(gw.ErrorCodeRunBudget, r, h.Amount)
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO run_holds (request_id, account_id, run_id, amount, expires_at) VALUES ($1, $2, $3, $4, $5)`,
+		h.RequestID, h.AccountID, h.RunID, int64(h.Amount), q.d.Time(h.ExpiresAt)); err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if _, err := tx.Exec(ctx, `UPDATE runs SET held = held + $3, inflight = inflight + 1, last_seen = $4 WHERE account_id = $1 AND id = $2`,
+			h.AccountID, r.ID, int64(h.Amount), q.d.Time(h.Now)); err != nil {
+			return nil, err
+		}
+		r.Held += h.Amount
+		r.InFlight++
+		r.LastSeen = h.Now
+	}
+	return runs[0], nil
 }
 
 // sweepRunHolds releases the holds of the run's steps past their expiry
