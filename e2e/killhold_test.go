@@ -27,7 +27,8 @@ import (
 // Now a hold is a lease its live process renews: A's request hangs at
 // the vendor with its hold placed, the gateway is killed and restarted,
 // and A's money is free again within the lease (GATEWAY_HOLD_TTL, 3s
-// here; 90s by default, within two minutes).
+// here; 90s by default, within two minutes), the cut request on the
+// operator's records.
 //
 // Run it alone with: go test -run TestKillFreesHoldsWithinTheLease -v ./e2e/
 func TestKillFreesHoldsWithinTheLease(t *testing.T) {
@@ -140,6 +141,21 @@ func TestKillFreesHoldsWithinTheLease(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 			}
 			t.Logf("the killed request's hold freed %v after the kill", time.Since(killed).Round(100*time.Millisecond))
+			// The cut request is on the operator's records.
+			for {
+				recs, err := st.Records(ctx, gw.RecordFilter{AccountID: acct.ID})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(recs) == 1 && strings.HasPrefix(recs[0].Note, "cut_by_crash") && strings.HasSuffix(recs[0].RequestID, ":cut") {
+					t.Logf("record %s: %s", recs[0].RequestID, recs[0].Note)
+					break
+				}
+				if len(recs) > 1 || time.Since(killed) > 2*time.Minute {
+					t.Fatalf("records after the kill: %+v", recs)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
 		})
 	}
 }
