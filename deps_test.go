@@ -25,6 +25,7 @@ var allowed = map[string]struct {
 	"ratecard":          {"the rate card is data", nil},
 	"billing":           {"pricing is computation over the vocabulary and the card", []string{module, module + "/ratecard"}},
 	"guard":             {"the guard is pure computation", []string{module}},
+	"runs":              {"runs are read from headers and reported over gw.RunStore: no server, vendor or database", []string{module}},
 	"convstate":         {"client state is kept through a small store interface: no HTTP, vendor or database", []string{module, module + "/internal/rawjson"}},
 	"tracing": {"OpenTelemetry stays at the edge: proxy and server see only proxy.Tracer",
 		[]string{module, module + "/proxy", "go.opentelemetry.io/otel/attribute", "go.opentelemetry.io/otel/codes",

@@ -39,6 +39,8 @@ type Service interface {
 	ReviewIncident(ctx context.Context, id string, r ReviewRequest) (*Incident, error)
 
 	MCPGranter
+	RunDefaulter
+	MCPServerKeeper
 }
 
 // Account is an account with its money, in exact decimal US dollars.

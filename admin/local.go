@@ -49,6 +49,14 @@ type Local struct {
 	// key's id, or "" for an account's), so that a cache of policies
 	// can forget it.
 	OnPolicy func(keyID string)
+	// MCPConfigServers are the configuration file's MCP servers (their
+	// secrets redacted): listed beside the store's, their names not
+	// taken by a stored one.
+	MCPConfigServers []MCPServer
+	// MCPAdminStdio allows adding stdio MCP servers (a command the
+	// gateway runs) through this service: the configuration file's
+	// mcp.admin_stdio. Off, only streamable HTTP servers are added.
+	MCPAdminStdio bool
 }
 
 var _ Service = (*Local)(nil)

@@ -25,6 +25,19 @@ func (s *Lifecycle) readBody(w http.ResponseWriter, r *http.Request) (body []byt
 // bodies, counted in the same bytes in flight); the caller gives held
 // back with Unhold.
 func (s *Lifecycle) ReadBodyMax(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, held int64, err error) {
+	return s.readBodyAs(w, r, limit, nil)
+}
+
+// ReadBodyFor is ReadBodyMax for the caller p: the bytes held count
+// toward p's account's and key's shares of the bytes in flight too
+// (MaxInflightBytesPerAccount, MaxInflightBytesPerKey); past a share,
+// 429 with Retry-After. The caller gives the bytes back with release.
+func (s *Lifecycle) ReadBodyFor(w http.ResponseWriter, r *http.Request, limit int64, p *gw.Principal) (body []byte, release func(), err error) {
+	body, held, err := s.readBodyAs(w, r, limit, p)
+	return body, func() { s.bodyBytes.release(p, held) }, err
+}
+
+func (s *Lifecycle) readBodyAs(w http.ResponseWriter, r *http.Request, limit int64, p *gw.Principal) (body []byte, held int64, err error) {
 	if r.ContentLength > limit {
 		return nil, 0, gw.Errorf(gw.CodeRequestTooLarge, "request body is %d bytes; the limit is %d", r.ContentLength, limit)
 	}
@@ -59,8 +72,8 @@ func (s *Lifecycle) ReadBodyMax(w http.ResponseWriter, r *http.Request, limit in
 			}
 		}
 		if grow := int64(cap(buf)) - held; grow > 0 {
-			if !s.reserve(grow) {
-				return nil, held, &gw.Error{Code: gw.CodeOverloaded, Message: "the gateway is receiving too many request bytes at once; retry", RetryAfter: time.Second}
+			if err := s.bodyBytes.reserve(p, grow); err != nil {
+				return nil, held, err
 			}
 			held += grow
 		}
@@ -130,15 +143,6 @@ func growBody(buf []byte, announced int64) []byte {
 	return grown
 }
 
-// Unhold gives back to the bytes in flight a body's held bytes.
-func (s *Lifecycle) Unhold(held int64) { s.bodyBytes.Add(-held) }
-
-// reserve counts n more body bytes in flight, unless that goes past
-// MaxInflightBytes.
-func (s *Lifecycle) reserve(n int64) bool {
-	if s.bodyBytes.Add(n) > s.cfg.MaxInflightBytes {
-		s.bodyBytes.Add(-n)
-		return false
-	}
-	return true
-}
+// Unhold gives back to the bytes in flight a body's held bytes (read
+// with ReadBodyMax).
+func (s *Lifecycle) Unhold(held int64) { s.bodyBytes.release(nil, held) }

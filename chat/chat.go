@@ -37,6 +37,7 @@ import (
 	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
+	"github.com/gwlabs/gateway/runs"
 	"github.com/gwlabs/gateway/shape"
 	"github.com/gwlabs/gateway/shape/responses"
 )
@@ -70,15 +71,21 @@ type Config struct {
 	Gateway *proxy.Gateway
 	// Shapes finds a request's shape by its endpoint (server's
 	// registry).
-	Shapes             *shape.Registry
-	MaxBodyBytes       int64
-	MaxInflightBytes   int64
-	BodyReadTimeout    time.Duration
-	MaxResponseBytes   int64
-	MaxEventBytes      int
-	StreamWriteTimeout time.Duration
-	State              *convstate.Keeper
-	Routes             *route.Table
+	Shapes           *shape.Registry
+	MaxBodyBytes     int64
+	MaxInflightBytes int64
+	// MaxInflightBytesPerAccount and MaxInflightBytesPerKey bound the
+	// share of MaxInflightBytes one account's and one key's bodies may
+	// hold at once (0: a quarter of MaxInflightBytes, at least two of
+	// the largest bodies, at most the whole; the key's: the account's).
+	MaxInflightBytesPerAccount int64
+	MaxInflightBytesPerKey     int64
+	BodyReadTimeout            time.Duration
+	MaxResponseBytes           int64
+	MaxEventBytes              int
+	StreamWriteTimeout         time.Duration
+	State                      *convstate.Keeper
+	Routes                     *route.Table
 	// Suggest rewrites the refusal of a model without a known vendor
 	// prefix to name the ids it most likely means; nil: unchanged.
 	Suggest func(err error, p *gw.Principal) error
@@ -91,8 +98,9 @@ type Lifecycle struct {
 	cfg      Config
 	draining atomic.Bool
 	inflight sync.WaitGroup // chat requests being served
-	// bodyBytes counts the request body bytes read and still held.
-	bodyBytes atomic.Int64
+	// bodyBytes counts the request body bytes read and still held, in
+	// all and per account and key (bytebudget.go).
+	bodyBytes *byteBudget
 	// seal seals reasoning state into Responses encrypted_content,
 	// made on first use (sealer).
 	sealMu sync.Mutex
@@ -106,6 +114,12 @@ func New(cfg Config) *Lifecycle {
 	}
 	if cfg.MaxInflightBytes <= 0 {
 		cfg.MaxInflightBytes = 256 << 20
+	}
+	if cfg.MaxInflightBytesPerAccount <= 0 {
+		cfg.MaxInflightBytesPerAccount = min(max(cfg.MaxInflightBytes/4, 2*(cfg.MaxBodyBytes+1)), cfg.MaxInflightBytes)
+	}
+	if cfg.MaxInflightBytesPerKey <= 0 {
+		cfg.MaxInflightBytesPerKey = cfg.MaxInflightBytesPerAccount
 	}
 	if cfg.BodyReadTimeout <= 0 {
 		cfg.BodyReadTimeout = 60 * time.Second
@@ -122,7 +136,7 @@ func New(cfg Config) *Lifecycle {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Lifecycle{cfg: cfg}
+	return &Lifecycle{cfg: cfg, bodyBytes: newByteBudget(cfg.MaxInflightBytes, cfg.MaxInflightBytesPerAccount, cfg.MaxInflightBytesPerKey)}
 }
 
 // SetDraining makes new chat requests answer 503, while requests already
@@ -240,7 +254,10 @@ func (s *Lifecycle) Serve(rw http.ResponseWriter, r *http.Request, sh shape.Shap
 	h := w.Header()
 	h.Set(HeaderRequestID, rid)
 	h.Set(sh.RequestIDHeader(), rid)
-	fail := func(err error) { WriteError(w, sh, rid, gw.AsError(err)) }
+	fail := func(err error) {
+		runs.SetHeaders(h, xch.Run())
+		WriteError(w, sh, rid, gw.AsError(err))
+	}
 	if r.Method != http.MethodPost {
 		h.Set("Allow", http.MethodPost)
 		fail(gw.Errorf(gw.CodeMethodNotAllowed, "%s is not allowed on %s; use POST", r.Method, r.URL.Path))
@@ -275,14 +292,19 @@ func (s *Lifecycle) Serve(rw http.ResponseWriter, r *http.Request, sh shape.Shap
 	aspan.End()
 	w.account, w.key = principal.AccountID, principal.KeyID
 	// Read the body, once.
-	body, held, err := s.readBody(w, r)
-	defer s.bodyBytes.Add(-held)
+	body, release, err := s.ReadBodyFor(w, r, s.cfg.MaxBodyBytes, principal)
+	defer release()
 	if err != nil {
 		fail(err)
 		return
 	}
 	// Parse.
 	in := proxy.Inbound{RequestID: rid, Endpoint: endpoint, Principal: principal, Body: body, Header: r.Header, Received: received, Span: span}
+	if in.Run, err = runs.Parse(r.Header); err != nil {
+		gwy.Refuse(ctx, in, err)
+		fail(err)
+		return
+	}
 	// Read once, for routing, hold sizing and the guard (see the
 	// reqbody package: keys are read as the vendors read them, and what
 	// the guard cannot read is refused here).

@@ -9,6 +9,7 @@ import (
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/guard/leak"
 	"github.com/gwlabs/gateway/proxy"
+	"github.com/gwlabs/gateway/runs"
 	"github.com/gwlabs/gateway/shape"
 	"github.com/gwlabs/gateway/shape/responses"
 )
@@ -67,7 +68,7 @@ func (s *Lifecycle) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exch
 	}
 	u, note := resp.Usage, ""
 	if !usable(u) {
-		u, note = estimateUsage(in, responseTextBytes(resp)), unusableNote(u)
+		u, note = estimated(in, u, responseTextBytes(resp)), unusableNote(u)
 	}
 	if l := checkAnswer(x, responseTexts(resp)...); l != nil {
 		s.blockAnswer(w, r, x, l, u)
@@ -92,6 +93,7 @@ func (s *Lifecycle) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exch
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set(HeaderCharge, charge.CentsString())
+	runs.SetHeaders(h, x.Run())
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
 }
@@ -242,6 +244,7 @@ func (s *Lifecycle) mappedStream(w http.ResponseWriter, r *http.Request, x *prox
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())
+	runs.SetHeaders(w.Header(), x.Run())
 }
 
 // mergeEventUsage takes the usage an event carries: each is the vendor's

@@ -27,7 +27,7 @@ func TestReadBodySizedFromContentLength(t *testing.T) {
 		if limit := int64(max(n+1, 512)); held > limit {
 			t.Errorf("%d bytes announced: held %d bytes, want at most %d", n, held, limit)
 		}
-		s.bodyBytes.Add(-held)
+		s.Unhold(held)
 
 		r = httptest.NewRequest("POST", "/v1/chat/completions", io.MultiReader(bytes.NewReader(sent)))
 		r.ContentLength = -1
@@ -38,7 +38,7 @@ func TestReadBodySizedFromContentLength(t *testing.T) {
 		if held < int64(n) {
 			t.Errorf("%d bytes unannounced: held %d, less than the body", n, held)
 		}
-		s.bodyBytes.Add(-held)
+		s.Unhold(held)
 	}
 }
 

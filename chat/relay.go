@@ -13,6 +13,7 @@ import (
 	"github.com/gwlabs/gateway/guard/leak"
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/proxy"
+	"github.com/gwlabs/gateway/runs"
 	"github.com/gwlabs/gateway/shape/responses"
 	"github.com/gwlabs/gateway/sse"
 )
@@ -75,7 +76,7 @@ func (s *Lifecycle) relay(w http.ResponseWriter, r *http.Request, x *proxy.Excha
 	note := ""
 	vendorUsage := u
 	if !usable(u) {
-		u, note = estimateUsage(in, relayedTextBytes(body)), unusableNote(u)
+		u, note = estimated(in, u, relayedTextBytes(body)), unusableNote(u)
 	}
 	if l := checkAnswer(x, answerText(nil, body)); l != nil {
 		s.blockAnswer(w, r, x, l, u)
@@ -108,6 +109,7 @@ func (s *Lifecycle) relay(w http.ResponseWriter, r *http.Request, x *proxy.Excha
 	h := w.Header()
 	h.Set("Content-Type", ContentType(up, "application/json"))
 	h.Set(HeaderCharge, charge.CentsString())
+	runs.SetHeaders(h, x.Run())
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 }
@@ -141,7 +143,7 @@ func (s *Lifecycle) startStream(w http.ResponseWriter, up *gw.Upstream) flushWri
 		h.Set("Content-Type", "text/event-stream")
 	}
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Trailer", HeaderCharge)
+	h.Set("Trailer", HeaderCharge+", "+runs.HeaderSpend+", "+runs.HeaderRemaining)
 	w.WriteHeader(http.StatusOK)
 	fw := flushWriter{w: w, rc: http.NewResponseController(w), timeout: s.cfg.StreamWriteTimeout}
 	// A stream is bounded per event, not as a whole: the deadline set
@@ -306,6 +308,7 @@ func (s *Lifecycle) relayStream(w http.ResponseWriter, r *http.Request, x *proxy
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())
+	runs.SetHeaders(w.Header(), x.Run())
 	if o.Success {
 		s.rememberNative(ctx, x, m.ID(), m.Usage())
 	}
@@ -359,7 +362,7 @@ func streamOutcome(in *proxy.Inbound, end streamEnd) (o proxy.Outcome, broke *gw
 	default:
 		o.Success, o.Usage = true, end.usage
 		if !usable(end.usage) {
-			o.Usage, o.Note = estimateUsage(in, end.textBytes), unusableNote(end.usage)
+			o.Usage, o.Note = estimated(in, end.usage, end.textBytes), unusableNote(end.usage)
 		}
 	}
 	return o, broke
@@ -412,7 +415,7 @@ func spentUsage(in *proxy.Inbound, end streamEnd) gw.Usage {
 
 func abandonedUsage(in *proxy.Inbound, u gw.Usage, events, textBytes int64) gw.Usage {
 	if !usable(u) {
-		return estimateUsage(in, textBytes)
+		return estimated(in, u, textBytes)
 	}
 	if u.OutputTokens < events {
 		u.OutputTokens = max(u.OutputTokens, textBytes, events)

@@ -59,6 +59,13 @@ const models = {
 // CONFORMANCE_ROUTE names an operator route ("gw/..."): one more column,
 // "route", whose cells call it (conformance_test.go's route test).
 if (process.env.CONFORMANCE_ROUTE) models.route = process.env.CONFORMANCE_ROUTE;
+// CONFORMANCE_MODELS adds columns, "column=model" comma-separated (the
+// Claude Code test's real Claude model ids: Claude Code sends other tool
+// texts for a model it knows).
+for (const kv of (process.env.CONFORMANCE_MODELS || '').split(',').filter(Boolean)) {
+  const [column, model] = kv.split('=');
+  models[column] = model;
+}
 const only = (process.env.CONFORMANCE_VENDORS || '').split(',').filter(Boolean);
 const vendors = Object.keys(models).filter((v) => only.length === 0 || only.includes(v));
 const onlyClients = (process.env.CONFORMANCE_CLIENTS || '').split(',').filter(Boolean);
@@ -255,6 +262,24 @@ async function runClaude(model, prompt, allowed, { args: extraArgs = [], env: ex
 }
 
 const claudeChecks = {
+  // A run (X-Gateway-Run through ANTHROPIC_CUSTOM_HEADERS) with a tiny
+  // budget: the gateway refuses the first request before the vendor
+  // (402 run_budget_exceeded, x-should-retry: false), Claude Code stops
+  // showing the gateway's text, and the run is there with nothing spent.
+  'claude run budget': async (model) => {
+    const run = `cc-${Math.random().toString(36).slice(2, 10)}`;
+    let said = '';
+    try {
+      await runClaude(model, 'Say hi', null, { env: { ANTHROPIC_CUSTOM_HEADERS: `X-Gateway-Run: ${run}\nX-Gateway-Run-Budget: 0.00000001` } });
+    } catch (e) {
+      said = String(e.message);
+    }
+    must(said.includes(`run "${run}" reached its budget`), `Claude Code said ${JSON.stringify(said.slice(0, 400))}`);
+    const r = await fetch(`${baseURL}/v1/runs/${run}`, { headers: { authorization: `Bearer ${apiKey}` } });
+    const body = await r.json();
+    must(r.ok && body.id === run && body.spend === '0.00000000' && body.budget === '0.00000001' && body.requests === 0,
+      `GET /v1/runs/${run}: ${r.status} ${JSON.stringify(body).slice(0, 300)}`);
+  },
   'claude -p': async (model) => {
     const out = await runClaude(model, 'Say hi');
     must(/^Hello from /.test(out.result), `result ${JSON.stringify(out.result)}`);

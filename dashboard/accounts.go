@@ -20,8 +20,10 @@ type accountsPage struct {
 	Accounts []accountRow
 	Issued   *issuedKey
 	Vendors  []vendorRow
-	Done     string // what the last form did
-	Problem  string // why the last form was refused
+	// MCPServers are the servers behind /mcp, the store's too.
+	MCPServers []mcpServerRow
+	Done       string // what the last form did
+	Problem    string // why the last form was refused
 	// Confirm asks the administrator to confirm a revocation before it
 	// is made: the revoke button only asks; the box's button revokes.
 	Confirm *admin.Key
@@ -43,6 +45,7 @@ type keyRow struct {
 	Spend    string   // brief dollars
 	Budget   []string // what remains of its budgets, a line each
 	MCP      string   // its MCP allow list, in a line
+	Runs     string   // its run defaults, in a line
 }
 
 type issuedKey struct {
@@ -76,12 +79,16 @@ func (d *Dashboard) renderAccounts(w http.ResponseWriter, r *http.Request, v *vi
 			row.LastUsed = k.LastUsedAt.UTC().Format(timeLayout)
 		}
 		row.MCP = d.mcpText(ctx, "key", k.ID)
+		row.Runs = d.runDefaultsText(ctx, k.ID)
 		byAccount[k.AccountID] = append(byAccount[k.AccountID], row)
 	}
 	p.basePage = base(v, "Accounts", "accounts", "")
+	var health []gw.VendorHealth
 	if d.health != nil {
-		p.Vendors = vendorRows(d.health(), d.now())
+		health = d.health()
+		p.Vendors = vendorRows(health, d.now())
 	}
+	p.MCPServers = d.mcpServers(ctx, health)
 	for _, a := range list {
 		p.Accounts = append(p.Accounts, accountRow{Account: a, Keys: byAccount[a.ID], Budget: budgetText(a.Budgets), MCP: d.mcpText(ctx, "account", a.ID)})
 	}

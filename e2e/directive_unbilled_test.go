@@ -66,11 +66,11 @@ func (s *scriptedAnthropic) lastBody() []byte {
 // sent, and 50 output tokens.
 //
 //	directive sent:    cost 1,000 x 200 + 50 x 1,000 = 250,000; the
-//	                   directive counts 120 - 1 = 119 (a count is taken
-//	                   one token low, never above the directive's size:
-//	                   issue 38 item 5), so the caller pays (881 x 200 +
-//	                   50,000) x 1.09 = 246,558, the directive's share
-//	                   272,500 - 246,558 = 25,942
+//	                   directive counts 120 + 1 = 121 (a count rounds in
+//	                   the customer's favour, never below the directive's
+//	                   size: issue 46 D9), so the caller pays (879 x 200
+//	                   + 50,000) x 1.09 = 246,122, the directive's share
+//	                   272,500 - 246,122 = 26,378
 //	directive off:     cost 226,000; charge 246,340, share 0
 //	before the fix:    the re-encoded body lost the directive (the vendor
 //	                   billed 880) but its 120 tokens were still taken
@@ -93,7 +93,7 @@ func TestImposedLimitDirectiveHandWorked(t *testing.T) {
 		cost, charge, share, free gw.Money
 		optimizerTokens           int64
 	}{
-		{"directive sent", nil, 250_000, 246_558, 25_942, 0, 119},
+		{"directive sent", nil, 250_000, 246_122, 26_378, 0, 121},
 		{"directive off", []string{optimize.Header, "off"}, 226_000, 246_340, 0, 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -101,7 +101,10 @@ func TestImposedLimitDirectiveHandWorked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp := e.post("/v1/chat/completions", secret, chatBody("anthropic/claude-sonnet-5-5", "Hi", false, ""), c.hdr...)
+			// A prompt of about 2,500 bytes, so that the 880 tokens
+			// reported are within the gateway's bound (1.5 times its
+			// own count, issue 46 D10).
+			resp := e.post("/v1/chat/completions", secret, chatBody("anthropic/claude-sonnet-5-5", "Hi"+strings.Repeat(" please", 350), false, ""), c.hdr...)
 			b := readAll(t, resp.Body)
 			if resp.StatusCode != 200 || resp.Header.Get("X-Gateway-Max-Tokens") == "" {
 				t.Fatalf("status %d, imposed limit %q: %s; want 200 with a limit imposed", resp.StatusCode, resp.Header.Get("X-Gateway-Max-Tokens"), b)

@@ -67,7 +67,7 @@ func TestOpenRouterDirectiveUnbilled(t *testing.T) {
 				t.Errorf("off: cost %d charge %d; want %d, %d", off.Cost, off.Charge, want, gw.Charge(want))
 			}
 			d := on.Usage.OptimizerTokens
-			if grown := on.Usage.PromptTokens() - off.Usage.PromptTokens(); d <= 0 || d > grown || d < grown-6 {
+			if grown := on.Usage.PromptTokens() - off.Usage.PromptTokens(); d <= 0 || d < grown || d > grown+2 {
 				t.Fatalf("directive share %d tokens, the prompt grew by %d", d, grown)
 			}
 			p, o := on.Usage.PromptTokens(), on.Usage.OutputTokens
@@ -79,9 +79,11 @@ func TestOpenRouterDirectiveUnbilled(t *testing.T) {
 			if on.Charge+on.DirectiveShare != gw.Charge(on.Cost) {
 				t.Errorf("charge %d + share %d != cost x 1.09 = %d", on.Charge, on.DirectiveShare, gw.Charge(on.Cost))
 			}
-			// Never less than the caller's own tokens (one more prompt
-			// byte than the off request, at most one more token).
-			if own := gw.Money(off.Usage.PromptTokens()+2*o) * 109; on.Charge < own || on.Charge > own+6*109 {
+			// The caller's own tokens (one more prompt byte than the off
+			// request, at most one more token), less at most the
+			// directive's rounding in the customer's favour (two tokens,
+			// issue 46 D9).
+			if own := gw.Money(off.Usage.PromptTokens()+2*o) * 109; on.Charge < own-2*109 || on.Charge > own+109 {
 				t.Errorf("charge %d; the caller's own tokens cost %d", on.Charge, own)
 			}
 			if !strings.Contains(on.Note, "openrouter reported cost") {

@@ -75,11 +75,15 @@ func (e *Endpoint) callTool(w http.ResponseWriter, r *http.Request, rid string, 
 	srv, item, terr := e.target(acc, params.Name, "tool")
 	if terr != nil {
 		in.Vendor, in.Model = e.known(params.Name)
-		refusal := &gw.Error{Code: gw.CodeInvalidRequest, ErrorCode: "tool_not_allowed", Message: terr.Error(), NoRetry: true}
+		jerr := terr.(*jsonrpc.Error)
+		refusal := &gw.Error{Code: gw.CodeInvalidRequest, ErrorCode: "tool_not_allowed", Message: jerr.Message, NoRetry: true}
+		if jerr.Code == CodeUnavailable {
+			refusal.ErrorCode = "mcp_server_removed"
+		}
 		gwy.RefuseTool(ctx, in, refusal)
-		lg.status, lg.err = refusal.Code.Status(), "tool_not_allowed"
+		lg.status, lg.err = refusal.Code.Status(), refusal.ErrorCode
 		span.Fail(refusal)
-		writeRPCError(w, http.StatusOK, req, CodeNotAllowed, terr.(*jsonrpc.Error).Message, nil)
+		writeRPCError(w, http.StatusOK, req, jerr.Code, jerr.Message, nil)
 		return
 	}
 	in.Vendor, in.Model = srv.name, item
@@ -159,6 +163,9 @@ func (e *Endpoint) callTool(w http.ResponseWriter, r *http.Request, rid string, 
 		uspan.Fail(err)
 		uspan.End()
 		ferr := &gw.Error{Code: gw.CodeUpstream, Message: fmt.Sprintf("MCP server %s is unavailable; retry later", srv.name), Err: err}
+		if errors.Is(err, errRemoved) {
+			ferr.Message = fmt.Sprintf("MCP server %s was removed from this gateway by its operator; list the tools again", srv.name)
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			ferr = &gw.Error{Code: gw.CodeUpstreamTimeout, Message: fmt.Sprintf("MCP server %s did not answer within %s", srv.name, srv.cfg.Timeout), Err: err}
 		}
@@ -205,7 +212,7 @@ func (e *Endpoint) callTool(w http.ResponseWriter, r *http.Request, rid string, 
 // caller's made-up names never become a metric's labels.
 func (e *Endpoint) known(name string) (server, tool string) {
 	sn, item, ok := split(name)
-	s := e.byName[sn]
+	s := e.servers().byName[sn]
 	if !ok || s == nil {
 		return "", ""
 	}

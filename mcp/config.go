@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -34,12 +33,10 @@ type ServerConfig struct {
 	ToolPrices map[string]gw.Money
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$`)
-
 // Validate reports a server that cannot be served.
 func (c ServerConfig) Validate() error {
-	if !nameRE.MatchString(c.Name) || strings.Contains(c.Name, gw.MCPSeparator) {
-		return fmt.Errorf("mcp server %q: a name is 1 to 48 letters, digits, '-' or '_' without %q", c.Name, gw.MCPSeparator)
+	if err := gw.CheckMCPServerName(c.Name); err != nil {
+		return err
 	}
 	switch {
 	case c.URL == "" && len(c.Command) == 0:
@@ -67,6 +64,12 @@ func (c ServerConfig) price(tool string) gw.Money {
 	return c.Price
 }
 
+// ServerSource lists the servers added at run time (the store's; see
+// gw.MCPServerStore).
+type ServerSource interface {
+	MCPServers(ctx context.Context) ([]gw.MCPServer, error)
+}
+
 // SessionStore keeps the gateway's MCP sessions for every instance: the
 // client state store (both stores implement it; see convstate.Store).
 type SessionStore interface {
@@ -86,6 +89,19 @@ type Runs interface {
 type Config struct {
 	Gateway *proxy.Gateway
 	Servers []ServerConfig
+	// Stored are the servers added at run time (the admin API), served
+	// beside Servers: read at start, on Refresh (the gateway calls it
+	// when the store's key generation moves) and every ServerPoll. A
+	// stored server named like one of Servers is left out: the file's
+	// wins.
+	Stored ServerSource
+	// StoredStdio lets stored stdio servers run. Off (the default), a
+	// stored server with a command is never started: whoever reaches the
+	// admin API could otherwise run commands on the gateway's host.
+	StoredStdio bool
+	// ServerPoll is how often Stored is read besides Refresh (default
+	// 10s).
+	ServerPoll time.Duration
 	// Sessions keeps sessions for every instance; nil: in this
 	// instance's memory only (one instance, or a balancer with
 	// affinity).
@@ -161,6 +177,9 @@ func (c *Config) defaults() {
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	if c.ServerPoll <= 0 {
+		c.ServerPoll = 10 * time.Second
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -90,7 +90,8 @@ func fanOut[T any](ctx context.Context, e *Endpoint, acc access, f func(*server,
 		items []T
 	}
 	var got []res
-	for i, s := range e.servers {
+	set := e.servers()
+	for i, s := range set.list {
 		if !acc.allowsServer(s.name) {
 			continue
 		}
@@ -112,14 +113,14 @@ func fanOut[T any](ctx context.Context, e *Endpoint, acc access, f func(*server,
 	sort.Slice(got, func(a, b int) bool { return got[a].i < got[b].i })
 	for _, r := range got {
 		out = append(out, r.items)
-		names = append(names, e.servers[r.i].name)
+		names = append(names, set.list[r.i].name)
 	}
 	sort.Strings(failed)
 	return out, names, failed
 }
 
 func (e *Endpoint) anyServer(acc access) bool {
-	for _, s := range e.servers {
+	for _, s := range e.servers().list {
 		if acc.allowsServer(s.name) {
 			return true
 		}
@@ -130,6 +131,9 @@ func (e *Endpoint) anyServer(acc access) bool {
 // listTools lists the tools the caller may call, as SERVER__name. A
 // caller allowed no tool gets an error saying so, not an empty list.
 func (e *Endpoint) listTools(ctx context.Context, acc access) (sdk.Result, error) {
+	if len(e.servers().list) == 0 {
+		return nil, &jsonrpc.Error{Code: CodeUnavailable, Message: "no MCP server is configured on this gateway"}
+	}
 	if !e.anyServer(acc) {
 		return nil, notAllowedNothing()
 	}
@@ -210,7 +214,11 @@ func (e *Endpoint) listTemplates(ctx context.Context, acc access) (sdk.Result, e
 // it exists.
 func (e *Endpoint) target(acc access, name, kind string) (*server, string, error) {
 	sn, item, ok := split(name)
-	s := e.byName[sn]
+	set := e.servers()
+	s := set.byName[sn]
+	if ok && s == nil && set.removed[sn] && acc.allowsServer(sn) {
+		return nil, "", &jsonrpc.Error{Code: CodeUnavailable, Message: fmt.Sprintf("MCP server %s was removed from this gateway by its operator; list the tools again", sn)}
+	}
 	if !ok || s == nil || !acc.allows(sn, item) {
 		return nil, "", &jsonrpc.Error{Code: CodeNotAllowed, Message: fmt.Sprintf("%s %q is not one this API key may use (names are SERVER%sname, as listed)", kind, clip(name, 200), gw.MCPSeparator)}
 	}
@@ -250,7 +258,8 @@ func (e *Endpoint) readResource(ctx context.Context, acc access, p *sdk.ReadReso
 }
 
 func (e *Endpoint) resourceServer(ctx context.Context, acc access, uri string) *server {
-	for _, s := range e.servers {
+	set := e.servers()
+	for _, s := range set.list {
 		if !acc.allowsServer(s.name) {
 			continue
 		}
@@ -261,7 +270,7 @@ func (e *Endpoint) resourceServer(ctx context.Context, acc access, uri string) *
 			}
 		}
 	}
-	for _, s := range e.servers {
+	for _, s := range set.list {
 		if !acc.allowsServer(s.name) {
 			continue
 		}

@@ -83,11 +83,12 @@ const maxSessionState = 16 << 10
 
 // Endpoint serves /mcp. It is safe for concurrent use.
 type Endpoint struct {
-	cfg     Config
-	srv     *sdk.Server
-	servers []*server
-	byName  map[string]*server
-	grants  grantCache
+	cfg    Config
+	srv    *sdk.Server
+	set    atomic.Pointer[serverSet] // what is served (see Refresh)
+	grants grantCache
+
+	refreshMu sync.Mutex // one Refresh at a time
 
 	draining atomic.Bool
 	mu       sync.Mutex
@@ -133,19 +134,19 @@ func New(cfg Config) (*Endpoint, error) {
 	if cfg.Grants == nil {
 		cfg.Grants = cfg.Gateway.Store()
 	}
-	e := &Endpoint{cfg: cfg, byName: map[string]*server{}, sessions: map[string]*session{}, stop: make(chan struct{})}
+	e := &Endpoint{cfg: cfg, sessions: map[string]*session{}, stop: make(chan struct{})}
 	e.grants = grantCache{store: cfg.Grants, now: cfg.Now, entries: map[string]grantEntry{}}
+	set := newServerSet()
 	for _, sc := range cfg.Servers {
 		if err := sc.Validate(); err != nil {
 			return nil, err
 		}
-		if _, dup := e.byName[sc.Name]; dup {
+		if _, dup := set.byName[sc.Name]; dup {
 			return nil, fmt.Errorf("mcp server %q is configured twice", sc.Name)
 		}
-		s := newServer(e, sc)
-		e.servers = append(e.servers, s)
-		e.byName[sc.Name] = s
+		set.add(newServer(e, sc), false)
 	}
+	e.set.Store(set)
 	e.srv = sdk.NewServer(&sdk.Implementation{Name: "gateway", Title: "Model gateway MCP", Version: "1"}, &sdk.ServerOptions{
 		SupportedProtocolVersions: Versions,
 		Capabilities: &sdk.ServerCapabilities{
@@ -161,6 +162,15 @@ func New(cfg Config) (*Endpoint, error) {
 	e.srv.AddReceivingMiddleware(e.receive)
 	go e.sweep()
 	go e.warm()
+	if cfg.Stored != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := e.Refresh(ctx); err != nil {
+			// Served from the next poll on.
+			cfg.Logger.Warn("mcp: stored servers not read at start", "err", err)
+		}
+		cancel()
+		go e.poll()
+	}
 	return e, nil
 }
 
@@ -178,7 +188,7 @@ func (e *Endpoint) warm() {
 		}
 	}()
 	var wg sync.WaitGroup
-	for _, s := range e.servers {
+	for _, s := range e.servers().list {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -202,7 +212,9 @@ func (e *Endpoint) Close() {
 	for _, s := range all {
 		_ = s.ss.Close()
 	}
-	for _, s := range e.servers {
+	e.refreshMu.Lock() // no Refresh starts a server after this
+	defer e.refreshMu.Unlock()
+	for _, s := range e.servers().list {
 		s.close()
 	}
 }
@@ -210,14 +222,16 @@ func (e *Endpoint) Close() {
 // SetDraining makes new requests answer 503 while those running finish.
 func (e *Endpoint) SetDraining(v bool) { e.draining.Store(v) }
 
-// Health reports each server's breaker and, while it is down, why.
+// Health reports each server's breaker and, while it is down, why;
+// stored servers that cannot be served are reported out, with why.
 func (e *Endpoint) Health() []gw.VendorHealth {
 	now := e.cfg.Now()
-	out := make([]gw.VendorHealth, 0, len(e.servers))
-	for _, s := range e.servers {
+	set := e.servers()
+	out := make([]gw.VendorHealth, 0, len(set.list)+len(set.skipped))
+	for _, s := range set.list {
 		out = append(out, s.health(now))
 	}
-	return out
+	return append(out, set.skipped...)
 }
 
 // ServeHTTP serves one request to /mcp, each step once, in this order.
@@ -264,6 +278,10 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The session.
 	sid := r.Header.Get(headerSession)
 	var s *session
+	if sid == "" && len(e.servers().list) == 0 {
+		fail(gw.Errorf(gw.CodeNotFound, "no MCP server is configured on this gateway"))
+		return
+	}
 	switch {
 	case sid == "" && r.Method != http.MethodPost:
 		fail(gw.Errorf(gw.CodeInvalidRequest, "%s /mcp needs the Mcp-Session-Id header", r.Method))
@@ -539,9 +557,14 @@ func (e *Endpoint) end(ctx context.Context, s *session) {
 // Recheck authenticates every session's key again and ends the sessions
 // of keys that no longer work (revoked, expired): the gateway runs it
 // whenever keys change anywhere, so a revoked key's open streams and
-// calls end at once. It also drops the cached allow lists.
+// calls end at once. It also drops the cached allow lists and reads
+// the stored servers again (Refresh: a change of one moves the key
+// generation too).
 func (e *Endpoint) Recheck(ctx context.Context) {
 	e.grants.forgetAll()
+	if err := e.Refresh(ctx); err != nil {
+		e.cfg.Logger.Warn("mcp: stored servers not read", "err", err)
+	}
 	e.mu.Lock()
 	all := make([]*session, 0, len(e.sessions))
 	for _, s := range e.sessions {

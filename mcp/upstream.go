@@ -36,6 +36,7 @@ type server struct {
 	lastErr  error     // the last failure to connect or call, for health
 	nextDial time.Time // no dial before this after a failed one
 	lists    map[string]listEntry
+	closed   bool // removed from what the endpoint serves: no more dials
 }
 
 type listEntry struct {
@@ -66,10 +67,13 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 	s.dialMu.Lock()
 	defer s.dialMu.Unlock()
 	s.mu.Lock()
-	cs, last, next := s.sess, s.lastErr, s.nextDial
+	cs, last, next, closed := s.sess, s.lastErr, s.nextDial, s.closed
 	s.mu.Unlock()
 	if cs != nil {
 		return cs, nil
+	}
+	if closed {
+		return nil, fmt.Errorf("%s: %w", s.name, errRemoved)
 	}
 	now := s.e.cfg.Now()
 	if now.Before(next) {
@@ -99,6 +103,12 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 		return nil, fmt.Errorf("%s: connect: %w", s.name, err)
 	}
 	s.mu.Lock()
+	if s.closed {
+		// Removed while it started.
+		s.mu.Unlock()
+		_ = cs.Close()
+		return nil, fmt.Errorf("%s: %w", s.name, errRemoved)
+	}
 	s.sess, s.lastErr = cs, nil
 	clear(s.lists)
 	s.mu.Unlock()
@@ -331,11 +341,14 @@ func (s *server) health(now time.Time) gw.VendorHealth {
 	return h
 }
 
-// close ends the server's session (a stdio server's process).
+// errRemoved is the error of a server no longer served.
+var errRemoved = errors.New("the server was removed from this gateway")
+
+// close ends the server's session (a stdio server's process) for good.
 func (s *server) close() {
 	s.mu.Lock()
 	cs := s.sess
-	s.sess = nil
+	s.sess, s.closed = nil, true
 	s.mu.Unlock()
 	if cs != nil {
 		_ = cs.Close()

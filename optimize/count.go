@@ -47,6 +47,15 @@ type Config struct {
 	// instead of asking the vendor again, so a vendor counted by real
 	// requests (calibrate) is not paid for twice in a day.
 	Store CountStore
+	// Canonical, when set, maps a model to the id its count is kept
+	// under (the rate card's, after aliases and the vendor's case
+	// rules); ok false for a model off the rate card, which is never
+	// counted (the directive's upper bound applies).
+	Canonical func(vendor, model string) (id string, ok bool)
+	// CountsPerDay caps the models counted per vendor and UTC day,
+	// across all tenants (default DefaultCountsPerDay; negative: no
+	// cap). Past it the directive's upper bound applies.
+	CountsPerDay int
 }
 
 // CountStore keeps named documents between runs (the gateway's store:
@@ -67,6 +76,7 @@ type Optimizer struct {
 	mu     sync.Mutex
 	counts map[string]counted   // by vendor, model and directive version
 	failed map[string]time.Time // count calls not retried before then
+	daily  map[string]dayCount  // counts taken per vendor today
 }
 
 // counted is one model's count (see placements).
@@ -105,6 +115,7 @@ func New(cfg Config) *Optimizer {
 		o200k:  sync.OnceValue(func() int64 { return OpenAITokens() }),
 		counts: make(map[string]counted),
 		failed: make(map[string]time.Time),
+		daily:  make(map[string]dayCount),
 	}
 }
 
@@ -196,12 +207,15 @@ func UpperBound() int64 { return int64(len(Text)) + 16 }
 func Floor() int64 { return (OpenAITokens() - chatFraming) / 2 }
 
 // fallback is the count used while the vendor's own is unknown: the o200k
-// count on openai (OpenAI's own tokenizer), else Floor.
+// count on openai (OpenAI's own tokenizer) plus one, else UpperBound, so
+// that the customer never pays for the directive (issue 46: the layer's
+// tokens are not billed); the operator pays for the difference until the
+// count arrives.
 func (o *Optimizer) fallback(vendor string) int64 {
 	if vendor == "openai" {
-		return o.o200k()
+		return o.o200k() + 1
 	}
-	return Floor()
+	return UpperBound()
 }
 
 // Tokens returns the prompt tokens the directive adds for vendor and
@@ -264,6 +278,11 @@ func (o *Optimizer) tokens(ctx context.Context, vendor, model string) placements
 	if n, ok := o.cached(vendor, model); ok {
 		return n
 	}
+	model, _ = o.canonical(vendor, model) // cached said it is on the card
+	if err := o.admitCount(vendor); err != nil {
+		o.cfg.Logger.Warn("count optimizer tokens; using the upper bound", "vendor", vendor, "model", model, "err", err)
+		return same(o.fallback(vendor))
+	}
 	c := o.cfg.Counters[vendor]
 	key := countKey(vendor, model)
 	o.mu.Lock()
@@ -305,6 +324,10 @@ func (o *Optimizer) tokens(ctx context.Context, vendor, model string) placements
 func (o *Optimizer) cached(vendor, model string) (placements, bool) {
 	f := same(o.fallback(vendor))
 	if _, ok := o.cfg.Counters[vendor]; !ok {
+		return f, true
+	}
+	model, ok := o.canonical(vendor, model)
+	if !ok {
 		return f, true
 	}
 	key := countKey(vendor, model)
@@ -406,10 +429,11 @@ func countKey(vendor, model string) string {
 }
 
 // countWith asks the vendor for the directive's tokens: the difference of
-// a small request with and without it, less one token: where the
+// a small request with and without it, plus one token: where the
 // directive meets the caller's content a count may round either way by
 // one (a tokenizer's merges at the boundary, a per-byte count's
-// rounding), and the count must never exceed the directive's real size.
+// rounding), and the count must never fall below the directive's real
+// size (the customer never pays for it; the operator pays the token).
 // Where its place depends on the caller's system content (a system
 // member of its own on M and G, the instructions of a Responses body)
 // both placements are counted; on C it is one more system message either
@@ -437,7 +461,7 @@ func countWith(ctx context.Context, c Counter, vendor, model string) (placements
 		if b-a <= 0 || b-a > UpperBound() {
 			return 0, fmt.Errorf("count: the directive added %d tokens", b-a)
 		}
-		return max(b-a-1, 1), nil
+		return min(b-a+1, UpperBound()), nil
 	}
 	shape := shapeOf(vendor)
 	var err error

@@ -442,6 +442,7 @@ func notFound(err error) error {
 
 // Interface guard.
 var (
-	_ gw.Store       = (*DB)(nil)
-	_ gw.HoldRenewer = (*DB)(nil)
+	_ gw.Store          = (*DB)(nil)
+	_ gw.HoldRenewer    = (*DB)(nil)
+	_ gw.MCPServerStore = (*DB)(nil)
 )

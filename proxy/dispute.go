@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"fmt"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/billable"
@@ -13,10 +12,14 @@ import (
 // the bound, the rest recorded as DisputedCost.
 const NoteUsageDisputed = "usage_disputed"
 
-// hiddenMargin is the prompt the gateway allows a vendor beyond one token
-// a byte of what it sent: system prompts a vendor adds for tools, and
-// the framing of messages.
-const hiddenMargin = 4096
+// frameMargin and toolMargin are the prompt the gateway allows a vendor
+// beyond 1.5 times its own count of what it sent: the framing of
+// messages, and the system prompt a vendor adds for tools
+// (billable.PromptBound's).
+const (
+	frameMargin = 64
+	toolMargin  = 1024
+)
 
 // imageMargin is the most prompt tokens one image may bill beyond its
 // bytes (a small file of large dimensions: a few thousand tokens at most
@@ -27,6 +30,7 @@ const imageMargin = 4096
 // billable.ExternalInput matches (a JSON key, never text inside a
 // string, where its quotes would be escaped).
 var (
+	toolMarks  = [][]byte{[]byte(`"tools"`), []byte(`"functionDeclarations"`), []byte(`"function_declarations"`)}
 	imageMarks = [][]byte{
 		[]byte(`"image_url"`), []byte(`"input_image"`), []byte(`"type":"image"`), []byte(`"type": "image"`),
 		[]byte(`"inlineData"`), []byte(`"inline_data"`), []byte(`"input_audio"`),
@@ -47,9 +51,11 @@ var (
 
 // PromptBound is the most prompt tokens the gateway accepts that a
 // vendor bills for body (the vendor's request) with extraBytes of
-// server-side context it knows of (a kept conversation): one token a
-// byte of both (four times the gateway's own count, one token per four
-// bytes), plus hiddenMargin, plus imageMargin per image or audio part. 0
+// server-side context it knows of (a kept conversation): 1.5 times the
+// gateway's own count of both (one token per
+// billable.OwnBytesPerToken bytes, rounded up), plus frameMargin,
+// toolMargin when the body declares tools, and imageMargin per image or
+// audio part. 0
 // means unbounded: the body points at input whose size the gateway does
 // not know (see contextMarks and billable.ExternalInput), or the answer
 // used hosted tools whose results the vendor bills as prompt.
@@ -62,39 +68,16 @@ func PromptBound(body []byte, extraBytes int, h gw.Hosted) int64 {
 			return 0
 		}
 	}
-	n := int64(len(body)) + int64(max(extraBytes, 0)) + hiddenMargin
+	own := (int64(len(body)) + int64(max(extraBytes, 0)) + billable.OwnBytesPerToken - 1) / billable.OwnBytesPerToken
+	n := own + (own+1)/2 + frameMargin
+	for _, m := range toolMarks {
+		if bytes.Contains(body, m) {
+			n += toolMargin
+			break
+		}
+	}
 	for _, m := range imageMarks {
 		n += int64(bytes.Count(body, m)) * imageMargin
 	}
 	return n
-}
-
-// dispute bounds reported usage by the gateway's PromptBound: a prompt
-// above it is charged as the bound (taken off the dearest buckets first,
-// as ClampPrompt does), and the vendor's cost of the rest is returned as
-// the disputed cost with the record's note. Usage the gateway counted
-// itself, and usage within the bound, pass unchanged (disputed 0).
-func (x *Exchange) dispute(u gw.Usage) (gw.Usage, gw.Money, string) {
-	if !u.Reported || x.g.cfg.Biller == nil {
-		return u, 0, ""
-	}
-	bound := x.promptBound(u.Hosted.Calls())
-	if bound <= 0 || u.PromptTokens() <= bound {
-		return u, 0, ""
-	}
-	reported := u
-	b, _ := ClampPrompt(u, bound)
-	// The vendor's own cost figure (an aggregator's) covers the reported
-	// tokens: the bound is priced from the price list instead.
-	b.ReportedCost, b.HasReportedCost, b.ReportedCostUSD = 0, false, ""
-	full, err := x.Quote(reported)
-	if err != nil {
-		return u, 0, ""
-	}
-	at, err := x.Quote(b)
-	if err != nil {
-		return u, 0, ""
-	}
-	note := fmt.Sprintf("%s: %d prompt tokens reported, %d charged (the gateway's bound)", NoteUsageDisputed, reported.PromptTokens(), bound)
-	return b, max(full.Cost-at.Cost, 0), note
 }

@@ -8,15 +8,20 @@ import (
 
 func TestPromptBound(t *testing.T) {
 	body := []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
-	if got, want := PromptBound(body, 0, gw.Hosted{}), int64(len(body))+hiddenMargin; got != want {
+	tight := func(n int64) int64 { own := (n + 2) / 3; return own + (own+1)/2 + frameMargin }
+	if got, want := PromptBound(body, 0, gw.Hosted{}), tight(int64(len(body))); got != want {
 		t.Errorf("plain: %d, want %d", got, want)
 	}
-	if got, want := PromptBound(body, 400, gw.Hosted{}), int64(len(body))+400+hiddenMargin; got != want {
+	if got, want := PromptBound(body, 400, gw.Hosted{}), tight(int64(len(body))+400); got != want {
 		t.Errorf("with a kept conversation: %d, want %d", got, want)
+	}
+	tools := []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}]}`)
+	if got, want := PromptBound(tools, 0, gw.Hosted{}), tight(int64(len(tools)))+toolMargin; got != want {
+		t.Errorf("with tools: %d, want %d", got, want)
 	}
 	img := []byte(`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}`)
 	// (An image's marks may count it twice: the bound errs high.)
-	if got, want := PromptBound(img, 0, gw.Hosted{}), int64(len(img))+hiddenMargin+imageMargin; got < want || got > want+imageMargin {
+	if got, want := PromptBound(img, 0, gw.Hosted{}), tight(int64(len(img)))+imageMargin; got < want || got > want+imageMargin {
 		t.Errorf("inline image: %d, want %d or one margin more", got, want)
 	}
 	for _, b := range []string{

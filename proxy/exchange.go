@@ -71,6 +71,9 @@ type Inbound struct {
 	// BodyTokens is the server's prompt estimate of Body, made before
 	// Body was let go (Exchange.LetGo): what its estimates read then.
 	BodyTokens int64
+	// Run names the request's run (runs.Parse): its step is held on the
+	// run beside the hold on the balance. Zero: none.
+	Run gw.RunRef
 }
 
 // SetBody replaces the body. The spans found in the old one (Members,
@@ -201,6 +204,10 @@ type Exchange struct {
 	// none (answer.go).
 	canary string
 	bound  int64
+	// runHeld says the request holds a step of its run (Inbound.Run);
+	// run is the run as its last step left it (see run.go).
+	runHeld bool
+	run     *gw.Run
 }
 
 // OptimizeHeader is the x-gateway-optimize response value: "applied;
@@ -242,6 +249,9 @@ func (g *Gateway) Begin(ctx context.Context, in Inbound) (*Exchange, error) {
 	x := &Exchange{g: g, in: in}
 	if g.cfg.Tracer != nil {
 		x.traceCtx = ctx
+	}
+	if in.Run.ID != "" && in.Span != nil {
+		in.Span.SetAttributes(Attr{AttrConversationID, in.Run.ID})
 	}
 	if err := x.begin(ctx); err != nil {
 		// Refused: the directive never reaches the vendor.

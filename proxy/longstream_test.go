@@ -259,12 +259,13 @@ func TestExternalInputHoldsContextWindow(t *testing.T) {
 		t.Errorf("held %d, want the context window's 200,000", b.Held)
 	}
 	_, _ = x.Finish(ctx, proxy.Outcome{Status: 502, Err: &gw.Error{Code: gw.CodeUpstream}})
-	// The same request with the image inline holds its body only.
+	// The same request with the image inline holds its prompt bound
+	// (issue 46 D10: what the gateway lets the vendor bill for it).
 	in.RequestID, in.Body = "req_inline", []byte(`{"model":"openai/m","max_tokens":10,"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}`)
 	if _, err := g.Begin(ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	if b := f.balance(t); b.Held != gw.Money((len(in.Body)+2)/3) {
-		t.Errorf("inline image held %d, want its body's %d", b.Held, (len(in.Body)+2)/3)
+	if b, want := f.balance(t), gw.Money(proxy.PromptBound(in.Body, 0, gw.Hosted{})); b.Held != want {
+		t.Errorf("inline image held %d, want its bound's %d", b.Held, want)
 	}
 }

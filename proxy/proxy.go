@@ -109,6 +109,9 @@ type Config struct {
 	Tracer Tracer
 	// Answer configures the guard's answer side (answer.go).
 	Answer AnswerConfig
+	// Runs keeps the runs requests name (Inbound.Run); nil: Store, when
+	// it is a gw.RunStore.
+	Runs gw.RunStore
 }
 
 // Defaults of the attempt budget (Config.MaxAttempts, AttemptTimeout).

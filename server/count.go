@@ -164,8 +164,8 @@ func (s *Server) countIntake(w http.ResponseWriter, r *http.Request, sh shape.Sh
 	if p, err = s.cfg.Gateway.Authenticate(r.Context(), sh.Credential(r)); err != nil {
 		return nil, nil, done, err
 	}
-	body, held, err := s.life.ReadBodyMax(w, r, s.cfg.MaxCountBodyBytes)
-	done = func() { s.life.Unhold(held) }
+	body, unhold, err := s.life.ReadBodyFor(w, r, s.cfg.MaxCountBodyBytes, p)
+	done = unhold
 	if err != nil {
 		return nil, nil, done, err
 	}
@@ -173,7 +173,7 @@ func (s *Server) countIntake(w http.ResponseWriter, r *http.Request, sh shape.Sh
 	if err != nil {
 		return nil, nil, done, err
 	}
-	return p, body, func() { release(); s.life.Unhold(held) }, nil
+	return p, body, func() { release(); unhold() }, nil
 }
 
 // countSlot charges a count's n body bytes to the key's count budget
@@ -190,10 +190,17 @@ func (s *Server) countSlot(ctx context.Context, p *gw.Principal, n int) (release
 	if n <= countSmallBytes {
 		return func() {}, nil
 	}
+	// The account's share of the slots first (countshare.go): its counts
+	// past it wait behind its own, not in front of others'.
+	mine, err := s.countShares.acquire(ctx, p.AccountID)
+	if err != nil {
+		return nil, err
+	}
 	select {
 	case s.countSlots <- struct{}{}:
-		return func() { <-s.countSlots }, nil
+		return func() { <-s.countSlots; mine() }, nil
 	case <-ctx.Done():
+		mine()
 		return nil, &gw.Error{Code: gw.CodeOverloaded, Message: "the caller went away while waiting to count", Err: ctx.Err()}
 	}
 }

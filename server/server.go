@@ -83,6 +83,11 @@ type Config struct {
 	// together (default 256 MiB): past it a request is answered 503 with
 	// Retry-After as its bytes arrive, instead of the heap growing.
 	MaxInflightBytes int64
+	// MaxInflightBytesPerAccount and MaxInflightBytesPerKey bound one
+	// account's and one key's share of it (default a quarter, at least
+	// two of the largest bodies; past a share, 429 with Retry-After).
+	MaxInflightBytesPerAccount int64
+	MaxInflightBytesPerKey     int64
 	// BodyReadTimeout bounds the reading of one request body (default
 	// 60s); the headers are bounded by the HTTP server's
 	// ReadHeaderTimeout.
@@ -144,6 +149,8 @@ type Server struct {
 	// countSlots bounds the large token counts worked on at once (half
 	// the CPUs), so that free counts cannot take the CPU from requests.
 	countSlots chan struct{}
+	// countShares bounds one account's share of them (half, at least one).
+	countShares *accountSlots
 	// o200kCodec is OpenAI's encoding, for count_tokens estimates,
 	// loaded on first use.
 	o200kOnce  sync.Once
@@ -171,10 +178,11 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, countSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
+	slots := max(1, runtime.GOMAXPROCS(0)/2)
+	s := &Server{cfg: cfg, countSlots: make(chan struct{}, slots), countShares: newAccountSlots(slots / 2)}
 	s.life = chat.New(chat.Config{
 		Gateway: cfg.Gateway, Shapes: shapes,
-		MaxBodyBytes: cfg.MaxBodyBytes, MaxInflightBytes: cfg.MaxInflightBytes, BodyReadTimeout: cfg.BodyReadTimeout,
+		MaxBodyBytes: cfg.MaxBodyBytes, MaxInflightBytes: cfg.MaxInflightBytes, MaxInflightBytesPerAccount: cfg.MaxInflightBytesPerAccount, MaxInflightBytesPerKey: cfg.MaxInflightBytesPerKey, BodyReadTimeout: cfg.BodyReadTimeout,
 		MaxResponseBytes: cfg.MaxResponseBytes, MaxEventBytes: cfg.MaxEventBytes, StreamWriteTimeout: cfg.StreamWriteTimeout,
 		State: cfg.State, Routes: cfg.Routes, Suggest: s.withSuggestion, Now: cfg.Now, Logger: cfg.Logger,
 	})
@@ -220,6 +228,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/v1/balance":
 		if allow(w, r, s.cfg.Now(), http.MethodGet) {
 			s.balance(w, r)
+		}
+	case p == "/v1/runs" || strings.HasPrefix(p, "/v1/runs/"):
+		if allow(w, r, s.cfg.Now(), http.MethodGet) {
+			s.runs(w, r)
 		}
 	case p == "/openapi.json":
 		if allow(w, r, s.cfg.Now(), http.MethodGet) {

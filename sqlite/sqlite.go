@@ -758,6 +758,7 @@ func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
 // Interface guard.
 var (
-	_ gw.Store       = (*DB)(nil)
-	_ gw.HoldRenewer = (*DB)(nil)
+	_ gw.Store          = (*DB)(nil)
+	_ gw.HoldRenewer    = (*DB)(nil)
+	_ gw.MCPServerStore = (*DB)(nil)
 )

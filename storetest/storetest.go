@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) gw.Store) {
 		{"ClosedStoreRefusesCalls", testClosed},
 		{"MCPGrantsPerKeyAndAccount", testMCPGrants},
 		{"RecordsByEndpoint", testRecordsByEndpoint},
+		{"MCPServersAddReplaceRemove", testMCPServers},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,13 +28,18 @@ type Config struct {
 	FakeVendors  bool   // --fake-vendors: serve all nine vendors in-process
 	MaxBodyBytes int64  // GATEWAY_MAX_BODY_BYTES, default 32 MiB
 	// Memory bounds (0: the server package's defaults).
-	MaxInflightBytes int64         // GATEWAY_MAX_INFLIGHT_BYTES: request body bytes held at once, default 256 MiB
-	BodyReadTimeout  time.Duration // GATEWAY_BODY_READ_TIMEOUT: one request body, default 60s
-	MaxResponseBytes int64         // GATEWAY_MAX_RESPONSE_BYTES: a non-streaming vendor answer, default 16 MiB
-	MaxEventBytes    int64         // GATEWAY_MAX_EVENT_BYTES: one line or event of a vendor stream, default 8 MiB
-	ShutdownGrace    time.Duration // GATEWAY_SHUTDOWN_GRACE, default 30s
-	HTTP             upstream.Config
-	RPM              int64 // GATEWAY_RPM: default requests per minute per key (0: unlimited)
+	MaxInflightBytes int64 // GATEWAY_MAX_INFLIGHT_BYTES: request body bytes held at once, default 256 MiB
+	// GATEWAY_MAX_INFLIGHT_BYTES_PER_ACCOUNT, _PER_KEY: one account's and
+	// one key's share of them (default a quarter, at least two of the
+	// largest bodies; the key's: the account's).
+	MaxInflightBytesPerAccount int64
+	MaxInflightBytesPerKey     int64
+	BodyReadTimeout            time.Duration // GATEWAY_BODY_READ_TIMEOUT: one request body, default 60s
+	MaxResponseBytes           int64         // GATEWAY_MAX_RESPONSE_BYTES: a non-streaming vendor answer, default 16 MiB
+	MaxEventBytes              int64         // GATEWAY_MAX_EVENT_BYTES: one line or event of a vendor stream, default 8 MiB
+	ShutdownGrace              time.Duration // GATEWAY_SHUTDOWN_GRACE, default 30s
+	HTTP                       upstream.Config
+	RPM                        int64 // GATEWAY_RPM: default requests per minute per key (0: unlimited)
 	// GATEWAY_REFUSED_RECORDS_PER_MINUTE: refused requests of one key
 	// recorded one row each per minute (default 60; the rest become one
 	// aggregate row); GATEWAY_INCIDENT_TEXTS_PER_MINUTE: incidents of one
@@ -210,6 +215,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	num("GATEWAY_MAX_BODY_BYTES", &c.MaxBodyBytes)
 	dur("GATEWAY_SHUTDOWN_GRACE", &c.ShutdownGrace)
 	num("GATEWAY_MAX_INFLIGHT_BYTES", &c.MaxInflightBytes)
+	num("GATEWAY_MAX_INFLIGHT_BYTES_PER_ACCOUNT", &c.MaxInflightBytesPerAccount)
+	num("GATEWAY_MAX_INFLIGHT_BYTES_PER_KEY", &c.MaxInflightBytesPerKey)
 	dur("GATEWAY_BODY_READ_TIMEOUT", &c.BodyReadTimeout)
 	num("GATEWAY_MAX_RESPONSE_BYTES", &c.MaxResponseBytes)
 	num("GATEWAY_MAX_EVENT_BYTES", &c.MaxEventBytes)
@@ -413,69 +420,71 @@ func settingDefault(name string) string {
 }
 
 var settingDefaults = map[string]string{
-	"GATEWAY_ADDR":                       "127.0.0.1:8080",
-	"GATEWAY_DATABASE_URL":               "./gateway.db",
-	"GATEWAY_REDIS_URL":                  "(none: limits in memory)",
-	"GATEWAY_MAX_BODY_BYTES":             "33554432",
-	"GATEWAY_SHUTDOWN_GRACE":             "30s",
-	"GATEWAY_MAX_INFLIGHT_BYTES":         "268435456",
-	"GATEWAY_BODY_READ_TIMEOUT":          "60s",
-	"GATEWAY_MAX_RESPONSE_BYTES":         "16777216",
-	"GATEWAY_MAX_EVENT_BYTES":            "8388608",
-	"GATEWAY_CONNECT_TIMEOUT":            "10s",
-	"GATEWAY_FIRST_BYTE_TIMEOUT":         "5m",
-	"GATEWAY_STREAM_IDLE_TIMEOUT":        "2m",
-	"GATEWAY_MAX_RETRIES":                "2",
-	"GATEWAY_RETRY_BUDGET":               "30s",
-	"GATEWAY_RETRY_BASE":                 "250ms",
-	"GATEWAY_BREAKER_FAILURES":           "5",
-	"GATEWAY_BREAKER_INTERVAL":           "10s",
-	"GATEWAY_BREAKER_ACCOUNTS":           "3",
-	"GATEWAY_KEY_REST_MAX":               "60s",
-	"GATEWAY_MAX_ATTEMPTS":               "6",
-	"GATEWAY_ATTEMPT_TIMEOUT":            "60s",
-	"GATEWAY_COUNT_BYTES_PER_MINUTE":     "67108864",
-	"GATEWAY_KEY_SPREAD":                 "weighted",
-	"GATEWAY_RPM":                        "600",
-	"GATEWAY_TPM":                        "2000000",
-	"GATEWAY_REDIS_FAIL":                 "local",
-	"GATEWAY_INSTANCES":                  "1",
-	"GATEWAY_SQLITE_SHARED":              "off",
-	"GATEWAY_COUNT_TOKENS_RPM":           "0",
-	"GATEWAY_MAX_COUNT_BODY_BYTES":       "8388608",
-	"GATEWAY_REFUSED_RECORDS_PER_MINUTE": "60",
-	"GATEWAY_INCIDENT_TEXTS_PER_MINUTE":  "30",
-	"GATEWAY_WRITE_TIMEOUT":              "60s",
-	"GATEWAY_ALLOW_UNPRICED":             "",
-	"GATEWAY_OPENAI_FORWARD_ORG":         "off",
-	"GATEWAY_GUARD":                      "on",
-	"GATEWAY_OPTIMIZE":                   "on",
-	"GATEWAY_GUARD_FAIL":                 "open",
-	"GATEWAY_GUARD_ANSWER":               "on",
-	"GATEWAY_GUARD_ANSWER_CHARGE":        "charged",
-	"GATEWAY_GUARD_CANARY":               "off",
-	"GATEWAY_GUARD_TIMEOUT":              "2s",
-	"GATEWAY_GUARD_THRESHOLD":            "(the model's)",
-	"GATEWAY_GUARD_SECOND":               "(none: no second stage)",
-	"GATEWAY_GUARD_SECOND_TOKEN":         "",
-	"GATEWAY_GUARD_SECOND_PROMPT":        "(built in)",
-	"GATEWAY_GUARD_SECOND_THRESHOLD":     "0.5",
-	"GATEWAY_GUARD_SECOND_TIMEOUT":       "1s",
-	"GATEWAY_GUARD_COOLDOWN_INCIDENTS":   "5",
-	"GATEWAY_GUARD_COOLDOWN_WINDOW":      "10m",
-	"GATEWAY_GUARD_COOLDOWN":             "15m",
-	"GATEWAY_RATECARD_FILE":              "(none: the embedded card)",
-	"GATEWAY_ADMIN_TOKEN":                "(none: no admin sign-in or API)",
-	"GATEWAY_TRUSTED_PROXIES":            "",
-	"GATEWAY_METRICS_ADDR":               "(none: off)",
-	"GATEWAY_LOG_LEVEL":                  "info",
-	"GATEWAY_LOG_FORMAT":                 "text",
-	"GATEWAY_THREAD_RETENTION":           "1h",
-	"GATEWAY_THREAD_MAX_BYTES":           "8388608",
-	"GATEWAY_STATE_MAX_BYTES":            "67108864",
-	"GATEWAY_STATE_MAX_ENTRIES":          "10000",
-	"GATEWAY_REASONING_RETENTION":        "15m",
-	"GATEWAY_PPROF_ADDR":                 "(none: off)",
+	"GATEWAY_ADDR":                           "127.0.0.1:8080",
+	"GATEWAY_DATABASE_URL":                   "./gateway.db",
+	"GATEWAY_REDIS_URL":                      "(none: limits in memory)",
+	"GATEWAY_MAX_BODY_BYTES":                 "33554432",
+	"GATEWAY_SHUTDOWN_GRACE":                 "30s",
+	"GATEWAY_MAX_INFLIGHT_BYTES":             "268435456",
+	"GATEWAY_MAX_INFLIGHT_BYTES_PER_ACCOUNT": "67108866",
+	"GATEWAY_MAX_INFLIGHT_BYTES_PER_KEY":     "67108866",
+	"GATEWAY_BODY_READ_TIMEOUT":              "60s",
+	"GATEWAY_MAX_RESPONSE_BYTES":             "16777216",
+	"GATEWAY_MAX_EVENT_BYTES":                "8388608",
+	"GATEWAY_CONNECT_TIMEOUT":                "10s",
+	"GATEWAY_FIRST_BYTE_TIMEOUT":             "5m",
+	"GATEWAY_STREAM_IDLE_TIMEOUT":            "2m",
+	"GATEWAY_MAX_RETRIES":                    "2",
+	"GATEWAY_RETRY_BUDGET":                   "30s",
+	"GATEWAY_RETRY_BASE":                     "250ms",
+	"GATEWAY_BREAKER_FAILURES":               "5",
+	"GATEWAY_BREAKER_INTERVAL":               "10s",
+	"GATEWAY_BREAKER_ACCOUNTS":               "3",
+	"GATEWAY_KEY_REST_MAX":                   "60s",
+	"GATEWAY_MAX_ATTEMPTS":                   "6",
+	"GATEWAY_ATTEMPT_TIMEOUT":                "60s",
+	"GATEWAY_COUNT_BYTES_PER_MINUTE":         "67108864",
+	"GATEWAY_KEY_SPREAD":                     "weighted",
+	"GATEWAY_RPM":                            "600",
+	"GATEWAY_TPM":                            "2000000",
+	"GATEWAY_REDIS_FAIL":                     "local",
+	"GATEWAY_INSTANCES":                      "1",
+	"GATEWAY_SQLITE_SHARED":                  "off",
+	"GATEWAY_COUNT_TOKENS_RPM":               "0",
+	"GATEWAY_MAX_COUNT_BODY_BYTES":           "8388608",
+	"GATEWAY_REFUSED_RECORDS_PER_MINUTE":     "60",
+	"GATEWAY_INCIDENT_TEXTS_PER_MINUTE":      "30",
+	"GATEWAY_WRITE_TIMEOUT":                  "60s",
+	"GATEWAY_ALLOW_UNPRICED":                 "",
+	"GATEWAY_OPENAI_FORWARD_ORG":             "off",
+	"GATEWAY_GUARD":                          "on",
+	"GATEWAY_OPTIMIZE":                       "on",
+	"GATEWAY_GUARD_FAIL":                     "open",
+	"GATEWAY_GUARD_ANSWER":                   "on",
+	"GATEWAY_GUARD_ANSWER_CHARGE":            "charged",
+	"GATEWAY_GUARD_CANARY":                   "off",
+	"GATEWAY_GUARD_TIMEOUT":                  "2s",
+	"GATEWAY_GUARD_THRESHOLD":                "(the model's)",
+	"GATEWAY_GUARD_SECOND":                   "(none: no second stage)",
+	"GATEWAY_GUARD_SECOND_TOKEN":             "",
+	"GATEWAY_GUARD_SECOND_PROMPT":            "(built in)",
+	"GATEWAY_GUARD_SECOND_THRESHOLD":         "0.5",
+	"GATEWAY_GUARD_SECOND_TIMEOUT":           "1s",
+	"GATEWAY_GUARD_COOLDOWN_INCIDENTS":       "5",
+	"GATEWAY_GUARD_COOLDOWN_WINDOW":          "10m",
+	"GATEWAY_GUARD_COOLDOWN":                 "15m",
+	"GATEWAY_RATECARD_FILE":                  "(none: the embedded card)",
+	"GATEWAY_ADMIN_TOKEN":                    "(none: no admin sign-in or API)",
+	"GATEWAY_TRUSTED_PROXIES":                "",
+	"GATEWAY_METRICS_ADDR":                   "(none: off)",
+	"GATEWAY_LOG_LEVEL":                      "info",
+	"GATEWAY_LOG_FORMAT":                     "text",
+	"GATEWAY_THREAD_RETENTION":               "1h",
+	"GATEWAY_THREAD_MAX_BYTES":               "8388608",
+	"GATEWAY_STATE_MAX_BYTES":                "67108864",
+	"GATEWAY_STATE_MAX_ENTRIES":              "10000",
+	"GATEWAY_REASONING_RETENTION":            "15m",
+	"GATEWAY_PPROF_ADDR":                     "(none: off)",
 }
 
 // EnvTypos names the GATEWAY_* variables of env that are no setting but

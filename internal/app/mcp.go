@@ -12,19 +12,23 @@ import (
 	"github.com/BurntSushi/toml"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/mcp"
 	"github.com/gwlabs/gateway/proxy"
 )
 
 // MCPConfig is the [mcp] table of the configuration file: the upstream
-// MCP servers behind /mcp and the endpoint's bounds. Nil (no table, or
-// no server): /mcp is off.
+// MCP servers behind /mcp and the endpoint's bounds. Nil: no table.
+// Servers added through the admin API are served beside Servers.
 type MCPConfig struct {
 	Servers        []mcp.ServerConfig
 	ToolRPM        int64
 	SessionIdle    time.Duration
 	MaxResultBytes int
 	AllowedOrigins []string
+	// AdminStdio allows stdio servers (a command the gateway runs) to be
+	// added through the admin API and the command line, and runs them.
+	AdminStdio bool
 }
 
 // mcpFile is the [mcp] table as the file writes it:
@@ -34,6 +38,7 @@ type MCPConfig struct {
 //	session_idle = "1h"            # a session unused this long ends
 //	max_result_bytes = 4194304     # a tool's result, at most
 //	allowed_origins = ["https://app.example.com"]
+//	admin_stdio = false            # stdio servers added through the admin API may run
 //
 //	[mcp.servers.github]           # tools listed as github__NAME
 //	url = "https://mcp.example.com/mcp"
@@ -53,6 +58,7 @@ type mcpFile struct {
 	SessionIdle    string                   `toml:"session_idle"`
 	MaxResultBytes int                      `toml:"max_result_bytes"`
 	AllowedOrigins []string                 `toml:"allowed_origins"`
+	AdminStdio     bool                     `toml:"admin_stdio"`
 	Servers        map[string]mcpServerFile `toml:"servers"`
 }
 
@@ -68,7 +74,7 @@ type mcpServerFile struct {
 }
 
 // readMCP reads the [mcp] table of the TOML file at path (nil without a
-// file, or without servers).
+// file, or without the table).
 func readMCP(path string, getenv func(string) string) (*MCPConfig, error) {
 	if path == "" {
 		return nil, nil
@@ -85,13 +91,13 @@ func readMCP(path string, getenv func(string) string) (*MCPConfig, error) {
 			return nil, fmt.Errorf("configuration file %s: unknown MCP setting %q", path, k.String())
 		}
 	}
-	if f.MCP == nil || len(f.MCP.Servers) == 0 {
+	if f.MCP == nil {
 		return nil, nil
 	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("configuration file %s: %s", path, fmt.Sprintf(format, args...))
 	}
-	c := &MCPConfig{ToolRPM: f.MCP.ToolRPM, MaxResultBytes: f.MCP.MaxResultBytes, AllowedOrigins: f.MCP.AllowedOrigins}
+	c := &MCPConfig{ToolRPM: f.MCP.ToolRPM, MaxResultBytes: f.MCP.MaxResultBytes, AllowedOrigins: f.MCP.AllowedOrigins, AdminStdio: f.MCP.AdminStdio}
 	if f.MCP.SessionIdle != "" {
 		if c.SessionIdle, err = time.ParseDuration(f.MCP.SessionIdle); err != nil || c.SessionIdle <= 0 {
 			return nil, bad("mcp.session_idle %q is not a positive duration", f.MCP.SessionIdle)
@@ -144,21 +150,33 @@ func readMCP(path string, getenv func(string) string) (*MCPConfig, error) {
 	return c, nil
 }
 
-// openMCP builds the /mcp endpoint over the operator's servers (nil when
-// none is configured). Sessions are kept in the store, so any instance
-// serves any session.
+// openMCP builds the /mcp endpoint over the operator's servers: the
+// configuration file's and the store's (those added through the admin
+// API, read again whenever the key watch sees a change). Nil when there
+// can be none: no server in the file and a store that keeps none.
+// Sessions are kept in the store, so any instance serves any session.
 func (m *Main) openMCP(gwy *proxy.Gateway) (*mcp.Endpoint, error) {
 	c := m.Config.MCP
-	if c == nil || len(c.Servers) == 0 {
+	if c == nil {
+		c = &MCPConfig{}
+	}
+	stored, _ := m.store.(gw.MCPServerStore)
+	if len(c.Servers) == 0 && stored == nil {
 		return nil, nil
 	}
 	sessions, ok := m.store.(mcp.SessionStore)
 	if !ok {
 		return nil, fmt.Errorf("store %T cannot keep MCP sessions", m.store)
 	}
+	var source mcp.ServerSource
+	if stored != nil {
+		source = stored
+	}
 	ep, err := mcp.New(mcp.Config{
 		Gateway:        gwy,
 		Servers:        c.Servers,
+		Stored:         source,
+		StoredStdio:    c.AdminStdio,
 		Sessions:       sessions,
 		ToolRPM:        c.ToolRPM,
 		SessionIdle:    c.SessionIdle,
@@ -169,7 +187,9 @@ func (m *Main) openMCP(gwy *proxy.Gateway) (*mcp.Endpoint, error) {
 		BreakerFailures: m.Config.HTTP.BreakerFailures,
 		BreakerInterval: m.Config.HTTP.BreakerInterval,
 		BreakerAccounts: m.Config.HTTP.BreakerAccounts,
-		Logger:          m.Logger,
+		// Tool calls naming a run (X-Gateway-Run) are its steps.
+		Runs:   proxy.ToolRuns{G: gwy},
+		Logger: m.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %w", err)
@@ -221,4 +241,36 @@ func (m *Main) withMCPHealth(vendors func() []gw.VendorHealth) func() []gw.Vendo
 		}
 		return append(out, m.mcp.Health()...)
 	}
+}
+
+// MCPAdmin is what the admin service knows of the configuration file's
+// MCP settings: its servers (secrets redacted), named apart from the
+// stored ones, and whether stdio servers may be added.
+func MCPAdmin(c *MCPConfig) (servers []admin.MCPServer, stdio bool) {
+	if c == nil {
+		return nil, false
+	}
+	for _, s := range c.Servers {
+		a := admin.MCPServer{Name: s.Name, Source: admin.SourceConfig, URL: s.URL, Command: s.Command, Dir: s.Dir,
+			Headers: admin.RedactValues(s.Headers), TimeoutSeconds: int64(s.Timeout / time.Second)}
+		if len(s.Env) > 0 {
+			env := map[string]string{}
+			for _, kv := range s.Env {
+				k, _, _ := strings.Cut(kv, "=")
+				env[k] = admin.Redacted
+			}
+			a.Env = env
+		}
+		if s.Price != 0 {
+			a.PriceUSD = s.Price.USDString()
+		}
+		for t, p := range s.ToolPrices {
+			if a.ToolPricesUSD == nil {
+				a.ToolPricesUSD = map[string]string{}
+			}
+			a.ToolPricesUSD[t] = p.USDString()
+		}
+		servers = append(servers, a)
+	}
+	return servers, c.AdminStdio
 }

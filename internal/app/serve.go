@@ -228,9 +228,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		MaxBodyBytes:      c.MaxBodyBytes,
 		MaxCountBodyBytes: c.MaxCountBodyBytes,
 		MaxInflightBytes:  c.MaxInflightBytes,
-		BodyReadTimeout:   c.BodyReadTimeout,
-		MaxResponseBytes:  c.MaxResponseBytes,
-		MaxEventBytes:     int(min(c.MaxEventBytes, 1<<30)),
+		// One account's and one key's share of it.
+		MaxInflightBytesPerAccount: c.MaxInflightBytesPerAccount,
+		MaxInflightBytesPerKey:     c.MaxInflightBytesPerKey,
+		BodyReadTimeout:            c.BodyReadTimeout,
+		MaxResponseBytes:           c.MaxResponseBytes,
+		MaxEventBytes:              int(min(c.MaxEventBytes, 1<<30)),
 		// A caller gets as long to take a stream event as the vendor
 		// gets to send one.
 		StreamWriteTimeout: c.HTTP.IdleTimeout,
@@ -408,6 +411,7 @@ func (m *Main) openAdmin(keys *auth.Cache, g proxy.Guard) (http.Handler, admin.S
 		return nil, nil, fmt.Errorf("admin API: the store %T lacks the admin methods", m.store)
 	}
 	local := &admin.Local{Store: as, OnRevoke: keys.Forget}
+	local.MCPConfigServers, local.MCPAdminStdio = MCPAdmin(c.MCP)
 	if pg, ok := g.(*policy.Guard); ok {
 		// A policy changed here applies to the next request here.
 		local.OnPolicy = func(string) { pg.ForgetAll() }
@@ -685,7 +689,16 @@ func fakedVendors(c Config) []string {
 // again the same day.
 func newOptimizer(c Config, providers map[string]gw.Provider, store gw.Store, biller proxy.Biller, logger *slog.Logger) *optimize.Optimizer {
 	kept, _ := store.(optimize.CountStore)
-	return optimize.New(optimize.Config{Off: !c.Optimize, Counters: calibrate.Counters(providers, store, biller, logger), Logger: logger, Store: kept})
+	cfg := optimize.Config{Off: !c.Optimize, Counters: calibrate.Counters(providers, store, biller, logger), Logger: logger, Store: kept}
+	if cm, ok := biller.(interface {
+		CanonicalModel(vendor, model string) (string, bool)
+	}); ok {
+		// Counts are kept under the rate card's id: no spelling of a
+		// model starts a count of its own, and a model off the card is
+		// never counted.
+		cfg.Canonical = cm.CanonicalModel
+	}
+	return optimize.New(cfg)
 }
 
 // allowSet is a list as a set.

@@ -3,13 +3,18 @@ package billable
 import "bytes"
 
 // Prompt bound margins, as the gateway's dispute of reported usage
-// applies them: hiddenMargin is the prompt a vendor may add beyond one
-// token a byte (system prompts for tools, the framing of messages);
-// imageMargin the most one image or audio part may bill beyond its
-// bytes.
+// applies them (see Marks.PromptBound): the gateway's own count is one
+// token per OwnBytesPerToken bytes, the bound half as much again;
+// frameMargin is the prompt a vendor adds to any request (the framing
+// of messages, a default system prompt), toolMargin what it adds to one
+// that declares tools (the vendors' tool-use system prompts: a few
+// hundred tokens); imageMargin the most one image or audio part may
+// bill beyond its bytes.
 const (
-	hiddenMargin = 4096
-	imageMargin  = 4096
+	OwnBytesPerToken = 3
+	frameMargin      = 64
+	toolMargin       = 1024
+	imageMargin      = 4096
 )
 
 // boundImageMarks and boundContextMarks are matched as written, as
@@ -20,6 +25,9 @@ var (
 		[]byte(`"image_url"`), []byte(`"input_image"`), []byte(`"type":"image"`), []byte(`"type": "image"`),
 		[]byte(`"inlineData"`), []byte(`"inline_data"`), []byte(`"input_audio"`),
 	}
+	// boundToolMarks declare tools, for which a vendor adds its
+	// tool-use system prompt.
+	boundToolMarks = [][]byte{[]byte(`"tools"`), []byte(`"functionDeclarations"`), []byte(`"function_declarations"`)}
 	// boundContextMarks make a vendor bill prompt the body does not
 	// hold and the gateway cannot size: documents, a vendor-kept cache,
 	// conversation or prompt template, a response continued without the
@@ -40,6 +48,7 @@ type boundMark struct {
 	mark     []byte
 	image    int
 	external bool // one of externalMarks
+	tool     bool // one of boundToolMarks
 }
 
 // boundMarks indexes every mark (external input, context, image) by the
@@ -49,7 +58,7 @@ var boundMarks = func() (t [256][]boundMark) {
 		if len(m) < 2 || m[0] != '"' {
 			panic("billable: bound mark " + string(m) + " does not open with a quote and a byte")
 		}
-		t[m[1]] = append(t[m[1]], boundMark{m, image, external})
+		t[m[1]] = append(t[m[1]], boundMark{mark: m, image: image, external: external})
 	}
 	for _, m := range externalMarks {
 		add(m, -1, true)
@@ -60,14 +69,18 @@ var boundMarks = func() (t [256][]boundMark) {
 	for i, m := range boundImageMarks {
 		add(m, i, false)
 	}
+	for _, m := range boundToolMarks {
+		t[m[1]] = append(t[m[1]], boundMark{mark: m, image: -1, tool: true})
+	}
 	return t
 }()
 
 // PromptBound is the most prompt tokens the gateway accepts that a
 // vendor bills for body (the vendor's request) with extraBytes of
-// server-side context it knows of (a kept conversation): one token a
-// byte of both, plus hiddenMargin, plus imageMargin per image or audio
-// part. 0 means unbounded: the body points at input whose size the
+// server-side context it knows of (a kept conversation): 1.5 times the
+// gateway's own count of both (one token per OwnBytesPerToken bytes,
+// rounded up), plus frameMargin, toolMargin when the body declares
+// tools, and imageMargin per image or audio part. 0 means unbounded: the body points at input whose size the
 // gateway does not know (a context mark, or ExternalInput), or the
 // answer used hosted tools (hostedCalls) whose results the vendor bills
 // as prompt.
@@ -94,6 +107,8 @@ type Marks struct {
 	// Images is the count of image and audio parts PromptBound adds a
 	// margin for (while no mark leaves the prompt unbounded).
 	Images int64
+	// Tools says the body declares tools.
+	Tools bool
 	// n is the body's length.
 	n int
 }
@@ -116,6 +131,8 @@ func ScanMarks(body []byte) Marks {
 				continue
 			}
 			switch {
+			case bm.tool:
+				m.Tools = true
 			case bm.external:
 				m.External, m.Unbounded = true, true
 				return m
@@ -139,5 +156,10 @@ func (m Marks) PromptBound(extraBytes int, hostedCalls bool) int64 {
 	if m.n == 0 || hostedCalls || m.Unbounded {
 		return 0
 	}
-	return int64(m.n) + int64(max(extraBytes, 0)) + hiddenMargin + m.Images*imageMargin
+	own := (int64(m.n) + int64(max(extraBytes, 0)) + OwnBytesPerToken - 1) / OwnBytesPerToken
+	n := own + (own+1)/2 + frameMargin + m.Images*imageMargin
+	if m.Tools {
+		n += toolMargin
+	}
+	return n
 }

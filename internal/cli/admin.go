@@ -72,7 +72,9 @@ func withService(rc *runCtx, f func(admin.Service) error) error {
 		if !ok {
 			return fmt.Errorf("the store %T lacks the admin methods", st)
 		}
-		return f(&admin.Local{Store: as})
+		local := &admin.Local{Store: as}
+		local.MCPConfigServers, local.MCPAdminStdio = app.MCPAdmin(cfg.MCP)
+		return f(local)
 	})
 }
 

@@ -13,6 +13,8 @@ type mcpCmd struct {
 	Allow mcpAllowCmd `cmd:"" help:"Set a key's or an account's MCP allow list (replacing it)."`
 	Show  mcpShowCmd  `cmd:"" help:"Show a key's or an account's MCP allow list."`
 	Clear mcpClearCmd `cmd:"" help:"Remove a key's or an account's MCP allow list (everything is allowed again)."`
+	// Server keeps the MCP servers added at run time (mcpserver.go).
+	Server mcpServerCmd `cmd:"" help:"Add, list and remove the MCP servers behind /mcp."`
 }
 
 // mcpSubject is --key or --account, exactly one.
