@@ -200,14 +200,14 @@ type Exchange struct {
 	// protect is the caller's system content the answer must not carry
 	// (answer.go), kept from the guard's text.
 	protect []string
-	// canary is the request's random marker in the directive, "" when
-	// none (answer.go).
-	canary string
-	bound  int64
+	bound   int64
 	// runHeld says the request holds a step of its run (Inbound.Run);
 	// run is the run as its last step left it (see run.go).
 	runHeld bool
 	run     *gw.Run
+	// canary is the request's random marker in the directive, "" when
+	// none (answer.go).
+	canary string
 }
 
 // OptimizeHeader is the x-gateway-optimize response value: "applied;
@@ -264,7 +264,7 @@ func (g *Gateway) Begin(ctx context.Context, in Inbound) (*Exchange, error) {
 
 func (x *Exchange) begin(ctx context.Context) error {
 	g, in := x.g, &x.in
-	if err := g.cool.check(in.Principal, g.cfg.Now()); err != nil {
+	if err := g.admitted(in.Principal, g.cfg.Now()); err != nil {
 		return err
 	}
 	if n, most := in.CallerModels+1, g.maxAttempts(in); in.CallerModels > 0 && n > most {

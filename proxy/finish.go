@@ -77,6 +77,7 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	if x.cancel != nil {
 		defer x.cancel()
 	}
+	defer x.g.leases.done(x.in.RequestID)
 	g, in := x.g, &x.in
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
@@ -122,6 +123,7 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	if o.Usage.CostUnreadable() {
 		r.Note = joinNote(r.Note, NoteCostMalformed)
 	}
+	r.Note = joinNote(r.Note, reportedCostNote(r.Usage))
 	q, err := x.Quote(o.Usage)
 	if err != nil {
 		// No price (an aggregator answer without its cost, for a model
