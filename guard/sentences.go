@@ -126,13 +126,16 @@ const minCues = 3
 // "system"): only
 // those sentences are scored alone, so the pass costs a word lookup a
 // word for the others. Words with other letters are left to the windows
-// and the rules, which padding does not dilute.
+// and the rules, which padding does not dilute. A word glued to code
+// syntax is an identifier, not a word of an order (codeWord): a line of
+// a source file a tool read, "return &Config{Secret: secret}, nil", is
+// "return" alone, not "return config secret".
 func (g *Guard) orderCues(s string) bool {
 	var buf [32]byte
 	var mask uint64
 	n := 0
-	flush := func() {
-		if n > 0 && n <= len(buf) {
+	flush := func(end int) {
+		if n > 0 && n <= len(buf) && !codeWord(s, end-n, end) {
 			mask |= g.lex.lookup(wordHash(buf[:n]))
 		}
 		n = 0
@@ -151,10 +154,10 @@ func (g *Guard) orderCues(s string) bool {
 			}
 			n++
 		default:
-			flush()
+			flush(i)
 		}
 	}
-	flush()
+	flush(len(s))
 	return mask&orderConcepts != 0 && bits.OnesCount64(mask&attackConcepts) >= minCues
 }
 
@@ -178,4 +181,25 @@ func (sc *scratch) sentenceCue() bool {
 		cur |= t.concepts
 	}
 	return ok(prev | cur)
+}
+
+// codeWord reports whether the word s[start:end] is an identifier of
+// source code: taken by address or a variable ('&', '$' before it), a
+// function called ('(' after it), or inside a composite literal or a
+// block ('{' or '}' next to it). Prose puts a space between a word and
+// a brace; an order written as code is still read by the windows.
+func codeWord(s string, start, end int) bool {
+	if start > 0 {
+		switch s[start-1] {
+		case '&', '$', '{', '}':
+			return true
+		}
+	}
+	if end < len(s) {
+		switch s[end] {
+		case '(', '{', '}':
+			return true
+		}
+	}
+	return false
 }

@@ -49,7 +49,7 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 // for.
 func (x *Exchange) withOptimizer(u gw.Usage) gw.Usage {
 	if (x.Optimized || x.in.KeptDirective) && u.Reported {
-		u.OptimizerTokens = min(x.optTokens, u.PromptTokens())
+		u.OptimizerTokens = min(x.optTokens+x.canaryTokens(), u.PromptTokens())
 	}
 	if x.cur >= 0 && x.cur < len(x.cands) {
 		p := x.cands[x.cur].plan
@@ -77,6 +77,7 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	if x.cancel != nil {
 		defer x.cancel()
 	}
+	defer x.g.leases.done(x.in.RequestID)
 	g, in := x.g, &x.in
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
