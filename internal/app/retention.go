@@ -5,6 +5,8 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/optimize"
+	"github.com/gwlabs/gateway/proxy"
 )
 
 // sweepRefused bounds the incidents and the records of refused requests
@@ -26,6 +28,25 @@ func (m *Main) sweepRefused(ctx context.Context) {
 	} else if n > 0 {
 		m.Logger.Info("deleted old incidents and records of refused requests", "count", n)
 	}
+}
+
+// sweepCounts deletes the optimizer's kept counts no request reads
+// any more (another directive, a model spelled other than the rate
+// card's id, older than a day), at each store sweep.
+func (m *Main) sweepCounts(ctx context.Context) {
+	n, err := m.optimizer.SweepCounts(ctx)
+	if err != nil {
+		m.Logger.Warn("sweep the optimizer's kept counts", "err", err)
+	} else if n > 0 {
+		m.Logger.Info("deleted the optimizer's stale counts", "count", n)
+	}
+}
+
+// newOptimizer builds the optimization layer (newOptimizer) and keeps
+// it for the store sweep.
+func (m *Main) newOptimizer(c Config, providers map[string]gw.Provider, biller proxy.Biller) *optimize.Optimizer {
+	m.optimizer = newOptimizer(c, providers, m.store, biller, m.Logger)
+	return m.optimizer
 }
 
 // renewLeases renews the leases of this process's live holds until

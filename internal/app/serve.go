@@ -53,17 +53,19 @@ type Main struct {
 	keys    *auth.Cache
 	mcp     *mcp.Endpoint
 	// tracer exports spans; nil: not tracing.
-	tracer  *tracing.Tracer
-	state   *convstate.Keeper
-	fake    *fakevendor.Server
-	closers []func() error
-	server  *server.Server
-	http    *http.Server
-	ln      net.Listener
-	metrics *http.Server // nil unless GATEWAY_METRICS_ADDR is set
-	mln     net.Listener
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	tracer *tracing.Tracer
+	state  *convstate.Keeper
+	// optimizer's kept counts are swept with the store.
+	optimizer *optimize.Optimizer
+	fake      *fakevendor.Server
+	closers   []func() error
+	server    *server.Server
+	http      *http.Server
+	ln        net.Listener
+	metrics   *http.Server // nil unless GATEWAY_METRICS_ADDR is set
+	mln       net.Listener
+	stop      chan struct{}
+	wg        sync.WaitGroup
 	// base is every request's parent context; hardStop cancels it with
 	// server.ErrShutdown when the shutdown grace runs out.
 	base     context.Context
@@ -202,7 +204,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		BlocksPerMinute:     c.BlocksPerMinute,
 		HoldTTL:             c.HoldTTL,
 		IncidentsPerMinute:  c.IncidentTextsPerMinute,
-		Optimizer:           newOptimizer(*c, providers, m.store, pb, m.Logger),
+		Optimizer:           m.newOptimizer(*c, providers, pb),
 		Logger:              m.Logger,
 	})
 	if err != nil {
@@ -501,6 +503,7 @@ func (m *Main) sweep() {
 			m.Logger.Info("deleted expired client state", "count", n)
 		}
 		m.sweepRefused(ctx)
+		m.sweepCounts(ctx)
 		cancel()
 		select {
 		case <-m.stop:
