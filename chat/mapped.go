@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/convstate"
@@ -219,6 +220,12 @@ func (s *Lifecycle) mappedStream(w http.ResponseWriter, r *http.Request, x *prox
 		leaked, err = gate.close(nil, enc.Encode)
 		clientGone = err != nil
 	}
+	if clientGone && leaked == nil && !finished && streamErr == nil && !cutByShutdown(ctx) {
+		// The caller left: the vendor's stream is read on (within
+		// proxy.StreamLinger), unwritten, for the usage it reports at
+		// its end.
+		finished = drainUsage(es, &usage)
+	}
 	if leaked != nil {
 		u := abandonedUsage(in, usage, events, text)
 		e := x.BlockAnswer(ctx, leaked, u)
@@ -236,6 +243,9 @@ func (s *Lifecycle) mappedStream(w http.ResponseWriter, r *http.Request, x *prox
 		textBytes:  text,
 	})
 	o.TTFB = ttfb
+	if clientGone && finished && o.Success && !strings.Contains(o.Note, "abandoned") {
+		o.Note = joinNote("abandoned", o.Note)
+	}
 	if broke != nil {
 		_ = enc.Encode(gw.Event{Type: gw.EventError, Err: broke})
 	} else if !clientGone && !finished && streamErr == nil && cutByShutdown(ctx) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
@@ -273,6 +274,15 @@ func (s *Lifecycle) relayStream(w http.ResponseWriter, r *http.Request, x *proxy
 		s.leakedStream(ctx, w, fw, x, leaked, abandonedUsage(in, m.Usage(), events, text), m.StreamError)
 		return
 	}
+	if clientGone && m.Err() == nil && !cutByShutdown(ctx) {
+		// The caller left: the vendor's stream is read on (within
+		// proxy.StreamLinger), unwritten, for the usage it reports at
+		// its end; its text is not billed as relayed.
+		for rd.Next() {
+			ev = rd.Event()
+			m.Observe(&ev)
+		}
+	}
 	fw.start()
 	// The meter says the answer is whole once the vendor said how it
 	// ended (a finish_reason, a stop_reason): a cut after that loses
@@ -287,6 +297,9 @@ func (s *Lifecycle) relayStream(w http.ResponseWriter, r *http.Request, x *proxy
 		textBytes:  text,
 	})
 	o.TTFB = ttfb
+	if clientGone && m.Done() && o.Success && !strings.Contains(o.Note, "abandoned") {
+		o.Note = joinNote("abandoned", o.Note)
+	}
 	// The shape's in-stream error, after the vendor's last event (R
 	// numbers it after that event).
 	streamErr := func(e *gw.Error) { _, _ = fw.Write(m.StreamError(in.RequestID, e)) }

@@ -33,15 +33,19 @@ func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
 		// The verdict is final: nothing reads the guard's text again.
 		x.in.Text = nil
 	}
-	parent := ctx
+	var vctx context.Context
+	var cancel context.CancelFunc
 	if !x.in.Stream {
 		// A non-streaming answer is paid for upstream once the vendor
 		// works on it: the call is not cut when the caller leaves, so
 		// that its usage can be read and billed (the vendor's own
 		// timeouts still bound it, and Finish or a block cancels it).
-		parent = context.WithoutCancel(ctx)
+		vctx, cancel = context.WithCancel(context.WithoutCancel(ctx))
+	} else {
+		// A stream's outlives its caller by StreamLinger at most, so
+		// that the usage the vendor reports at its end is read.
+		vctx, cancel = lingering(ctx, StreamLinger)
 	}
-	vctx, cancel := context.WithCancel(parent)
 	x.cancel = cancel
 	vctx, x.vendorSpan = x.g.span(vctx, Operation+" "+x.in.Model, true)
 	if x.g.cfg.Tracer != nil {
