@@ -100,8 +100,8 @@ const placeHoldBudgeted = `WITH acct AS (SELECT balance, held - (SELECT coalesce
 		FROM ks, acs, kh, ah),
 	ins AS (
 		INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at,
-			key_daily_budget, key_monthly_budget, account_daily_budget, account_monthly_budget)
-		SELECT $1::text, $2::text, $3::text, $4::bigint, $5::timestamptz, $7::timestamptz, $8::bigint, $9::bigint, $10::bigint, $11::bigint
+			key_daily_budget, key_monthly_budget, account_daily_budget, account_monthly_budget, vendor, model)
+		SELECT $1::text, $2::text, $3::text, $4::bigint, $5::timestamptz, $7::timestamptz, $8::bigint, $9::bigint, $10::bigint, $11::bigint, $16::text, $17::text
 		FROM acct, dup, u
 		WHERE NOT dup.e AND acct.balance - acct.live >= $4::bigint
 			AND ($8::bigint = 0 OR u.s0 + u.h0 + $4::bigint <= $8::bigint) AND ($9::bigint = 0 OR u.s1 + u.h1 + $4::bigint <= $9::bigint)
@@ -116,7 +116,7 @@ func budgetedArgs(h *gw.Hold, now time.Time) []any {
 	ms, me := gw.PeriodOf(gw.Monthly, h.At)
 	return []any{h.ID, h.AccountID, h.KeyID, int64(h.Amount), h.ExpiresAt, now, h.At,
 		int64(h.KeyBudget.Daily), int64(h.KeyBudget.Monthly), int64(h.AccountBudget.Daily), int64(h.AccountBudget.Monthly),
-		ds, de, ms, me}
+		ds, de, ms, me, h.Vendor, h.Model}
 }
 
 // readBudgeted reads placeHoldBudgeted's answer.
