@@ -17,13 +17,17 @@ func lapsedHolds(ctx context.Context, tx pgx.Tx, now time.Time, ids []string) ([
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (sqlstore.LapsedHold, error) {
-		var h sqlstore.LapsedHold
-		var amount int64
-		err := r.Scan(&h.ID, &h.AccountID, &h.KeyID, &amount, &h.CreatedAt, &h.Vendor, &h.Model)
-		h.Amount, h.CreatedAt = gw.Money(amount), h.CreatedAt.UTC()
-		return h, err
-	})
+	return pgx.CollectRows(rows, scanLapsed)
+}
+
+// scanLapsed reads a hold's id, account_id, key_id, amount, created_at,
+// vendor and model.
+func scanLapsed(r pgx.CollectableRow) (sqlstore.LapsedHold, error) {
+	var h sqlstore.LapsedHold
+	var amount int64
+	err := r.Scan(&h.ID, &h.AccountID, &h.KeyID, &amount, &h.CreatedAt, &h.Vendor, &h.Model)
+	h.Amount, h.CreatedAt = gw.Money(amount), h.CreatedAt.UTC()
+	return h, err
 }
 
 // logCut records each lapsed hold's request as cut by a crash (best

@@ -188,6 +188,7 @@ type DB struct {
 	syncDone  chan struct{}
 	closeOnce sync.Once
 	closeErr  error
+	inc       atomic.Pointer[gw.Incarnation] // stamped on the holds it places
 }
 
 // Open opens (creating if missing) the database file at path with default
