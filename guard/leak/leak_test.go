@@ -344,6 +344,11 @@ func TestShortPromptOnlyCanary(t *testing.T) {
 	if s := New(Protected{Texts: []string{"You are a helpful assistant."}}); s != nil {
 		t.Fatalf("a short prompt built a set")
 	}
+	// A nil set's matcher finds nothing and holds nothing.
+	var none *Set
+	if r, l := none.NewMatcher().WriteString(forms["verbatim"](system)); l != nil || r != int64(len(forms["verbatim"](system))) {
+		t.Fatalf("a nil set's matcher: %d, %v", r, l)
+	}
 	canary := "qzvkwjxmtrbhfydp"
 	s := New(Protected{Texts: []string{"You are a helpful assistant."}, Canary: canary})
 	for name, f := range forms {

@@ -503,6 +503,7 @@ var settingDefaults = map[string]string{
 	"GATEWAY_GUARD_FAIL":                     "open",
 	"GATEWAY_GUARD_ANSWER":                   "on",
 	"GATEWAY_GUARD_ANSWER_CHARGE":            "charged",
+	"GATEWAY_GUARD_CANARY":                   "off",
 	"GATEWAY_GUARD_TIMEOUT":                  "2s",
 	"GATEWAY_GUARD_THRESHOLD":                "(the model's)",
 	"GATEWAY_GUARD_SECOND":                   "(none: no second stage)",
@@ -525,7 +526,6 @@ var settingDefaults = map[string]string{
 	"GATEWAY_STATE_MAX_ENTRIES":              "10000",
 	"GATEWAY_REASONING_RETENTION":            "15m",
 	"GATEWAY_PPROF_ADDR":                     "(none: off)",
-	"GATEWAY_GUARD_CANARY":                   "off",
 }
 
 // EnvTypos names the GATEWAY_* variables of env that are no setting but
