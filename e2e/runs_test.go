@@ -266,9 +266,11 @@ func TestRunCapsAndIsolation(t *testing.T) {
 			t.Errorf("headers %q: %d, want 400", h, resp.StatusCode)
 		}
 	}
-	// Parent and child.
+	// Parent and child: a root budget of one hold and a micro-cent
+	// admits one step and leaves less than a hold (the hold is an upper
+	// bound, the directive's tokens included, well above the charge).
 	hold := holdOf(t, e, e.key, body)
-	resp = e.post("/v1/chat/completions", e.key, body, runs.HeaderRun, "root", runs.HeaderBudget, (hold + hold/2).USDString())
+	resp = e.post("/v1/chat/completions", e.key, body, runs.HeaderRun, "root", runs.HeaderBudget, (hold + 1).USDString())
 	readAll(t, resp.Body)
 	if resp.StatusCode != 200 {
 		t.Fatalf("root: %d", resp.StatusCode)
