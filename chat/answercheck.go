@@ -143,7 +143,7 @@ type gateItem struct {
 // answerGate holds back the events whose text could still be the start
 // of a leak, and lets the rest go in order.
 type answerGate struct {
-	m    *leak.Matcher
+	m    leak.Checker
 	text []byte // scratch
 	fed  int64
 	rel  int64

@@ -74,11 +74,10 @@ func (s *Lifecycle) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exch
 		s.blockAnswer(w, r, x, l, u)
 		return
 	}
-	if r.Context().Err() != nil {
-		// The caller left while the vendor answered: billed for what
-		// the vendor reported, recorded as abandoned.
-		note = joinNote("abandoned", note)
-	}
+	// The caller left while the vendor answered: billed for what the
+	// vendor reported, recorded as abandoned; cut by the shutdown grace
+	// instead, the answer is still delivered, and noted so.
+	note = joinNote(answeredNote(r.Context()), note)
 	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note})
 	if err != nil {
 		WriteError(w, s.shapeOf(in), in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})

@@ -84,11 +84,10 @@ func (s *Lifecycle) relay(w http.ResponseWriter, r *http.Request, x *proxy.Excha
 	}
 	// The vendor answered: the request is billed even if the caller has
 	// gone, since the answer was paid for upstream.
-	if r.Context().Err() != nil {
-		// The caller left while the vendor answered: billed for what
-		// the vendor reported, recorded as abandoned.
-		note = joinNote("abandoned", note)
-	}
+	// The caller left while the vendor answered: billed for what the
+	// vendor reported, recorded as abandoned; cut by the shutdown grace
+	// instead, the answer is still delivered, and noted so.
+	note = joinNote(answeredNote(r.Context()), note)
 	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note})
 	if err != nil {
 		WriteError(w, sh, in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})

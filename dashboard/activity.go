@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
@@ -36,7 +37,15 @@ type totals struct {
 	// Disputed is the vendor's cost of prompt tokens reported beyond the
 	// gateway's bound: not in Cost, not charged.
 	Disputed gw.Money
+	// Calibrations and CalibrationCost are the gateway's own calls that
+	// count the optimizer's directive (noted optimizer_calibration): the
+	// operator's, in Requests and Cost too.
+	Calibrations    int64
+	CalibrationCost gw.Money
 }
+
+// noteCalibration is calibrate.NoteOptimizerCalibration.
+const noteCalibration = "optimizer_calibration"
 
 // add counts r.
 func (t *totals) add(r *gw.Record) {
@@ -53,6 +62,10 @@ func (t *totals) add(r *gw.Record) {
 	t.Cost += r.Cost
 	t.Charge += r.Charge
 	t.Disputed += r.DisputedCost
+	if r.AccountID == "" && strings.Contains(r.Note, noteCalibration) {
+		t.Calibrations++
+		t.CalibrationCost += r.Cost
+	}
 }
 
 // tokens returns all tokens counted: prompt buckets plus output.
@@ -266,6 +279,9 @@ func (d *Dashboard) activity(w http.ResponseWriter, r *http.Request, v *viewer) 
 		detail := "markup " + usdBrief(agg.markup)
 		if t.Disputed != 0 {
 			detail += " · disputed " + usdBrief(t.Disputed)
+		}
+		if t.Calibrations != 0 {
+			detail += " · directive calibration " + count(t.Calibrations) + " calls, " + usdBrief(t.CalibrationCost)
 		}
 		p.Cards = slices.Insert(p.Cards, 1, moneyCard("Vendor cost", t.Cost, detail, ""))
 	}

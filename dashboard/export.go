@@ -13,7 +13,9 @@ import (
 const exportMaxRows = 100_000
 
 // exportCSV writes the records that the logs page's filters select, newest
-// first, as CSV (RFC 4180). Money columns are exact dollars; the vendor
+// first, as CSV (RFC 4180). Money columns are exact dollars, and again
+// in micro-cents (the *_uc columns, the unit the gateway keeps; the
+// vendor's reported cost exactly, fractions included); the vendor
 // cost columns (the vendor cost, the directive's share, the operator's
 // loss, the disputed cost and the vendor's reported cost) are the
 // administrator's only. Cells that a spreadsheet would
@@ -36,7 +38,10 @@ func (d *Dashboard) exportCSV(w http.ResponseWriter, r *http.Request, v *viewer)
 	if admin {
 		head = append(head, "vendor_cost_usd", "directive_share_usd", "loss_usd", "disputed_cost_usd", "reported_cost_usd")
 	}
-	head = append(head, "latency_ms", "ttfb_ms", "guard", "note")
+	head = append(head, "latency_ms", "ttfb_ms", "guard", "note", "charge_uc")
+	if admin {
+		head = append(head, "vendor_cost_uc", "directive_share_uc", "loss_uc", "disputed_cost_uc", "reported_cost_uc")
+	}
 	_ = cw.Write(head)
 	rows := 0
 	for rows < exportMaxRows {
@@ -68,6 +73,7 @@ func (d *Dashboard) exportCSV(w http.ResponseWriter, r *http.Request, v *viewer)
 					rec.DisputedCost.USDString(), reported)
 			}
 			row = append(row, itoa(rec.Latency.Milliseconds()), itoa(rec.TTFB.Milliseconds()), cell(rec.Guard), cell(rec.Note))
+			row = append(row, ucColumns(rec, admin)...)
 			_ = cw.Write(row)
 		}
 		rows += len(recs)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -261,5 +262,43 @@ func TestIsolationBodyBytesPerAccountShare(t *testing.T) {
 	}
 	for i := 0; i < 5; i++ {
 		e.served(b, model, "B after A's uploads past its share were refused")
+	}
+}
+
+// Break 6: blocked requests created an incident and a record each, for
+// free and without bound (500 requests in 0.4 s: 500 incidents and 500
+// records). Now a key past its blocks a minute is refused at once until
+// the minute ends, before the guard reads anything, leaving no incident
+// (its refusals past the refused-records bound become one aggregate
+// row); B is served meanwhile.
+func TestIsolationBlockedFloodIsSlowed(t *testing.T) {
+	e := newEnv(t, func(c *app.Config) { c.BlocksPerMinute, c.RPM, c.TPM = 10, 0, 0 })
+	model := "anthropic/" + nativeModels["anthropic"]
+	limited := 0
+	for i := 0; i < 60; i++ {
+		resp := e.post("/v1/chat/completions", e.key, chatBody(model, attack, false, ""))
+		body := readAll(t, resp.Body)
+		switch resp.StatusCode {
+		case http.StatusForbidden:
+		case http.StatusTooManyRequests:
+			limited++
+			if resp.Header.Get("Retry-After") == "" {
+				t.Fatalf("a slowed key's refusal without Retry-After: %s", body)
+			}
+		default:
+			t.Fatalf("A's attack %d: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	b := e.victim("b")
+	for i := 0; i < 5; i++ {
+		e.served(b, model, "B during A's flood")
+	}
+	incs, err := e.m.Store().IncidentsOf(context.Background(), e.acct, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A minute boundary during the loop may let up to ten more through.
+	if len(incs) > 20 || limited < 40 {
+		t.Fatalf("A's flood of 60 blocked requests left %d incidents, %d slowed", len(incs), limited)
 	}
 }

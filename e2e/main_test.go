@@ -91,6 +91,9 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	// So is the guard's cool-down, which tests sending many attacks from
 	// one key would reach; its own tests turn it on.
 	cfg.GuardCooldown.Incidents = 0
+	// And the bound on a key's blocked requests a minute (its own test
+	// turns it on).
+	cfg.BlocksPerMinute = -1
 	for _, o := range opts {
 		o(&cfg)
 	}

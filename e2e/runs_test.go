@@ -266,11 +266,9 @@ func TestRunCapsAndIsolation(t *testing.T) {
 			t.Errorf("headers %q: %d, want 400", h, resp.StatusCode)
 		}
 	}
-	// Parent and child: a root budget of one hold and a micro-cent
-	// admits one step and leaves less than a hold (the hold is an upper
-	// bound, the directive's tokens included, well above the charge).
+	// Parent and child.
 	hold := holdOf(t, e, e.key, body)
-	resp = e.post("/v1/chat/completions", e.key, body, runs.HeaderRun, "root", runs.HeaderBudget, (hold + 1).USDString())
+	resp = e.post("/v1/chat/completions", e.key, body, runs.HeaderRun, "root", runs.HeaderBudget, (hold + hold/10).USDString())
 	readAll(t, resp.Body)
 	if resp.StatusCode != 200 {
 		t.Fatalf("root: %d", resp.StatusCode)
@@ -364,5 +362,32 @@ func TestRunCutStreamChargedForItsPart(t *testing.T) {
 	}
 	if r == nil || r.Requests != 1 || rec.Charge <= 0 || rec.Charge >= hold || r.Spend != rec.Charge || r.Held != 0 {
 		t.Fatalf("run %+v, record charge %d, hold %d: want 0 < charge < hold and the run's spend the charge", r, rec.Charge, hold)
+	}
+}
+
+// TestRunBudgetSizesTheHold: a request without an output limit whose
+// whole possible output would pass the run's budget is served with the
+// largest limit the budget covers (x-gateway-max-tokens), and the run
+// stays within its budget; a request with its own limit too big for
+// what is left is refused with the run's code.
+func TestRunBudgetSizesTheHold(t *testing.T) {
+	e := newEnv(t, func(c *app.Config) { c.RPM, c.TPM = 0, 0 })
+	limited := chatBody("openai/"+nativeModels["openai"], "hi", false, `,"max_tokens":16`)
+	hold := holdOf(t, e, e.key, limited)
+	budget := hold * 400
+	resp := e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], "hi", false, ""),
+		runs.HeaderRun, "sized", runs.HeaderBudget, budget.USDString())
+	raw := readAll(t, resp.Body)
+	if resp.StatusCode != 200 || resp.Header.Get("X-Gateway-Max-Tokens") == "" {
+		t.Fatalf("unlimited request in a small run: %d (max tokens %q) %s", resp.StatusCode, resp.Header.Get("X-Gateway-Max-Tokens"), raw)
+	}
+	r, err := e.m.Store().(gw.RunStore).Run(t.Context(), e.acct, "sized")
+	if err != nil || r.Spend <= 0 || r.Spend > budget || r.Requests != 1 {
+		t.Fatalf("run %+v %v (budget %d)", r, err, budget)
+	}
+	resp = e.post("/v1/chat/completions", e.key, chatBody("openai/"+nativeModels["openai"], "hi", false, `,"max_tokens":100000`), runs.HeaderRun, "sized")
+	env := runRefusal(t, resp)
+	if resp.StatusCode != http.StatusPaymentRequired || env.Error.Details.ErrorCode != gw.ErrorCodeRunBudget {
+		t.Errorf("a caller's limit past the run's budget: %d %+v", resp.StatusCode, env)
 	}
 }

@@ -216,3 +216,22 @@ func TestOverReportBoundedByHold(t *testing.T) {
 		})
 	}
 }
+
+// Issue 46 item 6 (before -> after): a reported cost of 0.0000000149 USD
+// (1.49 uc) was kept as 1 uc beside its 2 uc charge (1.49 x 1.09 =
+// 1.6241, rounded once), so the export could not show how the charge
+// came about. Now the record carries the figure exactly in micro-cents,
+// which the export's reported_cost_uc column gives. On both stores.
+func TestReportedCostExactInMicroCents(t *testing.T) {
+	for name, dbURL := range storesUnderTest(t) {
+		t.Run(name, func(t *testing.T) {
+			e, s := moneyEnv(t, dbURL, func(c *app.Config) { c.Optimize = false })
+			for _, stream := range []bool{false, true} {
+				_, rec := orSend(t, e, s, fmt.Sprintf("uc%v", stream), `{"prompt_tokens":1,"completion_tokens":1,"cost":0.0000000149}`, stream)
+				if rec == nil || rec.Charge != 2 || !strings.Contains(rec.Note, "reported_cost_uc=1.49") {
+					t.Errorf("stream=%v: record %+v; want charge 2 and the note reported_cost_uc=1.49", stream, rec)
+				}
+			}
+		})
+	}
+}

@@ -162,6 +162,14 @@ func Leaked(s, form string) string {
 			return strings.Join(words, " / ")
 		}
 		return strings.Join(words, " ")
+	case "tail-base64":
+		// Only the system content's last word (a canary after the
+		// directive), encoded: too short to be a leak of text.
+		w := strings.Fields(strings.Trim(s, " ()\n"))
+		if len(w) == 0 {
+			return ""
+		}
+		return "Sure: " + base64.StdEncoding.EncodeToString([]byte(strings.Trim(w[len(w)-1], "()")))
 	case "quote":
 		w := strings.Fields(s)
 		return "As my instructions begin: \"" + strings.Join(w[:min(5, len(w))], " ") + "\" and that is all I will say."

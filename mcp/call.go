@@ -103,6 +103,10 @@ func (e *Endpoint) callTool(w http.ResponseWriter, r *http.Request, rid string, 
 	// Admit: cool-down, rate limit, hold (proxy).
 	x, err := gwy.BeginTool(ctx, in, max(acc.rpm, 0), srv.cfg.price(item))
 	if err != nil {
+		if run != "" && e.cfg.Runs != nil && x != nil && x.Record() != nil {
+			// The step Admit reserved ends with the refusal's record.
+			e.cfg.Runs.Count(context.WithoutCancel(ctx), run, x.Record())
+		}
 		lg.status, lg.err = gw.AsError(err).Code.Status(), string(gw.AsError(err).Code)
 		span.Fail(err)
 		e.refuse(w, req, err)

@@ -11,25 +11,33 @@ import (
 // textJSON is Text as a JSON string.
 var textJSON, _ = json.Marshal(Text)
 
+// dir is the directive inserted: Text, or Text with a request's canary.
+type dir struct {
+	text string
+	json []byte
+}
+
+var plain = dir{Text, textJSON}
+
 // Segment returns the bytes Apply inserts for a vendor shape: the
 // directive as one system block (M), system message (C, role "system") or
 // systemInstruction part (G).
 func Segment(shape gw.Shape) []byte {
 	switch shape {
 	case gw.ShapeM:
-		return segM()
+		return segM(plain)
 	case gw.ShapeC:
-		return segC("system")
+		return segC("system", plain)
 	case gw.ShapeG:
-		return segG()
+		return segG(plain)
 	}
 	return nil
 }
 
-func segM() []byte { return concat(`{"type":"text","text":`, textJSON, `}`) }
-func segG() []byte { return concat(`{"text":`, textJSON, `}`) }
-func segC(role string) []byte {
-	return concat(`{"role":"`+role+`","content":`, textJSON, `}`)
+func segM(d dir) []byte { return concat(`{"type":"text","text":`, d.json, `}`) }
+func segG(d dir) []byte { return concat(`{"text":`, d.json, `}`) }
+func segC(role string, d dir) []byte {
+	return concat(`{"role":"`+role+`","content":`, d.json, `}`)
 }
 
 func concat(a string, b []byte, c string) []byte {
@@ -64,18 +72,28 @@ func Apply(shape gw.Shape, body []byte) ([]byte, error) {
 
 // ApplyEdit is Apply on an edit of the body: it reads the members it
 // needs from e and adds its edits to it.
-func ApplyEdit(shape gw.Shape, e *rawjson.Editor) error {
+func ApplyEdit(shape gw.Shape, e *rawjson.Editor) error { return applyEdit(shape, e, plain) }
+
+// ApplyEditMarked is ApplyEdit with marker after the directive's text
+// (the guard's canary, new for each request).
+func ApplyEditMarked(shape gw.Shape, e *rawjson.Editor, marker string) error {
+	t := Text + marker
+	j, _ := json.Marshal(t)
+	return applyEdit(shape, e, dir{t, j})
+}
+
+func applyEdit(shape gw.Shape, e *rawjson.Editor, d dir) error {
 	apply, ok := appliers[shape]
 	if !ok {
 		return fmt.Errorf("optimize: unknown shape %q", shape)
 	}
-	if err := apply(e); err != nil {
+	if err := apply(e, d); err != nil {
 		return &gw.Error{Code: gw.CodeInvalidRequest, Message: err.Error(), Err: err}
 	}
 	return nil
 }
 
-var appliers = map[gw.Shape]func(*rawjson.Editor) error{
+var appliers = map[gw.Shape]func(*rawjson.Editor, dir) error{
 	gw.ShapeM: applyM,
 	gw.ShapeC: applyC,
 	gw.ShapeG: applyG,
@@ -112,8 +130,8 @@ func appendTo(arr []byte, seg []byte) (rawjson.Edit, error) {
 // whole replaces the whole of a value of n bytes with t.
 func whole(n int, t []byte) rawjson.Edit { return rawjson.Edit{Start: 0, End: n, Text: t} }
 
-func applyM(e *rawjson.Editor) error {
-	seg := segM()
+func applyM(e *rawjson.Editor, d dir) error {
+	seg := segM(d)
 	v := e.Value("system")
 	if v == nil {
 		e.Set("system", concat("[", seg, "]"))
@@ -147,7 +165,7 @@ func applyM(e *rawjson.Editor) error {
 	return fmt.Errorf("system must be a string or an array of text blocks")
 }
 
-func applyC(e *rawjson.Editor) error {
+func applyC(e *rawjson.Editor, d dir) error {
 	arr := e.Value("messages")
 	if arr == nil {
 		return fmt.Errorf("messages is required")
@@ -166,7 +184,7 @@ func applyC(e *rawjson.Editor) error {
 		}
 		lead, role = lead+1, r
 	}
-	seg := segC(role)
+	seg := segC(role, d)
 	switch {
 	case len(els) == 0:
 		e.EditValue("messages", whole(len(arr), concat("[", seg, "]")))
@@ -180,8 +198,8 @@ func applyC(e *rawjson.Editor) error {
 	return nil
 }
 
-func applyG(e *rawjson.Editor) error {
-	seg := segG()
+func applyG(e *rawjson.Editor, d dir) error {
+	seg := segG(d)
 	si := e.Value("systemInstruction")
 	if si == nil || si[0] == 'n' {
 		v := concat(`{"parts":[`, seg, `]}`)
@@ -236,15 +254,15 @@ func roleOf(msg []byte) string {
 // between). Instructions, unlike input items, are not carried over to the
 // next turn by previous_response_id, so the directive is never repeated
 // in a kept conversation.
-func applyR(e *rawjson.Editor) error {
+func applyR(e *rawjson.Editor, d dir) error {
 	v := e.Value("instructions")
 	if v == nil {
-		e.Set("instructions", textJSON)
+		e.Set("instructions", d.json)
 		return nil
 	}
 	switch v[0] {
 	case 'n':
-		e.EditValue("instructions", whole(len(v), textJSON))
+		e.EditValue("instructions", whole(len(v), d.json))
 		return nil
 	case '"':
 		var caller string
@@ -252,10 +270,10 @@ func applyR(e *rawjson.Editor) error {
 			return fmt.Errorf("instructions must be a string")
 		}
 		if caller == "" {
-			e.EditValue("instructions", whole(len(v), textJSON))
+			e.EditValue("instructions", whole(len(v), d.json))
 			return nil
 		}
-		joined, err := json.Marshal(caller + "\n\n" + Text)
+		joined, err := json.Marshal(caller + "\n\n" + d.text)
 		if err != nil {
 			return err
 		}

@@ -391,6 +391,7 @@ func (db *DB) Log(ctx context.Context, r *gw.Record) error {
 // the time the delete runs.
 func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
 	var n int
+	var lapsed []sqlstore.LapsedHold
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT id FROM accounts
 			WHERE id IN (SELECT account_id FROM holds WHERE expires_at <= $1)
@@ -400,6 +401,11 @@ func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
 		}
 		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil || len(ids) == 0 {
+			return err
+		}
+		// The accounts are locked: the holds read here are the ones
+		// deleted below.
+		if lapsed, err = lapsedHolds(ctx, tx, now, ids); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, `WITH gone AS (
@@ -413,6 +419,7 @@ func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("expire holds: %w", err)
 	}
+	db.logCut(ctx, lapsed)
 	return n, nil
 }
 

@@ -2,12 +2,14 @@ package proxy
 
 import (
 	"context"
+	"crypto/rand"
 	"net/http"
 	"strconv"
 	"strings"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/guard/leak"
+	"github.com/gwlabs/gateway/internal/rawjson"
 )
 
 // IncidentExtractionAnswer is the incident kind recorded when an answer
@@ -27,6 +29,45 @@ type AnswerConfig struct {
 	// Cache keeps compiled protected texts by content hash; nil: each
 	// request compiles its own.
 	Cache *leak.Cache
+	// Canary adds a random marker, new for each request, after the
+	// optimizer's directive: the marker in the answer, in any form, is a
+	// leak, however short the caller's own system prompt. Its tokens are
+	// not billed (counted with the directive's). Off by default: the
+	// directive then differs from request to request.
+	Canary bool
+}
+
+// MarkedPrepareEditor is implemented by an Optimizer that can write a
+// marker after its directive (the canary).
+type MarkedPrepareEditor interface {
+	PrepareEditMarked(shape gw.Shape, e *rawjson.Editor, keyOff bool, h http.Header, marker string) (applied bool, err error)
+}
+
+func (x *Exchange) wantsCanary() bool {
+	return x.g.cfg.Answer.Canary && !x.g.cfg.Answer.Off
+}
+
+// canaryText is what follows the directive: the request's marker, made
+// on first use (the same for every candidate).
+func (x *Exchange) canaryText() string {
+	if x.canary == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		for i := range b {
+			b[i] = 'a' + b[i]%26
+		}
+		x.canary = string(b[:])
+	}
+	return " (ref " + x.canary + ")"
+}
+
+// canaryTokens is what the marker adds to the prompt, counted high (a
+// token per three bytes): they are the gateway's, never billed.
+func (x *Exchange) canaryTokens() int64 {
+	if x.canary == "" || !x.Optimized {
+		return 0
+	}
+	return int64(len(x.canaryText())+2) / 3
 }
 
 // Directiver is implemented by an Optimizer that can say the directive
@@ -59,7 +100,7 @@ func (x *Exchange) keepProtected() {
 // receive, nil when nothing in it can leak (no protected text of more
 // than leak.MaxWords words, or the check is off): then the answer needs
 // no work at all.
-func (x *Exchange) AnswerMatcher() *leak.Matcher {
+func (x *Exchange) AnswerMatcher() leak.Checker {
 	if x.g.cfg.Answer.Off {
 		return nil
 	}
@@ -67,20 +108,27 @@ func (x *Exchange) AnswerMatcher() *leak.Matcher {
 	if d, ok := x.g.cfg.Optimizer.(Directiver); ok && x.Optimized {
 		texts = append(texts[:len(texts):len(texts)], d.DirectiveText())
 	}
-	if len(texts) == 0 {
-		return nil
+	var ms []*leak.Matcher
+	if len(texts) > 0 {
+		p := leak.Protected{Texts: texts}
+		var s *leak.Set
+		if c := x.g.cfg.Answer.Cache; c != nil {
+			s = c.Set(p)
+		} else {
+			s = leak.New(p)
+		}
+		if s != nil {
+			ms = append(ms, s.NewMatcher())
+		}
 	}
-	p := leak.Protected{Texts: texts}
-	var s *leak.Set
-	if c := x.g.cfg.Answer.Cache; c != nil {
-		s = c.Set(p)
-	} else {
-		s = leak.New(p)
+	if x.canary != "" && x.Optimized {
+		// The marker is new for each request: compiled apart from the
+		// cached text.
+		if s := leak.New(leak.Protected{Canary: x.canary}); s != nil {
+			ms = append(ms, s.NewMatcher())
+		}
 	}
-	if s == nil {
-		return nil
-	}
-	return s.NewMatcher()
+	return leak.All(ms...)
 }
 
 // BlockAnswer records the leak's incident, with the vendor's usage u so

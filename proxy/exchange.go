@@ -205,6 +205,9 @@ type Exchange struct {
 	// run is the run as its last step left it (see run.go).
 	runHeld bool
 	run     *gw.Run
+	// canary is the request's random marker in the directive, "" when
+	// none (answer.go).
+	canary string
 }
 
 // OptimizeHeader is the x-gateway-optimize response value: "applied;
@@ -261,7 +264,7 @@ func (g *Gateway) Begin(ctx context.Context, in Inbound) (*Exchange, error) {
 
 func (x *Exchange) begin(ctx context.Context) error {
 	g, in := x.g, &x.in
-	if err := g.cool.check(in.Principal, g.cfg.Now()); err != nil {
+	if err := g.admitted(in.Principal, g.cfg.Now()); err != nil {
 		return err
 	}
 	if n, most := in.CallerModels+1, g.maxAttempts(in); in.CallerModels > 0 && n > most {

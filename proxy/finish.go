@@ -49,7 +49,7 @@ func (x *Exchange) Quote(u gw.Usage) (Quote, error) {
 // for.
 func (x *Exchange) withOptimizer(u gw.Usage) gw.Usage {
 	if (x.Optimized || x.in.KeptDirective) && u.Reported {
-		u.OptimizerTokens = min(x.optTokens, u.PromptTokens())
+		u.OptimizerTokens = min(x.optTokens+x.canaryTokens(), u.PromptTokens())
 	}
 	if x.cur >= 0 && x.cur < len(x.cands) {
 		p := x.cands[x.cur].plan
@@ -77,6 +77,7 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	if x.cancel != nil {
 		defer x.cancel()
 	}
+	defer x.g.leases.done(x.in.RequestID)
 	g, in := x.g, &x.in
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
@@ -122,6 +123,7 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	if o.Usage.CostUnreadable() {
 		r.Note = joinNote(r.Note, NoteCostMalformed)
 	}
+	r.Note = joinNote(r.Note, reportedCostNote(r.Usage))
 	q, err := x.Quote(o.Usage)
 	if err != nil {
 		// No price (an aggregator answer without its cost, for a model
@@ -146,6 +148,9 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 				g.cfg.Logger.Warn("rate limiter adjust", "request_id", in.RequestID, "err", err)
 			}
 		}
+	}
+	if s, ok := g.cfg.Optimizer.(servedNoter); ok && !x.tool && o.Status == 200 {
+		s.Succeeded(in.Vendor, in.Model)
 	}
 	if !x.holdPlaced {
 		return r.Charge, g.cfg.Store.Log(wctx, r)

@@ -78,7 +78,7 @@ type StagedGuard interface {
 // its chat requests' rate-limit bucket. Other counts leave no record.
 // in.Text is the text the route read; in.Principal the caller.
 func (g *Gateway) Screen(ctx context.Context, in Inbound) error {
-	if err := g.cool.check(in.Principal, g.cfg.Now()); err != nil {
+	if err := g.admitted(in.Principal, g.cfg.Now()); err != nil {
 		return err
 	}
 	x := &Exchange{g: g, in: in, count: true, limited: true}
@@ -208,6 +208,9 @@ func (x *Exchange) recordIncident(ctx context.Context, v Verdict) string {
 
 func (x *Exchange) block(ctx context.Context, v Verdict) error {
 	id := x.recordIncident(ctx, v)
+	if v.Kind != "guard_unavailable" {
+		x.g.blocks.note(x.in.Principal, x.g.cfg.Now())
+	}
 	// Only blocks on the caller's own text count toward a cool-down:
 	// never a block on third-party text (a tool result, a document) or on
 	// a token count, though both are refused and recorded.

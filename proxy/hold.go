@@ -130,9 +130,14 @@ func (x *Exchange) placeHold(ctx context.Context) error {
 		return err
 	}
 	available := bal.Balance - bal.Held
-	budget := gw.AsError(err).ErrorCode == gw.ErrorCodeBudgetExceeded
+	code := gw.AsError(err).ErrorCode
+	budget := code == gw.ErrorCodeBudgetExceeded || code == gw.ErrorCodeRunBudget
 	if budget {
-		left, lerr := x.budgetLeft(ctx)
+		leftOf := x.budgetLeft
+		if code == gw.ErrorCodeRunBudget {
+			leftOf = x.runLeft
+		}
+		left, lerr := leftOf(ctx)
 		if lerr != nil {
 			return err
 		}
@@ -197,6 +202,7 @@ func (x *Exchange) tryHold(ctx context.Context, plan HoldPlan) error {
 		return &gw.Error{Code: gw.CodeInternal, Message: "could not reserve the request's cost", Err: err}
 	}
 	x.holdPlaced, x.hold = true, plan.Amount
+	g.leases.add(in.RequestID, g.cfg.Now()) // renewed while this process runs (lease.go)
 	x.renewAt = g.cfg.Now().Add(g.cfg.HoldTTL / 3)
 	return nil
 }

@@ -55,9 +55,7 @@ func TestOptimizerInBeginAndFinish(t *testing.T) {
 		applied  bool
 		wantToks int64
 	}{
-		// openai has no count yet: the o200k count plus one, rounded in
-		// the customer's favour (the directive is never billed).
-		{"on", false, "", 500, true, optimize.OpenAITokens() + 1},
+		{"on", false, "", 500, true, optimize.OpenAITokens() + 1}, // the o200k count rounded in the customer's favour (issue 46 D9)
 		{"never more than the prompt", false, "", 7, true, 7},
 		{"off by header", false, "off", 500, false, 0},
 		{"off for the key", true, "", 500, false, 0},

@@ -238,7 +238,9 @@ func (x *Exchange) decorate(c *candidate) error {
 	}
 	if g.cfg.Optimizer != nil {
 		keyOff := in.Principal != nil && in.Principal.OptimizeOff
-		if pe, ok := g.cfg.Optimizer.(PrepareEditor); ok && c.edit() != nil {
+		if pm, ok := g.cfg.Optimizer.(MarkedPrepareEditor); ok && x.wantsCanary() && c.edit() != nil {
+			c.optimized, err = pm.PrepareEditMarked(c.bodyShape, c.ed, keyOff, in.Header, x.canaryText())
+		} else if pe, ok := g.cfg.Optimizer.(PrepareEditor); ok && c.edit() != nil {
 			c.optimized, err = pe.PrepareEdit(c.bodyShape, c.ed, keyOff, in.Header)
 		} else {
 			var b []byte

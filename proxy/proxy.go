@@ -76,6 +76,10 @@ type Config struct {
 	// keep their flagged text (default DefaultIncidentsPerMinute); the
 	// text kept is at most MaxIncidentText bytes.
 	IncidentsPerMinute int
+	// BlocksPerMinute is how many blocked requests one key may make a
+	// minute before its requests are refused until the minute ends
+	// (default DefaultBlocksPerMinute; negative: no bound).
+	BlocksPerMinute int
 	// CountTokensRPM is the requests per minute a key may send to the
 	// token-count endpoint, counted in a bucket of its own beside its chat
 	// requests; 0: the key's own RPM.
@@ -86,8 +90,9 @@ type Config struct {
 	// GuardCooldown refuses a key or account for a while after repeated
 	// blocked requests (zero: off).
 	GuardCooldown Cooldown
-	// HoldTTL bounds a hold's life if its request never finishes (a
-	// crash); default 30m.
+	// HoldTTL is a hold's lease: its life if its request never finishes
+	// (a crash), renewed by RenewLeases while the request runs; default
+	// DefaultHoldTTL.
 	HoldTTL time.Duration
 	// MaxAttempts bounds the vendor calls one request makes, retries and
 	// fallbacks together (default DefaultMaxAttempts; an operator route
@@ -125,8 +130,12 @@ const (
 type Gateway struct {
 	cfg  Config
 	cool *cooler // nil: no cool-down
+	// blocks bounds each key's blocked requests a minute (blockrate.go).
+	blocks *blockRate
 
 	refusals, incidents meter
+	// leases are the holds placed and not finished (lease.go).
+	leases leases
 }
 
 // New returns a Gateway.
@@ -138,7 +147,7 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.GuardTimeout = 2 * time.Second
 	}
 	if cfg.HoldTTL == 0 {
-		cfg.HoldTTL = 30 * time.Minute
+		cfg.HoldTTL = DefaultHoldTTL
 	}
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
@@ -160,7 +169,7 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Gateway{cfg: cfg, cool: newCooler(cfg.GuardCooldown)}, nil
+	return &Gateway{cfg: cfg, cool: newCooler(cfg.GuardCooldown), blocks: newBlockRate(cfg.BlocksPerMinute)}, nil
 }
 
 // Store returns the gateway's store.

@@ -81,7 +81,8 @@ func TestIncidentFloodBounded(t *testing.T) {
 	})
 	at := time.Date(2026, 11, 26, 9, 0, 30, 0, time.UTC)
 	g, err := proxy.New(proxy.Config{Store: st, Auth: &auth.Authenticator{Keys: f.store}, Providers: map[string]gw.Provider{"openai": p},
-		Biller: biller{hold: gw.Cent, cost: gw.Cent}, Guard: guard, Now: func() time.Time { return at }})
+		Biller: biller{hold: gw.Cent, cost: gw.Cent}, Guard: guard, Now: func() time.Time { return at },
+		BlocksPerMinute: -1}) // every block reaches the guard here (its own bound: TestIsolationBlockedFloodIsSlowed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,3 +144,23 @@ func (t ToolRuns) Count(ctx context.Context, run string, r *gw.Record) {
 		t.G.cfg.Logger.Error("count tool call", "request_id", r.RequestID, "run", run, "err", err)
 	}
 }
+
+// runLeft is the least that the request's run and its ancestors leave
+// of their budgets (spend and holds in flight taken off), for sizing a
+// hold the whole output would not fit in.
+func (x *Exchange) runLeft(ctx context.Context) (gw.Money, error) {
+	rs, in := x.g.runStore(), &x.in
+	left := gw.Money(1<<63 - 1)
+	id := in.Run.ID
+	for depth := 0; id != "" && depth < 8; depth++ {
+		r, err := rs.Run(ctx, in.Principal.AccountID, id)
+		if err != nil {
+			return 0, err
+		}
+		if l, ok := r.Remaining(); ok {
+			left = min(left, l)
+		}
+		id = r.ParentID
+	}
+	return left, nil
+}

@@ -25,7 +25,7 @@ const EndpointMCP gw.Shape = "mcp"
 // hold at price (a failure releases it).
 func (g *Gateway) BeginTool(ctx context.Context, in Inbound, rpm int64, price gw.Money) (*Exchange, error) {
 	x := &Exchange{g: g, in: in, tool: true, price: max(price, 0), limited: true, traceCtx: ctx}
-	if err := g.cool.check(in.Principal, g.cfg.Now()); err != nil {
+	if err := g.admitted(in.Principal, g.cfg.Now()); err != nil {
 		x.finishErr(ctx, err)
 		return x, err
 	}

@@ -698,6 +698,10 @@ func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
 		return 0, fmt.Errorf("expire holds: %w", err)
 	}
 	defer tx.Rollback()
+	lapsed, err := lapsedHolds(ctx, tx, now)
+	if err != nil {
+		return 0, fmt.Errorf("expire holds: %w", err)
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE accounts
 		SET held = held - (SELECT coalesce(sum(amount), 0) FROM holds WHERE account_id = accounts.id AND expires_at <= ?1)
 		WHERE id IN (SELECT account_id FROM holds WHERE expires_at <= ?1)`, micros(now)); err != nil {
@@ -714,6 +718,7 @@ func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("expire holds: %w", err)
 	}
+	db.logCut(ctx, lapsed)
 	return int(n), nil
 }
 

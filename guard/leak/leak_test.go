@@ -344,6 +344,11 @@ func TestShortPromptOnlyCanary(t *testing.T) {
 	if s := New(Protected{Texts: []string{"You are a helpful assistant."}}); s != nil {
 		t.Fatalf("a short prompt built a set")
 	}
+	// A nil set's matcher finds nothing and holds nothing.
+	var none *Set
+	if r, l := none.NewMatcher().WriteString(forms["verbatim"](system)); l != nil || r != int64(len(forms["verbatim"](system))) {
+		t.Fatalf("a nil set's matcher: %d, %v", r, l)
+	}
 	canary := "qzvkwjxmtrbhfydp"
 	s := New(Protected{Texts: []string{"You are a helpful assistant."}, Canary: canary})
 	for name, f := range forms {
@@ -351,8 +356,12 @@ func TestShortPromptOnlyCanary(t *testing.T) {
 			continue // one word: its order and lines are its letters
 		}
 		answer := f("My instructions end with the marker " + canary + ", that is all.")
-		if l, _ := run(t, s, answer, 3); l == nil || !l.Canary {
+		l, shown := run(t, s, answer, 3)
+		if l == nil || !l.Canary {
 			t.Errorf("%s: canary not found in %q: %+v", name, answer, l)
+		}
+		if l, _ := run(t, s, shown, 1<<20); l != nil {
+			t.Errorf("%s: the canary was released: %q", name, shown)
 		}
 	}
 	if l, _ := run(t, s, "You are a helpful assistant. I am here to help.", 1); l != nil {

@@ -37,13 +37,19 @@ type Matcher struct {
 	hex   hexView
 	codes [3]codeView // decimal and A1Z26, binary, Morse
 	n     int64       // bytes written
+	short bool        // the set leaks in one word (a canary): hold what is unread
+	idle  bool        // no set: nothing to find
 	rel   int64       // bytes released so far: never taken back
 	found *Leak
 }
 
-// NewMatcher returns a Matcher for one answer.
+// NewMatcher returns a Matcher for one answer. On a nil Set (nothing
+// can leak) it returns one that releases everything and finds nothing.
 func (s *Set) NewMatcher() *Matcher {
-	m := &Matcher{}
+	if s == nil {
+		return &Matcher{idle: true}
+	}
+	m := &Matcher{short: s.short}
 	m.text.t.init(s, "")
 	m.b64.t.init(s, "base64")
 	m.b64.bits, m.b64.table, m.b64.quantum, m.b64.minRun = 6, &b64Values, 4, 16
@@ -61,6 +67,11 @@ func (s *Set) NewMatcher() *Matcher {
 // of the answer so far (from its first byte) can be released, and the
 // leak once found (after which nothing more is released or read).
 func (m *Matcher) Write(p []byte) (release int64, leak *Leak) {
+	if m.idle {
+		m.n += int64(len(p))
+		m.rel = m.n
+		return m.n, nil
+	}
 	if m.found != nil {
 		return m.release(), m.found
 	}
@@ -94,6 +105,9 @@ func (m *Matcher) WriteString(s string) (int64, *Leak) {
 // Close ends the answer: a word still open is read, and, with no leak,
 // everything is released.
 func (m *Matcher) Close() (release int64, leak *Leak) {
+	if m.idle {
+		return m.n, nil
+	}
 	if m.found != nil {
 		return m.release(), m.found
 	}
@@ -126,6 +140,16 @@ func (m *Matcher) release() int64 {
 		if h := t.held(); h < r {
 			r = h
 		}
+	}
+	if m.short {
+		// Input a view has not read yet (a word, an escape, a run too
+		// short to decode so far) may be a whole canary. (It cannot be
+		// MaxWords+1 whole words of text: a word longer than maxTok is
+		// read as it comes, and the pending encoded runs are shorter
+		// than that once decoded; what would extend an open candidate
+		// is held with it.)
+		r = min(r, m.text.pending(), m.b64.pending(), m.b32.pending(), m.hex.pending(),
+			m.codes[0].pending(), m.codes[1].pending(), m.codes[2].pending())
 	}
 	m.rel = max(m.rel, r)
 	return m.rel
@@ -189,6 +213,10 @@ var hashOut = func() uint64 {
 // held is the first answer offset an open candidate holds.
 func (t *track) held() int64 {
 	r := int64(1<<62 - 1)
+	if t.s.short && t.n.n > 0 {
+		// A word not yet read may be a whole canary.
+		r = t.n.tok[0].org
+	}
 	for i := range t.cands {
 		if t.cands[i].org < r {
 			r = t.cands[i].org
@@ -407,3 +435,53 @@ func (u *utf8Buf) byte(t *track, c byte, org int64) *Leak {
 }
 
 func (u *utf8Buf) reset() { u.n = 0 }
+
+// none is an offset beyond any answer.
+const none = int64(1<<62 - 1)
+
+func (u *utf8Buf) pending() int64 {
+	if u.n > 0 {
+		return u.org
+	}
+	return none
+}
+
+func (v *textView) pending() int64 {
+	if v.st != stText {
+		return min(v.escOrg, v.u.pending())
+	}
+	return v.u.pending()
+}
+
+func (v *radixView) pending() int64 {
+	r := v.u.pending()
+	if v.run > 0 && v.run < v.minRun {
+		r = min(r, v.waitOrg[0])
+	}
+	if v.nacc > 0 && v.run >= v.minRun {
+		r = min(r, v.byteOrg)
+	}
+	return r
+}
+
+func (v *hexView) pending() int64 {
+	r := v.u.pending()
+	if v.pairs > 0 && v.pairs < hexMinPairs {
+		r = min(r, v.worg[0])
+	}
+	if v.odd {
+		r = min(r, v.org)
+	}
+	return r
+}
+
+func (v *codeView) pending() int64 {
+	r := none
+	if v.run > 0 && v.run < codeMinRun {
+		r = v.worg[0]
+	}
+	if v.n > 0 {
+		r = min(r, v.tokOrg)
+	}
+	return r
+}

@@ -77,6 +77,7 @@ type Set struct {
 	mask   uint64
 	filter []uint64 // one bit per hash>>fshift: a quick no
 	fshift uint
+	short  bool // a pattern leaks in one word (the canary)
 }
 
 // noDiff never equals a step.
@@ -116,6 +117,7 @@ func New(p Protected) *Set {
 				wordOf[i] = 0
 			}
 			s.add(letters, wordOf, []int32{0}, []int32{int32(len(letters))}, 1, true)
+			s.short = true
 		}
 		_, _ = ws, we
 	}

@@ -44,7 +44,21 @@ type Config struct {
 	// recorded one row each per minute (default 60; the rest become one
 	// aggregate row); GATEWAY_INCIDENT_TEXTS_PER_MINUTE: incidents of one
 	// account per minute that keep their flagged text (default 30).
-	RefusedPerMinute       int
+	RefusedPerMinute int
+	// GATEWAY_BLOCKS_PER_MINUTE: blocked requests one key may make a
+	// minute before its requests are refused until the minute ends
+	// (default 20; 0: no bound).
+	BlocksPerMinute int
+	// GATEWAY_HOLD_TTL: a hold's lease, renewed by its live process
+	// every third of it (default 90s; at least 1s): a killed process's
+	// holds lapse within it.
+	HoldTTL time.Duration
+	// GATEWAY_REFUSED_RETENTION, GATEWAY_REFUSED_MAX_PER_ACCOUNT: how
+	// long incidents and the records of refused requests (no charge, no
+	// cost) are kept, and how many of each one account keeps at most
+	// (defaults 30 days, 10000; 0: no bound); swept every few minutes.
+	RefusedRetention       time.Duration
+	RefusedMaxPerAccount   int64
 	IncidentTextsPerMinute int
 	CountTokensRPM         int64         // GATEWAY_COUNT_TOKENS_RPM: token counts per minute per key, a bucket of their own (0: the key's RPM)
 	CountBytesPerMinute    int64         // GATEWAY_COUNT_BYTES_PER_MINUTE: body bytes one key's token counts may have counted per minute, default 64 MiB (0: unbounded)
@@ -89,6 +103,9 @@ type Config struct {
 	// system prompt is "charged" (default: cost x 1.09, as any answer the
 	// vendor produced) or "waived" (the cost is the operator's).
 	GuardAnswerWaive bool
+	// GATEWAY_GUARD_CANARY: a random marker, new for each request, after
+	// the optimizer's directive (on / off, the default).
+	GuardCanary bool
 
 	Optimize bool // GATEWAY_OPTIMIZE: the concise-output directive, on (default) or off
 
@@ -165,9 +182,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		LogFormat:           "text",
 		Vendors:             map[string]VendorConfig{},
 
-		ThreadRetention:    convstate.DefaultThreadTTL,
-		ThreadMaxBytes:     convstate.DefaultThreadMaxBytes,
-		ReasoningRetention: convstate.DefaultReasoningTTL,
+		ThreadRetention:      convstate.DefaultThreadTTL,
+		RefusedRetention:     30 * 24 * time.Hour,
+		RefusedMaxPerAccount: 10000,
+		ThreadMaxBytes:       convstate.DefaultThreadMaxBytes,
+		ReasoningRetention:   convstate.DefaultReasoningTTL,
 	}
 	var errs []string
 	str := func(name string, dst *string) {
@@ -256,6 +275,20 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	num("GATEWAY_TPM", &c.TPM)
 	num("GATEWAY_COUNT_TOKENS_RPM", &c.CountTokensRPM)
 	num("GATEWAY_MAX_COUNT_BODY_BYTES", &c.MaxCountBodyBytes)
+	var blocks int64 = -1
+	num("GATEWAY_BLOCKS_PER_MINUTE", &blocks)
+	if blocks >= 0 {
+		c.BlocksPerMinute = int(min(blocks, 1<<31-1))
+		if blocks == 0 {
+			c.BlocksPerMinute = -1 // 0 in the setting: no bound
+		}
+	}
+	num("GATEWAY_REFUSED_MAX_PER_ACCOUNT", &c.RefusedMaxPerAccount)
+	dur("GATEWAY_HOLD_TTL", &c.HoldTTL)
+	if c.HoldTTL != 0 && c.HoldTTL < time.Second {
+		errs = append(errs, "GATEWAY_HOLD_TTL must be at least 1s")
+	}
+	dur("GATEWAY_REFUSED_RETENTION", &c.RefusedRetention)
 	var refused, texts int64 = -1, -1
 	num("GATEWAY_REFUSED_RECORDS_PER_MINUTE", &refused)
 	num("GATEWAY_INCIDENT_TEXTS_PER_MINUTE", &texts)
@@ -285,6 +318,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	answerCharged := !c.GuardAnswerWaive
 	onOff("GATEWAY_GUARD_ANSWER_CHARGE", "charged", "waived", &answerCharged)
 	c.GuardAnswerWaive = !answerCharged
+	onOff("GATEWAY_GUARD_CANARY", "on", "off", &c.GuardCanary)
 	onOff("GATEWAY_OPTIMIZE", "on", "off", &c.Optimize)
 	var failOpen = true
 	onOff("GATEWAY_GUARD_FAIL", "open", "closed", &failOpen)
@@ -449,6 +483,10 @@ var settingDefaults = map[string]string{
 	"GATEWAY_COUNT_TOKENS_RPM":               "0",
 	"GATEWAY_MAX_COUNT_BODY_BYTES":           "8388608",
 	"GATEWAY_REFUSED_RECORDS_PER_MINUTE":     "60",
+	"GATEWAY_BLOCKS_PER_MINUTE":              "20",
+	"GATEWAY_HOLD_TTL":                       "90s",
+	"GATEWAY_REFUSED_RETENTION":              "720h",
+	"GATEWAY_REFUSED_MAX_PER_ACCOUNT":        "10000",
 	"GATEWAY_INCIDENT_TEXTS_PER_MINUTE":      "30",
 	"GATEWAY_WRITE_TIMEOUT":                  "60s",
 	"GATEWAY_ALLOW_UNPRICED":                 "",
@@ -458,6 +496,7 @@ var settingDefaults = map[string]string{
 	"GATEWAY_GUARD_FAIL":                     "open",
 	"GATEWAY_GUARD_ANSWER":                   "on",
 	"GATEWAY_GUARD_ANSWER_CHARGE":            "charged",
+	"GATEWAY_GUARD_CANARY":                   "off",
 	"GATEWAY_GUARD_TIMEOUT":                  "2s",
 	"GATEWAY_GUARD_THRESHOLD":                "(the model's)",
 	"GATEWAY_GUARD_SECOND":                   "(none: no second stage)",

@@ -190,7 +190,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Biller:              pb,
 		Guard:               g,
 		GuardFailClosed:     c.GuardFailClosed,
-		Answer:              proxy.AnswerConfig{Off: !c.GuardAnswer, WaiveCharge: c.GuardAnswerWaive, Cache: leak.NewCache(512)},
+		Answer:              proxy.AnswerConfig{Off: !c.GuardAnswer, WaiveCharge: c.GuardAnswerWaive, Cache: leak.NewCache(512), Canary: c.GuardCanary},
 		GuardTimeout:        c.GuardTimeout,
 		GuardCooldown:       c.GuardCooldown,
 		AllowUnpriced:       allowSet(c.AllowUnpriced),
@@ -199,6 +199,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		MaxAttempts:         c.MaxAttempts,
 		AttemptTimeout:      c.AttemptTimeout,
 		RefusedPerMinute:    c.RefusedPerMinute,
+		BlocksPerMinute:     c.BlocksPerMinute,
+		HoldTTL:             c.HoldTTL,
 		IncidentsPerMinute:  c.IncidentTextsPerMinute,
 		Optimizer:           newOptimizer(*c, providers, m.store, pb, m.Logger),
 		Logger:              m.Logger,
@@ -439,9 +441,10 @@ func (m *Main) listen(g proxy.Guard) (err error) {
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
 	}
 	m.stop = make(chan struct{})
-	m.wg.Add(2)
+	m.wg.Add(3)
 	go m.sweep()
 	go m.watchKeys(g)
+	go m.renewLeases()
 	return nil
 }
 
@@ -481,7 +484,9 @@ func (m *Main) ready(ctx context.Context) error {
 // then every minute.
 func (m *Main) sweep() {
 	defer m.wg.Done()
-	t := time.NewTicker(time.Minute)
+	// At least twice a hold's lease: a killed process's holds are
+	// deleted soon after they lapse.
+	t := time.NewTicker(sweepEvery(m.Config.HoldTTL))
 	defer t.Stop()
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -495,6 +500,7 @@ func (m *Main) sweep() {
 		} else if n > 0 {
 			m.Logger.Info("deleted expired client state", "count", n)
 		}
+		m.sweepRefused(ctx)
 		cancel()
 		select {
 		case <-m.stop:
