@@ -78,22 +78,28 @@ type Directiver interface {
 }
 
 // keepProtected keeps, before the guard's text goes, the system texts
-// the answer must not carry.
+// the answer must not carry: without the runs of words the request's
+// other text (user, assistant, tool) carries too.
 func (x *Exchange) keepProtected() {
 	if x.g.cfg.Answer.Off || x.protect != nil {
 		return
 	}
-	var sys []string
+	var sys, open []string
 	for _, t := range x.in.Text {
-		if t.Source == gw.TextSystem && t.Text != "" {
+		switch {
+		case t.Text == "":
+		case t.Source == gw.TextSystem:
 			sys = append(sys, t.Text)
+		default:
+			open = append(open, t.Text)
 		}
 	}
 	if len(sys) == 0 {
 		x.protect = []string{}
 		return
 	}
-	x.protect = []string{strings.Join(sys, "\n")}
+	// What the caller sent itself in the open is not protected.
+	x.protect = leak.Exempt([]string{strings.Join(sys, "\n")}, open)
 }
 
 // AnswerMatcher returns a matcher for the answer the caller is about to
