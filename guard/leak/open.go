@@ -23,6 +23,8 @@ func Exempt(texts, open []string) []string {
 	}
 	per := make([][]span, len(texts))
 	shingles := map[uint64]bool{}
+	// filter is a quick no before the map: one bit per the top 16 bits of a hash.
+	var filter [1 << 16 / 64]uint64
 	for i, t := range texts {
 		eachWord(t, func(start, end int, h uint64) {
 			per[i] = append(per[i], span{start, end, h})
@@ -34,6 +36,7 @@ func Exempt(texts, open []string) []string {
 				h = shingle(h, w.h)
 			}
 			shingles[h] = false
+			filter[h>>48/64] |= 1 << (h >> 48 % 64)
 		}
 	}
 	if len(shingles) == 0 {
@@ -58,6 +61,9 @@ func Exempt(texts, open []string) []string {
 			var sh uint64
 			for j := n - len(ring); j < n; j++ {
 				sh = shingle(sh, ring[j%len(ring)])
+			}
+			if filter[sh>>48/64]&(1<<(sh>>48%64)) == 0 {
+				return
 			}
 			if seen, ok := shingles[sh]; ok && !seen {
 				shingles[sh] = true
