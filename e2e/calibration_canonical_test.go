@@ -17,8 +17,9 @@ import (
 // model id started a directive calibration of its own at the operator's
 // cost (2 calls each on groq, a documents row each). Now the count is
 // kept under the rate card's id: three spellings cost the two calls of
-// one count, recorded under the card's id, and every spelling gets the
-// same share. On both stores.
+// one count, recorded under the card's id, taken after the first
+// request succeeded, and every later spelling gets the same share. On
+// both stores.
 func TestCalibrationOneCountPerModel(t *testing.T) {
 	for name, dbURL := range storesUnderTest(t) {
 		t.Run(name, func(t *testing.T) {
@@ -58,8 +59,10 @@ func TestCalibrationOneCountPerModel(t *testing.T) {
 			if len(calls) != 2 || calls[0] != model || calls[1] != model {
 				t.Errorf("calibration calls %v; want 2, under %q", calls, model)
 			}
-			if shares[0] <= 0 || shares[1] != shares[0] || shares[2] != shares[0] {
-				t.Errorf("shares %v; want one share for every spelling", shares)
+			// The first request precedes any success of the model: not
+			// counted, the upper bound (never below the count).
+			if shares[1] <= 0 || shares[2] != shares[1] || shares[0] < shares[1] {
+				t.Errorf("shares %v; want one share for every spelling after the first (the upper bound)", shares)
 			}
 		})
 	}

@@ -64,6 +64,9 @@ func TestCalibrationKeptAcrossRestart(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// The first request of the model is not counted (a paid
+			// count waits for a success, issue 46): the second is.
+			send(first)
 			before := send(first)
 			if n := calibrations(first.m.Store()); n != 2 || before.Usage.OptimizerTokens <= 0 {
 				t.Fatalf("first run: %d calibration requests, share %d tokens; want 2 and a share", n, before.Usage.OptimizerTokens)

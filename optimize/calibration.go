@@ -1,6 +1,7 @@
 package optimize
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -68,4 +69,51 @@ func (o *Optimizer) CountsToday() map[string]int {
 		}
 	}
 	return out
+}
+
+// Paid is implemented by a Counter whose counts are real vendor requests
+// at the operator's cost (a vendor without a count endpoint): such a
+// model is counted only after a request of it succeeded, so that a
+// request the vendor refuses never costs the operator a count.
+type Paid interface {
+	PaidCount() bool
+}
+
+// Succeeded notes that a request of vendor's model succeeded: a paid
+// count of it may be taken from now on (see Paid).
+func (o *Optimizer) Succeeded(vendor, model string) {
+	if o == nil {
+		return
+	}
+	model, ok := o.canonical(vendor, model)
+	if !ok {
+		return
+	}
+	key := countKey(vendor, model)
+	o.mu.Lock()
+	if !o.served[key] && len(o.served) < maxServed {
+		o.served[key] = true
+		delete(o.failed, key) // an unserved model's back-off
+	}
+	o.mu.Unlock()
+}
+
+// errUnserved is a paid count asked before a request of the model
+// succeeded.
+var errUnserved = errors.New("no request of the model has succeeded yet")
+
+// maxServed bounds the models remembered as served (the rate card's
+// models, when Config.Canonical is set).
+const maxServed = 100_000
+
+// unserved reports whether vendor's (canonical) model may not be
+// counted yet: a paid counter and no request of it succeeded.
+func (o *Optimizer) unserved(vendor, model string) bool {
+	p, ok := o.cfg.Counters[vendor].(Paid)
+	if !ok || !p.PaidCount() {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !o.served[countKey(vendor, model)]
 }

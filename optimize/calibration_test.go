@@ -59,3 +59,26 @@ func TestCalibrationCanonicalAndCapped(t *testing.T) {
 		t.Errorf("the next day: %d tokens after %d calls, want a count", n, calls.Load())
 	}
 }
+
+type paidCounter struct{ counterFunc }
+
+func (paidCounter) PaidCount() bool { return true }
+
+// Issue 46 item 4: a paid count (real vendor requests) is taken only
+// after a request of the model succeeded: a request the vendor refuses
+// costs the operator no calibration; until then the upper bound applies.
+func TestPaidCountAfterSuccess(t *testing.T) {
+	var calls atomic.Int32
+	o := New(Config{Counters: map[string]Counter{"groq": paidCounter{func(_ context.Context, _ string, body []byte) (int64, error) {
+		calls.Add(1)
+		return int64(len(body)+3) / 4, nil
+	}}}})
+	ctx := context.Background()
+	if n := o.Tokens(ctx, "groq", "llama"); n != UpperBound() || calls.Load() != 0 {
+		t.Errorf("before a success: %d tokens after %d calls, want the upper bound and none", n, calls.Load())
+	}
+	o.Succeeded("groq", "llama")
+	if n := o.Tokens(ctx, "groq", "llama"); n == UpperBound() || calls.Load() != 2 {
+		t.Errorf("after a success: %d tokens after %d calls, want a count of 2 calls", n, calls.Load())
+	}
+}

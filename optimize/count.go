@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"log/slog"
@@ -77,6 +78,7 @@ type Optimizer struct {
 	counts map[string]counted   // by vendor, model and directive version
 	failed map[string]time.Time // count calls not retried before then
 	daily  map[string]dayCount  // counts taken per vendor today
+	served map[string]bool      // models a request of which succeeded
 }
 
 // counted is one model's count (see placements).
@@ -116,6 +118,7 @@ func New(cfg Config) *Optimizer {
 		counts: make(map[string]counted),
 		failed: make(map[string]time.Time),
 		daily:  make(map[string]dayCount),
+		served: make(map[string]bool),
 	}
 }
 
@@ -279,10 +282,6 @@ func (o *Optimizer) tokens(ctx context.Context, vendor, model string) placements
 		return n
 	}
 	model, _ = o.canonical(vendor, model) // cached said it is on the card
-	if err := o.admitCount(vendor); err != nil {
-		o.cfg.Logger.Warn("count optimizer tokens; using the upper bound", "vendor", vendor, "model", model, "err", err)
-		return same(o.fallback(vendor))
-	}
 	c := o.cfg.Counters[vendor]
 	key := countKey(vendor, model)
 	o.mu.Lock()
@@ -296,6 +295,12 @@ func (o *Optimizer) tokens(ctx context.Context, vendor, model string) placements
 			o.counts[key] = k
 			o.mu.Unlock()
 			return k.n, nil
+		}
+		if o.unserved(vendor, model) {
+			return nil, errUnserved
+		}
+		if err := o.admitCount(vendor); err != nil {
+			return nil, err
 		}
 		n, err := countWith(cctx, c, vendor, model)
 		if err != nil {
@@ -312,6 +317,12 @@ func (o *Optimizer) tokens(ctx context.Context, vendor, model string) placements
 		o.mu.Lock()
 		o.failed[key] = o.cfg.Now().Add(failureBackoff)
 		o.mu.Unlock()
+		if errors.Is(err, errUnserved) {
+			// Counted once a request of the model succeeded
+			// (Succeeded lifts the back-off): the upper bound until
+			// then.
+			return same(o.fallback(vendor))
+		}
 		o.cfg.Logger.Warn("count optimizer tokens; using the fallback", "vendor", vendor, "model", model, "err", err)
 		if ok {
 			return e.n // a stale count beats the fallback

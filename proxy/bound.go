@@ -133,3 +133,9 @@ func holdCoversBound(bodyBytes int, bound int64) int {
 	}
 	return max(bodyBytes, int(bound)*holdBytesPerToken)
 }
+
+// servedNoter is implemented by an Optimizer that counts a model's
+// directive only after a request of it succeeded (optimize.Paid).
+type servedNoter interface {
+	Succeeded(vendor, model string)
+}

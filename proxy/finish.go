@@ -149,6 +149,9 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 			}
 		}
 	}
+	if s, ok := g.cfg.Optimizer.(servedNoter); ok && !x.tool && o.Status == 200 {
+		s.Succeeded(in.Vendor, in.Model)
+	}
 	if !x.holdPlaced {
 		return r.Charge, g.cfg.Store.Log(wctx, r)
 	}

@@ -36,6 +36,10 @@ type chatCounter struct {
 	now    func() time.Time
 }
 
+// PaidCount says a count costs vendor requests (optimize.Paid): a model
+// is counted only after a request of it succeeded.
+func (c *chatCounter) PaidCount() bool { return true }
+
 // CountTokens counts body's prompt tokens on model by sending it.
 func (c *chatCounter) CountTokens(ctx context.Context, model string, body []byte) (int64, error) {
 	start := c.now()
