@@ -23,6 +23,9 @@ type Hold struct {
 	// CodeInsufficientBalance and ErrorCodeBudgetExceeded.
 	KeyBudget     Budget
 	AccountBudget Budget
+	// Vendor and Model are the request's target when the hold is placed:
+	// the record of a request cut by a crash names them.
+	Vendor, Model string
 }
 
 // Store persists accounts, keys, balances, holds, the ledger, request

@@ -82,81 +82,98 @@ func TestKillFreesHoldsWithinTheLease(t *testing.T) {
 			}
 		}
 	}
+	// "lease": no stable instance name, the 3s lease frees the hold;
+	// "restart": a lease of an hour, and the restarted instance (same
+	// GATEWAY_INSTANCE_NAME) releases its earlier start's hold before it
+	// serves.
+	modes := map[string][]string{
+		"lease":   {"GATEWAY_HOLD_TTL=3s", "GATEWAY_INSTANCE_NAME="},
+		"restart": {"GATEWAY_HOLD_TTL=1h", "GATEWAY_INSTANCE_NAME=gw-kill"},
+	}
 	for name, open := range stores {
-		t.Run(name, func(t *testing.T) {
-			db, store := open(t)
-			env := []string{"GATEWAY_SQLITE_SHARED=on", "GATEWAY_HOLD_TTL=3s"}
-			keys := exec.Command(bin, "keys", "create", "--db", db, "--account", "small", "--balance-usd", "1", "--json")
-			keys.Env = append(os.Environ(), env...)
-			out, err := keys.Output()
-			if err != nil {
-				t.Fatalf("keys create: %v", err)
-			}
-			var created struct{ Key, Account string }
-			if err := json.Unmarshal(out, &created); err != nil {
-				t.Fatalf("keys create printed %s", out)
-			}
-			proc, url := startBinaryEnv(t, bin, db, env...)
-			// A's request hangs at the vendor, its hold placed.
-			go func() {
-				req, _ := http.NewRequest("POST", url+"/v1/chat/completions", bytes.NewReader(chatBody("openai/"+nativeModels["openai"], "wait [fake:hang]", false, "")))
-				req.Header.Set("Authorization", "Bearer "+created.Key)
-				if resp, err := http.DefaultClient.Do(req); err == nil {
-					resp.Body.Close()
+		for mode, modeEnv := range modes {
+			t.Run(name+"/"+mode, func(t *testing.T) {
+				db, store := open(t)
+				env := append([]string{"GATEWAY_SQLITE_SHARED=on"}, modeEnv...)
+				keys := exec.Command(bin, "keys", "create", "--db", db, "--account", "small", "--balance-usd", "1", "--json")
+				keys.Env = append(os.Environ(), env...)
+				out, err := keys.Output()
+				if err != nil {
+					t.Fatalf("keys create: %v", err)
 				}
-			}()
-			st := store()
-			ctx := context.Background()
-			acct, err := st.AccountByName(ctx, "small")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for {
-				b, err := st.Balance(ctx, acct.ID)
+				var created struct{ Key, Account string }
+				if err := json.Unmarshal(out, &created); err != nil {
+					t.Fatalf("keys create printed %s", out)
+				}
+				proc, url := startBinaryEnv(t, bin, db, env...)
+				// A's request hangs at the vendor, its hold placed.
+				go func() {
+					req, _ := http.NewRequest("POST", url+"/v1/chat/completions", bytes.NewReader(chatBody("openai/"+nativeModels["openai"], "wait [fake:hang]", false, "")))
+					req.Header.Set("Authorization", "Bearer "+created.Key)
+					if resp, err := http.DefaultClient.Do(req); err == nil {
+						resp.Body.Close()
+					}
+				}()
+				st := store()
+				ctx := context.Background()
+				acct, err := st.AccountByName(ctx, "small")
 				if err != nil {
 					t.Fatal(err)
 				}
-				if b.Held > 0 {
-					break
+				for {
+					b, err := st.Balance(ctx, acct.ID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if b.Held > 0 {
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
 				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			if err := proc.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			_ = proc.Wait()
-			killed := time.Now()
-			startBinaryEnv(t, bin, db, env...)
-			for {
-				b, err := st.Balance(ctx, acct.ID)
-				if err != nil {
+				if err := proc.Process.Signal(syscall.SIGKILL); err != nil {
 					t.Fatal(err)
 				}
-				if b.Held == 0 {
-					break
+				_ = proc.Wait()
+				killed := time.Now()
+				startBinaryEnv(t, bin, db, env...)
+				if mode == "restart" {
+					// Released before the restarted instance serves.
+					if b, err := st.Balance(ctx, acct.ID); err != nil || b.Held != 0 {
+						t.Fatalf("held %v (%v) once the restarted instance serves; want 0", b.Held, err)
+					}
 				}
-				if time.Since(killed) > 2*time.Minute {
-					t.Fatalf("%v after the kill, the killed request still holds %s", time.Since(killed), b.Held.USDString())
+				for {
+					b, err := st.Balance(ctx, acct.ID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if b.Held == 0 {
+						break
+					}
+					if time.Since(killed) > 2*time.Minute {
+						t.Fatalf("%v after the kill, the killed request still holds %s", time.Since(killed), b.Held.USDString())
+					}
+					time.Sleep(50 * time.Millisecond)
 				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			t.Logf("the killed request's hold freed %v after the kill", time.Since(killed).Round(100*time.Millisecond))
-			// The cut request is on the operator's records.
-			for {
-				recs, err := st.Records(ctx, gw.RecordFilter{AccountID: acct.ID})
-				if err != nil {
-					t.Fatal(err)
+				t.Logf("the killed request's hold freed %v after the kill", time.Since(killed).Round(100*time.Millisecond))
+				// The cut request is on the operator's records.
+				for {
+					recs, err := st.Records(ctx, gw.RecordFilter{AccountID: acct.ID})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(recs) == 1 && strings.HasPrefix(recs[0].Note, "cut_by_crash") && strings.HasSuffix(recs[0].RequestID, ":cut") &&
+						recs[0].Model == nativeModels["openai"] {
+						t.Logf("record %s: %s", recs[0].RequestID, recs[0].Note)
+						break
+					}
+					if len(recs) > 1 || time.Since(killed) > 2*time.Minute {
+						t.Fatalf("records after the kill: %+v", recs)
+					}
+					time.Sleep(50 * time.Millisecond)
 				}
-				if len(recs) == 1 && strings.HasPrefix(recs[0].Note, "cut_by_crash") && strings.HasSuffix(recs[0].RequestID, ":cut") {
-					t.Logf("record %s: %s", recs[0].RequestID, recs[0].Note)
-					break
-				}
-				if len(recs) > 1 || time.Since(killed) > 2*time.Minute {
-					t.Fatalf("records after the kill: %+v", recs)
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -265,6 +265,10 @@ func TestBreakerFallsOverFastAndProbesOncePerInterval(t *testing.T) {
 	if opened != 7 {
 		t.Fatalf("%d calls before opening, want 7", opened)
 	}
+	// The vendor stays down: the gateway's own probe (a GET of its
+	// models list, the half-open trial since tenant isolation) fails
+	// too, not only the requests that say [fake:status=503].
+	e.fake.SetOutage("anthropic", http.StatusServiceUnavailable)
 	// While the vendor keeps failing: every request is served by the
 	// fallback, and the vendor sees at most one probe per interval.
 	start := time.Now()
@@ -306,6 +310,7 @@ func TestBreakerFallsOverFastAndProbesOncePerInterval(t *testing.T) {
 		t.Fatalf("public readyz %s", rb)
 	}
 	// Recovery: after an interval the probe succeeds and traffic returns.
+	e.fake.SetOutage("anthropic", 0)
 	time.Sleep(interval)
 	deadline := time.Now().Add(10 * time.Second)
 	for {

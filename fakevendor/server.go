@@ -109,6 +109,7 @@ type Server struct {
 	prefix    *prefixCache   // nil: prefix caching off (prefixcache.go)
 	replies   bool           // the reply model is on (replies.go)
 	directive string         // the text that models a shorter reply
+	outages   map[string]int // models-list status by vendor (outage.go)
 }
 
 // NewHandler returns a Server that is not listening: use it as an
@@ -326,6 +327,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A models list (the gateway's own key check): the key is
 		// checked, the list is empty, and it is not recorded.
 		ex := &exchange{srv: s, w: w, r: r, vendor: vendor, path: rest}
+		if st := s.outage(vendor); st != 0 {
+			ex.writePlain(st, "fake vendor: outage")
+			return
+		}
 		if verr := ex.checkAuth(); verr != nil {
 			ex.writeError(verr)
 			return

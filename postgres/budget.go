@@ -100,8 +100,8 @@ const placeHoldBudgeted = `WITH acct AS (SELECT balance, held - (SELECT coalesce
 		FROM ks, acs, kh, ah),
 	ins AS (
 		INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at,
-			key_daily_budget, key_monthly_budget, account_daily_budget, account_monthly_budget)
-		SELECT $1::text, $2::text, $3::text, $4::bigint, $5::timestamptz, $7::timestamptz, $8::bigint, $9::bigint, $10::bigint, $11::bigint
+			key_daily_budget, key_monthly_budget, account_daily_budget, account_monthly_budget, vendor, model, instance, incarnation)
+		SELECT $1::text, $2::text, $3::text, $4::bigint, $5::timestamptz, $7::timestamptz, $8::bigint, $9::bigint, $10::bigint, $11::bigint, $16::text, $17::text, $18::text, $19::text
 		FROM acct, dup, u
 		WHERE NOT dup.e AND acct.balance - acct.live >= $4::bigint
 			AND ($8::bigint = 0 OR u.s0 + u.h0 + $4::bigint <= $8::bigint) AND ($9::bigint = 0 OR u.s1 + u.h1 + $4::bigint <= $9::bigint)
@@ -111,12 +111,12 @@ const placeHoldBudgeted = `WITH acct AS (SELECT balance, held - (SELECT coalesce
 	add AS (UPDATE accounts SET held = held + ins.amount FROM ins WHERE accounts.id = $2 RETURNING 1)
 	SELECT acct.balance, acct.live, dup.e, EXISTS (SELECT 1 FROM add), u.s0, u.h0, u.s1, u.h1, u.s2, u.h2, u.s3, u.h3 FROM acct, dup, u`
 
-func budgetedArgs(h *gw.Hold, now time.Time) []any {
+func budgetedArgs(h *gw.Hold, now time.Time, inc gw.Incarnation) []any {
 	ds, de := gw.PeriodOf(gw.Daily, h.At)
 	ms, me := gw.PeriodOf(gw.Monthly, h.At)
 	return []any{h.ID, h.AccountID, h.KeyID, int64(h.Amount), h.ExpiresAt, now, h.At,
 		int64(h.KeyBudget.Daily), int64(h.KeyBudget.Monthly), int64(h.AccountBudget.Daily), int64(h.AccountBudget.Monthly),
-		ds, de, ms, me}
+		ds, de, ms, me, h.Vendor, h.Model, inc.Instance, inc.ID}
 }
 
 // readBudgeted reads placeHoldBudgeted's answer.

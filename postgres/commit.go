@@ -39,8 +39,8 @@ const placeHold = `WITH acct AS (SELECT balance, held - (SELECT coalesce(sum(amo
 		FROM holds WHERE account_id = $2 AND expires_at <= $6) AS live FROM accounts WHERE id = $2),
 	dup AS (SELECT EXISTS (SELECT 1 FROM holds WHERE id = $1) AS e),
 	ins AS (
-		INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at)
-		SELECT $1::text, $2::text, $3::text, $4::bigint, $5::timestamptz, $7::timestamptz FROM acct, dup
+		INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at, vendor, model, instance, incarnation)
+		SELECT $1::text, $2::text, $3::text, $4::bigint, $5::timestamptz, $7::timestamptz, $8::text, $9::text, $10::text, $11::text FROM acct, dup
 		WHERE NOT dup.e AND acct.balance - acct.live >= $4::bigint
 		RETURNING amount
 	),
@@ -218,14 +218,15 @@ func (db *DB) applyBatch(ops []*groupcommit.Op, results []error, budgeted bool) 
 		sort.Strings(accounts)
 		b.Queue(lockAccounts, accounts, holds)
 	}
+	inc := db.incarnation()
 	for _, o := range ops {
 		switch o.Kind {
 		case groupcommit.Hold:
 			h := o.Hold
 			if h.Budgeted() {
-				b.Queue(placeHoldBudgeted, budgetedArgs(&h, now)...)
+				b.Queue(placeHoldBudgeted, budgetedArgs(&h, now, inc)...)
 			} else {
-				b.Queue(placeHold, h.ID, h.AccountID, h.KeyID, int64(h.Amount), h.ExpiresAt, now, h.At)
+				b.Queue(placeHold, h.ID, h.AccountID, h.KeyID, int64(h.Amount), h.ExpiresAt, now, h.At, h.Vendor, h.Model, inc.Instance, inc.ID)
 			}
 		case groupcommit.Settle, groupcommit.Release:
 			rec := o.Rec

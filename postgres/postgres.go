@@ -79,6 +79,7 @@ import (
 	"io/fs"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
@@ -137,6 +138,7 @@ type DB struct {
 
 	gc        *groupcommit.Committer
 	closeOnce sync.Once
+	inc       atomic.Pointer[gw.Incarnation] // stamped on the holds it places
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value

@@ -369,8 +369,9 @@ func (db *DB) placeHold(ctx context.Context, tx *sql.Tx, h gw.Hold) error {
 		return err
 	}
 	kb, ab := h.KeyBudget, h.AccountBudget
+	inc := db.incarnation()
 	if _, err = tx.StmtContext(ctx, db.ps.insertHold).ExecContext(ctx, h.ID, h.AccountID, h.KeyID, int64(h.Amount), micros(h.ExpiresAt), micros(h.At),
-		int64(kb.Daily), int64(kb.Monthly), int64(ab.Daily), int64(ab.Monthly)); err != nil {
+		int64(kb.Daily), int64(kb.Monthly), int64(ab.Daily), int64(ab.Monthly), h.Vendor, h.Model, inc.Instance, inc.ID); err != nil {
 		return err
 	}
 	_, err = tx.StmtContext(ctx, db.ps.addHeld).ExecContext(ctx, int64(h.Amount), h.AccountID)
@@ -436,7 +437,7 @@ func prepareStatements(ctx context.Context, w, r *sql.DB) (*prepared, error) {
 		EXISTS (SELECT 1 FROM holds WHERE id = ?)
 		FROM accounts a WHERE a.id = ?`},
 		{w, &ps.insertHold, `INSERT INTO holds (id, account_id, key_id, amount, expires_at, created_at,
-		key_daily_budget, key_monthly_budget, account_daily_budget, account_monthly_budget) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		key_daily_budget, key_monthly_budget, account_daily_budget, account_monthly_budget, vendor, model, instance, incarnation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{w, &ps.addHeld, `UPDATE accounts SET held = held + ?1 WHERE id = ?2`},
 		{w, &ps.budgetUse, budgetUseQuery},
 		{r, &ps.keyByHash, `SELECT k.id, k.account_id, a.name, k.rpm, k.tpm, k.hash, k.revoked_at, k.optimize_off, k.models,

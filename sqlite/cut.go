@@ -10,7 +10,12 @@ import (
 
 // lapsedHolds reads the holds ExpireHolds is about to delete at now.
 func lapsedHolds(ctx context.Context, tx *sql.Tx, now interface{ UnixMicro() int64 }) ([]sqlstore.LapsedHold, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, account_id, key_id, amount, created_at FROM holds WHERE expires_at <= ?`, now.UnixMicro())
+	return holdsWhere(ctx, tx, `expires_at <= ?`, now.UnixMicro())
+}
+
+// holdsWhere reads the holds the condition where selects.
+func holdsWhere(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]sqlstore.LapsedHold, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, account_id, key_id, amount, created_at, vendor, model FROM holds WHERE `+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -19,7 +24,7 @@ func lapsedHolds(ctx context.Context, tx *sql.Tx, now interface{ UnixMicro() int
 	for rows.Next() {
 		var h sqlstore.LapsedHold
 		var amount, created int64
-		if err := rows.Scan(&h.ID, &h.AccountID, &h.KeyID, &amount, &created); err != nil {
+		if err := rows.Scan(&h.ID, &h.AccountID, &h.KeyID, &amount, &created, &h.Vendor, &h.Model); err != nil {
 			return nil, err
 		}
 		h.Amount, h.CreatedAt = gw.Money(amount), fromMicros(created)

@@ -9,6 +9,7 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/groupcommit"
+	"github.com/gwlabs/gateway/internal/sqlstore"
 )
 
 // book keeps the holds of an exclusive store (Options.Exclusive) in
@@ -271,10 +272,10 @@ func (b *book) release(id string) { b.finish(id, 0, time.Time{}) }
 
 // expire removes the holds whose expiry is not after now (except those
 // being finished: their commit removes them) and returns how many.
-func (b *book) expire(now time.Time) int {
+func (b *book) expire(now time.Time) []sqlstore.LapsedHold {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	n := 0
+	var lapsed []sqlstore.LapsedHold
 	for id, h := range b.holds {
 		if h.finishing || h.ExpiresAt.After(now) {
 			continue
@@ -284,9 +285,10 @@ func (b *book) expire(now time.Time) int {
 		a := b.accts[h.AccountID]
 		delete(a.holds, id)
 		a.held -= int64(h.Amount)
-		n++
+		lapsed = append(lapsed, sqlstore.LapsedHold{ID: h.ID, AccountID: h.AccountID, KeyID: h.KeyID,
+			Vendor: h.Vendor, Model: h.Model, Amount: h.Amount, CreatedAt: h.At})
 	}
-	return n
+	return lapsed
 }
 
 // heldOf returns the account's unexpired held total at now.

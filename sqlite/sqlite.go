@@ -188,6 +188,7 @@ type DB struct {
 	syncDone  chan struct{}
 	closeOnce sync.Once
 	closeErr  error
+	inc       atomic.Pointer[gw.Incarnation] // stamped on the holds it places
 }
 
 // Open opens (creating if missing) the database file at path with default
@@ -691,7 +692,9 @@ func (db *DB) Log(ctx context.Context, r *gw.Record) error {
 // returns how many it deleted.
 func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
 	if db.book != nil {
-		return db.book.expire(now), nil
+		lapsed := db.book.expire(now)
+		db.logCut(ctx, lapsed)
+		return len(lapsed), nil
 	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {

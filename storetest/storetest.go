@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) gw.Store) {
 		{"NeverBelowZero", testNeverBelowZero},
 		{"IncidentsOfAccountIndexed", testIncidentsOfAccount},
 		{"ExpiredHoldsDoNotCountAndAreSwept", testExpiredHolds},
+		{"CutRecordNamesModel", testCutRecordNamesModel},
 		{"HeldIsOpenUnexpiredHolds", testHeldIsOpenUnexpiredHolds},
 		{"ConcurrentHoldsNeverOvercommit", testConcurrentHolds},
 		{"ConcurrentTrafficNeverGoesNegative", testConcurrentTraffic},

@@ -53,6 +53,11 @@ type Config struct {
 	// every third of it (default 90s; at least 1s): a killed process's
 	// holds lapse within it.
 	HoldTTL time.Duration
+	// GATEWAY_INSTANCE_NAME: this instance's stable name, unique among
+	// the live instances (default the host name with the listening
+	// address): its holds carry it with a random id per start, and a
+	// restarted instance releases its earlier starts' holds at once.
+	InstanceName string
 	// GATEWAY_REFUSED_RETENTION, GATEWAY_REFUSED_MAX_PER_ACCOUNT: how
 	// long incidents and the records of refused requests (no charge, no
 	// cost) are kept, and how many of each one account keeps at most
@@ -285,6 +290,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	num("GATEWAY_REFUSED_MAX_PER_ACCOUNT", &c.RefusedMaxPerAccount)
 	dur("GATEWAY_HOLD_TTL", &c.HoldTTL)
+	str("GATEWAY_INSTANCE_NAME", &c.InstanceName)
 	if c.HoldTTL != 0 && c.HoldTTL < time.Second {
 		errs = append(errs, "GATEWAY_HOLD_TTL must be at least 1s")
 	}
@@ -485,6 +491,7 @@ var settingDefaults = map[string]string{
 	"GATEWAY_REFUSED_RECORDS_PER_MINUTE":     "60",
 	"GATEWAY_BLOCKS_PER_MINUTE":              "20",
 	"GATEWAY_HOLD_TTL":                       "90s",
+	"GATEWAY_INSTANCE_NAME":                  "(host name/address)",
 	"GATEWAY_REFUSED_RETENTION":              "720h",
 	"GATEWAY_REFUSED_MAX_PER_ACCOUNT":        "10000",
 	"GATEWAY_INCIDENT_TEXTS_PER_MINUTE":      "30",

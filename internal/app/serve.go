@@ -139,6 +139,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	m.closers = append(m.closers, m.store.Close)
+	if err := m.releaseEarlierIncarnations(ctx); err != nil {
+		return err
+	}
 	card, err := LoadCard(c.RateCardFile)
 	if err != nil {
 		return err
