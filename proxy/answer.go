@@ -78,8 +78,10 @@ type Directiver interface {
 }
 
 // keepProtected keeps, before the guard's text goes, the system texts
-// the answer must not carry: without the runs of words the request's
-// other text (user, assistant, tool) carries too.
+// the answer must not carry, and the request's other text (user,
+// assistant, tool): runs of words it carries too are exempted, but only
+// once an answer matches (answerlazy.go). Both are references, not
+// copies.
 func (x *Exchange) keepProtected() {
 	if x.g.cfg.Answer.Off || x.protect != nil {
 		return
@@ -98,19 +100,32 @@ func (x *Exchange) keepProtected() {
 		x.protect = []string{}
 		return
 	}
-	// What the caller sent itself in the open is not protected.
-	x.protect = leak.Exempt([]string{strings.Join(sys, "\n")}, open)
+	x.protect = []string{strings.Join(sys, "\n")}
+	x.open = open
 }
 
 // AnswerMatcher returns a matcher for the answer the caller is about to
 // receive, nil when nothing in it can leak (no protected text of more
 // than leak.MaxWords words, or the check is off): then the answer needs
-// no work at all.
+// no work at all. It reads the answer against the whole system text;
+// the caller's own runs are taken out only when it finds a leak
+// (answerlazy.go).
 func (x *Exchange) AnswerMatcher() leak.Checker {
 	if x.g.cfg.Answer.Off {
 		return nil
 	}
-	texts := x.protect
+	m := x.protectedMatcher(x.protect)
+	if m == nil || len(x.open) == 0 {
+		return m
+	}
+	return &exemptingChecker{x: x, m: m}
+}
+
+// protectedMatcher is the matcher for the system texts sys with the
+// optimizer's directive and the canary (never exempted), nil when
+// nothing can leak.
+func (x *Exchange) protectedMatcher(sys []string) leak.Checker {
+	texts := sys
 	if d, ok := x.g.cfg.Optimizer.(Directiver); ok && x.Optimized {
 		texts = append(texts[:len(texts):len(texts)], d.DirectiveText())
 	}
