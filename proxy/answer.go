@@ -78,15 +78,22 @@ type Directiver interface {
 }
 
 // keepProtected keeps, before the guard's text goes, the system texts
-// the answer must not carry.
+// the answer must not carry, and the request's other text (user,
+// assistant, tool): runs of words it carries too are exempted, but only
+// once an answer matches (answerlazy.go). Both are references, not
+// copies.
 func (x *Exchange) keepProtected() {
 	if x.g.cfg.Answer.Off || x.protect != nil {
 		return
 	}
-	var sys []string
+	var sys, open []string
 	for _, t := range x.in.Text {
-		if t.Source == gw.TextSystem && t.Text != "" {
+		switch {
+		case t.Text == "":
+		case t.Source == gw.TextSystem:
 			sys = append(sys, t.Text)
+		default:
+			open = append(open, t.Text)
 		}
 	}
 	if len(sys) == 0 {
@@ -94,17 +101,31 @@ func (x *Exchange) keepProtected() {
 		return
 	}
 	x.protect = []string{strings.Join(sys, "\n")}
+	x.open = open
 }
 
 // AnswerMatcher returns a matcher for the answer the caller is about to
 // receive, nil when nothing in it can leak (no protected text of more
 // than leak.MaxWords words, or the check is off): then the answer needs
-// no work at all.
+// no work at all. It reads the answer against the whole system text;
+// the caller's own runs are taken out only when it finds a leak
+// (answerlazy.go).
 func (x *Exchange) AnswerMatcher() leak.Checker {
 	if x.g.cfg.Answer.Off {
 		return nil
 	}
-	texts := x.protect
+	m := x.protectedMatcher(x.protect)
+	if m == nil || len(x.open) == 0 {
+		return m
+	}
+	return &exemptingChecker{x: x, m: m}
+}
+
+// protectedMatcher is the matcher for the system texts sys with the
+// optimizer's directive and the canary (never exempted), nil when
+// nothing can leak.
+func (x *Exchange) protectedMatcher(sys []string) leak.Checker {
+	texts := sys
 	if d, ok := x.g.cfg.Optimizer.(Directiver); ok && x.Optimized {
 		texts = append(texts[:len(texts):len(texts)], d.DirectiveText())
 	}

@@ -200,7 +200,13 @@ type Exchange struct {
 	// protect is the caller's system content the answer must not carry
 	// (answer.go), kept from the guard's text.
 	protect []string
-	bound   int64
+	// open is the caller's other text (references), read for the runs
+	// it shares with protect only once an answer matches; exempt is
+	// protect without them, computed then (answerlazy.go).
+	open     []string
+	exempt   []string
+	exempted bool
+	bound    int64
 	// runHeld says the request holds a step of its run (Inbound.Run);
 	// run is the run as its last step left it (see run.go).
 	runHeld bool
