@@ -19,6 +19,7 @@ import (
 	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/internal/app"
 	"github.com/gwlabs/gateway/internal/rawjson"
+	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
 	"github.com/gwlabs/gateway/sse"
 	"go.uber.org/goleak"
@@ -525,7 +526,10 @@ func TestCallerDisconnectCancelsUpstream(t *testing.T) {
 			}
 			cancel()
 			resp.Body.Close()
-			wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
+			// The vendor read outlives the caller by proxy.StreamLinger (so
+			// the usage the vendor reports at the end bills), then is
+			// cancelled: well before the 10 s the fake would take to finish.
+			wctx, wcancel := context.WithTimeout(context.Background(), proxy.StreamLinger+4*time.Second)
 			defer wcancel()
 			if err := e.fake.WaitCancelled(wctx, 1); err != nil {
 				t.Fatalf("vendor never saw the cancellation: %v", err)
