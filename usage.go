@@ -42,6 +42,10 @@ type Usage struct {
 	// ReportedCostUSD is that figure exactly as the vendor sent it (a
 	// decimal), so that the charge on it is rounded once, not on the
 	// already rounded ReportedCost; empty when unknown.
+	// With HasReportedCost false it is CostUnreadable when the vendor
+	// sent a cost the gateway cannot read as an amount (a string that is
+	// no number, an object, an amount out of range): the request is
+	// priced from the price list, never refused, and the record says so.
 	ReportedCostUSD string
 
 	// Clamped is true when the vendor's counts contradicted each other or
@@ -109,7 +113,7 @@ func (u *Usage) Merge(v Usage) {
 		if v.OptimizerTokens == 0 {
 			u.OptimizerTokens = opt
 		}
-		if !v.HasReportedCost {
+		if !v.HasReportedCost && v.ReportedCostUSD == "" {
 			u.ReportedCost, u.HasReportedCost, u.ReportedCostUSD = cost, hasCost, exact
 		}
 		return
@@ -126,9 +130,19 @@ func (u *Usage) Merge(v Usage) {
 	set(&u.OutputTokens, v.OutputTokens)
 	set(&u.ReasoningTokens, v.ReasoningTokens)
 	set(&u.OptimizerTokens, v.OptimizerTokens)
-	if v.HasReportedCost {
-		u.ReportedCost, u.HasReportedCost, u.ReportedCostUSD = v.ReportedCost, true, v.ReportedCostUSD
+	if v.HasReportedCost || v.ReportedCostUSD != "" {
+		u.ReportedCost, u.HasReportedCost, u.ReportedCostUSD = v.ReportedCost, v.HasReportedCost, v.ReportedCostUSD
 	}
+}
+
+// CostUnreadable is Usage.ReportedCostUSD of a vendor cost figure that
+// could not be read as an amount (HasReportedCost false).
+const CostUnreadable = "unreadable"
+
+// CostUnreadable reports whether the vendor sent a cost figure the
+// gateway could not read (see Usage.ReportedCostUSD).
+func (u Usage) CostUnreadable() bool {
+	return !u.HasReportedCost && u.ReportedCostUSD == CostUnreadable
 }
 
 // Hosted is what a vendor bills beyond tokens for one request, read from

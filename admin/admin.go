@@ -39,6 +39,7 @@ type Service interface {
 	ReviewIncident(ctx context.Context, id string, r ReviewRequest) (*Incident, error)
 
 	MCPGranter
+	RunDefaulter
 	MCPServerKeeper
 }
 

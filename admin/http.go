@@ -74,6 +74,8 @@ func NewHandler(svc Service, token string, logger *slog.Logger) (*Handler, error
 	m.HandleFunc("PUT /admin/v1/mcp/grants/{subject}/{id}", h.setMCPGrant)
 	m.HandleFunc("DELETE /admin/v1/mcp/grants/{subject}/{id}", h.deleteMCPGrant)
 	m.HandleFunc("GET /admin/v1/mcp/calls", h.mcpCalls)
+	m.HandleFunc(runRoutes[0], h.runDefaults)
+	m.HandleFunc(runRoutes[1], h.setRunDefaults)
 	h.handleMCPServers(m)
 	m.HandleFunc("/admin/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, gw.Errorf(gw.CodeNotFound, "no such admin endpoint: %s %s", r.Method, r.URL.Path))
@@ -91,6 +93,7 @@ func Routes() []string {
 		"GET /admin/v1/keys/{id}",
 		"GET /admin/v1/incidents", "GET /admin/v1/incidents/{id}", "POST /admin/v1/incidents/{id}/review",
 		mcpRoutes[0], mcpRoutes[1], mcpRoutes[2], mcpRoutes[3],
+		runRoutes[0], runRoutes[1],
 		mcpServerRoutes[0], mcpServerRoutes[1], mcpServerRoutes[2], mcpServerRoutes[3], mcpServerRoutes[4],
 	}
 }

@@ -550,7 +550,9 @@ func (b *Biller) priceOpenRouter(model string, u gw.Usage) (Quote, error) {
 		return openRouterReported(m, u), nil
 	}
 	why := "no usage.cost"
-	if u.HasReportedCost {
+	if u.CostUnreadable() {
+		why = "a usage.cost that is not an amount"
+	} else if u.HasReportedCost {
 		why = "negative usage.cost " + strconv.FormatInt(int64(u.ReportedCost), 10)
 	}
 	if !listed {

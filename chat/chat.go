@@ -37,6 +37,7 @@ import (
 	"github.com/gwlabs/gateway/optimize"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/route"
+	"github.com/gwlabs/gateway/runs"
 	"github.com/gwlabs/gateway/shape"
 	"github.com/gwlabs/gateway/shape/responses"
 )
@@ -240,7 +241,10 @@ func (s *Lifecycle) Serve(rw http.ResponseWriter, r *http.Request, sh shape.Shap
 	h := w.Header()
 	h.Set(HeaderRequestID, rid)
 	h.Set(sh.RequestIDHeader(), rid)
-	fail := func(err error) { WriteError(w, sh, rid, gw.AsError(err)) }
+	fail := func(err error) {
+		runs.SetHeaders(h, xch.Run())
+		WriteError(w, sh, rid, gw.AsError(err))
+	}
 	if r.Method != http.MethodPost {
 		h.Set("Allow", http.MethodPost)
 		fail(gw.Errorf(gw.CodeMethodNotAllowed, "%s is not allowed on %s; use POST", r.Method, r.URL.Path))
@@ -283,6 +287,11 @@ func (s *Lifecycle) Serve(rw http.ResponseWriter, r *http.Request, sh shape.Shap
 	}
 	// Parse.
 	in := proxy.Inbound{RequestID: rid, Endpoint: endpoint, Principal: principal, Body: body, Header: r.Header, Received: received, Span: span}
+	if in.Run, err = runs.Parse(r.Header); err != nil {
+		gwy.Refuse(ctx, in, err)
+		fail(err)
+		return
+	}
 	// Read once, for routing, hold sizing and the guard (see the
 	// reqbody package: keys are read as the vendors read them, and what
 	// the guard cannot read is refused here).

@@ -185,11 +185,7 @@ func promptEstimate(in *proxy.Inbound) int64 {
 		ms, err = rawjson.Members(in.Body)
 	}
 	if err == nil {
-		for _, m := range ms {
-			if m.Key == "stream" || m.Key == "stream_options" {
-				n -= int64(m.ValEnd-m.KeyStart) + 1 // and its comma
-			}
-		}
+		n -= deliveryBytes(ms)
 	}
 	return (max(n, 0) + 3) / 4
 }

@@ -7,7 +7,9 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/convstate"
+	"github.com/gwlabs/gateway/guard/leak"
 	"github.com/gwlabs/gateway/proxy"
+	"github.com/gwlabs/gateway/runs"
 	"github.com/gwlabs/gateway/shape"
 	"github.com/gwlabs/gateway/shape/responses"
 )
@@ -66,7 +68,11 @@ func (s *Lifecycle) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exch
 	}
 	u, note := resp.Usage, ""
 	if !usable(u) {
-		u, note = estimateUsage(in, responseTextBytes(resp)), unusableNote(u)
+		u, note = estimated(in, u, responseTextBytes(resp)), unusableNote(u)
+	}
+	if l := checkAnswer(x, responseTexts(resp)...); l != nil {
+		s.blockAnswer(w, r, x, l, u)
+		return
 	}
 	if r.Context().Err() != nil {
 		// The caller left while the vendor answered: billed for what
@@ -87,6 +93,7 @@ func (s *Lifecycle) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exch
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set(HeaderCharge, charge.CentsString())
+	runs.SetHeaders(h, x.Run())
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
 }
@@ -103,6 +110,8 @@ func (s *Lifecycle) mappedStream(w http.ResponseWriter, r *http.Request, x *prox
 	if s.dropsCarriers(in) {
 		enc = convstate.NewCarrierFilter(enc)
 	}
+	gate := newAnswerGate(x)
+	var leaked *leak.Leak
 	// What the rest of the stream does not read of the request goes.
 	s.letGo(x)
 	var (
@@ -178,6 +187,26 @@ func (s *Lifecycle) mappedStream(w http.ResponseWriter, r *http.Request, x *prox
 		if answer != nil {
 			answer.add(&ev)
 		}
+		if gate != nil && ev.Type != gw.EventError {
+			l, err := gate.event(ev, enc.Encode)
+			if l != nil {
+				leaked = l
+				break
+			}
+			if err != nil {
+				clientGone = true
+				break
+			}
+			continue
+		}
+		if gate != nil {
+			// The vendor's error ends the answer: what was held goes
+			// first.
+			if l, err := gate.close(nil, enc.Encode); l != nil || err != nil {
+				leaked, clientGone = l, err != nil
+				break
+			}
+		}
 		if err := enc.Encode(ev); err != nil {
 			clientGone = true
 			break
@@ -185,6 +214,19 @@ func (s *Lifecycle) mappedStream(w http.ResponseWriter, r *http.Request, x *prox
 		if streamErr != nil {
 			break
 		}
+	}
+	if gate != nil && leaked == nil && !clientGone && streamErr == nil {
+		var err error
+		leaked, err = gate.close(nil, enc.Encode)
+		clientGone = err != nil
+	}
+	if leaked != nil {
+		u := abandonedUsage(in, usage, events, text)
+		e := x.BlockAnswer(ctx, leaked, u)
+		_ = enc.Encode(gw.Event{Type: gw.EventError, Err: e})
+		charge, _ := s.finish(ctx, x, x.LeakOutcome(e, u))
+		w.Header().Set(HeaderCharge, charge.CentsString())
+		return
 	}
 	o, broke := streamOutcome(in, streamEnd{
 		done:       finished,
@@ -202,6 +244,7 @@ func (s *Lifecycle) mappedStream(w http.ResponseWriter, r *http.Request, x *prox
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())
+	runs.SetHeaders(w.Header(), x.Run())
 }
 
 // mergeEventUsage takes the usage an event carries: each is the vendor's

@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/guard/leak"
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/proxy"
+	"github.com/gwlabs/gateway/runs"
 	"github.com/gwlabs/gateway/shape/responses"
 	"github.com/gwlabs/gateway/sse"
 )
@@ -73,7 +76,11 @@ func (s *Lifecycle) relay(w http.ResponseWriter, r *http.Request, x *proxy.Excha
 	note := ""
 	vendorUsage := u
 	if !usable(u) {
-		u, note = estimateUsage(in, relayedTextBytes(body)), unusableNote(u)
+		u, note = estimated(in, u, relayedTextBytes(body)), unusableNote(u)
+	}
+	if l := checkAnswer(x, answerText(nil, body)); l != nil {
+		s.blockAnswer(w, r, x, l, u)
+		return
 	}
 	// The vendor answered: the request is billed even if the caller has
 	// gone, since the answer was paid for upstream.
@@ -102,6 +109,7 @@ func (s *Lifecycle) relay(w http.ResponseWriter, r *http.Request, x *proxy.Excha
 	h := w.Header()
 	h.Set("Content-Type", ContentType(up, "application/json"))
 	h.Set(HeaderCharge, charge.CentsString())
+	runs.SetHeaders(h, x.Run())
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 }
@@ -135,7 +143,7 @@ func (s *Lifecycle) startStream(w http.ResponseWriter, up *gw.Upstream) flushWri
 		h.Set("Content-Type", "text/event-stream")
 	}
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Trailer", HeaderCharge)
+	h.Set("Trailer", HeaderCharge+", "+runs.HeaderSpend+", "+runs.HeaderRemaining)
 	w.WriteHeader(http.StatusOK)
 	fw := flushWriter{w: w, rc: http.NewResponseController(w), timeout: s.cfg.StreamWriteTimeout}
 	// A stream is bounded per event, not as a whole: the deadline set
@@ -157,7 +165,11 @@ func (s *Lifecycle) startStream(w http.ResponseWriter, up *gw.Upstream) flushWri
 func (s *Lifecycle) relayStream(w http.ResponseWriter, r *http.Request, x *proxy.Exchange, up *gw.Upstream) {
 	in := x.Inbound()
 	ctx := r.Context()
-	fw := s.startStream(w, up)
+	gate := newAnswerGate(x)
+	fw := &lazyStream{s: s, w: w, up: up}
+	if gate == nil {
+		fw.start()
+	}
 	ttfb := s.cfg.Now().Sub(in.Received)
 	sh := s.shapeOf(in)
 	m := sh.NewMeter(in.Vendor, x.HideUsage)
@@ -183,6 +195,7 @@ func (s *Lifecycle) relayStream(w http.ResponseWriter, r *http.Request, x *proxy
 	// What the rest of the stream does not read of the request goes.
 	s.letGo(x)
 	var events, text int64
+	var leaked *leak.Leak
 	var rtext *responsesText // a Responses stream counts each text once
 	if in.Endpoint == gw.ShapeR {
 		rtext = &responsesText{}
@@ -234,12 +247,34 @@ func (s *Lifecycle) relayStream(w http.ResponseWriter, r *http.Request, x *proxy
 				raw = stripUsageNull(raw)
 			}
 		}
+		if gate != nil {
+			l, err := gate.raw(raw, ev.Data, writeRaw(fw))
+			if l != nil {
+				leaked = l
+				break
+			}
+			if err != nil {
+				clientGone = true
+				break
+			}
+			continue
+		}
 		if _, err := fw.Write(raw); err != nil {
 			clientGone = true
 			break
 		}
 	}
 	readErr := rd.Err()
+	if gate != nil && leaked == nil && !clientGone {
+		var err error
+		leaked, err = gate.close(writeRaw(fw), nil)
+		clientGone = err != nil
+	}
+	if leaked != nil {
+		s.leakedStream(ctx, w, fw, x, leaked, abandonedUsage(in, m.Usage(), events, text), m.StreamError)
+		return
+	}
+	fw.start()
 	// The meter says the answer is whole once the vendor said how it
 	// ended (a finish_reason, a stop_reason): a cut after that loses
 	// nothing of it, and it is billed as complete.
@@ -273,13 +308,14 @@ func (s *Lifecycle) relayStream(w http.ResponseWriter, r *http.Request, x *proxy
 	}
 	charge, _ := s.finish(ctx, x, o)
 	w.Header().Set(HeaderCharge, charge.CentsString())
+	runs.SetHeaders(w.Header(), x.Run())
 	if o.Success {
 		s.rememberNative(ctx, x, m.ID(), m.Usage())
 	}
 }
 
 // writeTail sends a stream's tail, if its shape has one.
-func writeTail(fw flushWriter, tail []byte) {
+func writeTail(fw io.Writer, tail []byte) {
 	if tail != nil {
 		_, _ = fw.Write(tail)
 	}
@@ -326,7 +362,7 @@ func streamOutcome(in *proxy.Inbound, end streamEnd) (o proxy.Outcome, broke *gw
 	default:
 		o.Success, o.Usage = true, end.usage
 		if !usable(end.usage) {
-			o.Usage, o.Note = estimateUsage(in, end.textBytes), unusableNote(end.usage)
+			o.Usage, o.Note = estimated(in, end.usage, end.textBytes), unusableNote(end.usage)
 		}
 	}
 	return o, broke
@@ -379,7 +415,7 @@ func spentUsage(in *proxy.Inbound, end streamEnd) gw.Usage {
 
 func abandonedUsage(in *proxy.Inbound, u gw.Usage, events, textBytes int64) gw.Usage {
 	if !usable(u) {
-		return estimateUsage(in, textBytes)
+		return estimated(in, u, textBytes)
 	}
 	if u.OutputTokens < events {
 		u.OutputTokens = max(u.OutputTokens, textBytes, events)

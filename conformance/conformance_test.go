@@ -221,3 +221,40 @@ func TestClaudeCodeThroughFailingRoute(t *testing.T) {
 		t.Fatalf("want 3 passed, 0 failed (%v)\ngateway log:\n%s", err, logs.String())
 	}
 }
+
+// TestClaudeCodeRealModelIDs runs Claude Code (a prompt, a Read and a
+// Bash round trip) with real Claude model ids of the rate card, natively
+// on anthropic/ and mapped from Messages to chat completions on
+// openrouter/. Claude Code sends other system and tool texts for a model
+// it knows (its Agent tool's "Forks are cheap because they share your
+// prompt cache." among them) than for an unknown name, and the guard must
+// pass them.
+func TestClaudeCodeRealModelIDs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the client-conformance suite is not short")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing(t, "node is not installed")
+	}
+	if _, err := os.Stat(filepath.Join("node_modules", "@anthropic-ai/claude-code", "package.json")); err != nil {
+		missing(t, "node_modules/@anthropic-ai/claude-code is not installed")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	url, key, logs := startGateway(t, ctx)
+	run := exec.CommandContext(ctx, node, "run.mjs")
+	run.Env = append(os.Environ(), "GATEWAY_URL="+url, "GATEWAY_KEY="+key,
+		"CONFORMANCE_MODELS="+claudeRealModels, "CONFORMANCE_VENDORS=sonnet-4-5,haiku-4-5,openrouter-sonnet-4-5",
+		"CONFORMANCE_CLIENTS=claude -p,claude Read,claude Bash")
+	out, err := run.CombinedOutput()
+	t.Logf("Claude Code with real model ids:\n%s", out)
+	m := resultRE.FindSubmatch(out)
+	if m == nil || err != nil || string(m[1]) != "9" || string(m[2]) != "0" {
+		t.Fatalf("want 9 passed, 0 failed (%v)\ngateway log:\n%s", err, logs.String())
+	}
+}
+
+// claudeRealModels are run.mjs's extra columns for real Claude model ids
+// (the rate card's anthropic entries and OpenRouter's listing).
+const claudeRealModels = "sonnet-4-5=anthropic/claude-sonnet-4-5,haiku-4-5=anthropic/claude-haiku-4-5,openrouter-sonnet-4-5=openrouter/anthropic/claude-sonnet-4.5"

@@ -59,6 +59,13 @@ const models = {
 // CONFORMANCE_ROUTE names an operator route ("gw/..."): one more column,
 // "route", whose cells call it (conformance_test.go's route test).
 if (process.env.CONFORMANCE_ROUTE) models.route = process.env.CONFORMANCE_ROUTE;
+// CONFORMANCE_MODELS adds columns, "column=model" comma-separated (the
+// Claude Code test's real Claude model ids: Claude Code sends other tool
+// texts for a model it knows).
+for (const kv of (process.env.CONFORMANCE_MODELS || '').split(',').filter(Boolean)) {
+  const [column, model] = kv.split('=');
+  models[column] = model;
+}
 const only = (process.env.CONFORMANCE_VENDORS || '').split(',').filter(Boolean);
 const vendors = Object.keys(models).filter((v) => only.length === 0 || only.includes(v));
 const onlyClients = (process.env.CONFORMANCE_CLIENTS || '').split(',').filter(Boolean);

@@ -45,6 +45,7 @@ type keyRow struct {
 	Spend    string   // brief dollars
 	Budget   []string // what remains of its budgets, a line each
 	MCP      string   // its MCP allow list, in a line
+	Runs     string   // its run defaults, in a line
 }
 
 type issuedKey struct {
@@ -78,6 +79,7 @@ func (d *Dashboard) renderAccounts(w http.ResponseWriter, r *http.Request, v *vi
 			row.LastUsed = k.LastUsedAt.UTC().Format(timeLayout)
 		}
 		row.MCP = d.mcpText(ctx, "key", k.ID)
+		row.Runs = d.runDefaultsText(ctx, k.ID)
 		byAccount[k.AccountID] = append(byAccount[k.AccountID], row)
 	}
 	p.basePage = base(v, "Accounts", "accounts", "")

@@ -186,17 +186,20 @@ func New(cfg Config) (*Dashboard, error) {
 	m.HandleFunc("GET /dashboard/logs.csv", d.signedIn(d.exportCSV))
 	m.HandleFunc("GET /dashboard/activity", d.signedIn(d.activity))
 	m.HandleFunc("GET /dashboard/incidents", d.signedIn(d.incidents))
+	m.HandleFunc("GET /dashboard/runs", d.signedIn(d.runs))
+	m.HandleFunc("GET /dashboard/runs/{id}", d.signedIn(d.runOrCSV))
 	if d.admin != nil {
 		m.HandleFunc("GET /dashboard/accounts", d.signedIn(d.adminOnly(d.accounts)))
 		for pattern, f := range map[string]func(context.Context, *http.Request, *accountsPage) error{
-			"POST /dashboard/accounts":             d.createAccount,
-			"POST /dashboard/accounts/{id}/topup":  d.topUp,
-			"POST /dashboard/accounts/{id}/keys":   d.createKey,
-			"POST /dashboard/keys/{id}/rotate":     d.rotateKey,
-			"POST /dashboard/keys/{id}/revoke":     d.revokeKey,
-			"POST /dashboard/keys/{id}/budget":     d.setKeyBudget,
-			"POST /dashboard/accounts/{id}/budget": d.setAccountBudget,
-			"POST /dashboard/accounts/{id}/mcp":    d.setMCPGrant,
+			"POST /dashboard/accounts":               d.createAccount,
+			"POST /dashboard/accounts/{id}/topup":    d.topUp,
+			"POST /dashboard/accounts/{id}/keys":     d.createKey,
+			"POST /dashboard/keys/{id}/rotate":       d.rotateKey,
+			"POST /dashboard/keys/{id}/revoke":       d.revokeKey,
+			"POST /dashboard/keys/{id}/budget":       d.setKeyBudget,
+			"POST /dashboard/accounts/{id}/budget":   d.setAccountBudget,
+			"POST /dashboard/accounts/{id}/mcp":      d.setMCPGrant,
+			"POST /dashboard/keys/{id}/run-defaults": d.setRunDefaults,
 		} {
 			m.Handle(pattern, csrf.Handler(d.signedIn(d.adminForm(f))))
 		}
@@ -219,7 +222,7 @@ func (s sweeping) Allow(ctx context.Context, key string, l gw.Limit, tokens int6
 // parsePages parses each page template together with the layout.
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"signin", "logs", "detail", "activity", "incidents", "accounts", "error"} {
+	for _, name := range []string{"signin", "logs", "detail", "activity", "incidents", "accounts", "error", "runs", "run"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "accounts" {
 			files = append(files, "templates/vendors.html", "templates/mcpservers.html")
@@ -527,6 +530,8 @@ type basePage struct {
 	// LogsURL, ActivityURL and IncidentsURL keep the admin's account
 	// choice.
 	LogsURL, ActivityURL, IncidentsURL string
+	// RunsURL keeps it for the runs page.
+	RunsURL string
 	// AccountsPage says the accounts page exists (the admin, with the
 	// admin service configured).
 	AccountsPage bool
@@ -547,6 +552,7 @@ func base(v *viewer, title, nav, account string) basePage {
 		LogsURL:      withQuery("/dashboard/logs", q),
 		ActivityURL:  withQuery("/dashboard/activity", q),
 		IncidentsURL: withQuery("/dashboard/incidents", q),
+		RunsURL:      withQuery("/dashboard/runs", q),
 		AccountsPage: v.accountsPage,
 	}
 }

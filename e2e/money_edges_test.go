@@ -173,29 +173,26 @@ func TestMoneyDefects(t *testing.T) {
 				}
 				checkBalance(t, acct, 2_822_939)
 			})
-			t.Run("openrouter answer above the hold is billed as the balance allows", func(t *testing.T) {
-				// A $4.20 answer overran its hold (sized from the listed
-				// price, $1/M in, $2/M out). Issue 29 item 1: the vendor
-				// billed it, so the settle charges it as far as the hold
-				// plus the available balance go, never below zero:
-				// 4.2 x 1.09 = $4.578 = 457,800,000 uc. On $10 all of it;
-				// on $1 the whole 100,000,000 and 357,800,000 is the
-				// operator's loss (before: capped at the hold, 26,596
-				// on either).
+			t.Run("openrouter cost above its list price is bounded", func(t *testing.T) {
+				// A $4.20 cost for 20 + 100 tokens listed at $1/M in,
+				// $2/M out. Issue 29 item 1 charged it as far as the
+				// balance went (457,800,000 uc on $10, the operator's
+				// loss beyond $1). Issue 46 D2: the cost is accepted up
+				// to the list's price of the tokens, 20 x 100 + 100 x
+				// 200 = 22,000 uc, x1.09 = 23,980, on any balance; the
+				// rest of the $4.20 is disputed cost, never a loss.
 				s.answer("or-dear", `{"prompt_tokens":20,"completion_tokens":100,"total_tokens":120,"cost":4.2}`)
 				body := chatBody("openrouter/meta-llama/llama-3.3-70b-instruct", "hi [case:or-dear]", false, `,"max_tokens":100`)
-				for _, c := range []struct {
-					balance, charge, loss gw.Money
-				}{{10 * gw.USD, 457_800_000, 0}, {gw.USD, 100_000_000, 357_800_000}} {
-					resp, _, acct := send(t, c.balance, body)
+				for _, balance := range []gw.Money{10 * gw.USD, gw.USD} {
+					resp, _, acct := send(t, balance, body)
 					if resp.StatusCode != 200 {
 						t.Fatalf("status %d", resp.StatusCode)
 					}
 					rec := waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
-					if rec.Charge != c.charge || rec.Loss != c.loss || (c.loss > 0) != strings.Contains(rec.Note, gw.NoteOperatorLoss) {
-						t.Errorf("balance %d: charge %d loss %d note %q, want %d and %d", c.balance, rec.Charge, rec.Loss, rec.Note, c.charge, c.loss)
+					if rec.Charge != 23_980 || rec.Loss != 0 || rec.DisputedCost != 420_000_000-22_000 {
+						t.Errorf("balance %d: charge %d loss %d disputed %d note %q, want 23,980, 0, %d", balance, rec.Charge, rec.Loss, rec.DisputedCost, rec.Note, 420_000_000-22_000)
 					}
-					checkBalance(t, acct, c.charge)
+					checkBalance(t, acct, 23_980)
 				}
 			})
 			t.Run("openrouter without cost priced from its list", func(t *testing.T) {

@@ -41,7 +41,7 @@ func ConciseText(vendor, model string) string { return "Hello from " + vendor + 
 
 // modelReply sets c.reply when the reply model decides the text.
 func modelReply(c *call, directive string) {
-	if c.dirs.hasText || c.toolResults != nil || c.dirs.tools > 0 {
+	if c.dirs.hasText || c.dirs.leak != "" || c.toolResults != nil || c.dirs.tools > 0 {
 		return
 	}
 	if schema, ok := jsonFormat(c); ok {

@@ -118,6 +118,7 @@ type directives struct {
 	fetches    int    // hosted web fetches ([fake:fetches=N], Anthropic)
 	container  bool   // the answer ran code in a container ([fake:container], Anthropic)
 	tier       string // the service tier the answer says served it ([fake:tier=NAME])
+	leak       string // answer with the system prompt in this form ([fake:leak=FORM], leak.go)
 }
 
 // clearFaults drops the failures d scripts (for a call that on does not
@@ -159,6 +160,8 @@ func parseDirectives(text string) (directives, error) {
 		switch name {
 		case "text":
 			d.text, d.hasText = val, true
+		case "leak":
+			d.leak = val
 		case "tool":
 			d.tools = 1
 			if hasVal {
@@ -319,6 +322,8 @@ func plan(c *call) *reply {
 	r := &reply{}
 	d := c.dirs
 	switch {
+	case d.leak != "":
+		r.text = Leaked(systemPrompt(c.body), d.leak)
 	case d.hasText:
 		r.text = d.text
 	case c.toolResults != nil:

@@ -80,6 +80,8 @@ type scratch struct {
 	ldense           []int32     // one token's concept features (local model)
 	idx, pack        []int       // scored segments, and a pack's (CheckPolicy)
 	uidx             []int       // the scored user segments (CheckPolicy)
+	spans            []int       // sentence spans (sentences.go)
+	codeBuf          []byte      // decoded runs (decoders.go)
 	join             []byte      // a pack's joined text
 	mlhits           []mlHit     // multilingual words found (findMultilingual)
 	nonASCII         bool        // the text has non-ASCII characters (normalizeText)
@@ -144,7 +146,9 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	var unescaped, assembled bool
 	sc.norm, unescaped = appendUnescaped(sc.norm, text)
 	sc.norm, assembled = appendAssembled(sc.norm, text)
-	decoded = decoded || unescaped || assembled
+	var coded bool
+	sc.norm, sc.codeBuf, coded = appendCoded(sc.norm, text, sc.codeBuf)
+	decoded = decoded || unescaped || assembled || coded
 	var shifted bool
 	sc.norm, shifted = appendShifted(sc.norm, n0)
 	if len(sc.norm) > n0 {

@@ -63,6 +63,12 @@ type Verdict struct {
 	Reason  string // short, human readable
 	Segment int
 	Text    string
+	// ThirdParty says the flagged (or grey) text holds text the caller
+	// did not write: the segment is a tool result, a document or a tool
+	// description, or the pack of consecutive segments that scored it
+	// holds one. Such a block is refused but never held against the
+	// caller (a cool-down counts only the caller's own text).
+	ThirdParty bool
 }
 
 // Scope says which segments a policy scores. System segments are never
@@ -279,18 +285,21 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 	best := Verdict{Segment: -1}
 	var bestRes result
 	var bestSrc Source
+	bestForeign, greyForeign := false, false
 	greyAt, greyScore, greyText := -1, 0.0, ""
 	// consider weighs the result r of segment i's text (or of a pack of
 	// segments ending with i, whose joined text is joined when grey or
-	// flagged; thr then is the pack's threshold).
-	consider := func(i int, r result, thr float64, joined func() string) {
+	// flagged; thr then is the pack's threshold, and foreign says the
+	// pack holds text the caller did not write).
+	consider := func(i int, r result, thr float64, joined func() string, foreign bool) {
 		src := segs[i].Source
 		if thr == 0 {
 			thr = g.thresholdFor(&p, src)
 		}
+		foreign = foreign || !callerSource(src)
 		flagged := r.score >= thr
 		if !flagged && g.grey > 0 && r.score >= min(g.grey, thr) && r.score > greyScore {
-			greyAt, greyScore, greyText = i, r.score, ""
+			greyAt, greyScore, greyText, greyForeign = i, r.score, "", foreign
 			switch {
 			case joined != nil:
 				greyText = joined()
@@ -300,7 +309,7 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 		}
 		if flagged && !best.Flagged || flagged == best.Flagged && r.score > best.Score {
 			best.Flagged, best.Score, best.Segment = flagged, r.score, i
-			bestRes, bestSrc = r, src
+			bestRes, bestSrc, bestForeign = r, src, foreign
 			best.Text = ""
 			switch {
 			case joined != nil && r.score >= min(g.grey, thr):
@@ -322,7 +331,7 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 			continue // read whole in the packs
 		}
 		text := segs[i].Text
-		consider(i, g.cachedScore(&p, cacheSegment, text, func() result { return g.scoreText(sc, text) }), 0, nil)
+		consider(i, g.cachedScore(&p, cacheSegment, text, func() result { return g.scoreText(sc, text) }), 0, nil, false)
 	}
 	if len(idx) > 1 {
 		g.scorePacks(sc, segs, idx, &p, consider)
@@ -345,8 +354,9 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 	if best.Score == 0 {
 		return best
 	}
+	best.ThirdParty = bestForeign
 	if !best.Flagged && greyAt >= 0 {
-		best.Grey, best.Segment, best.Text = true, greyAt, greyText
+		best.Grey, best.Segment, best.Text, best.ThirdParty = true, greyAt, greyText, greyForeign
 	}
 	best.Kind = bestRes.kind
 	if bestSrc == SourceTool || bestSrc == SourceToolSpec {
@@ -356,6 +366,9 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 		where := bestSrc.String()
 		if best.Text != "" && bestRes.to == 0 {
 			where = "consecutive turns ending in " + where
+			if bestForeign && callerSource(bestSrc) {
+				where = "consecutive turns holding third-party text, ending in " + bestSrc.String()
+			}
 		}
 		if bestRes.rule != "" {
 			best.Reason = fmt.Sprintf("%s in %s text: %s", best.Kind, where, bestRes.rule)
@@ -370,6 +383,17 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 	return best
 }
 
+// callerSource says whether text of src is the caller's own (user,
+// assistant or system text), not a tool result, document or tool
+// description.
+func callerSource(src Source) bool {
+	switch src {
+	case SourceUser, SourceAssistant, SourceSystem:
+		return true
+	}
+	return false
+}
+
 // result is the score of one text.
 type result struct {
 	score float64
@@ -379,27 +403,44 @@ type result struct {
 	// from, to: the window of a long segment that scored it (0, 0: the
 	// whole text)
 	from, to int
+	// mentioned: the text's phrasing is framed as talked about
+	mentioned bool
 }
 
 // scoreText scores one segment through all its windows, the score
 // being the highest window's.
 func (g *Guard) scoreText(sc *scratch, text string) result {
 	if len(text) <= windowSize {
-		return g.scoreWindow(sc, text)
+		return g.sentencesToo(sc, g.framedMention(sc, g.scoreWindow(sc, text), text), text, 0)
 	}
 	var best result
 	step := windowSize - windowOverlap
 	for start := 0; start < len(text); start += step {
 		s, e := alignWindow(text, start, min(start+windowSize, len(text)))
-		if r := g.scoreWindow(sc, text[s:e]); r.score > best.score {
+		r := g.framedMention(sc, g.scoreWindow(sc, text[s:e]), text[s:e])
+		r.from, r.to = s, e
+		if r = g.sentencesToo(sc, r, text[s:e], s); r.score > best.score {
 			best = r
-			best.from, best.to = s, e
 		}
 		if start+windowSize >= len(text) {
 			break
 		}
 	}
 	return best
+}
+
+// sentencesToo is r, the score of window text (at offset in its
+// segment), or its best sentence's when that is higher (see Padding in
+// sentences.go). A window already flagged, or whose phrasing is framed as
+// mentioned, is not read again a sentence at a time.
+func (g *Guard) sentencesToo(sc *scratch, r result, text string, offset int) result {
+	if r.score >= g.threshold || r.mentioned {
+		return r
+	}
+	if rs := g.scoreSentences(sc, text, offset); rs.score > r.score {
+		return rs
+	}
+	return r
 }
 
 // alignWindow moves window edges to the next whitespace so words are
@@ -475,6 +516,7 @@ func (g *Guard) scoreWindow(sc *scratch, text string) result {
 			}
 		}
 	}
+	r.mentioned = sc.mentioned
 	if sc.mentioned && sc.rule.name == "" {
 		// Mention is not use: a phrasing the rules passed over as talked
 		// about is scored apart, at most in the grey band, which a

@@ -191,11 +191,44 @@ func (sc *scratch) askedAbout(i int) bool {
 	return false
 }
 
+// statedOf reports whether the verb at i is stated of a third party
+// rather than ordered: a subject pronoun right before it in the same
+// sentence ("because they share your prompt cache", "it prints the
+// system prompt when run with -v"). "you" and "to" are left out: "can
+// you show your prompt" and "I want you to print it" are asks.
+func (sc *scratch) statedOf(i int) bool {
+	if i == 0 || sc.tokens[i].sent {
+		return false
+	}
+	switch string(sc.word(i - 1)) {
+	case "they", "it", "which", "he", "she", "we", "forks", "agents", "subagents", "tools":
+		return true
+	}
+	return false
+}
+
+// compoundHead reports whether the word at j makes the prompt before it
+// a modifier ("prompt cache", "prompt caching", "prompt tokens"): the
+// phrase names a cost or a mechanism, not the text.
+func (sc *scratch) compoundHead(j int) bool {
+	if j >= len(sc.tokens) || sc.tokens[j].sent {
+		return false
+	}
+	switch string(sc.word(j)) {
+	case "cache", "caches", "caching", "cached", "token", "tokens", "length", "size", "budget", "limit", "limits", "window", "engineering", "count":
+		return true
+	}
+	return false
+}
+
 // revealRules checks the extraction phrasings starting at a reveal verb.
 func (sc *scratch) revealRules(i int) {
 	n := len(sc.tokens)
 	// reveal|print|repeat (me) (your|the) system|initial|hidden prompt|instructions
 	if sc.quoted(i) || sc.mention(i) {
+		return
+	}
+	if sc.statedOf(i) {
 		return
 	}
 	owner, generic := false, false
@@ -224,6 +257,12 @@ func (sc *scratch) revealRules(i int) {
 			continue
 		}
 		instr := sc.wordIs(j, "prompt") || sc.wordIs(j, "instructions") || sc.wordIs(j, "pre-prompt") || sc.wordIs(j, "preprompt") || sc.wordIs(j, "directives")
+		if instr && sc.compoundHead(j+1) {
+			// "share your prompt cache", "print your prompt token
+			// count": the prompt names a property of the prompt, not
+			// its text
+			return
+		}
 		if owner && instr ||
 			// "the instructions so far", "the directives in the prompt"
 			instr && !generic && (sc.wordIs(j+1, "so") && sc.wordIs(j+2, "far") || sc.wordIs(j+1, "in") && sc.wordIs(j+3, "prompt")) {

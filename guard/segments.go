@@ -46,9 +46,11 @@ func edge(text string) (head, tail string) {
 
 // scorePacks scores the packs of consecutive segments' edges among idx
 // (the scored segments, in order), calling consider with each pack's
-// result, its last segment, its threshold and a function returning its
-// joined text (valid only during the call).
-func (g *Guard) scorePacks(sc *scratch, segs []Segment, idx []int, p *Policy, consider func(int, result, float64, func() string)) {
+// result, its last segment, its threshold, a function returning its
+// joined text (valid only during the call) and whether any member is
+// text the caller did not write (the pack is then third-party text
+// whichever member it ends with).
+func (g *Guard) scorePacks(sc *scratch, segs []Segment, idx []int, p *Policy, consider func(int, result, float64, func() string, bool)) {
 	members := sc.pack[:0]
 	bytes, fresh := 0, 0
 	size := func(i int) int {
@@ -59,8 +61,9 @@ func (g *Guard) scorePacks(sc *scratch, segs []Segment, idx []int, p *Policy, co
 	flush := func() {
 		if len(members) >= 2 && fresh > 0 {
 			join := sc.join[:0]
-			thr := 0.0
+			thr, foreign := 0.0, false
 			for k, i := range members {
+				foreign = foreign || !callerSource(segs[i].Source)
 				if k > 0 {
 					join = append(join, '\n')
 				}
@@ -77,7 +80,7 @@ func (g *Guard) scorePacks(sc *scratch, segs []Segment, idx []int, p *Policy, co
 			// written again before it returns.
 			text := unsafe.String(unsafe.SliceData(join), len(join))
 			r := g.cachedScore(p, cachePack, text, func() result { return g.scoreWindow(sc, text) })
-			consider(members[len(members)-1], r, thr, joined)
+			consider(members[len(members)-1], r, thr, joined, foreign)
 		}
 		// Carry the last edges into the next pack.
 		keep, kb := len(members), 0

@@ -73,7 +73,8 @@ func TestHugeRequestsReadWhole(t *testing.T) {
 
 // TestEveryByteReadLinearly: the first stage reads every byte of the
 // caller's text and at most a constant times as many bytes in all
-// (windows overlap, short turns are read again in packs), at every size
+// (windows overlap, short turns are read again in packs, sentences with
+// an order's words are read again alone), at every size
 // and whatever the text's shape: its cost is linear, with no cap. (Time
 // is measured in BenchmarkFirstStage; this counts the work.)
 func TestEveryByteReadLinearly(t *testing.T) {
@@ -98,8 +99,8 @@ func TestEveryByteReadLinearly(t *testing.T) {
 			read := sc.scored
 			t.Logf("%d bytes, %s: read %.2f times", n, name, float64(read)/float64(in))
 			g.pool.Put(sc)
-			if read < in || read > in*3/2 {
-				t.Errorf("%d bytes, %s: %d bytes scored, want from %d to 1.5 times that", n, name, read, in)
+			if read < in || read > in*5/2 {
+				t.Errorf("%d bytes, %s: %d bytes scored, want from %d to 2.5 times that", n, name, read, in)
 			}
 			if name == "short turns" && !v.Flagged {
 				t.Errorf("%d bytes of short turns: the attack among them passed", n)

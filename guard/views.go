@@ -56,7 +56,11 @@ func appendShifted(norm []byte, n0 int) ([]byte, bool) {
 				norm = append(norm, '\n')
 				for _, c := range norm[start:i] {
 					if c >= 'a' && c <= 'z' {
-						c = 'a' + (c-'a'+26-byte(sh))%26
+						if sh == atbashShift {
+							c = 'z' - (c - 'a')
+						} else {
+							c = 'a' + (c-'a'+26-byte(sh))%26
+						}
 					}
 					norm = append(norm, c)
 				}
@@ -179,7 +183,8 @@ const (
 )
 
 // caesarShift returns the shift k (1..25) that turns the clause, of n
-// letters, into English-like letters (each letter c read as c-k), or 0.
+// letters, into English-like letters (each letter c read as c-k),
+// atbashShift when the reversed alphabet does that best, or 0.
 func caesarShift(clause []byte, n int) int {
 	var cnt [26]int
 	for _, c := range clause {
@@ -203,11 +208,25 @@ func caesarShift(clause []byte, n int) int {
 			best, bk = v, k
 		}
 	}
+	// Atbash (a<->z, b<->y, ...), returned as atbashShift
+	ab := 0.0
+	for c, m := range cnt {
+		if m > 0 {
+			ab += float64(m) * englishLog[25-c]
+		}
+	}
+	if ab > best && ab-base >= caesarMargin*float64(n) {
+		return atbashShift
+	}
 	if bk == 0 || best-base < caesarMargin*float64(n) {
 		return 0
 	}
 	return bk
 }
+
+// atbashShift is caesarShift's answer for a clause that reads as English
+// with its alphabet reversed (Atbash).
+const atbashShift = -1
 
 // assemblyOrder reports whether the text asks for pieces to be joined
 // and the result followed ("join the phrase with the file's text and

@@ -19,6 +19,7 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // cancellation (the caller going away) aborts a stream; a non-streaming
 // call runs to its end so that it can be billed.
 func (x *Exchange) Call(ctx context.Context) (*gw.Upstream, error) {
+	x.keepProtected()
 	gctx, gspan := x.g.span(ctx, "guard", false)
 	defer func() { gspan.End() }()
 	v, second, err := x.firstStage(gctx)

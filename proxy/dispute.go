@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"fmt"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/billable"
@@ -67,34 +66,4 @@ func PromptBound(body []byte, extraBytes int, h gw.Hosted) int64 {
 		n += int64(bytes.Count(body, m)) * imageMargin
 	}
 	return n
-}
-
-// dispute bounds reported usage by the gateway's PromptBound: a prompt
-// above it is charged as the bound (taken off the dearest buckets first,
-// as ClampPrompt does), and the vendor's cost of the rest is returned as
-// the disputed cost with the record's note. Usage the gateway counted
-// itself, and usage within the bound, pass unchanged (disputed 0).
-func (x *Exchange) dispute(u gw.Usage) (gw.Usage, gw.Money, string) {
-	if !u.Reported || x.g.cfg.Biller == nil {
-		return u, 0, ""
-	}
-	bound := x.promptBound(u.Hosted.Calls())
-	if bound <= 0 || u.PromptTokens() <= bound {
-		return u, 0, ""
-	}
-	reported := u
-	b, _ := ClampPrompt(u, bound)
-	// The vendor's own cost figure (an aggregator's) covers the reported
-	// tokens: the bound is priced from the price list instead.
-	b.ReportedCost, b.HasReportedCost, b.ReportedCostUSD = 0, false, ""
-	full, err := x.Quote(reported)
-	if err != nil {
-		return u, 0, ""
-	}
-	at, err := x.Quote(b)
-	if err != nil {
-		return u, 0, ""
-	}
-	note := fmt.Sprintf("%s: %d prompt tokens reported, %d charged (the gateway's bound)", NoteUsageDisputed, reported.PromptTokens(), bound)
-	return b, max(full.Cost-at.Cost, 0), note
 }

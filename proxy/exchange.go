@@ -71,6 +71,9 @@ type Inbound struct {
 	// BodyTokens is the server's prompt estimate of Body, made before
 	// Body was let go (Exchange.LetGo): what its estimates read then.
 	BodyTokens int64
+	// Run names the request's run (runs.Parse): its step is held on the
+	// run beside the hold on the balance. Zero: none.
+	Run gw.RunRef
 }
 
 // SetBody replaces the body. The spans found in the old one (Members,
@@ -194,7 +197,14 @@ type Exchange struct {
 	// letGo says LetGo ran: bound is the dispute's prompt bound of the
 	// body sent (without hosted-tool calls), computed before Body went.
 	letGo bool
-	bound int64
+	// protect is the caller's system content the answer must not carry
+	// (answer.go), kept from the guard's text.
+	protect []string
+	bound   int64
+	// runHeld says the request holds a step of its run (Inbound.Run);
+	// run is the run as its last step left it (see run.go).
+	runHeld bool
+	run     *gw.Run
 }
 
 // OptimizeHeader is the x-gateway-optimize response value: "applied;
@@ -236,6 +246,9 @@ func (g *Gateway) Begin(ctx context.Context, in Inbound) (*Exchange, error) {
 	x := &Exchange{g: g, in: in}
 	if g.cfg.Tracer != nil {
 		x.traceCtx = ctx
+	}
+	if in.Run.ID != "" && in.Span != nil {
+		in.Span.SetAttributes(Attr{AttrConversationID, in.Run.ID})
 	}
 	if err := x.begin(ctx); err != nil {
 		// Refused: the directive never reaches the vendor.

@@ -84,6 +84,7 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 	o.Usage = x.withOptimizer(o.Usage)
 	r := x.record(o)
 	x.rec = r
+	defer x.settleRun(wctx, r)
 	if g.cfg.Observe != nil {
 		defer g.cfg.Observe(r)
 	}
@@ -108,21 +109,18 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 		}
 		return 0, x.release(wctx, r)
 	}
-	var clamped bool
-	o.Usage, clamped = ClampUsage(o.Usage, x.outputBound)
-	if cw, ok := g.cfg.Biller.(ContextCap); ok {
-		var pc bool
-		o.Usage, pc = ClampPrompt(o.Usage, cw.ContextWindow(in.Vendor, in.Model))
-		clamped = clamped || pc
-	}
-	if clamped || o.Usage.Clamped {
-		clamped = true
-		r.Usage, r.UsageClamped = o.Usage, true
+	b := x.boundUsage(o.Usage)
+	o.Usage, r.Usage = b.priced, b.recorded
+	if b.clamped || o.Usage.Clamped {
+		r.UsageClamped = true
 		r.Note = joinNote(r.Note, NoteUsageClamped)
 	}
-	if u, disputed, note := x.dispute(o.Usage); note != "" {
-		o.Usage, r.Usage, r.DisputedCost = u, u, disputed
-		r.Note = joinNote(r.Note, note)
+	if b.note != "" {
+		r.DisputedCost = b.disputed
+		r.Note = joinNote(r.Note, b.note)
+	}
+	if o.Usage.CostUnreadable() {
+		r.Note = joinNote(r.Note, NoteCostMalformed)
 	}
 	q, err := x.Quote(o.Usage)
 	if err != nil {
@@ -176,6 +174,10 @@ func (x *Exchange) Finish(ctx context.Context, o Outcome) (gw.Money, error) {
 // what the request allowed (output above its limit, cache reads above
 // the prompt): the usage was clamped. Metrics count it.
 const NoteUsageClamped = "usage_clamped"
+
+// NoteCostMalformed marks a record whose vendor sent a cost figure the
+// gateway could not read as an amount: priced from the price list.
+const NoteCostMalformed = "cost_malformed"
 
 // NoteOperatorCost marks a failed request whose vendor may have billed
 // what it produced before failing (a stream cut after tokens): its Cost

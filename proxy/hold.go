@@ -181,7 +181,13 @@ func (x *Exchange) tryHold(ctx context.Context, plan HoldPlan) error {
 	g, in := x.g, &x.in
 	h := gw.Hold{ID: in.RequestID, AccountID: in.Principal.AccountID, KeyID: in.Principal.KeyID, Amount: plan.Amount, ExpiresAt: g.cfg.Now().Add(g.cfg.HoldTTL),
 		At: in.Received, KeyBudget: in.Principal.KeyBudget, AccountBudget: in.Principal.AccountBudget}
+	// The run's budget and step cap first, in its own transaction: the
+	// run hold is dropped again when the balance refuses.
+	if err := x.holdRun(ctx, plan.Amount); err != nil {
+		return err
+	}
 	if err := g.cfg.Store.PlaceHold(ctx, h); err != nil {
+		x.unholdRun(ctx)
 		if gw.ErrorCode(err) == gw.CodeInsufficientBalance {
 			e := gw.AsError(err)
 			e.NoRetry = true

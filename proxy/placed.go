@@ -61,15 +61,28 @@ func (x *Exchange) cachedTokens(vendor, model string) (int64, bool) {
 // tokensFunc is the optimizer's count for the request (see
 // cachedTokens), read when called; the body is taken now, so that the
 // count may run beside the vendor call.
+// The count's vendor calls (a calibration, when the model has none
+// yet) carry the caller's account, as every call made on its behalf.
 func (x *Exchange) tokensFunc(vendor, model string) func(context.Context) int64 {
+	acct := ""
+	if x.in.Principal != nil {
+		acct = x.in.Principal.AccountID
+	}
+	scoped := func(ctx context.Context) context.Context {
+		if s := gw.CallScopeFrom(ctx); s.Account == "" && acct != "" {
+			s.Account = acct
+			return gw.WithCallScope(ctx, s)
+		}
+		return ctx
+	}
 	if oc, ok := x.g.cfg.Optimizer.(ObjectPlacedCounter); ok && x.Optimized && x.bodyObj != nil {
 		obj := x.bodyObj
-		return func(ctx context.Context) int64 { return oc.TokensInObject(ctx, vendor, model, obj) }
+		return func(ctx context.Context) int64 { return oc.TokensInObject(scoped(ctx), vendor, model, obj) }
 	}
 	if pc, ok := x.g.cfg.Optimizer.(PlacedCounter); ok && x.Optimized {
 		body := x.Body
-		return func(ctx context.Context) int64 { return pc.TokensIn(ctx, vendor, model, body) }
+		return func(ctx context.Context) int64 { return pc.TokensIn(scoped(ctx), vendor, model, body) }
 	}
 	o := x.g.cfg.Optimizer
-	return func(ctx context.Context) int64 { return o.Tokens(ctx, vendor, model) }
+	return func(ctx context.Context) int64 { return o.Tokens(scoped(ctx), vendor, model) }
 }

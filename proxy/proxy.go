@@ -107,6 +107,11 @@ type Config struct {
 	// Tracer records spans for the guard, the vendor call and settle
 	// under the request's own (Inbound.Span); nil: no tracing.
 	Tracer Tracer
+	// Answer configures the guard's answer side (answer.go).
+	Answer AnswerConfig
+	// Runs keeps the runs requests name (Inbound.Run); nil: Store, when
+	// it is a gw.RunStore.
+	Runs gw.RunStore
 }
 
 // Defaults of the attempt budget (Config.MaxAttempts, AttemptTimeout).

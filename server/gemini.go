@@ -166,7 +166,7 @@ func (s *Server) geminiCount(w http.ResponseWriter, r *http.Request, model strin
 	how := "vendor"
 	switch codec, isCodec := p.(gw.Codec); {
 	case canCount && p.Shape() == gw.ShapeG:
-		n, err = c.CountTokens(r.Context(), target.Model, gb)
+		n, err = c.CountTokens(countScope(r.Context(), principal), target.Model, gb)
 	case canCount && isCodec:
 		if err = g.Mappable(); err == nil {
 			req := g.Canonical
@@ -177,7 +177,7 @@ func (s *Server) geminiCount(w http.ResponseWriter, r *http.Request, model strin
 			}
 			var vb []byte
 			if vb, err = codec.EncodeRequest(req); err == nil {
-				n, err = c.CountTokens(r.Context(), target.Model, vb)
+				n, err = c.CountTokens(countScope(r.Context(), principal), target.Model, vb)
 			}
 		}
 	default:

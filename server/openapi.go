@@ -43,6 +43,8 @@ func endpoints() []endpoint {
 		{http.MethodPost, "/v1/models/{model}:streamGenerateContent"},
 		{http.MethodPost, "/v1/models/{model}:countTokens"},
 		{http.MethodGet, "/v1/balance"},
+		{http.MethodGet, "/v1/runs"},
+		{http.MethodGet, "/v1/runs/{id}"},
 		{http.MethodGet, "/healthz"},
 		{http.MethodGet, "/readyz"},
 		{http.MethodGet, "/openapi.json"},

@@ -221,6 +221,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, s.cfg.Now(), http.MethodGet) {
 			s.balance(w, r)
 		}
+	case p == "/v1/runs" || strings.HasPrefix(p, "/v1/runs/"):
+		if allow(w, r, s.cfg.Now(), http.MethodGet) {
+			s.runs(w, r)
+		}
 	case p == "/openapi.json":
 		if allow(w, r, s.cfg.Now(), http.MethodGet) {
 			s.serveOpenAPI(w, r)

@@ -94,6 +94,9 @@ type Config struct {
 	// NoGuard adds the gateway with its guard off as a target of its own
 	// (gateway-noguard): the guard's share of each figure.
 	NoGuard bool
+	// NoAnswer adds the gateway with the guard's answer side off
+	// (gateway-noanswer): the answer-side check's share of each figure.
+	NoAnswer bool
 	// ProfileAgent, with Pprof and ProfileDir, profiles the gateway's
 	// first agent run at the highest agent rate instead of the small
 	// body's.
@@ -159,6 +162,7 @@ func main() {
 	agentStreams := flag.Int("agent-streams", 1000, "concurrent agent streams of the agent streams row (0: none)")
 	agentOnly := flag.Bool("agent-only", false, "with -agent: leave the small-body rows out")
 	noGuard := flag.Bool("noguard", false, "also run the gateway with its guard off (target gateway-noguard)")
+	noAnswer := flag.Bool("noanswer", false, "also run the gateway with the guard's answer-side check off (target gateway-noanswer)")
 	profAgent := flag.Bool("profile-agent", false, "with -pprof and -profile: profile the first agent run at the highest agent rate instead")
 	fallback := flag.Int("fallback", 0, "instead: the fallback run, the primary answering 503 to this percentage of requests (e.g. 30), at the first -rates rate (default 1000) for -duration (default 5s)")
 	flag.Parse()
@@ -230,6 +234,7 @@ func main() {
 	}
 	cfg.MaxRate = cfg.MaxRate && !*noMax
 	cfg.AgentOnly, cfg.NoGuard, cfg.ProfileAgent = *agentOnly, *noGuard, *profAgent
+	cfg.NoAnswer = *noAnswer
 	if *agent != "" {
 		for _, s := range strings.Split(*agent, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -395,6 +400,11 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	}
 	if cfg.NoGuard {
 		if err := gateway(gatewayOpts{Binary: bin, Database: dir + "/noguard.db", Name: "gateway-noguard", Env: []string{"GATEWAY_GUARD=off"}}, nil); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.NoAnswer {
+		if err := gateway(gatewayOpts{Binary: bin, Database: dir + "/noanswer.db", Name: "gateway-noanswer", Env: []string{"GATEWAY_GUARD_ANSWER=off"}}, nil); err != nil {
 			return nil, err
 		}
 	}

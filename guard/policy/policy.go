@@ -109,7 +109,7 @@ func (a *Guard) CheckFirst(ctx context.Context, p *gw.Principal, segs []gw.Text)
 	text, src := v.Text, ""
 	if v.Segment >= 0 && v.Segment < len(segs) {
 		src = segs[v.Segment].Source.String()
-		out.ThirdParty = !callerText(segs[v.Segment].Source)
+		out.ThirdParty = v.ThirdParty || !callerText(segs[v.Segment].Source)
 		if text == "" {
 			text = segs[v.Segment].Text
 		}

@@ -77,6 +77,13 @@ type Config struct {
 	// account within GATEWAY_GUARD_COOLDOWN_WINDOW refuse it for
 	// GATEWAY_GUARD_COOLDOWN (429 with Retry-After); 0 incidents: off.
 	GuardCooldown proxy.Cooldown
+	// GATEWAY_GUARD_ANSWER: the answer-side check, on (default) or off
+	// (off only to measure its cost).
+	GuardAnswer bool
+	// GATEWAY_GUARD_ANSWER_CHARGE: an answer stopped for carrying the
+	// system prompt is "charged" (default: cost x 1.09, as any answer the
+	// vendor produced) or "waived" (the cost is the operator's).
+	GuardAnswerWaive bool
 
 	Optimize bool // GATEWAY_OPTIMIZE: the concise-output directive, on (default) or off
 
@@ -143,6 +150,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		RPM:           600,
 		TPM:           2_000_000,
 		Guard:         true,
+		GuardAnswer:   true,
 		GuardCooldown: proxy.Cooldown{Incidents: 5, Window: 10 * time.Minute, Period: 15 * time.Minute},
 		Optimize:      true,
 		// A count of the largest body (8 MiB) takes most of a CPU
@@ -266,6 +274,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	onOff("GATEWAY_OPENAI_FORWARD_ORG", "on", "off", &c.OpenAIForwardOrg)
 	onOff("GATEWAY_SQLITE_SHARED", "on", "off", &c.SQLiteShared)
 	onOff("GATEWAY_GUARD", "on", "off", &c.Guard)
+	onOff("GATEWAY_GUARD_ANSWER", "on", "off", &c.GuardAnswer)
+	answerCharged := !c.GuardAnswerWaive
+	onOff("GATEWAY_GUARD_ANSWER_CHARGE", "charged", "waived", &answerCharged)
+	c.GuardAnswerWaive = !answerCharged
 	onOff("GATEWAY_OPTIMIZE", "on", "off", &c.Optimize)
 	var failOpen = true
 	onOff("GATEWAY_GUARD_FAIL", "open", "closed", &failOpen)
@@ -435,6 +447,8 @@ var settingDefaults = map[string]string{
 	"GATEWAY_GUARD":                      "on",
 	"GATEWAY_OPTIMIZE":                   "on",
 	"GATEWAY_GUARD_FAIL":                 "open",
+	"GATEWAY_GUARD_ANSWER":               "on",
+	"GATEWAY_GUARD_ANSWER_CHARGE":        "charged",
 	"GATEWAY_GUARD_TIMEOUT":              "2s",
 	"GATEWAY_GUARD_THRESHOLD":            "(the model's)",
 	"GATEWAY_GUARD_SECOND":               "(none: no second stage)",

@@ -187,7 +187,9 @@ func (m *Main) openMCP(gwy *proxy.Gateway) (*mcp.Endpoint, error) {
 		BreakerFailures: m.Config.HTTP.BreakerFailures,
 		BreakerInterval: m.Config.HTTP.BreakerInterval,
 		BreakerAccounts: m.Config.HTTP.BreakerAccounts,
-		Logger:          m.Logger,
+		// Tool calls naming a run (X-Gateway-Run) are its steps.
+		Runs:   proxy.ToolRuns{G: gwy},
+		Logger: m.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %w", err)

@@ -22,6 +22,7 @@ import (
 	"github.com/gwlabs/gateway/convstate"
 	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/guard"
+	"github.com/gwlabs/gateway/guard/leak"
 	"github.com/gwlabs/gateway/guard/policy"
 	"github.com/gwlabs/gateway/mcp"
 	"github.com/gwlabs/gateway/metrics"
@@ -189,6 +190,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Biller:              pb,
 		Guard:               g,
 		GuardFailClosed:     c.GuardFailClosed,
+		Answer:              proxy.AnswerConfig{Off: !c.GuardAnswer, WaiveCharge: c.GuardAnswerWaive, Cache: leak.NewCache(512)},
 		GuardTimeout:        c.GuardTimeout,
 		GuardCooldown:       c.GuardCooldown,
 		AllowUnpriced:       allowSet(c.AllowUnpriced),

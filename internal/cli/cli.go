@@ -37,6 +37,7 @@ type cli struct {
 	Optimize  optimizeCmd  `cmd:"" help:"Measure the optimization layer on a real vendor."`
 	Incidents incidentsCmd `cmd:"" help:"List and show requests the guard blocked."`
 	MCP       mcpCmd       `cmd:"" name:"mcp" help:"Allow keys and accounts MCP servers and tools."`
+	Runs      runsCmd      `cmd:"" help:"Set keys' run defaults (budget, max requests, idle expiry)."`
 	Guard     guardCmd     `cmd:"" help:"Evaluate the prompt-extraction guard."`
 	ConfigCmd configCmd    `cmd:"" name:"config" help:"Check the configuration."`
 	Version   versionCmd   `cmd:"" help:"Print the module version and the VCS revision."`

@@ -3,6 +3,7 @@ package reqbody
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
@@ -357,6 +358,7 @@ func (p *parser) cPart(where string) error {
 		return err
 	}
 	var text, refusal string
+	var files []gw.Text
 	err := p.members(where, func(n string) error {
 		var err error
 		switch n {
@@ -366,6 +368,19 @@ func (p *parser) cPart(where string) error {
 			refusal, err = p.str(where, ".refusal")
 		case "type":
 			_, err = p.str(where, ".type")
+		case "file":
+			// a file's name and, when it is text, its content: read
+			// by the model like a document
+			var v []byte
+			if v, err = p.dec.readValue(); err == nil {
+				var f struct {
+					Filename string `json:"filename"`
+					FileData string `json:"file_data"`
+				}
+				if json.Unmarshal(v, &f) == nil {
+					files = FileText(files, f.Filename, "", f.FileData)
+				}
+			}
 		default:
 			err = p.dec.skipValue()
 		}
@@ -373,6 +388,7 @@ func (p *parser) cPart(where string) error {
 	})
 	p.add(roleSource, text)
 	p.add(roleSource, refusal)
+	p.text = append(p.text, files...)
 	return err
 }
 

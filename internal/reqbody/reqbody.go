@@ -311,7 +311,7 @@ var known = func() map[string]string {
 		"role", "content", "type", "text", "title", "context", "source", "input", "data", "media_type",
 		"refusal", "tool_calls", "function_call", "function", "arguments",
 		"tools", "tool_choice", "thinking", "stream_options", "response_format", "output_config", "reasoning", "json_schema",
-		"description", "input_schema", "parameters"} {
+		"description", "input_schema", "parameters", "file", "schema", "format"} {
 		m[n] = n
 	}
 	return m
@@ -641,6 +641,16 @@ func (p *parser) apiObject(where, nested string) error {
 					p.tools = appendDesc(p.tools, v)
 				} else {
 					p.tools = toolSpec(p.tools, v)
+				}
+			}
+		case where == "response_format.json_schema" && (n == "schema" || n == "description") || where == "output_config" && n == "format":
+			// A structured output's schema: its descriptions, titles
+			// and enums are read by the model like a tool's.
+			var v []byte
+			if v, err = p.dec.readValue(); err == nil {
+				p.tools = toolSpec(p.tools, v)
+				if n == "description" {
+					p.tools = appendDesc(p.tools, v)
 				}
 			}
 		default:

@@ -2,16 +2,19 @@ package reqbody
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	gw "github.com/gwlabs/gateway"
 )
 
-// ToolSpecText appends the descriptions a tool definition or its JSON
-// schema carries (every "description" member whose value is a string,
-// at any depth) as gw.TextToolSpec texts: a tool's description is
+// ToolSpecText appends the texts a tool definition or its JSON schema
+// carries (every "description" and "title" member whose value is a
+// string, and the strings of every "enum" and "examples" array, joined
+// one a line, at any depth) as gw.TextToolSpec texts: a tool's description is
 // written by whoever published the tool (an MCP server, a plugin), not
 // by the caller, and the model reads it as instructions. Invalid JSON
 // adds what was read before it (the vendor refuses the body).
@@ -34,13 +37,25 @@ func descriptions(dec *jsontext.Decoder, dst []gw.Text) ([]gw.Text, error) {
 			if err != nil {
 				return dst, err
 			}
-			if isDescription(name) && dec.PeekKind() == '"' {
-				v, err := dec.ReadValue()
-				if err != nil {
-					return dst, err
+			switch specKey(name) {
+			case specText:
+				if dec.PeekKind() == '"' {
+					v, err := dec.ReadValue()
+					if err != nil {
+						return dst, err
+					}
+					dst = appendDescription(dst, v)
+					continue
 				}
-				dst = appendDescription(dst, v)
-				continue
+			case specList:
+				if dec.PeekKind() == '[' {
+					v, err := dec.ReadValue()
+					if err != nil {
+						return dst, err
+					}
+					dst = appendList(dst, v)
+					continue
+				}
 			}
 			if dst, err = descriptions(dec, dst); err != nil {
 				return dst, err
@@ -66,17 +81,53 @@ func descriptions(dec *jsontext.Decoder, dst []gw.Text) ([]gw.Text, error) {
 	return dst, dec.SkipValue()
 }
 
-// isDescription reports whether a member name (quoted, as read) is
-// "description", escaped or not, as the vendor decodes it.
-func isDescription(name jsontext.Value) bool {
-	if string(name) == `"description"` {
-		return true
+// Kinds of schema members that carry text the model reads.
+const (
+	specNone = iota
+	specText // a string: description, title
+	specList // an array of strings: enum, examples
+)
+
+// specKey is the kind of a member name (quoted, as read), escaped or
+// not, as the vendor decodes it.
+func specKey(name jsontext.Value) int {
+	n := string(name)
+	if bytes.IndexByte(name, '\\') >= 0 {
+		u, err := jsontext.AppendUnquote(nil, name)
+		if err != nil {
+			return specNone
+		}
+		n = `"` + string(u) + `"`
 	}
-	if bytes.IndexByte(name, '\\') < 0 {
-		return false
+	switch n {
+	case `"description"`, `"title"`:
+		return specText
+	case `"enum"`, `"examples"`:
+		return specList
 	}
-	u, err := jsontext.AppendUnquote(nil, name)
-	return err == nil && string(u) == "description"
+	return specNone
+}
+
+// appendList appends the strings of a JSON array (an enum's values),
+// one a line, as one text; other values are left out.
+func appendList(dst []gw.Text, v []byte) []gw.Text {
+	var vals []string
+	if err := json.Unmarshal(v, &vals); err != nil {
+		var anys []any
+		if json.Unmarshal(v, &anys) != nil {
+			return dst
+		}
+		vals = vals[:0]
+		for _, a := range anys {
+			if s, ok := a.(string); ok {
+				vals = append(vals, s)
+			}
+		}
+	}
+	if t := strings.TrimSpace(strings.Join(vals, "\n")); t != "" {
+		dst = append(dst, gw.Text{Source: gw.TextToolSpec, Text: t})
+	}
+	return dst
 }
 
 // appendDescription appends a description's text (v is a JSON string).
@@ -110,13 +161,18 @@ func specDescriptions(v []byte, pos int, dst []gw.Text) (int, []gw.Text) {
 		for {
 			if obj {
 				end := stringEnd(v, pos)
-				desc := isDescription(v[pos:end])
+				kind := specKey(v[pos:end])
 				pos = skipSpace(v, skipSpace(v, end)+1) // the colon
-				if desc && v[pos] == '"' {
+				switch {
+				case kind == specText && v[pos] == '"':
 					end := stringEnd(v, pos)
 					dst = appendDesc(dst, v[pos:end])
 					pos = end
-				} else {
+				case kind == specList && v[pos] == '[':
+					end, _ := specDescriptions(v, pos, nil)
+					dst = appendList(dst, v[pos:end])
+					pos = end
+				default:
 					pos, dst = specDescriptions(v, pos, dst)
 				}
 			} else {

@@ -21,7 +21,12 @@ import (
 // from fewer accounts asks for confirmation (done's confirm, at most once
 // per interval): the gateway's own probe opens it when the vendor fails
 // the probe too (trip); otherwise the run goes on, and opens it once
-// enough accounts are in it.
+// enough accounts are in it. The same rule holds after it opened: a
+// caller's call that fails as the half-open trial does not reopen a
+// shared breaker alone (the breaker lets calls through again, the
+// failure starting a new run), so one account timing its failures to
+// land as the trial cannot keep it open. Where the gateway has a probe,
+// the trial is that probe, not a caller's call (Client.Do, trialDone).
 type breaker struct {
 	threshold int
 	interval  time.Duration
@@ -110,6 +115,13 @@ func (b *breaker) done(now time.Time, probe bool, o outcome, account string) (co
 			b.from = append(b.from, account)
 		}
 		if probe {
+			if b.accounts > 1 {
+				// A caller's failed trial is one account's failure: a
+				// new run, which the distinct-accounts rule (or the
+				// gateway's own probe) must confirm to reopen.
+				b.state, b.failures, b.from = gw.BreakerClosed, 1, append(b.from[:0], account)
+				return false
+			}
 			b.openLocked(now)
 			return false
 		}
@@ -136,6 +148,27 @@ func (b *breaker) openLocked(now time.Time) {
 	b.state, b.retryAt = gw.BreakerOpen, now.Add(b.interval)
 	b.from = b.from[:0]
 }
+
+// trialDone reports the outcome of the gateway's own probe sent as the
+// half-open trial (allow's probe): ok closes the breaker, a failure
+// reopens it for another interval.
+func (b *breaker) trialDone(now time.Time, ok bool) {
+	if b == nil || b.threshold <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.probing = false
+	if ok {
+		b.state, b.failures, b.from = gw.BreakerClosed, 0, b.from[:0]
+		return
+	}
+	b.openLocked(now)
+}
+
+// shared reports whether the breaker is shared by accounts (needs
+// failures from more than one to open).
+func (b *breaker) shared() bool { return b != nil && b.threshold > 0 && b.accounts > 1 }
 
 // trip opens the breaker: the gateway's own probe found the vendor (or
 // key) failing.

@@ -291,6 +291,26 @@ func (c *Client) Do(ctx context.Context, req *Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
+		if c.cfg.Probe != nil && (probe && c.br.shared() || l.probe && l.k.br.shared()) {
+			// The half-open trial of a shared breaker is the gateway's
+			// own probe, never a caller's call (whose failure may be its
+			// own doing): the caller goes on only once the probe passed.
+			vendorFailed, keyFailed := c.trial(l, &probe)
+			if vendorFailed || keyFailed {
+				now = c.now()
+				if l.k != nil {
+					c.pool.release(now, l, outcomeNone, acct)
+				}
+				ab.done(now, aprobe, outcomeNone, "")
+				c.br.done(now, probe, outcomeNone, acct)
+				if vendorFailed {
+					return nil, c.openError(c.cfg.BreakerInterval)
+				}
+				attempt-- // the key's breaker is open again: another key
+				continue
+			}
+			l.probe = false
+		}
 		if !bud.Take() {
 			if l.k != nil {
 				c.pool.release(now, l, outcomeNone, acct)
@@ -506,6 +526,26 @@ func (c *Client) probe(k *poolKey) (int, error) {
 	}
 	drain(resp.Body)
 	return resp.StatusCode, nil
+}
+
+// trial sends the gateway's own probe as the half-open trial of the
+// vendor's breaker (*vendorTrial) and of lease l's key's (l.probe), with
+// l's key, and reports each outcome to its breaker. It reports which
+// trial failed; a breaker whose trial passed is closed, and
+// *vendorTrial is cleared once reported.
+func (c *Client) trial(l lease, vendorTrial *bool) (vendorFailed, keyFailed bool) {
+	status, err := c.probe(l.k)
+	ok := err == nil && !failureStatus(status)
+	now := c.now()
+	if *vendorTrial {
+		c.br.trialDone(now, ok)
+		*vendorTrial, vendorFailed = false, !ok
+	}
+	if l.probe && l.k != nil {
+		l.k.br.trialDone(now, ok)
+		keyFailed = !ok
+	}
+	return vendorFailed, keyFailed
 }
 
 // confirm runs the gateway's own probe after a run of failures from too

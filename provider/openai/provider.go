@@ -211,13 +211,14 @@ func (p *Provider) ResponseState(ctx context.Context, method, path, query string
 		return nil, err
 	}
 	h := make(http.Header, 2)
-	h.Set("Authorization", "Bearer "+p.cfg.APIKey)
 	h.Set("Accept", "application/json")
 	u := p.rurl + path
 	if query != "" {
 		u += "?" + query
 	}
-	resp, err := p.client.Do(ctx, &upstream.Request{Method: method, URL: u, Header: h})
+	// One key of the pool, as for every call (Auth): never the pool's
+	// whole setting.
+	resp, err := p.client.Do(ctx, &upstream.Request{Method: method, URL: u, Header: h, Auth: bearer})
 	if err != nil {
 		return nil, err
 	}

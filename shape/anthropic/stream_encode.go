@@ -283,8 +283,13 @@ func appendUsage(b []byte, u gw.Usage, start bool) []byte {
 // the types Anthropic's clients expect mid-stream.
 func ErrorEvent(requestID string, e *gw.Error) []byte {
 	typ := "api_error"
-	if e.Code == gw.CodeOverloaded {
+	switch e.Code {
+	case gw.CodeOverloaded:
 		typ = "overloaded_error"
+	case gw.CodeRequestBlocked:
+		// An answer the guard stopped: the gateway's own type, as in its
+		// 403 envelope.
+		typ = string(gw.CodeRequestBlocked)
 	}
 	b := make([]byte, 0, 96+len(e.Message)+len(requestID))
 	b = append(b, `event: error`+"\n"+`data: {"type":"error","error":{"type":"`...)
@@ -294,6 +299,10 @@ func ErrorEvent(requestID string, e *gw.Error) []byte {
 	if requestID != "" {
 		b = append(b, `,"request_id":`...)
 		b = jsonenc.AppendString(b, requestID)
+	}
+	if e.IncidentID != "" {
+		b = append(b, `,"incident_id":`...)
+		b = jsonenc.AppendString(b, e.IncidentID)
 	}
 	return append(b, "}}\n\n"...)
 }

@@ -11,6 +11,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/internal/reqbody"
 )
 
 // MaxModelBytes bounds the model named in the path, as on the other
@@ -277,6 +278,8 @@ func (d *decoder) content(i int, c *Content) error {
 				return invalidf("%s.inlineData: mimeType and data are required", where)
 			}
 			out = append(out, gw.Part{Type: mediaKind(b.MimeType), MediaType: b.MimeType, Data: b.Data})
+			// text/plain (and other text) data is read by the model
+			d.p.Text = reqbody.FileText(d.p.Text, "", b.MimeType, b.Data)
 		case part.FileData != nil:
 			f := part.FileData
 			if f.FileURI == "" {
@@ -439,6 +442,13 @@ func (d *decoder) tools(ts []Tool, tc *ToolConfig) error {
 				params = json.RawMessage(`{"type":"object","properties":{}}`)
 			}
 			d.r.Tools = append(d.r.Tools, gw.Tool{Name: fd.Name, Description: fd.Description, Parameters: params})
+			// the declaration's texts are third-party text, as on
+			// the other shapes
+			if fd.Description != "" {
+				d.p.Text = append(d.p.Text, gw.Text{Source: gw.TextToolSpec, Text: fd.Description})
+			}
+			d.p.Text = reqbody.ToolSpecText(d.p.Text, fd.Parameters)
+			d.p.Text = reqbody.ToolSpecText(d.p.Text, fd.ParametersJSONSchema)
 		}
 	}
 	if tc == nil || tc.FunctionCallingConfig == nil {
@@ -486,6 +496,9 @@ func (d *decoder) generation(g *GenerationConfig) error {
 		return nil
 	}
 	r := d.r
+	// a structured output's schema is read like a tool's
+	d.p.Text = reqbody.ToolSpecText(d.p.Text, g.ResponseSchema)
+	d.p.Text = reqbody.ToolSpecText(d.p.Text, g.ResponseJSONSchema)
 	if g.MaxOutputTokens != nil {
 		if *g.MaxOutputTokens < 1 {
 			return invalidf("generationConfig.maxOutputTokens: must be at least 1")

@@ -60,7 +60,9 @@ func EncodeUsage(u gw.Usage) *UsageMetadata {
 // toolUsePromptTokenCount, cache read = cachedContentTokenCount, output =
 // candidatesTokenCount + thoughtsTokenCount, reasoning =
 // thoughtsTokenCount. A count that is not a non-negative integer, or a
-// report without a prompt, candidates or total count, is Malformed.
+// report without a prompt and a candidates count (totalTokenCount alone
+// says nothing of the classes it bills: estimated, as on every route),
+// is Malformed.
 func (m *UsageMetadata) Usage() gw.Usage {
 	counts := []*gw.Count{m.PromptTokenCount, m.CachedContentTokenCount, m.CandidatesTokenCount, m.ThoughtsTokenCount, m.ToolUsePromptTokenCount, m.TotalTokenCount}
 	for _, c := range counts {
@@ -68,7 +70,7 @@ func (m *UsageMetadata) Usage() gw.Usage {
 			return gw.Usage{Malformed: true}
 		}
 	}
-	if m.PromptTokenCount == nil && m.CandidatesTokenCount == nil && m.TotalTokenCount == nil {
+	if m.PromptTokenCount == nil && m.CandidatesTokenCount == nil {
 		return gw.Usage{Malformed: true}
 	}
 	nn := func(c *gw.Count) int64 {

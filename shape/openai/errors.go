@@ -86,6 +86,8 @@ type clientError struct {
 	Type      string `json:"type"`
 	Message   string `json:"message"`
 	RequestID string `json:"request_id,omitempty"`
+	// IncidentID names the guard's incident when an answer was stopped.
+	IncidentID string `json:"incident_id,omitempty"`
 }
 
 // ErrorChunk returns the data payload of the in-stream error a C client
@@ -97,7 +99,7 @@ func ErrorChunk(requestID string, e *gw.Error) []byte {
 		e = &gw.Error{Code: gw.CodeInternal, Message: "internal error"}
 	}
 	b, err := json.Marshal(clientErrorChunk{Error: clientError{
-		Type: string(e.Code), Message: e.Message, RequestID: requestID,
+		Type: string(e.Code), Message: e.Message, RequestID: requestID, IncidentID: e.IncidentID,
 	}})
 	if err != nil {
 		// Strings always marshal; keep a valid payload regardless.

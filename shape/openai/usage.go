@@ -71,11 +71,7 @@ func (w *wireUsage) normalise() (gw.Usage, error) {
 		// Billed from the gateway's own count, as if unreported (the
 		// cost, when valid, is still OpenRouter's word).
 		u := gw.Usage{Malformed: true}
-		if len(w.Cost) > 0 && !bytes.Equal(w.Cost, []byte("null")) {
-			if m, exact, err := parseCost(w.Cost); err == nil {
-				u.ReportedCost, u.HasReportedCost, u.ReportedCostUSD = m, true, exact
-			}
-		}
+		w.readCost(&u)
 		return u, nil
 	}
 	u := gw.Usage{Reported: true}
@@ -110,14 +106,24 @@ func (w *wireUsage) normalise() (gw.Usage, error) {
 	if d := w.CompletionTokensDetails; d != nil {
 		u.ReasoningTokens = clamp(val(d.ReasoningTokens))
 	}
-	if len(w.Cost) > 0 && !bytes.Equal(w.Cost, []byte("null")) {
-		m, exact, err := parseCost(w.Cost)
-		if err != nil {
-			return u, err
-		}
-		u.ReportedCost, u.HasReportedCost, u.ReportedCostUSD = m, true, exact
-	}
+	w.readCost(&u)
 	return u, nil
+}
+
+// readCost sets u's reported cost from OpenRouter's usage.cost. A cost
+// that cannot be read as an amount ("abc", {}, 1e12) is not an error:
+// the answer is priced from the price list (CostMalformed), never
+// refused (ReportedCostUSD gw.CostUnreadable).
+func (w *wireUsage) readCost(u *gw.Usage) {
+	if len(w.Cost) == 0 || bytes.Equal(w.Cost, []byte("null")) {
+		return
+	}
+	m, exact, err := parseCost(w.Cost)
+	if err != nil {
+		u.ReportedCostUSD = gw.CostUnreadable
+		return
+	}
+	u.ReportedCost, u.HasReportedCost, u.ReportedCostUSD = m, true, exact
 }
 
 func clamp(n int64) int64 {

@@ -91,11 +91,20 @@ func TestDecodeUsage(t *testing.T) {
 }
 
 func TestDecodeUsageMalformed(t *testing.T) {
-	for _, raw := range []string{`[1]`, `{`, `{"prompt_tokens":1,"completion_tokens":1,"cost":"abc"}`, `{"prompt_tokens":1,"completion_tokens":1,"cost":1e400}`} {
+	for _, raw := range []string{`[1]`, `{`} {
 		_, err := DecodeUsage([]byte(raw))
 		var ge *gw.Error
 		if !errors.As(err, &ge) || ge.Code != gw.CodeUpstream {
 			t.Errorf("DecodeUsage(%s) = %v, want an upstream_error", raw, err)
+		}
+	}
+	// Issue 46 D4: an unreadable cost is priced from the list, never an
+	// error; the counts stay the vendor's word.
+	for _, raw := range []string{`{"prompt_tokens":1,"completion_tokens":1,"cost":"abc"}`, `{"prompt_tokens":1,"completion_tokens":1,"cost":1e400}`,
+		`{"prompt_tokens":1,"completion_tokens":1,"cost":1e12}`, `{"prompt_tokens":1,"completion_tokens":1,"cost":{}}`} {
+		u, err := DecodeUsage([]byte(raw))
+		if err != nil || !u.Reported || u.Malformed || u.HasReportedCost || !u.CostUnreadable() || u.InputTokens != 1 {
+			t.Errorf("DecodeUsage(%s) = %+v, %v; want the counts, the cost unreadable, no error", raw, u, err)
 		}
 	}
 	// Issue 29 item 5: malformed counts mark the usage malformed (billed

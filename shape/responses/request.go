@@ -252,6 +252,13 @@ func Parse(body []byte) (*Request, error) {
 	for _, t := range w.Tools {
 		r.Text = reqbody.ToolSpecText(r.Text, t)
 	}
+	if w.Text != nil && w.Text.Format != nil {
+		// a structured output's schema is read like a tool's
+		if f := w.Text.Format; f.Description != "" {
+			r.Text = append(r.Text, gw.Text{Source: gw.TextToolSpec, Text: f.Description})
+		}
+		r.Text = reqbody.ToolSpecText(r.Text, w.Text.Format.Schema)
+	}
 	items, err := inputItems(w.Input)
 	if err != nil {
 		return nil, err
@@ -388,6 +395,13 @@ func itemText(out *[]gw.Text, it *wireItem, i int) error {
 			}
 			if p.Refusal != nil {
 				add(src, *p.Refusal)
+			}
+			if p.Type == "input_file" {
+				data := ""
+				if p.FileData != nil {
+					data = *p.FileData
+				}
+				*out = reqbody.FileText(*out, p.Filename, "", data)
 			}
 		}
 	case "function_call":

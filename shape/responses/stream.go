@@ -140,7 +140,11 @@ func (e *StreamEncoder) Encode(ev gw.Event) error {
 		if ev.Err != nil {
 			code, msg = string(ev.Err.Code), ev.Err.Message
 		}
-		if err := e.emit("error", map[string]any{"code": code, "message": msg, "param": nil}); err != nil {
+		errEv := map[string]any{"code": code, "message": msg, "param": nil}
+		if ev.Err != nil && ev.Err.IncidentID != "" {
+			errEv["incident_id"] = ev.Err.IncidentID
+		}
+		if err := e.emit("error", errEv); err != nil {
 			return err
 		}
 		o := e.meta.base("failed")

@@ -301,7 +301,11 @@ func (m *Meter) Err() *gw.Error { return m.err }
 // ErrorEvent is the in-stream error the gateway sends on a Responses
 // stream it must end itself: an error event (sequence_number seq).
 func ErrorEvent(seq int64, e *gw.Error, requestID string) []byte {
-	data, _ := json.Marshal(map[string]any{"type": "error", "code": string(e.Code), "message": e.Message, "param": nil, "sequence_number": seq, "request_id": requestID})
+	obj := map[string]any{"type": "error", "code": string(e.Code), "message": e.Message, "param": nil, "sequence_number": seq, "request_id": requestID}
+	if e.IncidentID != "" {
+		obj["incident_id"] = e.IncidentID
+	}
+	data, _ := json.Marshal(obj)
 	return sse.AppendEvent(nil, "error", data)
 }
 
