@@ -78,12 +78,14 @@ func (e *Endpoint) Refresh(ctx context.Context) error {
 	if e.cfg.Stored == nil {
 		return nil
 	}
+	// Read under the lock: a read older than another's is never
+	// applied after it.
+	e.refreshMu.Lock()
+	defer e.refreshMu.Unlock()
 	stored, err := e.cfg.Stored.MCPServers(ctx)
 	if err != nil {
 		return fmt.Errorf("mcp: read the stored servers: %w", err)
 	}
-	e.refreshMu.Lock()
-	defer e.refreshMu.Unlock()
 	select {
 	case <-e.stop:
 		return nil // closed: start nothing

@@ -142,6 +142,15 @@ func TestServerAddedAndRemovedThroughTheAdminAPI(t *testing.T) {
 		}
 	}
 
+	// Replaced: the same name now reaches another upstream.
+	if _, err := ac.PutMCPServer(ctx, "web", admin.MCPServerRequest{URL: e.up["alpha"].http.URL}); err != nil {
+		t.Fatal(err)
+	}
+	e.ep.Recheck(ctx)
+	if got := resultText(e.call(cs, "web__echo", map[string]any{"text": "moved"})); got != "alpha: moved" {
+		t.Fatalf("web__echo after the replace = %q, want the new upstream's answer", got)
+	}
+
 	// Removed: gone from the list; the open session's call says so.
 	if _, err := ac.RemoveMCPServer(ctx, "web"); err != nil {
 		t.Fatal(err)
