@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -51,7 +52,7 @@ type MCPServerRequest struct {
 }
 
 // Redacted stands for a header's or an environment variable's value in
-// what the API shows.
+// what the API shows (and for the query's values and password of a URL).
 const Redacted = "[redacted]"
 
 // Bounds of a stored MCP server.
@@ -145,6 +146,9 @@ func (l *Local) shown(s gw.MCPServer) MCPServer {
 			out.ToolPricesUSD = map[string]string{}
 		}
 		out.ToolPricesUSD[t] = p.USDString()
+	}
+	if s.URL != "" {
+		out.URL = RedactURL(s.URL)
 	}
 	c, u := s.CreatedAt.UTC(), s.UpdatedAt.UTC()
 	out.CreatedAt, out.UpdatedAt = &c, &u
@@ -441,4 +445,24 @@ func (c *Client) PutMCPServer(ctx context.Context, name string, req MCPServerReq
 // RemoveMCPServer is the admin API's DELETE of an MCP server.
 func (c *Client) RemoveMCPServer(ctx context.Context, name string) (*MCPServer, error) {
 	return call[MCPServer](ctx, c, http.MethodDelete, "/admin/v1/mcp/servers/"+esc(name), nil, nil)
+}
+
+// RedactURL is a server's URL as the API shows it: a password and the
+// query's values (where some servers take their keys) read Redacted.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Redacted
+	}
+	if u.User != nil {
+		u.User = url.User(Redacted)
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{Redacted}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
 }

@@ -67,6 +67,13 @@ func TestMCPServersOverTheAPI(t *testing.T) {
 	if err != nil || len(list) != 2 || list[0].Name != "files" || list[1].Name != "web" {
 		t.Fatalf("list: %+v %v", list, err)
 	}
+	if s, err = c.AddMCPServer(ctx, admin.MCPServerRequest{Name: "keyed", URL: "https://h.example.com/mcp?api_key=k-123456&v=2"}); err != nil ||
+		strings.Contains(s.URL, "k-123456") || !strings.Contains(s.URL, "api_key=%5Bredacted%5D") {
+		t.Fatalf("a key in the URL's query is shown: %+v %v", s, err)
+	}
+	if _, err := c.RemoveMCPServer(ctx, "keyed"); err != nil {
+		t.Fatal(err)
+	}
 	if s, err = c.PutMCPServer(ctx, "web", admin.MCPServerRequest{URL: "http://127.0.0.1:9/mcp"}); err != nil || s.URL != "http://127.0.0.1:9/mcp" || s.Headers != nil {
 		t.Fatalf("replaced: %+v %v", s, err)
 	}

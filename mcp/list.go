@@ -81,7 +81,7 @@ func rpcError(err error) error {
 }
 
 // fanOut runs f on every server the caller may reach, at once, and
-// returns their results in the servers' order with the failures' reasons.
+// returns their results in the servers' order, and the names of those that failed.
 func fanOut[T any](ctx context.Context, e *Endpoint, acc access, f func(*server, context.Context) ([]T, error)) (out [][]T, names []string, failed []string) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -102,7 +102,9 @@ func fanOut[T any](ctx context.Context, e *Endpoint, acc access, f func(*server,
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				failed = append(failed, fmt.Sprintf("%s (%s)", s.name, clip(err.Error(), 160)))
+				// The server's name only: its error may carry its address,
+				// which callers never see (the log and health have it).
+				failed = append(failed, s.name)
 				e.cfg.Logger.Warn("mcp server left out of a list", "server", s.name, "err", err)
 				return
 			}
@@ -151,7 +153,7 @@ func (e *Endpoint) listTools(ctx context.Context, acc access) (sdk.Result, error
 	}
 	if len(res.Tools) == 0 {
 		if len(failed) > 0 {
-			return nil, &jsonrpc.Error{Code: CodeUnavailable, Message: "no MCP server this key may use is reachable: " + strings.Join(failed, "; ")}
+			return nil, &jsonrpc.Error{Code: CodeUnavailable, Message: "no MCP server this key may use is reachable (down: " + strings.Join(failed, ", ") + "); retry later"}
 		}
 		if acc.key != nil || acc.account != nil {
 			return nil, notAllowedNothing()

@@ -2,11 +2,15 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"sort"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	gw "github.com/gwlabs/gateway"
 )
@@ -74,12 +78,14 @@ func (e *Endpoint) Refresh(ctx context.Context) error {
 	if e.cfg.Stored == nil {
 		return nil
 	}
+	// Read under the lock: a read older than another's is never
+	// applied after it.
+	e.refreshMu.Lock()
+	defer e.refreshMu.Unlock()
 	stored, err := e.cfg.Stored.MCPServers(ctx)
 	if err != nil {
 		return fmt.Errorf("mcp: read the stored servers: %w", err)
 	}
-	e.refreshMu.Lock()
-	defer e.refreshMu.Unlock()
 	select {
 	case <-e.stop:
 		return nil // closed: start nothing
@@ -147,8 +153,34 @@ func (e *Endpoint) Refresh(ctx context.Context) error {
 	for _, s := range started {
 		go e.warmOne(s)
 	}
+	if len(started) > 0 || len(closing) > 0 {
+		e.notifyListsChanged()
+	}
 	return nil
 }
+
+// notifyListsChanged tells the sessions this instance serves that the
+// tools, prompts and resources changed (notifications/.../list_changed,
+// on their GET streams), so that clients list them again. The SDK sends
+// these only when its own lists change, and has no call to send them
+// otherwise, so a placeholder is added and removed at once (one
+// notification each, debounced by the SDK); the SDK never lists nor
+// serves it: the gateway answers every list, call, get and read itself.
+func (e *Endpoint) notifyListsChanged() {
+	const name = "gateway-lists-changed"
+	e.srv.AddTool(&sdk.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return nil, errPlaceholder })
+	e.srv.RemoveTools(name)
+	e.srv.AddPrompt(&sdk.Prompt{Name: name}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) { return nil, errPlaceholder })
+	e.srv.RemovePrompts(name)
+	const uri = "gateway:lists-changed"
+	e.srv.AddResource(&sdk.Resource{Name: name, URI: uri}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return nil, errPlaceholder
+	})
+	e.srv.RemoveResources(uri)
+}
+
+var errPlaceholder = errors.New("not served")
 
 // poll reads the stored servers every ServerPoll, in case a change
 // reached the store without the gateway hearing of it.

@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,7 +42,8 @@ func (e *env) adminClient(stdio bool, fileServers ...string) *admin.Client {
 // the admin API is served (its tools listed under its prefix and
 // called, with the credentials it was given) once the endpoint reads
 // the store again, as the key watch makes it; the list of the admin API
-// never shows those credentials; removed, its tools leave the list and
+// never shows those credentials; open sessions hear that the tools
+// changed; removed, its tools leave the list and
 // an open session's call of one answers that it was removed, while the
 // file's servers are served throughout; bad input is refused before the
 // store.
@@ -57,7 +60,15 @@ func TestServerAddedAndRemovedThroughTheAdminAPI(t *testing.T) {
 	ctx := context.Background()
 	ac := e.adminClient(false, "alpha")
 
-	cs := e.connect(e.key)
+	var toolsChanged atomic.Int64
+	c := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { toolsChanged.Add(1) },
+	})
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: e.http.URL, HTTPClient: &http.Client{Transport: bearer{e.key, http.DefaultTransport}}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
 	if names := toolNames(t, cs); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "web__") }) {
 		t.Fatalf("web listed before it is added: %v", names)
 	}
@@ -81,6 +92,12 @@ func TestServerAddedAndRemovedThroughTheAdminAPI(t *testing.T) {
 		t.Fatalf("the added server shows its header: %+v", added)
 	}
 	e.ep.Recheck(ctx) // what the key watch does when the store's generation moves
+	// The open session hears that the tools changed (on its GET stream).
+	for start := time.Now(); toolsChanged.Load() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Since(start) > time.Minute {
+			t.Fatal("no notifications/tools/list_changed after the add")
+		}
+	}
 	names := toolNames(t, cs)
 	for _, want := range []string{"web__echo", "web__add", "alpha__echo"} {
 		if !slices.Contains(names, want) {
@@ -123,6 +140,15 @@ func TestServerAddedAndRemovedThroughTheAdminAPI(t *testing.T) {
 		if _, err := ac.AddMCPServer(ctx, bad.req); gw.ErrorCode(err) != bad.code {
 			t.Errorf("add %+v: %v, want %s", bad.req, err, bad.code)
 		}
+	}
+
+	// Replaced: the same name now reaches another upstream.
+	if _, err := ac.PutMCPServer(ctx, "web", admin.MCPServerRequest{URL: e.up["alpha"].http.URL}); err != nil {
+		t.Fatal(err)
+	}
+	e.ep.Recheck(ctx)
+	if got := resultText(e.call(cs, "web__echo", map[string]any{"text": "moved"})); got != "alpha: moved" {
+		t.Fatalf("web__echo after the replace = %q, want the new upstream's answer", got)
 	}
 
 	// Removed: gone from the list; the open session's call says so.

@@ -251,7 +251,11 @@ func MCPAdmin(c *MCPConfig) (servers []admin.MCPServer, stdio bool) {
 		return nil, false
 	}
 	for _, s := range c.Servers {
-		a := admin.MCPServer{Name: s.Name, Source: admin.SourceConfig, URL: s.URL, Command: s.Command, Dir: s.Dir,
+		var u string
+		if s.URL != "" {
+			u = admin.RedactURL(s.URL)
+		}
+		a := admin.MCPServer{Name: s.Name, Source: admin.SourceConfig, URL: u, Command: s.Command, Dir: s.Dir,
 			Headers: admin.RedactValues(s.Headers), TimeoutSeconds: int64(s.Timeout / time.Second)}
 		if len(s.Env) > 0 {
 			env := map[string]string{}
