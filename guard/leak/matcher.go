@@ -178,12 +178,12 @@ const ringN = 16
 
 // cand is a run of the answer matching a pattern so far.
 type cand struct {
-	pat   int32
-	start int32 // the pattern's first matched step (letters from start-1)
-	next  int32 // the pattern's next expected step
-	org   int64 // answer offset of the run's first letter
+	org int64 // answer offset of the run's first letter
 	// counts when the candidate began, for naming the form
 	words, esc, pct, qp, nl int64
+	pat                     int32
+	start                   int32 // the pattern's first matched step (letters from start-1)
+	next                    int32 // the pattern's next expected step
 	shift                   rune
 }
 
