@@ -128,6 +128,9 @@ func (a *Anthropic) Day(ctx context.Context, day time.Time) (reconcile.Report, e
 				if c := strings.ToUpper(r.Currency); c != "" && c != "USD" {
 					return false, "", fmt.Errorf("anthropic report: cost in %q, not USD", r.Currency)
 				}
+				if !r.Amount.set {
+					return false, "", fmt.Errorf("anthropic report: cost result without an amount")
+				}
 				k := rowKey{model: a.cfg.model("anthropic", r.Model)}
 				if r.Model == "" {
 					k = rowKey{item: firstOf(r.Description, r.CostType, "unattributed")}

@@ -123,8 +123,11 @@ func (o *OpenAI) Day(ctx context.Context, day time.Time) (reconcile.Report, erro
 				if c := strings.ToLower(r.Amount.Currency); c != "" && c != "usd" {
 					return false, "", fmt.Errorf("openai report: cost in %q, not USD", r.Amount.Currency)
 				}
+				if !r.Amount.Value.set {
+					return false, "", fmt.Errorf("openai report: cost result without an amount")
+				}
 				model, _, ok := openaiLineItem(r.LineItem)
-				k := rowKey{item: r.LineItem}
+				k := rowKey{item: firstOf(r.LineItem, "unattributed")}
 				if ok {
 					k = rowKey{model: o.cfg.model("openai", model)}
 				}
