@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"html"
 	"math"
 	"os"
 	"path/filepath"
@@ -156,5 +157,28 @@ func TestScoresGolden(t *testing.T) {
 	}
 	if string(want) != text {
 		t.Errorf("scores moved from %s:\ngot:\n%s\nwant:\n%s", scoresGolden, text, want)
+	}
+}
+
+// htmlReferences may answer true for a text the unescaper leaves as it
+// is, never false for one it changes.
+func TestHTMLReferencesNeverMissesOne(t *testing.T) {
+	for _, s := range []string{
+		"", "&", "&&", "a && b", "& ;", "&;", "&1", "&1;", "&it.Name", "return &it, nil",
+		"&amp;", "&amp", "&ampx", "x&lt y", "&LT", "&notit;", "&notin;", "&Gt;", "&gt",
+		"&#65;", "&#x41", "&#", "&#;", "fmt(&b, &c); &copy2026",
+		"&CounterClockwiseContourIntegral;", "&" + strings.Repeat("a", 50) + ";",
+		"&it &it &it &lt;", "&it;&it;&it;&nbsp",
+	} {
+		changes := html.UnescapeString(s) != s
+		if got := htmlReferences(s); changes && !got {
+			t.Errorf("htmlReferences(%q) = false, but the unescaper changes it", s)
+		}
+	}
+	// code's "&&" and "&x" are passed over without unescaping the text
+	for _, s := range []string{"a && b", "&it.Name, &it.Price", "return &it, nil", "f(&b, &c); g(&d); x &= 1;"} {
+		if htmlReferences(s) {
+			t.Errorf("htmlReferences(%q) = true for code with no reference", s)
+		}
 	}
 }
