@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -676,10 +677,8 @@ func htmlReferences(raw string) bool {
 		if j < len(raw) && raw[j] == ';' {
 			j++
 		}
-		if j-i > 1 {
-			if ref := raw[i:j]; html.UnescapeString(ref) != ref {
-				return true
-			}
+		if j-i > 1 && isReference(raw[i:j]) {
+			return true
 		}
 		k := strings.IndexByte(raw[j:], '&')
 		if k < 0 {
@@ -689,6 +688,32 @@ func htmlReferences(raw string) bool {
 	}
 	return false
 }
+
+// isReference reports whether the unescaper changes ref, a '&' and the
+// letters and digits after it (and a ';'). The answers are kept in a
+// small table shared by all goroutines, so that the few names code
+// repeats ("&it", "&buf") are unescaped once, not a copy a time.
+func isReference(ref string) bool {
+	h := uint32(2166136261)
+	for i := 0; i < len(ref); i++ {
+		h = (h ^ uint32(ref[i])) * 16777619
+	}
+	slot := &referenceMemo[h%uint32(len(referenceMemo))]
+	if e := slot.Load(); e != nil && e.ref == ref {
+		return e.changes
+	}
+	e := &referenceAnswer{ref: ref, changes: html.UnescapeString(ref) != ref}
+	e.ref = strings.Clone(ref) // not the window's text, which the caller reuses
+	slot.Store(e)
+	return e.changes
+}
+
+type referenceAnswer struct {
+	ref     string
+	changes bool
+}
+
+var referenceMemo [256]atomic.Pointer[referenceAnswer]
 
 // maxReferenceRun bounds the letters and digits after a '&' that
 // htmlReferences unescapes alone (the longest named reference is 32).
