@@ -148,3 +148,24 @@ func TestHonestReportMatchesTheCard(t *testing.T) {
 		t.Errorf("tokens %v cost %d, want 5 requests at the card", toks, cost)
 	}
 }
+
+func TestDriftDirectives(t *testing.T) {
+	srv, root := fake(t)
+	call(t, root, "openai", "gpt-4.1", "plain")
+	call(t, root, "openai", "gpt-4.1", "[fake:report-twice] counted twice")
+	call(t, root, "openai", "gpt-4.1", "[fake:report-omit] left out")
+	log := srv.UsageLog()
+	if len(log) != 3 {
+		t.Fatalf("usage log has %d entries, want 3", len(log))
+	}
+	var want expected
+	for i, n := range []int64{1, 2, 0} {
+		want.input += n * log[i].Input
+		want.output += n * log[i].Output
+		want.requests += n
+	}
+	toks, _, _ := model(day(t, vendorreport.NewOpenAI(cfg(root, "openai")), today()), "gpt-4.1")
+	if toks[reconcile.TokensInput] != want.input || toks[reconcile.TokensOutput] != want.output || toks[reconcile.TokensRequests] != 3 {
+		t.Errorf("tokens %v, want %+v (1 + 2 + 0 requests)", toks, want)
+	}
+}
