@@ -34,6 +34,9 @@ type Usage struct {
 	// Twice and Omit bend the reports: the request is counted twice, or
 	// left out ([fake:report-twice], [fake:report-omit]).
 	Twice, Omit bool
+	// Embedding marks an embeddings request: in the cost reports, not in
+	// the completions usage report (OpenAI reports embeddings apart).
+	Embedding bool
 }
 
 func (u Usage) prompt() int64 { return u.Input + u.CacheRead + u.CacheWrite5m + u.CacheWrite1h }
@@ -293,7 +296,7 @@ type bucket[T any] struct {
 
 // buckets aggregates vendor's log over [start, end) in buckets of width,
 // grouping by model and/or key as asked (an ungrouped field is "").
-func (l *ledger) buckets(vendor string, start, end time.Time, width time.Duration, byModel, byKey bool) []bucket[*line] {
+func (l *ledger) buckets(vendor string, start, end time.Time, width time.Duration, byModel, byKey, embeddings bool) []bucket[*line] {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []bucket[*line]
@@ -304,7 +307,7 @@ func (l *ledger) buckets(vendor string, start, end time.Time, width time.Duratio
 	}
 	seen := map[string]bool{}
 	for _, u := range l.log {
-		if u.Vendor != vendor {
+		if u.Vendor != vendor || (u.Embedding && !embeddings) {
 			continue
 		}
 		k := mkey(u.Vendor, u.Model)

@@ -248,7 +248,7 @@ func (s *Server) openaiUsage(w http.ResponseWriter, q url.Values, _ string) {
 		return
 	}
 	byModel, byKey, _ := groupBy(q, "group_by")
-	bs := s.ledger.buckets("openai", start, end, width, byModel, byKey)
+	bs := s.ledger.buckets("openai", start, end, width, byModel, byKey, false)
 	page, next, err := pageOf(bs, q.Get("page"), limit, s.ledger.page())
 	if err != nil {
 		badQuery(w, "openai", err.Error())
@@ -292,7 +292,7 @@ func (s *Server) openaiCosts(w http.ResponseWriter, q url.Values, _ string) {
 		return
 	}
 	_, _, byItem := groupBy(q, "group_by")
-	costs := costBuckets(s.ledger.buckets("openai", start, end, width, true, false), byItem)
+	costs := costBuckets(s.ledger.buckets("openai", start, end, width, true, false, true), byItem)
 	page, next, err := pageOf(costs, q.Get("page"), limit, s.ledger.page())
 	if err != nil {
 		badQuery(w, "openai", err.Error())
@@ -398,7 +398,7 @@ func (s *Server) anthropicUsage(w http.ResponseWriter, q url.Values, _ string) {
 		return
 	}
 	byModel, byKey, _ := groupBy(q, "group_by[]")
-	bs := s.ledger.buckets("anthropic", start, end, width, byModel, byKey)
+	bs := s.ledger.buckets("anthropic", start, end, width, byModel, byKey, false)
 	page, next, err := pageOf(bs, q.Get("page"), limit, s.ledger.page())
 	if err != nil {
 		badQuery(w, "anthropic", err.Error())
@@ -452,7 +452,7 @@ func (s *Server) anthropicCosts(w http.ResponseWriter, q url.Values, _ string) {
 		return
 	}
 	_, _, byDesc := groupBy(q, "group_by[]")
-	costs := costBuckets(s.ledger.buckets("anthropic", start, end, width, true, false), byDesc)
+	costs := costBuckets(s.ledger.buckets("anthropic", start, end, width, true, false, true), byDesc)
 	page, next, err := pageOf(costs, q.Get("page"), limit, s.ledger.page())
 	if err != nil {
 		badQuery(w, "anthropic", err.Error())
