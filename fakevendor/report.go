@@ -259,7 +259,7 @@ func (s *Server) openaiUsage(w http.ResponseWriter, q url.Values, _ string) {
 		results := []any{}
 		for _, ln := range b.lines {
 			t := ln.tokens
-			results = append(results, map[string]any{
+			res := map[string]any{
 				"object":              "organization.usage.completions.result",
 				"input_tokens":        t[clsInput] + t[clsCacheRead] + t[clsCache5m] + t[clsCache1h],
 				"input_cached_tokens": t[clsCacheRead],
@@ -268,7 +268,13 @@ func (s *Server) openaiUsage(w http.ResponseWriter, q url.Values, _ string) {
 				"num_model_requests": ln.requests,
 				"project_id":         nil, "user_id": nil, "batch": nil,
 				"api_key_id": nullable(ln.key), "model": nullable(ln.model),
-			})
+			}
+			if cw := t[clsCache5m] + t[clsCache1h]; cw > 0 {
+				// Cache writes (GPT-5.6 and later) are inside
+				// input_tokens and also counted apart.
+				res["input_cache_write_tokens"] = cw
+			}
+			results = append(results, res)
 		}
 		data = append(data, map[string]any{"object": "bucket", "start_time": b.start.Unix(), "end_time": b.end.Unix(), "results": results})
 	}

@@ -169,3 +169,15 @@ func TestDriftDirectives(t *testing.T) {
 		t.Errorf("tokens %v, want %+v (1 + 2 + 0 requests)", toks, want)
 	}
 }
+
+// OpenAI's cache writes (GPT-5.6 and later) are inside input_tokens; the
+// reader takes them out of input when the report breaks them out.
+func TestOpenAICacheWritesApartFromInput(t *testing.T) {
+	srv, root := fake(t)
+	srv.LogUsage(fakevendor.Usage{Vendor: "openai", Model: "gpt-5.6-sol", Key: fakevendor.APIKey("openai"),
+		Time: past.Add(time.Hour), Input: 500, CacheRead: 300, CacheWrite5m: 200, Output: 50})
+	toks, _, _ := model(day(t, vendorreport.NewOpenAI(cfg(root, "openai")), past), "gpt-5.6-sol")
+	if toks[reconcile.TokensInput] != 500 || toks[reconcile.TokensCacheRead] != 300 || toks[reconcile.TokensCacheWrite] != 200 {
+		t.Errorf("tokens %v, want input 500, cache_read 300, cache_write 200", toks)
+	}
+}
