@@ -502,7 +502,7 @@ func (s *Server) openrouterGeneration(w http.ResponseWriter, q url.Values, _ str
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
-		_, _ = fmt.Fprintf(w, `{"error":{"message":"Generation %s not found","code":404}}`, strconv.Quote(id)[1:len(strconv.Quote(id))-1])
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": "Generation " + id + " not found", "code": 404}})
 		return
 	}
 	total := json.Number(usdDecimal(moneyUnits(u.Cost)))
