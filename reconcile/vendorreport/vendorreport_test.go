@@ -381,6 +381,11 @@ func TestKeysStayApart(t *testing.T) {
 	if _, _, err := vendorreport.NewOpenRouter(c).GenerationCost(ctx, "gen-1"); !errors.Is(err, vendorreport.ErrAdminKeyRefused) {
 		t.Errorf("openrouter generation with the inference key: %v", err)
 	}
+	d := cfg(root, "deepseek")
+	d.AdminKey = vendorreport.Secret(fakevendor.APIKey("deepseek"))
+	if _, err := vendorreport.NewDeepSeek(d).Balance(ctx); !errors.Is(err, vendorreport.ErrAdminKeyRefused) {
+		t.Errorf("deepseek balance with the inference key: %v", err)
+	}
 	// The admin key does not serve a request.
 	for _, v := range []string{"openai", "deepseek", "openrouter"} {
 		b := `{"model":"m/x","messages":[{"role":"user","content":"hi"}]}`
