@@ -412,6 +412,10 @@ type result struct {
 // scoreText scores one segment through all its windows, the score
 // being the highest window's.
 func (g *Guard) scoreText(sc *scratch, text string) result {
+	if manyShot(text) {
+		// A made-up transcript of disclosures, read as one (manyshot.go).
+		return result{score: ruleScore, kind: KindExtraction, rule: "many-shot transcript of disclosed instructions"}
+	}
 	if len(text) <= windowSize {
 		return g.sentencesToo(sc, g.framedMention(sc, g.scoreWindow(sc, text), text), text, 0)
 	}
