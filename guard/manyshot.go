@@ -91,8 +91,16 @@ func turnLabel(line string) (assistant bool, rest string, ok bool) {
 	if i <= 0 || i > 24 {
 		return false, "", false
 	}
-	label := strings.ToLower(strings.TrimRight(s[:i], " *]_"))
-	side, ok := turnLabels[label]
+	label := strings.TrimRight(s[:i], " *]_")
+	var low [24]byte // lowercased without allocating
+	for j := 0; j < len(label); j++ {
+		c := label[j]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[j] = c
+	}
+	side, ok := turnLabels[string(low[:len(label)])]
 	if !ok {
 		return false, "", false
 	}
