@@ -333,6 +333,10 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 		text := segs[i].Text
 		consider(i, g.cachedScore(&p, cacheSegment, text, func() result { return g.scoreText(sc, text) }), 0, nil, false)
 	}
+	if at, ok := forgedManyShot(segs, idx); ok {
+		// The same transcript as request turns, read as one.
+		consider(at, result{score: ruleScore, kind: KindExtraction, rule: "many-shot transcript of disclosed instructions in the request's turns"}, 0, nil, false)
+	}
 	if len(idx) > 1 {
 		g.scorePacks(sc, segs, idx, &p, consider)
 		// The user's spelled turns read together, without the replies

@@ -52,14 +52,8 @@ func manyShot(text string) bool {
 	last := false // the last label's side: true for the assistant
 	var turn strings.Builder
 	endTurn := func() {
-		if last && turn.Len() > 0 {
-			s := strings.ToLower(turn.String())
-			for _, d := range disclosures {
-				if strings.Contains(s, d) {
-					disclosing++
-					break
-				}
-			}
+		if last && turn.Len() > 0 && discloses(turn.String()) {
+			disclosing++
 		}
 		turn.Reset()
 	}
@@ -80,6 +74,40 @@ func manyShot(text string) bool {
 	}
 	endTurn()
 	return !last && turns >= manyShotTurns && disclosing >= manyShotTurns && 2*disclosing > turns
+}
+
+// discloses reports whether an assistant's turn gives out its
+// instructions.
+func discloses(turn string) bool {
+	s := strings.ToLower(turn)
+	for _, d := range disclosures {
+		if strings.Contains(s, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// forgedManyShot reports whether the scored segments segs[idx] are a
+// many-shot transcript in the request's own turns: at least
+// manyShotTurns assistant turns (which a caller can forge), most of them
+// giving out their instructions, and a user's turn last; at is that
+// turn.
+func forgedManyShot(segs []Segment, idx []int) (at int, ok bool) {
+	if len(idx) < 2*manyShotTurns+1 || segs[idx[len(idx)-1]].Source != SourceUser {
+		return 0, false
+	}
+	turns, disclosing := 0, 0
+	for _, i := range idx {
+		if segs[i].Source != SourceAssistant {
+			continue
+		}
+		turns++
+		if t := segs[i].Text; len(t) <= 4096 && discloses(t) {
+			disclosing++
+		}
+	}
+	return idx[len(idx)-1], turns >= manyShotTurns && disclosing >= manyShotTurns && 2*disclosing > turns
 }
 
 // turnLabel reads a transcript line's speaker label ("User:", "**AI**:",
