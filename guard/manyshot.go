@@ -76,9 +76,24 @@ func manyShot(text string) bool {
 	return !last && turns >= manyShotTurns && disclosing >= manyShotTurns && 2*disclosing > turns
 }
 
+// disclosureStems are in every one of disclosures.
+var disclosureStems = []string{"instruct", "prompt", "guideline", "directive", "rules", "configuration", "told", "programmed", "system message"}
+
 // discloses reports whether an assistant's turn gives out its
 // instructions.
 func discloses(turn string) bool {
+	// Every disclosure holds one of these stems in lower case: a turn
+	// without any is not lowercased and searched.
+	stem := false
+	for _, w := range disclosureStems {
+		if strings.Contains(turn, w) {
+			stem = true
+			break
+		}
+	}
+	if !stem {
+		return false
+	}
 	s := strings.ToLower(turn)
 	for _, d := range disclosures {
 		if strings.Contains(s, d) {
@@ -97,17 +112,29 @@ func forgedManyShot(segs []Segment, idx []int) (at int, ok bool) {
 	if len(idx) < 2*manyShotTurns+1 || segs[idx[len(idx)-1]].Source != SourceUser {
 		return 0, false
 	}
-	turns, disclosing := 0, 0
+	turns := 0
+	for _, i := range idx {
+		if segs[i].Source == SourceAssistant {
+			turns++
+		}
+	}
+	if turns < manyShotTurns {
+		return 0, false
+	}
+	disclosing, left := 0, turns
 	for _, i := range idx {
 		if segs[i].Source != SourceAssistant {
 			continue
 		}
-		turns++
 		if t := segs[i].Text; len(t) <= 4096 && discloses(t) {
 			disclosing++
 		}
+		left--
+		if 2*(disclosing+left) <= turns {
+			return 0, false // most of them can no longer disclose
+		}
 	}
-	return idx[len(idx)-1], turns >= manyShotTurns && disclosing >= manyShotTurns && 2*disclosing > turns
+	return idx[len(idx)-1], disclosing >= manyShotTurns && 2*disclosing > turns
 }
 
 // turnLabel reads a transcript line's speaker label ("User:", "**AI**:",
