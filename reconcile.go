@@ -112,6 +112,14 @@ const (
 	AdjustmentMatched   = "matched"   // checked, within a micro-cent: nothing to review
 )
 
+// GenerationSum sums the checked generations of a span.
+type GenerationSum struct {
+	Checked     int64 // generations checked
+	Adjustments int64 // of which differing by more than a micro-cent
+	Ledger      Money // the records' Cost
+	Reported    Money // the vendor's generation costs
+}
+
 // Adjustment is a request whose vendor's own per-generation cost differs
 // from the cost the gateway charged on: a row for the operator to
 // review. Nothing is ever re-billed to the customer by it.
@@ -125,7 +133,7 @@ type Adjustment struct {
 	Reported     Money  // the vendor's generation cost
 	Charge       Money  // what the customer was charged
 	Status       string
-	CreatedAt    time.Time
+	CreatedAt    time.Time // the request's time (its record's CreatedAt)
 	DecidedAt    time.Time
 	DecidedBy    string
 }
@@ -160,6 +168,9 @@ type ReconcileStore interface {
 	BalanceReadings(ctx context.Context, vendor string, limit int) ([]BalanceReading, error)
 	AddAdjustment(ctx context.Context, a Adjustment) error
 	UncheckedRecords(ctx context.Context, vendor string, since, until time.Time, limit int) ([]Record, error)
+	// GenerationSums sums the checks of the vendor's requests made in
+	// [since, until).
+	GenerationSums(ctx context.Context, vendor string, since, until time.Time) (GenerationSum, error)
 	// Adjustments lists adjustments in status ("" for all but matched),
 	// newest first.
 	Adjustments(ctx context.Context, status string, limit int) ([]Adjustment, error)

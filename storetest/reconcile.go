@@ -247,6 +247,10 @@ func testAdjustments(t *testing.T, a, b gw.ReconcileStore, s gw.Store) {
 	if un, _ := a.UncheckedRecords(ctx, "openrouter", reconT0, reconT0.Add(24*time.Hour), 0); len(un) != 0 {
 		t.Errorf("UncheckedRecords after its check = %+v, want none", un)
 	}
+	if g, err := b.GenerationSums(ctx, "openrouter", reconT0, reconT0.Add(24*time.Hour)); err != nil ||
+		g != (gw.GenerationSum{Checked: 1, Adjustments: 1, Ledger: 100, Reported: 150}) {
+		t.Errorf("GenerationSums = %+v, %v; want one checked, one adjustment, 100 vs 150", g, err)
+	}
 	got, err := b.Adjustments(ctx, gw.AdjustmentPending, 0)
 	if err != nil || len(got) != 1 || got[0].Reported != 150 || got[0].GenerationID != "gen-123" || got[0].Charge != 109 {
 		t.Fatalf("Adjustments(pending) = %+v, %v", got, err)

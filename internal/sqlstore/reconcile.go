@@ -191,6 +191,21 @@ func (q Queries) UncheckedRecords(ctx context.Context, vendor string, since, unt
 	return out, nil
 }
 
+// GenerationSums sums the checked generations (adjustments of any status,
+// matched included) of the vendor's requests made in [since, until).
+func (q Queries) GenerationSums(ctx context.Context, vendor string, since, until time.Time) (gw.GenerationSum, error) {
+	var g gw.GenerationSum
+	var ledger, reported int64
+	err := q.r.QueryRow(ctx, `SELECT count(*), CAST(coalesce(sum(ledger), 0) AS BIGINT), CAST(coalesce(sum(reported), 0) AS BIGINT),
+		count(*) FILTER (WHERE status <> $4) FROM adjustments WHERE vendor = $1 AND created_at >= $2 AND created_at < $3`,
+		vendor, q.d.Time(since), q.d.Time(until), gw.AdjustmentMatched).Scan(&g.Checked, &ledger, &reported, &g.Adjustments)
+	g.Ledger, g.Reported = gw.Money(ledger), gw.Money(reported)
+	if err != nil {
+		return g, fmt.Errorf("generation sums: %w", err)
+	}
+	return g, nil
+}
+
 // prefixed qualifies each of a comma-separated column list with p.
 func prefixed(p, cols string) string {
 	parts := strings.Split(cols, ",")
