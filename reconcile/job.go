@@ -18,6 +18,10 @@ import (
 // of a fleet reconciles, the others wait for its lease to lapse.
 const LeaseName = "reconcile"
 
+// DefaultFinalAfter is how long after a day's start its final run goes:
+// two days after the day.
+const DefaultFinalAfter = 72 * time.Hour
+
 // Config is a Job's settings. Zero fields have the defaults given.
 type Config struct {
 	Store gw.ReconcileStore
@@ -81,7 +85,7 @@ func New(cfg Config) (*Job, error) {
 		cfg.LeaseTTL = 5 * time.Minute
 	}
 	if cfg.FinalAfter <= 0 {
-		cfg.FinalAfter = 72 * time.Hour
+		cfg.FinalAfter = DefaultFinalAfter
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -165,6 +165,11 @@ type Config struct {
 type VendorConfig struct {
 	BaseURL string
 	APIKey  string
+	// AdminKey is the operator's admin credential for the vendor's usage
+	// and cost reports (GATEWAY_<VENDOR>_ADMIN_KEY, for the vendors with
+	// a report: OPENAI, ANTHROPIC, OPENROUTER, DEEPSEEK): read only by
+	// reconciliation, never used to serve a request, never shown.
+	AdminKey string
 }
 
 // ConfigFromEnv reads the defaults and the environment.
@@ -401,7 +406,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if _, err := upstream.ParseKeys(key); err != nil {
 			errs = append(errs, "GATEWAY_"+up+"_API_KEY: "+err.Error())
 		}
-		c.Vendors[v] = VendorConfig{BaseURL: getenv("GATEWAY_" + up + "_BASE_URL"), APIKey: key}
+		vc := VendorConfig{BaseURL: getenv("GATEWAY_" + up + "_BASE_URL"), APIKey: key}
+		if reconcilable(v) {
+			vc.AdminKey = getenv("GATEWAY_" + up + "_ADMIN_KEY")
+		}
+		c.Vendors[v] = vc
 	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
@@ -449,7 +458,7 @@ func settingDefault(name string) string {
 	switch {
 	case strings.HasSuffix(name, "_BASE_URL"):
 		return "(the vendor's public API)"
-	case strings.HasSuffix(name, "_API_KEY"):
+	case strings.HasSuffix(name, "_API_KEY"), strings.HasSuffix(name, "_ADMIN_KEY"):
 		return "(none)"
 	}
 	return "?"
@@ -727,5 +736,5 @@ func readRoutes(path string) (*route.Table, error) {
 
 // SecretSetting reports whether a setting's value must not be printed.
 func SecretSetting(name string) bool {
-	return strings.HasSuffix(name, "_API_KEY") || strings.HasSuffix(name, "_TOKEN")
+	return strings.HasSuffix(name, "_API_KEY") || strings.HasSuffix(name, "_ADMIN_KEY") || strings.HasSuffix(name, "_TOKEN")
 }
