@@ -127,7 +127,9 @@ func Compare(rep Report, ledger []gw.LedgerSum, final bool, now time.Time) []gw.
 			f.tokens[c] += n
 			classes[c] = true
 		}
-		f.keys[row.VendorKey] = true
+		if row.VendorKey != "" {
+			f.keys[row.VendorKey] = true
+		}
 	}
 	led := map[string]gw.LedgerSum{}
 	var ledgerCost int64

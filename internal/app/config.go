@@ -129,7 +129,7 @@ type Config struct {
 	LogLevel       string // GATEWAY_LOG_LEVEL: debug, info (default), warn, error
 	LogFormat      string // GATEWAY_LOG_FORMAT: text (default) or json
 
-	Vendors map[string]VendorConfig // GATEWAY_<VENDOR>_BASE_URL, GATEWAY_<VENDOR>_API_KEY
+	Vendors map[string]VendorConfig // GATEWAY_<VENDOR>_BASE_URL, GATEWAY_<VENDOR>_API_KEY, GATEWAY_<VENDOR>_ADMIN_KEY
 
 	ThreadRetention    time.Duration // GATEWAY_THREAD_RETENTION: how long a message thread is kept (default 1h; 0: threads off)
 	ThreadMaxBytes     int64         // GATEWAY_THREAD_MAX_BYTES: largest thread kept (default 8 MiB)
@@ -166,11 +166,15 @@ type VendorConfig struct {
 	BaseURL string
 	APIKey  string
 	// AdminKey is the operator's admin credential for the vendor's usage
-	// and cost reports (GATEWAY_<VENDOR>_ADMIN_KEY, for the vendors with
-	// a report: OPENAI, ANTHROPIC, OPENROUTER, DEEPSEEK): read only by
-	// reconciliation, never used to serve a request, never shown.
+	// and cost reports (GATEWAY_<VENDOR>_ADMIN_KEY; OpenAI, Anthropic,
+	// OpenRouter and DeepSeek only): never used to serve a request and
+	// never shown. Empty: the vendor is unreconcilable.
 	AdminKey string
 }
+
+// AdminKeyVendors are the vendors whose reports the gateway reads with
+// an admin key (package reconcile/vendorreport).
+var AdminKeyVendors = []string{"openai", "anthropic", "openrouter", "deepseek"}
 
 // ConfigFromEnv reads the defaults and the environment.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
@@ -407,8 +411,14 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			errs = append(errs, "GATEWAY_"+up+"_API_KEY: "+err.Error())
 		}
 		vc := VendorConfig{BaseURL: getenv("GATEWAY_" + up + "_BASE_URL"), APIKey: key}
-		if reconcilable(v) {
-			vc.AdminKey = getenv("GATEWAY_" + up + "_ADMIN_KEY")
+		if slices.Contains(AdminKeyVendors, v) {
+			vc.AdminKey = strings.TrimSpace(getenv("GATEWAY_" + up + "_ADMIN_KEY"))
+			if vc.AdminKey != "" && slices.ContainsFunc(strings.Split(key, ","), func(k string) bool {
+				k, _, _ = strings.Cut(k, "@")
+				return strings.TrimSpace(k) == vc.AdminKey
+			}) {
+				errs = append(errs, "GATEWAY_"+up+"_ADMIN_KEY: the admin key must not be one of GATEWAY_"+up+"_API_KEY's keys (admin credentials never serve requests)")
+			}
 		}
 		c.Vendors[v] = vc
 	}
@@ -458,8 +468,10 @@ func settingDefault(name string) string {
 	switch {
 	case strings.HasSuffix(name, "_BASE_URL"):
 		return "(the vendor's public API)"
-	case strings.HasSuffix(name, "_API_KEY"), strings.HasSuffix(name, "_ADMIN_KEY"):
+	case strings.HasSuffix(name, "_API_KEY"):
 		return "(none)"
+	case strings.HasSuffix(name, "_ADMIN_KEY"):
+		return "(none: the vendor is unreconcilable)"
 	}
 	return "?"
 }

@@ -7,19 +7,10 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/billing"
 	"github.com/gwlabs/gateway/reconcile"
 	"github.com/gwlabs/gateway/route"
 )
-
-// reconcilable reports whether the vendor has a report the gateway reads
-// with an admin credential (GATEWAY_<VENDOR>_ADMIN_KEY).
-func reconcilable(vendor string) bool {
-	switch vendor {
-	case route.OpenAI, route.Anthropic, route.OpenRouter, route.DeepSeek:
-		return true
-	}
-	return false
-}
 
 // ReconcileJob builds reconciliation over st (see package reconcile) for
 // c's vendors, logging to logger; holder names this instance in the
@@ -29,15 +20,20 @@ func ReconcileJob(c Config, st gw.Store, holder string, logger *slog.Logger) (*r
 	if !ok {
 		return nil, fmt.Errorf("reconcile: the store %T keeps no reconciliation", st)
 	}
-	cfg := reconcile.Config{Store: rs, Vendors: route.Vendors(), Holder: holder, Logger: logger}
-	cfg.Sources, cfg.Balances, cfg.Generations = reconcileReaders(c)
+	card, err := LoadCard(c.RateCardFile)
+	if err != nil {
+		return nil, err
+	}
+	// Report rows name models as the ledger does: the rate card's ids.
+	set := c.VendorReports(nil, billing.New(card, billing.Options{}).CanonicalModel)
+	cfg := reconcile.Config{Store: rs, Vendors: route.Vendors(), Holder: holder, Logger: logger, Balances: set.Balances}
+	for _, s := range set.Sources {
+		cfg.Sources = append(cfg.Sources, s)
+	}
+	if set.Generations != nil {
+		cfg.Generations = set.Generations
+	}
 	return reconcile.New(cfg)
-}
-
-// reconcileReaders builds the vendors' report readers from c. Until the
-// readers are wired every vendor is unreconcilable.
-func reconcileReaders(Config) ([]reconcile.Source, []reconcile.Balances, reconcile.Generations) {
-	return nil, nil, nil
 }
 
 // reconcileLines reads the lines the metrics export: the last three

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -283,6 +284,11 @@ func (m *Main) startFakeVendors() (err error) {
 			// Real keys win: a vendor with a configured key is
 			// the real one, the others are faked.
 			c.Vendors[v] = VendorConfig{BaseURL: m.fake.BaseURL(v), APIKey: m.fake.APIKey(v)}
+			if slices.Contains(AdminKeyVendors, v) {
+				// The fakes serve their reports too: reconciliation
+				// can be seen without vendor accounts.
+				c.Vendors[v] = VendorConfig{BaseURL: m.fake.BaseURL(v), APIKey: m.fake.APIKey(v), AdminKey: fakevendor.AdminKey(v)}
+			}
 		}
 	}
 	return nil
