@@ -131,6 +131,13 @@ func Compare(rep Report, ledger []gw.LedgerSum, final bool, now time.Time) []gw.
 			f.keys[row.VendorKey] = true
 		}
 	}
+	if len(rep.Rows) == 0 {
+		// A report with no row at all (every hour of the day missing)
+		// says the vendor billed nothing: cost, input and output are
+		// compared with zero, never skipped.
+		reportHasCost = true
+		classes[TokensInput], classes[TokensOutput] = true, true
+	}
 	led := map[string]gw.LedgerSum{}
 	var ledgerCost int64
 	for _, s := range ledger {

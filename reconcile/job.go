@@ -37,8 +37,10 @@ type Config struct {
 	// Vendors are every vendor the gateway serves: one without a Source,
 	// a Balances or Generations is unreconcilable.
 	Vendors []string
-	// Holder names this instance in the lease (default: random).
-	Holder string
+	// Holder names this instance in the lease (default: random);
+	// LeaseName names the lease (default LeaseName).
+	Holder    string
+	LeaseName string
 	// Every is how often the provisional runs go (default 1h).
 	Every time.Duration
 	// Poll is how often the job renews or tries its lease (default 1m);
@@ -74,6 +76,9 @@ func New(cfg Config) (*Job, error) {
 		var b [8]byte
 		rand.Read(b[:])
 		cfg.Holder = hex.EncodeToString(b[:])
+	}
+	if cfg.LeaseName == "" {
+		cfg.LeaseName = LeaseName
 	}
 	if cfg.Every <= 0 {
 		cfg.Every = time.Hour
@@ -113,7 +118,7 @@ func (j *Job) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			j.cfg.Store.DropLease(dctx, LeaseName, j.cfg.Holder)
+			j.cfg.Store.DropLease(dctx, j.cfg.LeaseName, j.cfg.Holder)
 			cancel()
 			return
 		case <-t.C:
@@ -127,7 +132,7 @@ func (j *Job) Run(ctx context.Context) {
 // it has none. It reports whether it ran.
 func (j *Job) Tick(ctx context.Context) (bool, error) {
 	now := j.cfg.Now()
-	ok, err := j.cfg.Store.TakeLease(ctx, LeaseName, j.cfg.Holder, now, j.cfg.LeaseTTL)
+	ok, err := j.cfg.Store.TakeLease(ctx, j.cfg.LeaseName, j.cfg.Holder, now, j.cfg.LeaseTTL)
 	if err != nil || !ok {
 		return false, err
 	}
