@@ -140,6 +140,7 @@ func TestBrowserReconciliation(t *testing.T) {
 	}
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`table.adjustments form[action$="/approve"] button`)),
+		chromedp.WaitNotPresent(chromedp.CSS("table.adjustments")),
 		chromedp.WaitVisible(chromedp.CSS("table.recon")),
 	); err != nil {
 		t.Fatalf("approve the adjustment: %v", err)
