@@ -51,7 +51,17 @@ type Model struct {
 	// PriceList, on an OpenRouter model, is the price list it is priced
 	// from.
 	PriceList *PriceList `json:"price_list,omitempty"`
+	// Type is "embedding" on an embedding model (served by
+	// /v1/embeddings and Gemini's embed methods, priced per input
+	// token), absent on a chat model. Dimensions is its vectors' length
+	// by default; FlexibleDimensions says a shorter length may be asked.
+	Type               string `json:"type,omitempty"`
+	Dimensions         int64  `json:"dimensions,omitempty"`
+	FlexibleDimensions bool   `json:"flexible_dimensions,omitempty"`
 }
+
+// TypeEmbedding is Model.Type of an embedding model.
+const TypeEmbedding = "embedding"
 
 // PriceList says where an OpenRouter model's price comes from: the
 // aggregator's list, when it was read and how old it is now, and whether
@@ -190,7 +200,41 @@ func New(card *ratecard.Card, routable func(vendor string) bool) *Catalog {
 		}
 		c.models = append(c.models, e)
 	}
+	for _, m := range card.Embeddings() {
+		if routable != nil && !routable(m.Vendor) {
+			continue
+		}
+		e := Model{ID: m.Name(), Object: "model", OwnedBy: m.Vendor, Pricing: customer(m.Price),
+			ContextWindow: m.ContextWindow, Type: TypeEmbedding, Dimensions: m.Dimensions, FlexibleDimensions: m.FlexibleDimensions}
+		if d, err := time.Parse(time.DateOnly, m.Date); err == nil {
+			e.Created = d.Unix()
+		}
+		c.models = append(c.models, e)
+	}
+	slices.SortStableFunc(c.models, func(a, b Model) int { return strings.Compare(a.ID, b.ID) })
 	return c
+}
+
+// Embedding returns the listed embedding model with this id
+// (case-insensitive); a chat model is not one.
+func (c *Catalog) Embedding(id string) (*Model, bool) {
+	for i := range c.models {
+		if m := &c.models[i]; m.Type == TypeEmbedding && strings.EqualFold(m.ID, id) {
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+// Embeddings returns the ids of the listed embedding models, sorted.
+func (c *Catalog) Embeddings() []string {
+	var out []string
+	for i := range c.models {
+		if c.models[i].Type == TypeEmbedding {
+			out = append(out, c.models[i].ID)
+		}
+	}
+	return out
 }
 
 // AddRoute lists an operator route under its name (owned by "gateway"),

@@ -44,6 +44,10 @@ func (ex *exchange) serve() {
 	fam := familyOf(ex.vendor)
 	switch fam {
 	case famChat:
+		if ex.path == embedPath(ex.vendor) && ex.vendor != "groq" && ex.vendor != "deepseek" {
+			ex.serveEmbeddings()
+			return
+		}
 		if ex.vendor == "openai" && responsesPath(ex.path) {
 			ex.serveResponses()
 			return
@@ -72,6 +76,9 @@ func (ex *exchange) serve() {
 		switch rest[i+1:] {
 		case "countTokens":
 			ex.countTokens(c)
+			return
+		case "embedContent", "batchEmbedContents":
+			ex.serveGeminiEmbed(c, rest[i+1:] == "batchEmbedContents")
 			return
 		case "generateContent":
 		case "streamGenerateContent":

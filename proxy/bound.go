@@ -45,6 +45,9 @@ func (x *Exchange) boundUsage(u gw.Usage) bounded {
 	if x.tool {
 		return b
 	}
+	if x.embed {
+		return x.embedUsage(u)
+	}
 	var notes []string
 	p := u
 	clamped := false

@@ -179,6 +179,10 @@ type Exchange struct {
 	// rate card.
 	tool  bool
 	price gw.Money
+	// embed marks an embeddings request (BeginEmbed): priced per input
+	// token, its usage bounded by embedBound input tokens.
+	embed      bool
+	embedBound int64
 	// hold is the amount held; outputBound the most output tokens the
 	// vendor may bill for this body (0: unbounded). Usage above it is
 	// clamped and a charge above the hold is capped at it.
@@ -302,6 +306,22 @@ func (x *Exchange) begin(ctx context.Context) error {
 	x.use(x.cur)
 
 	x.estTokens = int64((len(in.Body)+in.ExtraInputBytes)/4) + min(in.MaxOutput, maxEstimate)
+	if err := x.allowLimits(ctx); err != nil {
+		return err
+	}
+
+	if g.cfg.Biller != nil {
+		if err := x.placeHold(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// allowLimits counts the request (x.estTokens tokens) against its key's
+// rate limits (RPM, TPM): rate_limited when past them.
+func (x *Exchange) allowLimits(ctx context.Context) error {
+	g, in := x.g, &x.in
 	if g.cfg.Limiter != nil {
 		d, err := g.cfg.Limiter.Allow(ctx, in.Principal.KeyID, g.limitFor(in.Principal), x.estTokens)
 		x.Limit, x.limited = d, true
@@ -320,12 +340,6 @@ func (x *Exchange) begin(ctx context.Context) error {
 		if !d.Allowed {
 			ra := max(d.RetryAfter, time.Second)
 			return &gw.Error{Code: gw.CodeRateLimited, Message: "rate limit reached for this API key; retry after the time in Retry-After", RetryAfter: ra}
-		}
-	}
-
-	if g.cfg.Biller != nil {
-		if err := x.placeHold(ctx); err != nil {
-			return err
 		}
 	}
 	return nil

@@ -162,6 +162,18 @@ type Model struct {
 	// Shared between copies: treat it as read-only.
 	Units map[string]Unit
 
+	// Kind is KindEmbedding for an embedding model ("" for a chat
+	// model): it is priced per input token (Price.Output is zero), has
+	// no output limit (MaxOutputTokens 0; ContextWindow is one input's
+	// most tokens) and is served only by the embedding endpoints.
+	// Dimensions is the length of its vectors by default;
+	// FlexibleDimensions says the vendor returns shorter vectors when
+	// asked (OpenAI's dimensions, Gemini's outputDimensionality,
+	// Mistral's output_dimension).
+	Kind               string
+	Dimensions         int64
+	FlexibleDimensions bool
+
 	// Source is where the price was read; Date (YYYY-MM-DD) is the date
 	// of that source. Note says anything derived or assumed.
 	Source string
@@ -253,6 +265,12 @@ func (m *Model) PriceAt(promptTokens int64, at time.Time) Price {
 
 // Name returns "vendor/id", the model as callers write it.
 func (m *Model) Name() string { return m.Vendor + "/" + m.ID }
+
+// KindEmbedding is Model.Kind of an embedding model.
+const KindEmbedding = "embedding"
+
+// Embeds reports whether m is an embedding model.
+func (m *Model) Embeds() bool { return m.Kind == KindEmbedding }
 
 // Card is a parsed, validated rate card. It is immutable and safe for
 // concurrent use.
@@ -391,7 +409,7 @@ func (c *Card) Suggest(vendor, model string, max int) (close bool, ids []string)
 	best, bestD := "", min(4, len(model)/3)+1
 	for i := range c.models {
 		m := &c.models[i]
-		if m.Vendor != vendor {
+		if m.Vendor != vendor || m.Embeds() {
 			continue
 		}
 		if len(ids) < max {
@@ -434,10 +452,20 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// Models returns a copy of every entry, sorted by vendor then id.
-func (c *Card) Models() []Model {
-	out := make([]Model, len(c.models))
-	for i, m := range c.models {
+// Models returns a copy of every chat entry (the embedding models are
+// Embeddings'), sorted by vendor then id.
+func (c *Card) Models() []Model { return c.copies(false) }
+
+// Embeddings returns a copy of every embedding entry (Kind
+// KindEmbedding), sorted by vendor then id.
+func (c *Card) Embeddings() []Model { return c.copies(true) }
+
+func (c *Card) copies(embeds bool) []Model {
+	out := make([]Model, 0, len(c.models))
+	for _, m := range c.models {
+		if m.Embeds() != embeds {
+			continue
+		}
 		m.Aliases = slices.Clone(m.Aliases)
 		m.Tiers = slices.Clone(m.Tiers)
 		m.Units = maps.Clone(m.Units)
@@ -447,7 +475,7 @@ func (c *Card) Models() []Model {
 			op.rates = nil
 			m.OffPeak = &op
 		}
-		out[i] = m
+		out = append(out, m)
 	}
 	return out
 }
@@ -495,6 +523,7 @@ func (c *Card) WriteJSON(w io.Writer) error {
 			Vendor: m.Vendor, ID: m.ID, Aliases: m.Aliases, filePrice: toFilePrice(m.Price),
 			MaxOutputTokens: m.MaxOutputTokens, ContextWindow: m.ContextWindow, MinOutputTokens: m.MinOutputTokens,
 			Source: m.Source, Date: m.Date, Note: m.Note, Units: toFileUnits(m.Units),
+			Kind: m.Kind, Dimensions: m.Dimensions, FlexibleDimensions: m.FlexibleDimensions,
 		}
 		for _, t := range m.Tiers {
 			fm.Tiers = append(fm.Tiers, fileTier{AbovePromptTokens: t.AbovePromptTokens, filePrice: toFilePrice(t.Price)})
@@ -550,15 +579,19 @@ type fileModel struct {
 	ID      string   `json:"id"`
 	Aliases []string `json:"aliases,omitempty"`
 	filePrice
-	Tiers           []fileTier          `json:"tiers,omitempty"`
-	MaxOutputTokens int64               `json:"max_output_tokens"`
-	ContextWindow   int64               `json:"context_window,omitempty"`
-	MinOutputTokens int64               `json:"min_output_tokens,omitempty"`
-	OffPeak         *fileOffPeak        `json:"off_peak,omitempty"`
-	Units           map[string]fileUnit `json:"units,omitempty"`
-	Source          string              `json:"source"`
-	Date            string              `json:"date"`
-	Note            string              `json:"note,omitempty"`
+	Tiers           []fileTier `json:"tiers,omitempty"`
+	MaxOutputTokens int64      `json:"max_output_tokens"`
+	ContextWindow   int64      `json:"context_window,omitempty"`
+	MinOutputTokens int64      `json:"min_output_tokens,omitempty"`
+	Kind            string     `json:"kind,omitempty"`
+	Dimensions      int64      `json:"dimensions,omitempty"`
+	// FlexibleDimensions: see Model.
+	FlexibleDimensions bool                `json:"flexible_dimensions,omitempty"`
+	OffPeak            *fileOffPeak        `json:"off_peak,omitempty"`
+	Units              map[string]fileUnit `json:"units,omitempty"`
+	Source             string              `json:"source"`
+	Date               string              `json:"date"`
+	Note               string              `json:"note,omitempty"`
 }
 
 // fileOffPeak is an off-peak window: "HH:MM" UTC times and its prices.
@@ -609,10 +642,36 @@ func (fm fileModel) model() (Model, error) {
 		Vendor: fm.Vendor, ID: fm.ID, Aliases: fm.Aliases,
 		MaxOutputTokens: fm.MaxOutputTokens, ContextWindow: fm.ContextWindow, MinOutputTokens: fm.MinOutputTokens,
 		Source: fm.Source, Date: fm.Date, Note: fm.Note,
+		Kind: fm.Kind, Dimensions: fm.Dimensions, FlexibleDimensions: fm.FlexibleDimensions,
 	}
 	var err error
 	if m.Price, err = fm.price(); err != nil {
 		return Model{}, err
+	}
+	switch m.Kind {
+	case "":
+		if m.Dimensions != 0 || m.FlexibleDimensions {
+			return Model{}, errors.New("dimensions are for embedding models (kind \"embedding\")")
+		}
+	case KindEmbedding:
+		if m.Dimensions <= 0 || m.Dimensions > 1<<16 {
+			return Model{}, errors.New("an embedding model needs dimensions from 1 to 65536")
+		}
+		if m.Price.Output.Sign() != 0 || m.MaxOutputTokens != 0 || len(fm.Tiers) > 0 || fm.OffPeak != nil || len(fm.Units) > 0 {
+			return Model{}, errors.New("an embedding model is priced per input token only: output \"0\", no max_output_tokens, tiers, off_peak or units")
+		}
+		if m.ContextWindow <= 0 {
+			return Model{}, errors.New("an embedding model needs context_window (one input's most tokens)")
+		}
+		if strings.TrimSpace(m.Source) == "" {
+			return Model{}, errors.New("missing source")
+		}
+		if err := checkDate(m.Date); err != nil {
+			return Model{}, fmt.Errorf("date: %w", err)
+		}
+		return m, nil
+	default:
+		return Model{}, fmt.Errorf("unknown kind %q (want \"embedding\" or none)", m.Kind)
 	}
 	if m.Units, err = units(fm.Units); err != nil {
 		return Model{}, err

@@ -25,7 +25,11 @@ func TestDefaultCoversEveryPricedVendor(t *testing.T) {
 	per := map[string]int{}
 	for _, m := range c.Models() {
 		per[m.Vendor]++
-		if m.MaxOutputTokens <= 0 {
+		if m.Embeds() {
+			if m.MaxOutputTokens != 0 || m.Dimensions <= 0 || m.Price.Output.Sign() != 0 {
+				t.Errorf("%s: embedding model with max output %d, dimensions %d, output price %s", m.Name(), m.MaxOutputTokens, m.Dimensions, m.Price.Output)
+			}
+		} else if m.MaxOutputTokens <= 0 {
 			t.Errorf("%s: max output %d", m.Name(), m.MaxOutputTokens)
 		}
 		if _, ok := m.RatesFor(0); !ok {

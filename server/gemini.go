@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	gw "github.com/gwlabs/gateway"
+	"github.com/gwlabs/gateway/embed"
 	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/internal/rawjson"
 	"github.com/gwlabs/gateway/proxy"
@@ -59,10 +60,14 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, s.cfg.Now(), http.MethodPost) {
 			s.geminiCount(w, r, model)
 		}
+	case embed.MethodEmbed, embed.MethodBatchEmbed:
+		if allow(w, r, s.cfg.Now(), http.MethodPost) {
+			s.geminiEmbed(w, r, model, method == embed.MethodBatchEmbed)
+		}
 	default:
 		rid := id.New("req_", s.cfg.Now())
 		w.Header().Set(HeaderRequestID, rid)
-		writeError(w, gShape, rid, gw.Errorf(gw.CodeNotFound, "no such method: %s; the gateway serves generateContent, streamGenerateContent and countTokens", strconv.Quote(method)))
+		writeError(w, gShape, rid, gw.Errorf(gw.CodeNotFound, "no such method: %s; the gateway serves generateContent, streamGenerateContent, countTokens, embedContent and batchEmbedContents", strconv.Quote(method)))
 	}
 }
 

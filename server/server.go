@@ -211,6 +211,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case geminiPath(r):
 		s.gemini(w, r)
+	case p == "/v1/embeddings":
+		if allow(w, r, s.cfg.Now(), http.MethodPost) {
+			s.embeddings(w, r)
+		}
 	case p == "/v1/responses" && websocketUpgrade(r):
 		s.refuseUpgrade(w)
 	case sh != nil:

@@ -283,12 +283,13 @@ func (m *Main) startFakeVendors() (err error) {
 		if vc.APIKey == "" {
 			// Real keys win: a vendor with a configured key is
 			// the real one, the others are faked.
-			c.Vendors[v] = VendorConfig{BaseURL: m.fake.BaseURL(v), APIKey: m.fake.APIKey(v)}
+			fc := VendorConfig{BaseURL: m.fake.BaseURL(v), APIKey: m.fake.APIKey(v)}
 			if slices.Contains(AdminKeyVendors, v) {
-				// The fakes serve their reports too: reconciliation
-				// can be seen without vendor accounts.
-				c.Vendors[v] = VendorConfig{BaseURL: m.fake.BaseURL(v), APIKey: m.fake.APIKey(v), AdminKey: fakevendor.AdminKey(v)}
+				// The fake's reports are read with its admin key,
+				// so reconciliation runs without vendor keys too.
+				fc.AdminKey = fakevendor.AdminKey(v)
 			}
+			c.Vendors[v] = fc
 		}
 	}
 	return nil
