@@ -88,8 +88,9 @@ var reconModels = []struct {
 	vendor, model string
 	n             int
 }{
-	{"openai", "gpt-4.1", 250},
+	{"openai", "gpt-4.1", 200},
 	{"openai", "gpt-4.1-mini", 50},
+	{"openai", "gpt-5.4-mini", 50},
 	{"anthropic", "claude-sonnet-4-5", 200},
 	{"anthropic", "claude-haiku-4-5", 50},
 	{"openrouter", "meta-llama/llama-3.3-70b-instruct", 200},
@@ -218,6 +219,8 @@ func TestReconcileEndToEnd(t *testing.T) {
 			e.fake.SetReportPrice("openai", "gpt-4.1", today, fakevendor.Rates{Input: r.Input * 11 / 10, CacheRead: r.CachedInput * 11 / 10, Output: r.Output * 11 / 10})
 			e.fake.DropReportHour("anthropic", time.Now())
 			e.fake.DuplicateInReport("openai", "gpt-4.1-mini")
+			// A cost line the card does not price: a cent a request.
+			e.fake.AddReportSurcharge("openai", "gpt-5.4-mini", "web_search", gw.Cent)
 			lines, err = j.Reconcile(ctx, today, "", false)
 			if err != nil {
 				t.Fatalf("reconcile with the knobs: %v", err)
@@ -230,6 +233,7 @@ func TestReconcileEndToEnd(t *testing.T) {
 				"anthropic/tokens/claude-sonnet-4-5/input:token_drift",
 				"anthropic/tokens/claude-sonnet-4-5/output:token_drift",
 				"openai/model/gpt-4.1/:price_table_stale",
+				"openai/model/gpt-5.4-mini/:price_table_stale",
 				"openai/tokens/gpt-4.1-mini/input:token_drift",
 				"openai/tokens/gpt-4.1-mini/output:token_drift",
 				"openai/tokens/gpt-4.1-mini/requests:token_drift",
@@ -242,6 +246,10 @@ func TestReconcileEndToEnd(t *testing.T) {
 			// rounding of each side's cost).
 			if d := stale.ImpliedPrice*10 - stale.OurPrice*11; d < -stale.OurPrice/100 || d > stale.OurPrice/100 || !stale.Day.Equal(today) {
 				t.Errorf("price_table_stale line = %+v, want the vendor's implied price 10%% above ours, on today", stale)
+			}
+			sur, _ := lineOf(lines, "openai", gw.ReconModel, "gpt-5.4-mini", "")
+			if sur.Reported-sur.Ledger != int64(50*gw.Cent) {
+				t.Errorf("surcharged model = %+v, want the vendor 50 cents above the ledger", sur)
 			}
 			dup, _ := lineOf(lines, "openai", gw.ReconTokens, "gpt-4.1-mini", reconcile.TokensInput)
 			if dup.Reported*50 != dup.Ledger*51 {
