@@ -191,8 +191,11 @@ func Compare(rep Report, ledger []gw.LedgerSum, final bool, now time.Time) []gw.
 		var tokLines []gw.ReconLine
 		tokensMatch, anyTokens := true, false
 		var total int64
+		// A model the report bills without token rows (OpenAI's
+		// embeddings: cost only) has no token class to compare.
+		costOnly := byModel[m] != nil && len(f.tokens) == 0 && f.hasCost
 		for _, c := range classOrder {
-			if !classes[c] {
+			if !classes[c] || costOnly {
 				continue
 			}
 			l, _ := LedgerClass(s, c)

@@ -70,6 +70,7 @@ func TestCompareAlerts(t *testing.T) {
 		{"tokens match, cost just beyond 2%", []gw.LedgerSum{sum("m", usd(10_0000), 1000, 100)}, []Row{tokRow("m", usd(9_7999), 1000, 100)}, []string{"model/m/:price_table_stale"}},
 		{"tokens match, cost far apart: stale, not model drift", []gw.LedgerSum{sum("m", usd(10_0000), 1000, 100)}, []Row{tokRow("m", usd(20_0000), 1000, 100)}, []string{"vendor//:vendor_day_drift", "model/m/:price_table_stale"}},
 		{"tokens and cost both apart: model drift", []gw.LedgerSum{sum("m", usd(10_0000), 1000, 100)}, []Row{tokRow("m", usd(5_0000), 500, 50)}, []string{"vendor//:vendor_day_drift", "model/m/:model_day_drift", "tokens/m/input:token_drift", "tokens/m/output:token_drift"}},
+		{"a model billed without token rows: cost compared, no token class", []gw.LedgerSum{sum("m", usd(1_0000), 1000, 100), sum("emb", usd(1000), 5000, 0)}, []Row{tokRow("m", usd(1_0000), 1000, 100), costRow("emb", usd(1000))}, nil},
 		{"an empty report: zero billed, the tokens missing", []gw.LedgerSum{sum("m", usd(1000), 1000, 100)}, nil, []string{"tokens/m/input:token_drift", "tokens/m/output:token_drift"}},
 		{"tokens match, cost apart by rounding only", []gw.LedgerSum{sum("m", 100, 1000, 100)}, []Row{tokRow("m", 95, 1000, 100)}, nil},
 	}
