@@ -47,6 +47,10 @@ type Record struct {
 	// stores keep them in Note ("attempts: ..."). Vendor and Model are
 	// the serving attempt's.
 	Attempts []Attempt
+	// VendorResponseID is the vendor's id of its answer (OpenRouter's
+	// generation id), "" when it sent none: reconciliation looks the
+	// vendor's own cost of the request up by it.
+	VendorResponseID string
 }
 
 // RecordFilter selects log rows, newest first. Zero fields do not filter.

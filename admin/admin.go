@@ -41,6 +41,7 @@ type Service interface {
 	MCPGranter
 	RunDefaulter
 	MCPServerKeeper
+	Reconciler
 }
 
 // Account is an account with its money, in exact decimal US dollars.

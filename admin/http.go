@@ -77,6 +77,7 @@ func NewHandler(svc Service, token string, logger *slog.Logger) (*Handler, error
 	m.HandleFunc(runRoutes[0], h.runDefaults)
 	m.HandleFunc(runRoutes[1], h.setRunDefaults)
 	h.handleMCPServers(m)
+	h.handleRecon(m)
 	m.HandleFunc("/admin/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, gw.Errorf(gw.CodeNotFound, "no such admin endpoint: %s %s", r.Method, r.URL.Path))
 	})
@@ -95,6 +96,7 @@ func Routes() []string {
 		mcpRoutes[0], mcpRoutes[1], mcpRoutes[2], mcpRoutes[3],
 		runRoutes[0], runRoutes[1],
 		mcpServerRoutes[0], mcpServerRoutes[1], mcpServerRoutes[2], mcpServerRoutes[3], mcpServerRoutes[4],
+		reconRoutes[0], reconRoutes[1], reconRoutes[2], reconRoutes[3],
 	}
 }
 

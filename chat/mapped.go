@@ -79,7 +79,7 @@ func (s *Lifecycle) mapped(w http.ResponseWriter, r *http.Request, x *proxy.Exch
 	// vendor reported, recorded as abandoned; cut by the shutdown grace
 	// instead, the answer is still delivered, and noted so.
 	note = joinNote(answeredNote(r.Context()), note)
-	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note})
+	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note, VendorResponseID: resp.ID})
 	if err != nil {
 		WriteError(w, s.shapeOf(in), in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
 		return
@@ -122,6 +122,7 @@ func (s *Lifecycle) mappedStream(w http.ResponseWriter, r *http.Request, x *prox
 		streamErr  *gw.Error
 		clientGone bool
 		answer     *assembler
+		vendorID   string // the vendor's id of its answer, from its start
 	)
 	if s.wantsAnswer(in, turn) || rt != nil {
 		answer = &assembler{}
@@ -158,6 +159,7 @@ func (s *Lifecycle) mappedStream(w http.ResponseWriter, r *http.Request, x *prox
 		}
 		switch ev.Type {
 		case gw.EventStart:
+			vendorID = ev.ID
 			mergeEventUsage(&usage, ev)
 			if ev.Usage == nil || ev.Usage.PromptTokens() == 0 {
 				// Clients read the prompt size from the first event;
@@ -242,7 +244,7 @@ func (s *Lifecycle) mappedStream(w http.ResponseWriter, r *http.Request, x *prox
 		events:     events,
 		textBytes:  text,
 	})
-	o.TTFB = ttfb
+	o.TTFB, o.VendorResponseID = ttfb, vendorID
 	if clientGone && finished && o.Success && !strings.Contains(o.Note, "abandoned") {
 		o.Note = joinNote("abandoned", o.Note)
 	}

@@ -89,7 +89,7 @@ func (s *Lifecycle) relay(w http.ResponseWriter, r *http.Request, x *proxy.Excha
 	// vendor reported, recorded as abandoned; cut by the shutdown grace
 	// instead, the answer is still delivered, and noted so.
 	note = joinNote(answeredNote(r.Context()), note)
-	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note})
+	charge, err := s.finish(r.Context(), x, proxy.Outcome{Status: http.StatusOK, Usage: u, Success: true, TTFB: ttfb, Note: note, VendorResponseID: answerID(in.Vendor, body)})
 	if err != nil {
 		WriteError(w, sh, in.RequestID, &gw.Error{Code: gw.CodeInternal, Message: "the answer could not be billed; it was not delivered", Err: err})
 		return
@@ -296,7 +296,7 @@ func (s *Lifecycle) relayStream(w http.ResponseWriter, r *http.Request, x *proxy
 		events:     events,
 		textBytes:  text,
 	})
-	o.TTFB = ttfb
+	o.TTFB, o.VendorResponseID = ttfb, m.ID()
 	if clientGone && m.Done() && o.Success && !strings.Contains(o.Note, "abandoned") {
 		o.Note = joinNote("abandoned", o.Note)
 	}
@@ -443,4 +443,21 @@ func joinNote(a, b string) string {
 		return a
 	}
 	return a + "; " + b
+}
+
+// answerID reads the vendor's id of a relayed answer where
+// reconciliation needs it: OpenRouter's generation id, by which its
+// generation record (the cost it settled) is looked up. Other vendors'
+// answers are not parsed again for it.
+func answerID(vendor string, body []byte) string {
+	if vendor != "openrouter" {
+		return ""
+	}
+	var head struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(body, &head) != nil {
+		return ""
+	}
+	return head.ID
 }

@@ -203,6 +203,9 @@ func New(cfg Config) (*Dashboard, error) {
 		} {
 			m.Handle(pattern, csrf.Handler(d.signedIn(d.adminForm(f))))
 		}
+		m.HandleFunc("GET /dashboard/reconciliation", d.signedIn(d.adminOnly(d.reconciliation)))
+		m.Handle("POST /dashboard/reconciliation/adjustments/{id}/approve", csrf.Handler(d.signedIn(d.adminOnly(d.decideAdjustment(gw.AdjustmentApproved)))))
+		m.Handle("POST /dashboard/reconciliation/adjustments/{id}/dismiss", csrf.Handler(d.signedIn(d.adminOnly(d.decideAdjustment(gw.AdjustmentDismissed)))))
 	}
 	m.Handle("POST /dashboard/incidents/{id}/review", csrf.Handler(d.signedIn(d.reviewIncident)))
 	m.HandleFunc("GET /dashboard/static/style.css", stylesheet)
@@ -222,7 +225,7 @@ func (s sweeping) Allow(ctx context.Context, key string, l gw.Limit, tokens int6
 // parsePages parses each page template together with the layout.
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"signin", "logs", "detail", "activity", "incidents", "accounts", "error", "runs", "run"} {
+	for _, name := range []string{"signin", "logs", "detail", "activity", "incidents", "accounts", "error", "runs", "run", "reconciliation"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "accounts" {
 			files = append(files, "templates/vendors.html", "templates/mcpservers.html")

@@ -200,3 +200,63 @@ func breakerValue(s string) float64 {
 	}
 	return 0
 }
+
+// WatchReconciliation exports reconciliation's latest lines, read by
+// lines at each scrape (the store's, so that every instance shows what
+// the one running the job found): gateway_reconcile_drift_ratio per
+// vendor and level (vendor or balance) of the newest day checked,
+// gateway_reconcile_alerts by vendor and alert over the lines given, and
+// gateway_reconcile_unreconcilable (1 for a vendor the gateway cannot
+// check). Models are left out of the labels, as everywhere here.
+func (m *Metrics) WatchReconciliation(lines func() []gw.ReconLine) error {
+	return m.reg.Register(&reconCollector{lines: lines})
+}
+
+type reconCollector struct{ lines func() []gw.ReconLine }
+
+var (
+	descReconDrift  = prometheus.NewDesc("gateway_reconcile_drift_ratio", "Reconciliation drift (ledger - vendor) / max(ledger, vendor) of a vendor's newest day checked, by level: vendor (its cost) or balance (a prepaid balance's fall).", []string{"vendor", "level"}, nil)
+	descReconAlerts = prometheus.NewDesc("gateway_reconcile_alerts", "Reconciliation lines that alert, by vendor and alert, over the days kept for scrapes.", []string{"vendor", "alert"}, nil)
+	descReconUnrec  = prometheus.NewDesc("gateway_reconcile_unreconcilable", "1 when a vendor's newest day checked could not be reconciled (no report, no admin credentials).", []string{"vendor"}, nil)
+)
+
+func (c *reconCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descReconDrift
+	ch <- descReconAlerts
+	ch <- descReconUnrec
+}
+
+func (c *reconCollector) Collect(ch chan<- prometheus.Metric) {
+	type key struct{ vendor, alert string }
+	alerts := map[key]int{}
+	newest := map[string]bool{} // vendor/level seen (lines come newest day first)
+	unrec := map[string]bool{}
+	for _, l := range c.lines() {
+		if l.Alert != "" {
+			alerts[key{l.Vendor, l.Alert}]++
+		}
+		if l.Level != gw.ReconVendor && l.Level != gw.ReconBalance {
+			continue
+		}
+		if newest[l.Vendor+"/"+l.Level] {
+			continue
+		}
+		newest[l.Vendor+"/"+l.Level] = true
+		if _, seen := unrec[l.Vendor]; !seen {
+			unrec[l.Vendor] = l.Status == gw.ReconUnreconcilable
+		}
+		if l.Status != gw.ReconUnreconcilable && l.Status != gw.ReconError {
+			ch <- prometheus.MustNewConstMetric(descReconDrift, prometheus.GaugeValue, float64(l.DriftPPM)/1e6, l.Vendor, l.Level)
+		}
+	}
+	for k, n := range alerts {
+		ch <- prometheus.MustNewConstMetric(descReconAlerts, prometheus.GaugeValue, float64(n), k.vendor, k.alert)
+	}
+	for v, u := range unrec {
+		val := 0.0
+		if u {
+			val = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descReconUnrec, prometheus.GaugeValue, val, v)
+	}
+}

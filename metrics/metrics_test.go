@@ -102,3 +102,40 @@ func TestVendorsAndAttempts(t *testing.T) {
 		}
 	}
 }
+
+func TestReconciliation(t *testing.T) {
+	m, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.WatchReconciliation(func() []gw.ReconLine {
+		return []gw.ReconLine{ // newest day first
+			{Vendor: "openai", Level: gw.ReconVendor, DriftPPM: -25_000, Status: gw.ReconDrift, Alert: gw.AlertVendorDrift},
+			{Vendor: "openai", Level: gw.ReconModel, Model: "gpt-x", Status: gw.ReconDrift, Alert: gw.AlertPriceStale},
+			{Vendor: "groq", Level: gw.ReconVendor, Status: gw.ReconUnreconcilable, Alert: gw.AlertUnreconcilable},
+			{Vendor: "deepseek", Level: gw.ReconBalance, DriftPPM: 1000, Status: gw.ReconMatch},
+			{Vendor: "openai", Level: gw.ReconVendor, DriftPPM: 900_000, Status: gw.ReconDrift, Alert: gw.AlertVendorDrift}, // an older day
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	m.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	body := w.Body.String()
+	for _, want := range []string{
+		`gateway_reconcile_drift_ratio{level="vendor",vendor="openai"} -0.025`,
+		`gateway_reconcile_drift_ratio{level="balance",vendor="deepseek"} 0.001`,
+		`gateway_reconcile_alerts{alert="vendor_day_drift",vendor="openai"} 2`,
+		`gateway_reconcile_alerts{alert="price_table_stale",vendor="openai"} 1`,
+		`gateway_reconcile_unreconcilable{vendor="groq"} 1`,
+		`gateway_reconcile_unreconcilable{vendor="openai"} 0`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(body, `gateway_reconcile_drift_ratio{level="vendor",vendor="groq"}`) {
+		t.Error("an unreconcilable vendor has a drift")
+	}
+}

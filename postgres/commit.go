@@ -50,7 +50,7 @@ const placeHold = `WITH acct AS (SELECT balance, held - (SELECT coalesce(sum(amo
 // finishHold deletes the hold, takes it off the account's held total,
 // debits the charge ($21) with its ledger entry, and writes the record
 // when $30 is true: $1 to $28 are the record's columns, $29 the hold id,
-// $30 whether to write the record, $31 now, $32 its disputed cost. The debit is never more than
+// $30 whether to write the record, $31 now, $32 its disputed cost, $33 its vendor response id. The debit is never more than
 // the hold plus what the balance covers at this moment (the balance less
 // the account's other live holds; the sub-statements see the holds as
 // they were before the delete, so the hold itself is left out by id);
@@ -107,7 +107,7 @@ func finishSQL(h, a string) string {
 			$4::text, $5::text, $6::text, $7::boolean, $8::integer, $9::text,
 			$10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::bigint, $15::bigint, $16::bigint,
 			$17::boolean, $18::bigint, $19::boolean, $20::bigint, a.debit, $22::bigint, $23::bigint,
-			$24::text, ` + lossNote + `, $26::timestamptz, $27::bigint + $21::bigint - a.debit, $28::bigint, $32::bigint
+			$24::text, ` + lossNote + `, $26::timestamptz, $27::bigint + $21::bigint - a.debit, $28::bigint, $32::bigint, $33::text
 		FROM h, a WHERE $30::boolean
 		RETURNING 1
 	)
@@ -122,7 +122,7 @@ const lossNote = `CASE WHEN a.debit < $21::bigint THEN concat_ws('; ', nullif($2
 	ELSE $25::text END`
 
 const insertRecord = `INSERT INTO records (` + recordColumns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`
 
 // The batch's settings, each for its transaction only (set_config's
 // third argument). genericPlans makes its statements run on their
@@ -233,7 +233,7 @@ func (db *DB) applyBatch(ops []*groupcommit.Op, results []error, budgeted bool) 
 			if rec == nil {
 				rec = &gw.Record{RequestID: o.ID, CreatedAt: now}
 			}
-			args := append(recordArgs(rec), o.ID, o.Rec != nil, now, int64(rec.DisputedCost))
+			args := append(recordArgs(rec), o.ID, o.Rec != nil, now, int64(rec.DisputedCost), rec.VendorResponseID)
 			if o.Kind == groupcommit.Release {
 				args[20] = int64(0) // $21, the charge
 			}
@@ -243,7 +243,7 @@ func (db *DB) applyBatch(ops []*groupcommit.Op, results []error, budgeted bool) 
 				b.Queue(finishHold, args...)
 			}
 		case groupcommit.Log:
-			b.Queue(insertRecord, append(recordArgs(o.Rec), int64(o.Rec.DisputedCost))...)
+			b.Queue(insertRecord, append(recordArgs(o.Rec), int64(o.Rec.DisputedCost), o.Rec.VendorResponseID)...)
 		}
 	}
 

@@ -23,6 +23,9 @@ type Outcome struct {
 	Success bool
 	TTFB    time.Duration
 	Note    string
+	// VendorResponseID is the vendor's id of its answer (OpenRouter's
+	// generation id), kept on the record for reconciliation.
+	VendorResponseID string
 }
 
 // Quote prices usage for this request without recording anything (so a
@@ -317,6 +320,8 @@ func (x *Exchange) record(o Outcome) *gw.Record {
 		Guard:     x.Guard,
 		Note:      o.Note,
 		CreatedAt: in.Received,
+
+		VendorResponseID: o.VendorResponseID,
 	}
 	if len(x.attempts) > 0 {
 		r.Attempts = x.attempts

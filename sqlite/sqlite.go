@@ -729,7 +729,7 @@ func (db *DB) ExpireHolds(ctx context.Context, now time.Time) (int, error) {
 const recordColumns = sqlstore.RecordColumns
 
 // recordArgCount is the number of recordColumns.
-const recordArgCount = 29
+const recordArgCount = 30
 
 // appendRecordArgs appends r's values for recordColumns to args.
 func appendRecordArgs(args []any, r *gw.Record) []any {
@@ -737,7 +737,7 @@ func appendRecordArgs(args []any, r *gw.Record) []any {
 	return append(args, r.RequestID, r.AccountID, r.KeyID, string(r.Endpoint), r.Vendor, r.Model, r.Stream, r.Status, string(r.ErrorCode),
 		u.InputTokens, u.CacheReadTokens, u.CacheWrite5mTokens, u.CacheWrite1hTokens, u.OutputTokens,
 		u.ReasoningTokens, u.OptimizerTokens, u.Reported, int64(u.ReportedCost), u.HasReportedCost,
-		int64(r.Cost), int64(r.Charge), r.Latency.Microseconds(), r.TTFB.Microseconds(), r.Guard, r.Note, micros(r.CreatedAt), int64(r.Loss), int64(r.DirectiveShare), int64(r.DisputedCost))
+		int64(r.Cost), int64(r.Charge), r.Latency.Microseconds(), r.TTFB.Microseconds(), r.Guard, r.Note, micros(r.CreatedAt), int64(r.Loss), int64(r.DirectiveShare), int64(r.DisputedCost), r.VendorResponseID)
 }
 
 // notFound maps sql.ErrNoRows to gw.ErrNotFound.

@@ -382,6 +382,9 @@ func (m *Main) openMetrics(providers map[string]gw.Provider) (func(*gw.Record), 
 	if err := mx.WatchVendors(vendorHealth(providers, time.Now)); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
+	if err := mx.WatchReconciliation(reconcileLines(m.store)); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", mx.Handler())
 	m.mln, err = net.Listen("tcp", c.MetricsAddr)
@@ -453,10 +456,11 @@ func (m *Main) listen(g proxy.Guard) (err error) {
 		ErrorLog:          slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn),
 	}
 	m.stop = make(chan struct{})
-	m.wg.Add(3)
+	m.wg.Add(4)
 	go m.sweep()
 	go m.watchKeys(g)
 	go m.renewLeases()
+	go m.reconcileLoop()
 	return nil
 }
 

@@ -38,6 +38,7 @@ type cli struct {
 	Incidents incidentsCmd `cmd:"" help:"List and show requests the guard blocked."`
 	MCP       mcpCmd       `cmd:"" name:"mcp" help:"Allow keys and accounts MCP servers and tools."`
 	Runs      runsCmd      `cmd:"" help:"Set keys' run defaults (budget, max requests, idle expiry)."`
+	Reconcile reconcileCmd `cmd:"" help:"Check one day of the ledger against the vendors' reports."`
 	Guard     guardCmd     `cmd:"" help:"Evaluate the prompt-extraction guard."`
 	ConfigCmd configCmd    `cmd:"" name:"config" help:"Check the configuration."`
 	Version   versionCmd   `cmd:"" help:"Print the module version and the VCS revision."`

@@ -64,7 +64,7 @@ func (d Dialect) RecordsPage(f gw.RecordFilter) (string, []any) {
 const RecordColumns = `request_id, account_id, key_id, endpoint, vendor, model, stream, status, error_code,
 	input_tokens, cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens,
 	reasoning_tokens, optimizer_tokens, usage_reported, reported_cost, has_reported_cost,
-	cost, charge, latency_us, ttfb_us, guard, note, created_at, loss, directive_share, disputed_cost`
+	cost, charge, latency_us, ttfb_us, guard, note, created_at, loss, directive_share, disputed_cost, vendor_response_id`
 
 // ScanRecord reads one record's RecordColumns.
 func ScanRecord(row Row) (*gw.Record, error) {
@@ -75,7 +75,7 @@ func ScanRecord(row Row) (*gw.Record, error) {
 	if err := row.Scan(&r.RequestID, &r.AccountID, &r.KeyID, &endpoint, &r.Vendor, &r.Model, &r.Stream, &r.Status, &code,
 		&u.InputTokens, &u.CacheReadTokens, &u.CacheWrite5mTokens, &u.CacheWrite1hTokens, &u.OutputTokens,
 		&u.ReasoningTokens, &u.OptimizerTokens, &u.Reported, &u.ReportedCost, &u.HasReportedCost,
-		&r.Cost, &r.Charge, &latency, &ttfb, &r.Guard, &r.Note, When(&r.CreatedAt), &r.Loss, &r.DirectiveShare, &r.DisputedCost); err != nil {
+		&r.Cost, &r.Charge, &latency, &ttfb, &r.Guard, &r.Note, When(&r.CreatedAt), &r.Loss, &r.DirectiveShare, &r.DisputedCost, &r.VendorResponseID); err != nil {
 		return nil, err
 	}
 	r.Endpoint, r.ErrorCode = gw.Shape(endpoint), gw.Code(code)
