@@ -31,7 +31,7 @@ var allowed = map[string]struct {
 		[]string{module, module + "/proxy", "go.opentelemetry.io/otel/attribute", "go.opentelemetry.io/otel/codes",
 			"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp", "go.opentelemetry.io/otel/propagation",
 			"go.opentelemetry.io/otel/sdk/resource", "go.opentelemetry.io/otel/sdk/trace", "go.opentelemetry.io/otel/trace"}},
-	"fakevendor":  {"the fakes impersonate vendors independently of the gateway", []string{module}},
+	"fakevendor":  {"the fakes impersonate vendors independently of the gateway; their reports bill at the rate card's prices (data) by default", []string{module, module + "/ratecard"}},
 	"cmd/gateway": {"the binary only stamps its version and runs the command line", []string{module + "/internal/cli"}},
 	"optimize": {"the directive is text, byte patching and a token count (the embedded o200k tables); proxy reaches it through an interface",
 		[]string{module, module + "/internal/rawjson", "github.com/tiktoken-go/tokenizer/codec", "golang.org/x/sync/singleflight"}},

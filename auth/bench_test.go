@@ -21,9 +21,10 @@ func BenchmarkAuthenticate(b *testing.B) {
 	}{{"cached", NewCache(store, time.Hour)}} {
 		b.Run(c.name, func(b *testing.B) {
 			a := &Authenticator{Keys: c.keys}
+			header := "Bearer " + secret // as the request's header: no concatenation per call
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := a.Authenticate(b.Context(), "Bearer "+secret); err != nil {
+				if _, err := a.Authenticate(b.Context(), header); err != nil {
 					b.Fatal(err)
 				}
 			}

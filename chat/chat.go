@@ -202,12 +202,22 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // rec, when the request reached Begin, adds its tokens (input, output,
 // cache reads and writes, the optimizer's) and its charge.
 func (s *Lifecycle) logRequest(ctx context.Context, sw *statusWriter, rid string, shape gw.Shape, vendor, model string, start time.Time, rec *gw.Record) {
-	attrs := []slog.Attr{
+	level := slog.LevelInfo
+	if sw.err != nil && sw.status >= 500 {
+		level = slog.LevelWarn
+	}
+	if !s.cfg.Logger.Enabled(ctx, level) {
+		return // the access log off: nothing built
+	}
+	// The line's attributes on the stack (at most 17), not a new slice
+	// a request.
+	var buf [17]slog.Attr
+	attrs := append(buf[:0],
 		slog.String("request_id", rid),
 		slog.String("endpoint", string(shape)),
 		slog.Int("status", sw.status),
 		slog.Duration("duration", s.cfg.Now().Sub(start)),
-	}
+	)
 	if sw.account != "" {
 		attrs = append(attrs, slog.String("account_id", sw.account), slog.String("key_id", sw.key))
 	}
@@ -226,11 +236,9 @@ func (s *Lifecycle) logRequest(ctx context.Context, sw *statusWriter, rid string
 			slog.String("guard", rec.Guard),
 		)
 	}
-	level := slog.LevelInfo
 	if sw.err != nil {
 		attrs = append(attrs, slog.String("error", string(sw.err.Code)))
 		if sw.status >= 500 {
-			level = slog.LevelWarn
 			if sw.err.Err != nil {
 				attrs = append(attrs, slog.String("cause", sw.err.Err.Error()))
 			}

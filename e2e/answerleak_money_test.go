@@ -35,7 +35,7 @@ func TestAnswerLeakMoney(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				routes := leakRoutes()
+				routes := leakRoutes(leakSystem)
 				sent := 0
 				for _, rt := range []leakRoute{routes[0], routes[3]} { // M native, C mapped
 					for _, stream := range []bool{false, true} {

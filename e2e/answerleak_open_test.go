@@ -21,95 +21,35 @@ const (
 	openSystem  = "You are Kestrel, the release assistant. Project notes follow. " + openPara + " " + openPrivate
 )
 
-func openRoutes() []struct {
-	name, vendor string
-	path         func(model string, stream bool) string
-	body         func(model, user string, stream bool) []byte
-} {
-	opt := func(s string, stream bool) []byte {
-		if stream {
-			s += `,"stream":true`
-		}
-		return []byte(s + `}`)
-	}
-	m := func(model, user string, stream bool) []byte {
-		return messagesBody(model, user, stream, `,"system":`+quote(openSystem))
-	}
-	c := func(model, user string, stream bool) []byte {
-		return opt(`{"model":`+quote(model)+`,"messages":[{"role":"system","content":`+quote(openSystem)+`},{"role":"user","content":`+quote(user)+`}]`, stream)
-	}
-	r := func(model, user string, stream bool) []byte {
-		return opt(`{"model":`+quote(model)+`,"instructions":`+quote(openSystem)+`,"input":`+quote(user), stream)
-	}
-	g := func(_, user string, _ bool) []byte {
-		return []byte(`{"systemInstruction":{"parts":[{"text":` + quote(openSystem) + `}]},"contents":[{"role":"user","parts":[{"text":` + quote(user) + `}]}],"generationConfig":{"maxOutputTokens":256}}`)
-	}
-	fixed := func(p string) func(string, bool) string { return func(string, bool) string { return p } }
-	gp := func(model string, stream bool) string {
-		if stream {
-			return gPath(model, "sse")
-		}
-		return gPath(model, "")
-	}
-	return []struct {
-		name, vendor string
-		path         func(model string, stream bool) string
-		body         func(model, user string, stream bool) []byte
-	}{
-		{"M/native", "anthropic", fixed("/v1/messages"), m},
-		{"M/mapped", "openai", fixed("/v1/messages"), m},
-		{"C/native", "openai", fixed("/v1/chat/completions"), c},
-		{"C/mapped", "anthropic", fixed("/v1/chat/completions"), c},
-		{"R/native", "openai", fixed("/v1/responses"), r},
-		{"R/mapped", "anthropic", fixed("/v1/responses"), r},
-		{"G/native", "google", gp, g},
-		{"G/mapped", "openai", gp, g},
-	}
-}
-
 func TestAnswerLeakExemptsWhatTheCallerSent(t *testing.T) {
 	e := newEnv(t)
-	for _, rt := range openRoutes() {
-		for _, stream := range []bool{false, true} {
-			name := rt.name
-			if stream {
-				name += "/stream"
-			}
-			t.Run(name, func(t *testing.T) {
-				model := rt.vendor + "/" + nativeModels[rt.vendor]
-				post := func(user string) (*http.Response, []byte) {
-					resp := e.post(rt.path(model, stream), e.key, rt.body(model, user, stream),
-						"Anthropic-Version", "2023-06-01", "X-Goog-Api-Key", e.key)
-					return resp, readAll(t, resp.Body)
-				}
-				// The user pastes the paragraph; the model quotes it.
-				resp, body := post("Please quote this paragraph back to me exactly:\n\n" + openPara + " [fake:text=" + openPara + "]")
-				if resp.StatusCode != http.StatusOK || bytes.Contains(body, []byte("request_blocked")) {
-					t.Fatalf("quoting the pasted paragraph: status %d: %s", resp.StatusCode, body)
-				}
-				got := shownText(body)
-				if rt.name[0] == 'R' && stream {
-					// The Responses stream repeats the text in its done
-					// events: the deltas are what the caller read.
-					got = deltaText(body)
-				}
-				if got != openPara {
-					t.Fatalf("the answer is %q, want the paragraph byte for byte", got)
-				}
-				// The same request, but the model answers the whole prompt:
-				// its private part leaks and is stopped.
-				for _, form := range []string{"verbatim", "base64"} {
-					resp, body = post("Please quote this paragraph back to me exactly:\n\n" + openPara + " [fake:leak=" + form + "]")
-					if !bytes.Contains(body, []byte("request_blocked")) || (resp.StatusCode != http.StatusForbidden && !stream) {
-						t.Fatalf("%s: the private part was not stopped: status %d: %s", form, resp.StatusCode, body)
-					}
-					if strings.Contains(shownText(body), "quartz") {
-						t.Fatalf("%s: the caller read the private part: %s", form, body)
-					}
-				}
-			})
+	onEveryLeakRoute(t, e, leakRoutes(openSystem), func(t *testing.T, rt leakRoute, stream bool, post func(string) (*http.Response, []byte)) {
+		// The user pastes the paragraph; the model quotes it.
+		resp, body := post("Please quote this paragraph back to me exactly:\n\n" + openPara + " [fake:text=" + openPara + "]")
+		if resp.StatusCode != http.StatusOK || bytes.Contains(body, []byte("request_blocked")) {
+			t.Fatalf("quoting the pasted paragraph: status %d: %s", resp.StatusCode, body)
 		}
-	}
+		got := shownText(body)
+		if rt.name[0] == 'R' && stream {
+			// The Responses stream repeats the text in its done
+			// events: the deltas are what the caller read.
+			got = deltaText(body)
+		}
+		if got != openPara {
+			t.Fatalf("the answer is %q, want the paragraph byte for byte", got)
+		}
+		// The same request, but the model answers the whole prompt:
+		// its private part leaks and is stopped.
+		for _, form := range []string{"verbatim", "base64"} {
+			resp, body = post("Please quote this paragraph back to me exactly:\n\n" + openPara + " [fake:leak=" + form + "]")
+			if !bytes.Contains(body, []byte("request_blocked")) || (resp.StatusCode != http.StatusForbidden && !stream) {
+				t.Fatalf("%s: the private part was not stopped: status %d: %s", form, resp.StatusCode, body)
+			}
+			if strings.Contains(shownText(body), "quartz") {
+				t.Fatalf("%s: the caller read the private part: %s", form, body)
+			}
+		}
+	})
 }
 
 // TestAnswerLeakExemptsToolResults: a tool result that carries the

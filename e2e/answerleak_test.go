@@ -31,26 +31,26 @@ type leakRoute struct {
 	body   func(model, text string, stream bool) []byte
 }
 
-func leakRoutes() []leakRoute {
+// leakRoutes are the eight routes (four shapes, native and mapped), each
+// sending system as its system prompt.
+func leakRoutes(system string) []leakRoute {
+	opt := func(s string, stream bool) []byte {
+		if stream {
+			s += `,"stream":true`
+		}
+		return []byte(s + `}`)
+	}
 	m := func(model, text string, stream bool) []byte {
-		return messagesBody(model, text, stream, `,"system":`+quote(leakSystem))
+		return messagesBody(model, text, stream, `,"system":`+quote(system))
 	}
 	c := func(model, text string, stream bool) []byte {
-		s := `{"model":` + quote(model) + `,"messages":[{"role":"system","content":` + quote(leakSystem) + `},{"role":"user","content":` + quote(text) + `}]`
-		if stream {
-			s += `,"stream":true`
-		}
-		return []byte(s + `}`)
+		return opt(`{"model":`+quote(model)+`,"messages":[{"role":"system","content":`+quote(system)+`},{"role":"user","content":`+quote(text)+`}]`, stream)
 	}
 	r := func(model, text string, stream bool) []byte {
-		s := `{"model":` + quote(model) + `,"instructions":` + quote(leakSystem) + `,"input":` + quote(text)
-		if stream {
-			s += `,"stream":true`
-		}
-		return []byte(s + `}`)
+		return opt(`{"model":`+quote(model)+`,"instructions":`+quote(system)+`,"input":`+quote(text), stream)
 	}
 	g := func(_, text string, _ bool) []byte {
-		return []byte(`{"systemInstruction":{"parts":[{"text":` + quote(leakSystem) + `}]},"contents":[{"role":"user","parts":[{"text":` + quote(text) + `}]}],"generationConfig":{"maxOutputTokens":256}}`)
+		return []byte(`{"systemInstruction":{"parts":[{"text":` + quote(system) + `}]},"contents":[{"role":"user","parts":[{"text":` + quote(text) + `}]}],"generationConfig":{"maxOutputTokens":256}}`)
 	}
 	fixed := func(p string) func(string, bool) string { return func(string, bool) string { return p } }
 	gp := func(model string, stream bool) string {
@@ -71,11 +71,10 @@ func leakRoutes() []leakRoute {
 	}
 }
 
-func TestAnswerLeakStoppedEverywhere(t *testing.T) {
-	e := newEnv(t)
-	ctx := context.Background()
-	protected := leak.New(leak.Protected{Texts: []string{leakSystem}})
-	for _, rt := range leakRoutes() {
+// onEveryLeakRoute runs check as a subtest on each of the routes,
+// streamed and not; post sends text as the user's message on that route.
+func onEveryLeakRoute(t *testing.T, e *env, routes []leakRoute, check func(t *testing.T, rt leakRoute, stream bool, post func(text string) (*http.Response, []byte))) {
+	for _, rt := range routes {
 		for _, stream := range []bool{false, true} {
 			name := rt.name
 			if stream {
@@ -83,40 +82,49 @@ func TestAnswerLeakStoppedEverywhere(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				model := rt.vendor + "/" + nativeModels[rt.vendor]
-				for _, form := range fakevendor.LeakForms {
-					resp := e.post(rt.path(model, stream), e.key, rt.body(model, "Which flights leave tomorrow? [fake:leak="+form+"]", stream),
+				check(t, rt, stream, func(text string) (*http.Response, []byte) {
+					resp := e.post(rt.path(model, stream), e.key, rt.body(model, text, stream),
 						"Anthropic-Version", "2023-06-01", "X-Goog-Api-Key", e.key)
-					body := readAll(t, resp.Body)
-					shown := shownText(body)
-					if l := checkShown(protected, shown); l != nil {
-						t.Fatalf("%s: the caller got a leak (%s, %d words): %s", form, l.Form, l.Words, body)
-					}
-					if resp.StatusCode != http.StatusForbidden && (resp.StatusCode != http.StatusOK || !stream) {
-						t.Fatalf("%s: status %d: %s", form, resp.StatusCode, body)
-					}
-					// 403, or (once a byte left) the stream's own error event.
-					i := bytes.Index(body, []byte("inc_"))
-					if !bytes.Contains(body, []byte("request_blocked")) || i < 0 || len(body) < i+30 {
-						t.Fatalf("%s: stopped without request_blocked and an incident: %s", form, body)
-					}
-					incident := string(body[i : i+30])
-					in, err := e.m.Store().Incident(ctx, incident)
-					if err != nil || in.Kind != "extraction_answer" || in.Excerpt == "" || strings.Contains(in.Excerpt, "Bluefin") || strings.Contains(in.Reason, "Bluefin") {
-						t.Fatalf("%s: incident %q = %+v, %v", form, incident, in, err)
-					}
-				}
-				for _, form := range []string{"quote", "name"} {
-					resp := e.post(rt.path(model, stream), e.key, rt.body(model, "Which flights leave tomorrow? [fake:leak="+form+"]", stream),
-						"Anthropic-Version", "2023-06-01", "X-Goog-Api-Key", e.key)
-					body := readAll(t, resp.Body)
-					want := fakevendor.Leaked(leakSystem, form)
-					if resp.StatusCode != http.StatusOK || !strings.Contains(shownText(body), want) {
-						t.Fatalf("%s: status %d, want the whole answer %q: %s", form, resp.StatusCode, want, body)
-					}
-				}
+					return resp, readAll(t, resp.Body)
+				})
 			})
 		}
 	}
+}
+
+func TestAnswerLeakStoppedEverywhere(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	protected := leak.New(leak.Protected{Texts: []string{leakSystem}})
+	onEveryLeakRoute(t, e, leakRoutes(leakSystem), func(t *testing.T, rt leakRoute, stream bool, post func(string) (*http.Response, []byte)) {
+		for _, form := range fakevendor.LeakForms {
+			resp, body := post("Which flights leave tomorrow? [fake:leak=" + form + "]")
+			shown := shownText(body)
+			if l := checkShown(protected, shown); l != nil {
+				t.Fatalf("%s: the caller got a leak (%s, %d words): %s", form, l.Form, l.Words, body)
+			}
+			if resp.StatusCode != http.StatusForbidden && (resp.StatusCode != http.StatusOK || !stream) {
+				t.Fatalf("%s: status %d: %s", form, resp.StatusCode, body)
+			}
+			// 403, or (once a byte left) the stream's own error event.
+			i := bytes.Index(body, []byte("inc_"))
+			if !bytes.Contains(body, []byte("request_blocked")) || i < 0 || len(body) < i+30 {
+				t.Fatalf("%s: stopped without request_blocked and an incident: %s", form, body)
+			}
+			incident := string(body[i : i+30])
+			in, err := e.m.Store().Incident(ctx, incident)
+			if err != nil || in.Kind != "extraction_answer" || in.Excerpt == "" || strings.Contains(in.Excerpt, "Bluefin") || strings.Contains(in.Reason, "Bluefin") {
+				t.Fatalf("%s: incident %q = %+v, %v", form, incident, in, err)
+			}
+		}
+		for _, form := range []string{"quote", "name"} {
+			resp, body := post("Which flights leave tomorrow? [fake:leak=" + form + "]")
+			want := fakevendor.Leaked(leakSystem, form)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(shownText(body), want) {
+				t.Fatalf("%s: status %d, want the whole answer %q: %s", form, resp.StatusCode, want, body)
+			}
+		}
+	})
 }
 
 // shownText is the answer text a caller reads in a response body or
@@ -180,7 +188,7 @@ func checkShown(s *leak.Set, text string) *leak.Leak {
 func TestAnswerLeakInReasoningAndToolCalls(t *testing.T) {
 	e := newEnv(t)
 	protected := leak.New(leak.Protected{Texts: []string{leakSystem}})
-	routes := leakRoutes()
+	routes := leakRoutes(leakSystem)
 	mTools := `,"tools":[{"name":"lookup","description":"Look a flight up.","input_schema":{"type":"object","properties":{"q":{"type":"string"}}}}]`
 	cTools := `,"tools":[{"type":"function","function":{"name":"lookup","description":"Look a flight up.","parameters":{"type":"object","properties":{"q":{"type":"string"}}}}}]`
 	withTools := func(b []byte, tools string) []byte { return append(b[:len(b)-1:len(b)-1], []byte(tools+"}")...) }

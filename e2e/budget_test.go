@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
@@ -135,32 +134,8 @@ func TestDashboardShowsBudgets(t *testing.T) {
 		t.Fatalf("records %+v, %v", recs, err)
 	}
 	charge := recs[0].Charge
-	signIn := func(secret string) *http.Client {
-		jar, _ := cookiejar.New(nil)
-		client := &http.Client{Jar: jar}
-		req, _ := http.NewRequest("POST", e.url+"/dashboard/signin", strings.NewReader(url.Values{"key": {secret}}.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Origin", e.url)
-		r, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		readAll(t, r.Body)
-		return client
-	}
-	page := func(client *http.Client, path string) string {
-		r, err := client.Get(e.url + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := string(readAll(t, r.Body))
-		if r.StatusCode != 200 {
-			t.Fatalf("%s: %d", path, r.StatusCode)
-		}
-		return b
-	}
-	customer := signIn(e.key)
-	act := page(customer, "/dashboard/activity")
+	customer := e.signIn(t, e.key)
+	act := e.page(t, customer, "/dashboard/activity")
 	keyLeft := (1_000_000 - charge).USDString()
 	acctLeft := (gw.USD - charge).USDString()
 	for _, want := range []string{`aria-label="Budgets"`, "daily budget", `title="$` + keyLeft + `"`, "Account monthly budget", `title="$` + acctLeft + `"`} {
@@ -168,20 +143,14 @@ func TestDashboardShowsBudgets(t *testing.T) {
 			t.Errorf("activity page lacks %q", want)
 		}
 	}
-	adm := signIn(testAdminToken)
-	accts := page(adm, "/dashboard/accounts")
+	adm := e.signIn(t, testAdminToken)
+	accts := e.page(t, adm, "/dashboard/accounts")
 	for _, want := range []string{"left of $0.0100 a day", "left of $1.0000 a month", `action="/dashboard/keys/` + keyID + `/budget"`} {
 		if !strings.Contains(accts, want) {
 			t.Errorf("accounts page lacks %q", want)
 		}
 	}
-	req, _ := http.NewRequest("POST", e.url+"/dashboard/keys/"+keyID+"/budget", strings.NewReader(url.Values{"monthly_budget_usd": {"2"}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", e.url)
-	r, err := adm.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := e.submit(t, adm, "/dashboard/keys/"+keyID+"/budget", url.Values{"monthly_budget_usd": {"2"}})
 	body := string(readAll(t, r.Body))
 	if r.StatusCode != 200 || !strings.Contains(body, "Budgets of "+keyID+": ") || !strings.Contains(body, "left of $2.0000 a month") {
 		t.Errorf("set key budget: %d", r.StatusCode)

@@ -35,14 +35,7 @@ func TestDashboardThroughGateway(t *testing.T) {
 	if body := string(readAll(t, page.Body)); page.StatusCode != 200 || !strings.Contains(body, "<form") {
 		t.Fatalf("sign-in page: %d", page.StatusCode)
 	}
-	req, _ := http.NewRequest("POST", e.url+"/dashboard/signin", strings.NewReader(url.Values{"key": {e.key}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", e.url)
-	signed, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readAll(t, signed.Body)
+	readAll(t, e.submit(t, client, "/dashboard/signin", url.Values{"key": {e.key}}).Body)
 	logs, err := client.Get(e.url + "/dashboard/logs")
 	if err != nil {
 		t.Fatal(err)
@@ -89,4 +82,43 @@ func TestMetricsEndpoint(t *testing.T) {
 	if strings.Contains(body, nativeModels["openai"]) {
 		t.Error("metrics carry a model label (unbounded series)")
 	}
+}
+
+// signIn signs in to the dashboard with secret (a key or the admin
+// token) and returns a client holding the session.
+func (e *env) signIn(t *testing.T, secret string) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	readAll(t, e.submit(t, client, "/dashboard/signin", url.Values{"key": {secret}}).Body)
+	return client
+}
+
+// submit posts a dashboard form with client as a browser on the
+// dashboard's own page does (the same Origin).
+func (e *env) submit(t *testing.T, client *http.Client, path string, form url.Values) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", e.url+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", e.url)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// page is a dashboard page client reads; the test fails unless it is
+// served with 200.
+func (e *env) page(t *testing.T, client *http.Client, path string) string {
+	t.Helper()
+	r, err := client.Get(e.url + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := string(readAll(t, r.Body))
+	if r.StatusCode != 200 {
+		t.Fatalf("%s: %d", path, r.StatusCode)
+	}
+	return b
 }

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
@@ -18,38 +16,8 @@ import (
 // went, its CSV one row per step.
 func TestRunDefaultsAndRunsPage(t *testing.T) {
 	e, _, keyID := budgetEnv(t)
-	signIn := func(secret string) *http.Client {
-		jar, _ := cookiejar.New(nil)
-		client := &http.Client{Jar: jar}
-		req, _ := http.NewRequest("POST", e.url+"/dashboard/signin", strings.NewReader(url.Values{"key": {secret}}.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Origin", e.url)
-		r, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		readAll(t, r.Body)
-		return client
-	}
-	page := func(client *http.Client, path string) string {
-		r, err := client.Get(e.url + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := string(readAll(t, r.Body))
-		if r.StatusCode != 200 {
-			t.Fatalf("%s: %d", path, r.StatusCode)
-		}
-		return b
-	}
-	adm := signIn(testAdminToken)
-	req, _ := http.NewRequest("POST", e.url+"/dashboard/keys/"+keyID+"/run-defaults", strings.NewReader(url.Values{"budget_usd": {"3"}, "max_requests": {"2"}, "idle": {"30m"}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", e.url)
-	r, err := adm.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	adm := e.signIn(t, testAdminToken)
+	r := e.submit(t, adm, "/dashboard/keys/"+keyID+"/run-defaults", url.Values{"budget_usd": {"3"}, "max_requests": {"2"}, "idle": {"30m"}})
 	if body := string(readAll(t, r.Body)); r.StatusCode != 200 || !strings.Contains(body, "Run defaults of "+keyID+": $3.0000 a run, 2 steps, idle 30m0s.") {
 		t.Fatalf("set run defaults: %d %s", r.StatusCode, body)
 	}
@@ -68,18 +36,18 @@ func TestRunDefaultsAndRunsPage(t *testing.T) {
 	if err != nil || run.Budget != 3*gw.USD || run.MaxRequests != 2 || run.Idle.Minutes() != 30 {
 		t.Fatalf("run %+v %v", run, err)
 	}
-	customer := signIn(e.key)
-	list := page(customer, "/dashboard/runs")
+	customer := e.signIn(t, e.key)
+	list := e.page(t, customer, "/dashboard/runs")
 	if !strings.Contains(list, `href="/dashboard/runs/defaulted"`) || !strings.Contains(list, "step limit") {
 		t.Errorf("runs page lacks the run or its state")
 	}
-	detail := page(customer, "/dashboard/runs/defaulted")
+	detail := e.page(t, customer, "/dashboard/runs/defaulted")
 	for _, want := range []string{"Where the money went", "openai/" + nativeModels["openai"], "<polyline"} {
 		if !strings.Contains(detail, want) {
 			t.Errorf("run page lacks %q", want)
 		}
 	}
-	csv := page(customer, "/dashboard/runs/defaulted.csv")
+	csv := e.page(t, customer, "/dashboard/runs/defaulted.csv")
 	if n := strings.Count(strings.TrimSpace(csv), "\n"); n != 2 {
 		t.Errorf("csv has %d steps, want 2:\n%s", n, csv)
 	}

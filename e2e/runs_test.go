@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -135,24 +134,7 @@ func TestRunBudgetUnderConcurrency(t *testing.T) {
 // TestRunBudgetTwoInstances: on two instances sharing PostgreSQL and
 // Redis.
 func TestRunBudgetTwoInstances(t *testing.T) {
-	pg, rd := os.Getenv("GATEWAY_TEST_POSTGRES_URL"), os.Getenv("GATEWAY_TEST_REDIS_URL")
-	if pg == "" || rd == "" {
-		t.Skip("GATEWAY_TEST_POSTGRES_URL and GATEWAY_TEST_REDIS_URL are unset: the two-instance test needs both (CI sets them)")
-	}
-	if !strings.Contains(rd, "dial_timeout") {
-		sep := "?"
-		if strings.Contains(rd, "?") {
-			sep = "&"
-		}
-		rd += sep + "dial_timeout=10s"
-	}
-	shared := func(c *app.Config) {
-		c.DatabaseURL, c.RedisURL = pg, rd
-		c.RedisFailOpen, c.RedisFailLocal = false, false
-		c.RedisTimeout = 10 * time.Second
-		c.RPM, c.TPM = 0, 0
-	}
-	a, b := newEnv(t, shared), newEnv(t, shared)
+	a, b := twoInstances(t, "the two-instance test", func(c *app.Config) { c.RPM, c.TPM = 0, 0 })
 	secret, k, err := createKey(context.Background(), a.m.Store(), fmt.Sprintf("runs-%d", time.Now().UnixNano()), 50*gw.USD)
 	if err != nil {
 		t.Fatal(err)

@@ -21,27 +21,7 @@ import (
 // are admitted in all, every refusal is a 429 with Retry-After, and the
 // shared ledger balances.
 func TestTwoInstancesShareLimitsAndMoney(t *testing.T) {
-	pg, rd := os.Getenv("GATEWAY_TEST_POSTGRES_URL"), os.Getenv("GATEWAY_TEST_REDIS_URL")
-	if pg == "" || rd == "" {
-		t.Skip("GATEWAY_TEST_POSTGRES_URL and GATEWAY_TEST_REDIS_URL are unset: the scale-out test needs both (CI sets them)")
-	}
-	// The Redis budget is the test's, not production's 250 ms: with 30
-	// requests opening connections at once under -race on a loaded
-	// machine, a dial or round trip past 250 ms answered 503 (fail
-	// closed), which this test is not about.
-	if !strings.Contains(rd, "dial_timeout") {
-		sep := "?"
-		if strings.Contains(rd, "?") {
-			sep = "&"
-		}
-		rd += sep + "dial_timeout=10s"
-	}
-	shared := func(c *app.Config) {
-		c.DatabaseURL, c.RedisURL = pg, rd
-		c.RedisFailOpen, c.RedisFailLocal = false, false // limits stay global: a Redis hiccup must not admit more
-		c.RedisTimeout = 10 * time.Second
-	}
-	a, b := newEnv(t, shared), newEnv(t, shared)
+	a, b := twoInstances(t, "the scale-out test")
 	ctx := context.Background()
 	// A fresh key with its own limit, in the shared store.
 	const limit = 10
@@ -94,4 +74,34 @@ func TestTwoInstancesShareLimitsAndMoney(t *testing.T) {
 	if bal.Held != 0 || bal.Charged != charged || bal.Balance != bal.TopUps-bal.Charged || len(recs) != 3*limit {
 		t.Fatalf("balance %+v, %d records charging %d", bal, len(recs), charged)
 	}
+}
+
+// twoInstances starts two gateways on the PostgreSQL and Redis of
+// GATEWAY_TEST_POSTGRES_URL and GATEWAY_TEST_REDIS_URL, as a scaled-out
+// deployment runs, with opts applied to both; what (the test) is skipped
+// when either is unset. Limits stay global: a Redis hiccup fails closed
+// rather than admit more. The Redis budget is the test's, not
+// production's 250 ms: with many requests opening connections at once
+// under -race on a loaded machine, a dial or round trip past 250 ms
+// answered 503 (fail closed), which no test of two instances is about.
+func twoInstances(t *testing.T, what string, opts ...envOption) (a, b *env) {
+	t.Helper()
+	pg, rd := os.Getenv("GATEWAY_TEST_POSTGRES_URL"), os.Getenv("GATEWAY_TEST_REDIS_URL")
+	if pg == "" || rd == "" {
+		t.Skip("GATEWAY_TEST_POSTGRES_URL and GATEWAY_TEST_REDIS_URL are unset: " + what + " needs both (CI sets them)")
+	}
+	if !strings.Contains(rd, "dial_timeout") {
+		sep := "?"
+		if strings.Contains(rd, "?") {
+			sep = "&"
+		}
+		rd += sep + "dial_timeout=10s"
+	}
+	shared := func(c *app.Config) {
+		c.DatabaseURL, c.RedisURL = pg, rd
+		c.RedisFailOpen, c.RedisFailLocal = false, false
+		c.RedisTimeout = 10 * time.Second
+	}
+	opts = append([]envOption{shared}, opts...)
+	return newEnv(t, opts...), newEnv(t, opts...)
 }

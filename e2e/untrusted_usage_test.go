@@ -9,7 +9,6 @@ import (
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/internal/app"
-	"github.com/gwlabs/gateway/optimize/calibrate"
 	"github.com/gwlabs/gateway/route"
 )
 
@@ -266,7 +265,6 @@ func TestAbsurdPromptReportDisputed(t *testing.T) {
 func TestDirectiveShareEveryPrefix(t *testing.T) {
 	biller := testBiller(t)
 	e := newEnv(t, withOptimizer, func(c *app.Config) { c.RPM, c.TPM = 0, 0 })
-	ctx := context.Background()
 	st := e.m.Store()
 	long := strings.TrimSpace(strings.Repeat("the quick brown fox jumps over the lazy dog again ", 60)) // 600 words
 	for _, vendor := range route.Vendors() {
@@ -280,12 +278,7 @@ func TestDirectiveShareEveryPrefix(t *testing.T) {
 				body := chatBody(vendor+"/"+model, prompt, false, "")
 				send := func(hdr ...string) *gw.Record {
 					t.Helper()
-					resp := e.post("/v1/chat/completions", e.key, body, hdr...)
-					b := readAll(t, resp.Body)
-					if resp.StatusCode != 200 {
-						t.Fatalf("status %d: %s", resp.StatusCode, b)
-					}
-					return waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
+					return e.postRecord(t, "/v1/chat/completions", body, hdr...)
 				}
 				off := send("X-Gateway-Optimize", "off")
 				on := send()
@@ -327,11 +320,7 @@ func TestDirectiveShareEveryPrefix(t *testing.T) {
 			body := []byte(`{"model":"openai/gpt-6-sol","input":"hi","max_output_tokens":64` + instr + `}`)
 			send := func(hdr ...string) *gw.Record {
 				t.Helper()
-				resp := e.post("/v1/responses", e.key, body, hdr...)
-				if b := readAll(t, resp.Body); resp.StatusCode != 200 {
-					t.Fatalf("status %d: %s", resp.StatusCode, b)
-				}
-				return waitRecord(t, st, resp.Header.Get("X-Gateway-Request-Id"))
+				return e.postRecord(t, "/v1/responses", body, hdr...)
 			}
 			off := send("X-Gateway-Optimize", "off")
 			on := send()
@@ -344,20 +333,13 @@ func TestDirectiveShareEveryPrefix(t *testing.T) {
 	}
 	// The calibration requests are the operator's: recorded at their
 	// vendor cost, charged to no account.
-	recs, err := st.Records(ctx, gw.RecordFilter{Vendor: "groq", Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, r := range recs {
-		if strings.Contains(r.Note, calibrate.NoteOptimizerCalibration) {
-			n++
-			if r.Charge != 0 || r.Cost <= 0 || r.AccountID != "" {
-				t.Errorf("calibration record %+v: want a cost, no charge, no account", r)
-			}
+	cal := calibrations(t, st, gw.RecordFilter{Vendor: "groq", Limit: 100})
+	for _, r := range cal {
+		if r.Charge != 0 || r.Cost <= 0 || r.AccountID != "" {
+			t.Errorf("calibration record %+v: want a cost, no charge, no account", r)
 		}
 	}
-	if n != 2 {
+	if n := len(cal); n != 2 {
 		t.Errorf("%d calibration records on groq, want 2 (with and without the directive, once a model)", n)
 	}
 }

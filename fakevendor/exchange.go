@@ -178,6 +178,7 @@ func (ex *exchange) serve() {
 	if thread != nil {
 		ex.srv.threads.save(thread, r)
 	}
+	ex.srv.ledger.logServed(servedUsage(c, r))
 	if !c.stream {
 		ex.writeBody(c, r)
 		return

@@ -110,6 +110,8 @@ type Server struct {
 	replies   bool           // the reply model is on (replies.go)
 	directive string         // the text that models a shorter reply
 	outages   map[string]int // models-list status by vendor (outage.go)
+
+	ledger ledger // the usage log the reports are served from (ledger.go)
 }
 
 // NewHandler returns a Server that is not listening: use it as an
@@ -321,6 +323,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The price list, not a call: not recorded.
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, OpenRouterModels)
+		return
+	}
+	if s.serveReport(w, r, vendor, rest) {
+		// A report read with the admin key (report.go): not recorded.
 		return
 	}
 	if r.Method == http.MethodGet && strings.HasSuffix(rest, "/models") {

@@ -2,8 +2,6 @@ package mcp_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/http/httptest"
 	"os"
 	"slices"
@@ -11,13 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/admin"
 	"github.com/gwlabs/gateway/auth"
 	"github.com/gwlabs/gateway/mcp"
-	"github.com/gwlabs/gateway/postgres"
 	"github.com/gwlabs/gateway/proxy"
 	"github.com/gwlabs/gateway/ratelimit"
 )
@@ -34,32 +29,7 @@ func TestServerAddedOnOneInstanceServedByTheOther(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "gwtest_mcps_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(context.Background(), pgURL)
-		if err == nil {
-			conn.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
-			conn.Close(context.Background())
-		}
-	})
-	st, err := postgres.OpenWith(ctx, pgURL, postgres.Options{Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	acct, err := st.EnsureAccount(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.TopUp(ctx, acct.ID, gw.USD, "test"); err != nil {
-		t.Fatal(err)
-	}
-	secret, keyID, hash, _ := auth.NewKey()
-	if err := st.CreateKey(ctx, &gw.Key{ID: keyID, AccountID: acct.ID, Hint: auth.Hint(secret)}, hash); err != nil {
-		t.Fatal(err)
-	}
+	st, _, secret := sharedPostgres(t, pgURL)
 	alpha, web := newUpstream(t, "alpha"), newUpstream(t, "beta")
 	limits := ratelimit.NewMemory(ratelimit.MemoryOptions{})
 	t.Cleanup(func() { limits.Close() })

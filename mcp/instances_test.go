@@ -33,40 +33,17 @@ func TestTwoInstancesShareSessions(t *testing.T) {
 		t.Skip("GATEWAY_TEST_POSTGRES_URL and GATEWAY_TEST_REDIS_URL are not both set: skipping the two-instance MCP test")
 	}
 	ctx := context.Background()
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "gwtest_mcp_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(context.Background(), pgURL)
-		if err == nil {
-			conn.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
-			conn.Close(context.Background())
-		}
-	})
-	st, err := postgres.OpenWith(ctx, pgURL, postgres.Options{Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st, acctID, secret := sharedPostgres(t, pgURL)
 	ropts, err := goredis.ParseURL(redisURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rc := goredis.NewClient(ropts)
 	t.Cleanup(func() { rc.Close() })
+	var b [6]byte
+	rand.Read(b[:])
 	prefix := "gwtest:mcp:" + hex.EncodeToString(b[:]) + ":"
-	acct, err := st.EnsureAccount(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.TopUp(ctx, acct.ID, gw.USD, "test"); err != nil {
-		t.Fatal(err)
-	}
-	secret, keyID, hash, _ := auth.NewKey()
-	if err := st.CreateKey(ctx, &gw.Key{ID: keyID, AccountID: acct.ID, Hint: auth.Hint(secret)}, hash); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.SetMCPGrant(ctx, "account", acct.ID, &gw.MCPGrant{Allow: []string{"alpha"}, ToolRPM: 3}); err != nil {
+	if err := st.SetMCPGrant(ctx, "account", acctID, &gw.MCPGrant{Allow: []string{"alpha"}, ToolRPM: 3}); err != nil {
 		t.Fatal(err)
 	}
 	up := newUpstream(t, "alpha")
@@ -127,4 +104,39 @@ func TestTwoInstancesShareSessions(t *testing.T) {
 	if resp, body := e.raw("POST", secret, sid, `{"jsonrpc":"2.0","id":40,"method":"ping"}`); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("a session ended on the other instance: %d %s, want 404", resp.StatusCode, body)
 	}
+}
+
+// sharedPostgres is a store in a schema of its own on pgURL (dropped at
+// the test's end), as the instances of a test share it, with an account
+// holding $1 and a key of it: the account's id and the key's secret.
+func sharedPostgres(t *testing.T, pgURL string) (st *postgres.DB, acctID, secret string) {
+	t.Helper()
+	ctx := context.Background()
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "gwtest_mcp_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), pgURL)
+		if err == nil {
+			conn.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+			conn.Close(context.Background())
+		}
+	})
+	st, err := postgres.OpenWith(ctx, pgURL, postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	acct, err := st.EnsureAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.TopUp(ctx, acct.ID, gw.USD, "test"); err != nil {
+		t.Fatal(err)
+	}
+	secret, keyID, hash, _ := auth.NewKey()
+	if err := st.CreateKey(ctx, &gw.Key{ID: keyID, AccountID: acct.ID, Hint: auth.Hint(secret)}, hash); err != nil {
+		t.Fatal(err)
+	}
+	return st, acct.ID, secret
 }

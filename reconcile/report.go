@@ -10,6 +10,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	gw "github.com/gwlabs/gateway"
@@ -78,3 +79,10 @@ type Balances interface {
 // configured the admin credentials its report needs: the vendor is then
 // "unreconcilable", never matching.
 var ErrNoCredentials = errors.New("reconcile: no admin credentials for this vendor's report")
+
+// ErrNoReport is what a Source returns for a vendor that publishes no
+// usage or cost report the gateway can read (Groq, Together, Fireworks,
+// Mistral, Google): the vendor is "unreconcilable", never matching. It
+// wraps ErrNoCredentials, so a caller that tests only for that still
+// treats the vendor as unreconcilable.
+var ErrNoReport = fmt.Errorf("reconcile: this vendor publishes no report to reconcile against: %w", ErrNoCredentials)

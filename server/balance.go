@@ -7,7 +7,6 @@ import (
 	"time"
 
 	gw "github.com/gwlabs/gateway"
-	"github.com/gwlabs/gateway/internal/id"
 )
 
 // spender is the store's sum of an account's charges since a time (both
@@ -76,21 +75,11 @@ type BalanceKey struct {
 // balance serves GET /v1/balance for the key in Authorization (or
 // x-api-key).
 func (s *Server) balance(w http.ResponseWriter, r *http.Request) {
-	now := s.cfg.Now()
-	rid := id.New("req_", now)
-	w.Header().Set(HeaderRequestID, rid)
-	w.Header().Set("Cache-Control", "no-store")
-	fail := func(err error) { writeError(w, plain, rid, gw.AsError(err)) }
-	authz := r.Header.Get("Authorization")
-	if k := r.Header.Get("X-Api-Key"); authz == "" && k != "" {
-		authz = "Bearer " + k
-	}
-	gwy := s.cfg.Gateway
-	p, err := gwy.Authenticate(r.Context(), authz)
-	if err != nil {
-		fail(err)
+	p, now, fail := s.accountRead(w, r)
+	if p == nil {
 		return
 	}
+	gwy := s.cfg.Gateway
 	store := gwy.Store()
 	bal, err := store.Balance(r.Context(), p.AccountID)
 	if err != nil {

@@ -27,15 +27,11 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	if anthropic {
 		shape = mShape
 	}
-	authz := r.Header.Get("Authorization")
-	if k := r.Header.Get("X-Api-Key"); authz == "" && k != "" {
-		authz = "Bearer " + k
-	}
 	if s.cfg.Gateway == nil {
 		writeError(w, shape, rid, gw.Errorf(gw.CodeInternal, "the model list needs the gateway's key check, which is not configured"))
 		return
 	}
-	p, err := s.cfg.Gateway.Authenticate(r.Context(), authz)
+	p, err := s.cfg.Gateway.Authenticate(r.Context(), keyHeader(r))
 	if err != nil {
 		writeError(w, shape, rid, gw.AsError(err))
 		return

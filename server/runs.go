@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	gw "github.com/gwlabs/gateway"
-	"github.com/gwlabs/gateway/internal/id"
 	"github.com/gwlabs/gateway/runs"
 )
 
@@ -22,22 +21,11 @@ type RunList struct {
 // /v1/runs/{id} for the key in Authorization (or x-api-key): only its
 // own account's runs; another account's run is 404 like a missing one.
 func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
-	now := s.cfg.Now()
-	rid := id.New("req_", now)
-	w.Header().Set(HeaderRequestID, rid)
-	w.Header().Set("Cache-Control", "no-store")
-	fail := func(err error) { writeError(w, plain, rid, gw.AsError(err)) }
-	authz := r.Header.Get("Authorization")
-	if k := r.Header.Get("X-Api-Key"); authz == "" && k != "" {
-		authz = "Bearer " + k
-	}
-	gwy := s.cfg.Gateway
-	p, err := gwy.Authenticate(r.Context(), authz)
-	if err != nil {
-		fail(err)
+	p, now, fail := s.accountRead(w, r)
+	if p == nil {
 		return
 	}
-	rs, ok := gwy.Store().(gw.RunStore)
+	rs, ok := s.cfg.Gateway.Store().(gw.RunStore)
 	if !ok {
 		fail(gw.Errorf(gw.CodeNotFound, "this gateway's store keeps no runs"))
 		return
@@ -46,6 +34,7 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 	if runID == "" {
 		limit := 100
 		if v := r.URL.Query().Get("limit"); v != "" {
+			var err error
 			if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
 				fail(gw.Errorf(gw.CodeInvalidRequest, "limit must be a whole number from 1 to 1000"))
 				return

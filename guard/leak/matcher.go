@@ -41,6 +41,17 @@ type Matcher struct {
 	idle  bool        // no set: nothing to find
 	rel   int64       // bytes released so far: never taken back
 	found *Leak
+	// bufs back the seven tracks' candidates and held words: one
+	// allocation a matcher instead of two a track (none when idle).
+	bufs *[7]trackBuf
+}
+
+// trackBuf is the starting room of one track: its open candidates and
+// the letters its normalizer holds back (either grows past it by
+// append, into its own array).
+type trackBuf struct {
+	cands [4]cand
+	out   [maxTok]letterOut
 }
 
 // NewMatcher returns a Matcher for one answer. On a nil Set (nothing
@@ -49,15 +60,15 @@ func (s *Set) NewMatcher() *Matcher {
 	if s == nil {
 		return &Matcher{idle: true}
 	}
-	m := &Matcher{short: s.short}
-	m.text.t.init(s, "")
-	m.b64.t.init(s, "base64")
+	m := &Matcher{short: s.short, bufs: new([7]trackBuf)}
+	m.text.t.init(s, "", &m.bufs[0])
+	m.b64.t.init(s, "base64", &m.bufs[1])
 	m.b64.bits, m.b64.table, m.b64.quantum, m.b64.minRun = 6, &b64Values, 4, 16
-	m.b32.t.init(s, "base32")
+	m.b32.t.init(s, "base32", &m.bufs[2])
 	m.b32.bits, m.b32.table, m.b32.quantum, m.b32.minRun = 5, &b32Values, 8, 16
-	m.hex.t.init(s, "hex")
-	for i, name := range []string{"character_codes", "binary", "morse"} {
-		m.codes[i].t.init(s, name)
+	m.hex.t.init(s, "hex", &m.bufs[3])
+	for i, name := range [...]string{"character_codes", "binary", "morse"} {
+		m.codes[i].t.init(s, name, &m.bufs[4+i])
 		m.codes[i].kind = uint8(i)
 	}
 	return m
@@ -167,12 +178,12 @@ const ringN = 16
 
 // cand is a run of the answer matching a pattern so far.
 type cand struct {
-	pat   int32
-	start int32 // the pattern's first matched step (letters from start-1)
-	next  int32 // the pattern's next expected step
-	org   int64 // answer offset of the run's first letter
+	org int64 // answer offset of the run's first letter
 	// counts when the candidate began, for naming the form
 	words, esc, pct, qp, nl int64
+	pat                     int32
+	start                   int32 // the pattern's first matched step (letters from start-1)
+	next                    int32 // the pattern's next expected step
 	shift                   rune
 }
 
@@ -192,10 +203,10 @@ type track struct {
 	esc, pct, qp, nl int64
 }
 
-func (t *track) init(s *Set, name string) {
+func (t *track) init(s *Set, name string, b *trackBuf) {
 	t.s, t.name = s, name
-	t.cands = make([]cand, 0, 4)
-	t.n.out = make([]letterOut, 0, maxTok)
+	t.cands = b.cands[:0:len(b.cands)]
+	t.n.out = b.out[:0:len(b.out)]
 }
 
 // maxCands bounds the open candidates of a track.

@@ -272,9 +272,9 @@ func words(t string) (letters []rune, wordOf, ws, we []int32) {
 
 // letterOut is one letter a normalizer lets out.
 type letterOut struct {
-	c     rune
 	org   int64 // where in the answer it came from
-	start bool  // first letter of a word
+	c     rune
+	start bool // first letter of a word
 }
 
 // maxTok bounds the word a normalizer holds back to decide whether it

@@ -129,7 +129,7 @@ type Config struct {
 	LogLevel       string // GATEWAY_LOG_LEVEL: debug, info (default), warn, error
 	LogFormat      string // GATEWAY_LOG_FORMAT: text (default) or json
 
-	Vendors map[string]VendorConfig // GATEWAY_<VENDOR>_BASE_URL, GATEWAY_<VENDOR>_API_KEY
+	Vendors map[string]VendorConfig // GATEWAY_<VENDOR>_BASE_URL, GATEWAY_<VENDOR>_API_KEY, GATEWAY_<VENDOR>_ADMIN_KEY
 
 	ThreadRetention    time.Duration // GATEWAY_THREAD_RETENTION: how long a message thread is kept (default 1h; 0: threads off)
 	ThreadMaxBytes     int64         // GATEWAY_THREAD_MAX_BYTES: largest thread kept (default 8 MiB)
@@ -165,7 +165,16 @@ type Config struct {
 type VendorConfig struct {
 	BaseURL string
 	APIKey  string
+	// AdminKey is the operator's admin credential for the vendor's usage
+	// and cost reports (GATEWAY_<VENDOR>_ADMIN_KEY; OpenAI, Anthropic,
+	// OpenRouter and DeepSeek only): never used to serve a request and
+	// never shown. Empty: the vendor is unreconcilable.
+	AdminKey string
 }
+
+// AdminKeyVendors are the vendors whose reports the gateway reads with
+// an admin key (package reconcile/vendorreport).
+var AdminKeyVendors = []string{"openai", "anthropic", "openrouter", "deepseek"}
 
 // ConfigFromEnv reads the defaults and the environment.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
@@ -401,7 +410,17 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if _, err := upstream.ParseKeys(key); err != nil {
 			errs = append(errs, "GATEWAY_"+up+"_API_KEY: "+err.Error())
 		}
-		c.Vendors[v] = VendorConfig{BaseURL: getenv("GATEWAY_" + up + "_BASE_URL"), APIKey: key}
+		vc := VendorConfig{BaseURL: getenv("GATEWAY_" + up + "_BASE_URL"), APIKey: key}
+		if slices.Contains(AdminKeyVendors, v) {
+			vc.AdminKey = strings.TrimSpace(getenv("GATEWAY_" + up + "_ADMIN_KEY"))
+			if vc.AdminKey != "" && slices.ContainsFunc(strings.Split(key, ","), func(k string) bool {
+				k, _, _ = strings.Cut(k, "@")
+				return strings.TrimSpace(k) == vc.AdminKey
+			}) {
+				errs = append(errs, "GATEWAY_"+up+"_ADMIN_KEY: the admin key must not be one of GATEWAY_"+up+"_API_KEY's keys (admin credentials never serve requests)")
+			}
+		}
+		c.Vendors[v] = vc
 	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
@@ -451,6 +470,8 @@ func settingDefault(name string) string {
 		return "(the vendor's public API)"
 	case strings.HasSuffix(name, "_API_KEY"):
 		return "(none)"
+	case strings.HasSuffix(name, "_ADMIN_KEY"):
+		return "(none: the vendor is unreconcilable)"
 	}
 	return "?"
 }
@@ -727,5 +748,5 @@ func readRoutes(path string) (*route.Table, error) {
 
 // SecretSetting reports whether a setting's value must not be printed.
 func SecretSetting(name string) bool {
-	return strings.HasSuffix(name, "_API_KEY") || strings.HasSuffix(name, "_TOKEN")
+	return strings.HasSuffix(name, "_API_KEY") || strings.HasSuffix(name, "_ADMIN_KEY") || strings.HasSuffix(name, "_TOKEN")
 }

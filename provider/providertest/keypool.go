@@ -1,6 +1,8 @@
 package providertest
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -66,4 +68,56 @@ func (s *KeyPoolServer) Used(kind string, both bool) {
 	if both && (m[PoolKeys[0]] == 0 || m[PoolKeys[1]] == 0) {
 		s.t.Errorf("%s calls used the keys %v, want both keys of the pool", kind, m)
 	}
+}
+
+// KeyPoolCall is one kind of call a vendor's provider makes, as a
+// KeyPoolCase lists it.
+type KeyPoolCall struct {
+	Kind string // as KeyPoolCase.Kind names it
+	Do   func(ctx context.Context) error
+}
+
+// KeyPoolCase is one vendor's key pool check, run by RunKeyPool.
+type KeyPoolCase struct {
+	Header  string                     // the vendor's key header
+	Kind    func(*http.Request) string // a call's kind; the gateway's own probe is "probe"
+	Refusal string                     // the vendor's 401 body
+	Answer  string                     // the JSON body of every other answer
+	// Start builds the provider with PoolSetting on the stand-in's URL
+	// and returns every kind of call it makes, and a call whose body
+	// holds "refuse" (which the stand-in answers with 401).
+	Start func(t *testing.T, baseURL string) (calls []KeyPoolCall, refused func(context.Context) error)
+}
+
+// RunKeyPool checks that with a two-key pool every kind of call c lists
+// carries one key of the pool, spread over both, and that a refused key
+// has the gateway's own probe check it.
+func RunKeyPool(t *testing.T, c KeyPoolCase) {
+	t.Helper()
+	srv := NewKeyPoolServer(t, c.Header, c.Kind, func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), "refuse") {
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(c.Refusal))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(c.Answer))
+	})
+	calls, refused := c.Start(t, srv.URL)
+	ctx := context.Background()
+	for i := 0; i < 40; i++ {
+		for _, call := range calls {
+			if err := call.Do(ctx); err != nil {
+				t.Fatalf("%s call %d: %v", call.Kind, i, err)
+			}
+		}
+	}
+	if err := refused(ctx); err == nil {
+		t.Fatal("a refused call answered")
+	}
+	for _, call := range calls {
+		srv.Used(call.Kind, true)
+	}
+	srv.Used("probe", false)
 }
