@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/fakevendor"
@@ -168,7 +169,7 @@ func TestEmbeddingsOpenAIShape(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, func(c *app.Config) { c.DatabaseURL = dbURL })
 			ctx := context.Background()
-			secret, k, err := createKey(ctx, e.m.Store(), fmt.Sprintf("embed-%s", name), 10*gw.USD)
+			secret, k, err := createKey(ctx, e.m.Store(), fmt.Sprintf("embed-%s-%d", name, time.Now().UnixNano()), 10*gw.USD)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -448,7 +449,7 @@ func TestEmbeddingsLimitsBudgetsRuns(t *testing.T) {
 	ctx := context.Background()
 	body := embedBody("openai/text-embedding-3-small", embedTexts, 8, "")
 
-	limited, _, err := createKeyWithLimits(ctx, e.m.Store(), "embed-rpm", gw.USD, gw.Limit{RPM: 1})
+	limited, _, err := createKeyWithLimits(ctx, e.m.Store(), fmt.Sprintf("embed-rpm-%d", time.Now().UnixNano()), gw.USD, gw.Limit{RPM: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +467,7 @@ func TestEmbeddingsLimitsBudgetsRuns(t *testing.T) {
 	}
 
 	before := len(e.fake.Requests())
-	broke, _, err := createKey(ctx, e.m.Store(), "embed-broke", 0)
+	broke, _, err := createKey(ctx, e.m.Store(), fmt.Sprintf("embed-broke-%d", time.Now().UnixNano()), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
