@@ -360,9 +360,14 @@ func TestBackgroundCheckpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(time.Second) // a pause: the syncer's ticks checkpoint the log
-	if got := size(); got <= start {
-		t.Errorf("database file: %d bytes at the start, %d after 200 requests and a pause: the syncer did not checkpoint", start, got)
+	// The syncer's ticks checkpoint the log: wait for the file to grow,
+	// at most 10 s.
+	got := size()
+	for deadline := time.Now().Add(10 * time.Second); got <= start && time.Now().Before(deadline); got = size() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got <= start {
+		t.Errorf("database file: %d bytes at the start, %d after 200 requests and 10 s: the syncer did not checkpoint", start, got)
 	}
 	if err := db.VerifyLedger(t.Context(), a.ID); err != nil {
 		t.Error(err)

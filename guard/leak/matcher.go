@@ -60,7 +60,7 @@ func (s *Set) NewMatcher() *Matcher {
 	if s == nil {
 		return &Matcher{idle: true}
 	}
-	m := &Matcher{short: s.short, bufs: new([7]trackBuf)}
+	m := &Matcher{short: s.short, bufs: getBufs()}
 	m.text.t.init(s, "", &m.bufs[0])
 	m.b64.t.init(s, "base64", &m.bufs[1])
 	m.b64.bits, m.b64.table, m.b64.quantum, m.b64.minRun = 6, &b64Values, 4, 16
@@ -136,7 +136,40 @@ func (m *Matcher) Close() (release int64, leak *Leak) {
 		}
 	}
 	m.rel = m.n
+	m.recycle()
 	return m.n, nil
+}
+
+// freeBufs are tracks' buffers given back by matchers that closed
+// without a leak, for the next matchers: a bounded free list (a
+// sync.Pool would keep a burst's buffers live through the collector's
+// next cycles).
+var freeBufs = make(chan *[7]trackBuf, 64)
+
+func getBufs() *[7]trackBuf {
+	select {
+	case b := <-freeBufs:
+		return b
+	default:
+		return new([7]trackBuf)
+	}
+}
+
+// recycle gives the tracks' buffers back once the answer is read
+// whole: the tracks let go of them first, so a matcher used after its
+// Close grows buffers of its own and never touches another's.
+func (m *Matcher) recycle() {
+	if m.bufs == nil {
+		return
+	}
+	for _, t := range m.tracks() {
+		t.cands, t.n.out = nil, nil
+	}
+	select {
+	case freeBufs <- m.bufs:
+	default:
+	}
+	m.bufs = nil
 }
 
 // release is the answer bytes no open candidate reaches back into (a
