@@ -374,6 +374,25 @@
 //	chunks=N          split the reply text into N content chunks of nearly
 //	                  equal length instead of one per word.
 //	cost=DECIMAL      OpenRouter usage.cost.
+//	report-twice      the vendor's reports count this request twice.
+//	report-omit       the vendor's reports leave this request out.
+//
+// # Reports
+//
+// Every answered request is logged (UsageLog: vendor, inference key,
+// model, time, token classes), and the vendors' admin report endpoints are
+// served from that log (report.go): OpenAI's organization usage and costs,
+// Anthropic's usage and cost reports, OpenRouter's generation records and
+// key usage, DeepSeek's balance. They bill at the rate card's prices (a
+// model off the card at $1/M in, $2/M out), so an honest run matches the
+// gateway's ledger, and need AdminKey(vendor), which the inference
+// endpoints refuse (and the report endpoints refuse the inference key,
+// 403). Drift knobs: SetReportPrice (a price change from a time),
+// DropReportHour (a missing hour), AddReportSurcharge (a cost line the
+// rate card does not price), DuplicateInReport and report-twice (a
+// request counted twice), report-omit; SetGenerationLag (generation
+// records 404 for their first lookups), SetBalance, SetReportPageSize
+// (results per page, to exercise pagination), LogUsage (a history).
 //
 // Content chunks, counted by break and error-after, are the frames that
 // carry reasoning text, reply text or tool-call payload (for Anthropic the

@@ -10,6 +10,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
+
+	gw "github.com/gwlabs/gateway"
 )
 
 // The embedding routes (see the package documentation):
@@ -189,6 +192,11 @@ func (ex *exchange) serveEmbeddings() {
 		}
 		sb.WriteByte('}')
 	}
+	u := Usage{Vendor: ex.vendor, Model: c.model, Key: APIKey(ex.vendor), Time: time.Now(), Input: int64(tokens), Embedding: true}
+	if ex.vendor == "openrouter" {
+		u.Cost = gw.Money(2 * tokens) // $0.02 per million tokens
+	}
+	ex.srv.ledger.logServed(u)
 	m, _ := json.Marshal(c.model)
 	fmt.Fprintf(&sb, `],"model":%s,"usage":{"prompt_tokens":%d,"total_tokens":%d`, m, tokens, tokens)
 	if ex.vendor == "openrouter" {

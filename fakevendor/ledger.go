@@ -31,6 +31,12 @@ type Usage struct {
 	// usage.cost it reported.
 	GenerationID string
 	Cost         gw.Money
+	// Twice and Omit bend the reports: the request is counted twice, or
+	// left out ([fake:report-twice], [fake:report-omit]).
+	Twice, Omit bool
+	// Embedding marks an embeddings request: in the cost reports, not in
+	// the completions usage report (OpenAI reports embeddings apart).
+	Embedding bool
 }
 
 func (u Usage) prompt() int64 { return u.Input + u.CacheRead + u.CacheWrite5m + u.CacheWrite1h }
@@ -290,7 +296,7 @@ type bucket[T any] struct {
 
 // buckets aggregates vendor's log over [start, end) in buckets of width,
 // grouping by model and/or key as asked (an ungrouped field is "").
-func (l *ledger) buckets(vendor string, start, end time.Time, width time.Duration, byModel, byKey bool) []bucket[*line] {
+func (l *ledger) buckets(vendor string, start, end time.Time, width time.Duration, byModel, byKey, embeddings bool) []bucket[*line] {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []bucket[*line]
@@ -301,17 +307,17 @@ func (l *ledger) buckets(vendor string, start, end time.Time, width time.Duratio
 	}
 	seen := map[string]bool{}
 	for _, u := range l.log {
-		if u.Vendor != vendor {
+		if u.Vendor != vendor || (u.Embedding && !embeddings) {
 			continue
 		}
 		k := mkey(u.Vendor, u.Model)
 		n := int64(1)
-		if l.twice[k] && !seen[k] {
+		if (l.twice[k] && !seen[k]) || u.Twice {
 			n = 2
 		}
 		seen[k] = true
 		t := u.Time.UTC()
-		if t.Before(start) || !t.Before(end) || l.dropped[vendor+"\x00"+t.Truncate(time.Hour).Format(time.RFC3339)] {
+		if u.Omit || t.Before(start) || !t.Before(end) || l.dropped[vendor+"\x00"+t.Truncate(time.Hour).Format(time.RFC3339)] {
 			continue
 		}
 		b := start.Add(t.Sub(start) / width * width)
@@ -360,8 +366,11 @@ func (l *ledger) spent(vendor string) gw.Money {
 		}
 		k := mkey(u.Vendor, u.Model)
 		n := gw.Money(1)
-		if l.twice[k] && !seen[k] {
+		if (l.twice[k] && !seen[k]) || u.Twice {
 			n = 2
+		}
+		if u.Omit {
+			continue
 		}
 		seen[k] = true
 		if l.dropped[vendor+"\x00"+u.Time.UTC().Truncate(time.Hour).Format(time.RFC3339)] {
@@ -449,6 +458,7 @@ func servedUsage(c *call, r *reply) Usage {
 		Input:     int64(u.prompt - u.cacheRead - u.cacheWrite()),
 		CacheRead: int64(u.cacheRead), CacheWrite5m: int64(u.cache5m), CacheWrite1h: int64(u.cache1h),
 		Output: int64(u.output()),
+		Twice:  c.dirs.reportTwice, Omit: c.dirs.reportOmit,
 	}
 	if c.vendor == "openrouter" {
 		out.GenerationID = responseID(c)

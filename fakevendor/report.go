@@ -248,7 +248,7 @@ func (s *Server) openaiUsage(w http.ResponseWriter, q url.Values, _ string) {
 		return
 	}
 	byModel, byKey, _ := groupBy(q, "group_by")
-	bs := s.ledger.buckets("openai", start, end, width, byModel, byKey)
+	bs := s.ledger.buckets("openai", start, end, width, byModel, byKey, false)
 	page, next, err := pageOf(bs, q.Get("page"), limit, s.ledger.page())
 	if err != nil {
 		badQuery(w, "openai", err.Error())
@@ -259,7 +259,7 @@ func (s *Server) openaiUsage(w http.ResponseWriter, q url.Values, _ string) {
 		results := []any{}
 		for _, ln := range b.lines {
 			t := ln.tokens
-			results = append(results, map[string]any{
+			res := map[string]any{
 				"object":              "organization.usage.completions.result",
 				"input_tokens":        t[clsInput] + t[clsCacheRead] + t[clsCache5m] + t[clsCache1h],
 				"input_cached_tokens": t[clsCacheRead],
@@ -268,7 +268,13 @@ func (s *Server) openaiUsage(w http.ResponseWriter, q url.Values, _ string) {
 				"num_model_requests": ln.requests,
 				"project_id":         nil, "user_id": nil, "batch": nil,
 				"api_key_id": nullable(ln.key), "model": nullable(ln.model),
-			})
+			}
+			if cw := t[clsCache5m] + t[clsCache1h]; cw > 0 {
+				// Cache writes (GPT-5.6 and later) are inside
+				// input_tokens and also counted apart.
+				res["input_cache_write_tokens"] = cw
+			}
+			results = append(results, res)
 		}
 		data = append(data, map[string]any{"object": "bucket", "start_time": b.start.Unix(), "end_time": b.end.Unix(), "results": results})
 	}
@@ -292,7 +298,7 @@ func (s *Server) openaiCosts(w http.ResponseWriter, q url.Values, _ string) {
 		return
 	}
 	_, _, byItem := groupBy(q, "group_by")
-	costs := costBuckets(s.ledger.buckets("openai", start, end, width, true, false), byItem)
+	costs := costBuckets(s.ledger.buckets("openai", start, end, width, true, false, true), byItem)
 	page, next, err := pageOf(costs, q.Get("page"), limit, s.ledger.page())
 	if err != nil {
 		badQuery(w, "openai", err.Error())
@@ -398,7 +404,7 @@ func (s *Server) anthropicUsage(w http.ResponseWriter, q url.Values, _ string) {
 		return
 	}
 	byModel, byKey, _ := groupBy(q, "group_by[]")
-	bs := s.ledger.buckets("anthropic", start, end, width, byModel, byKey)
+	bs := s.ledger.buckets("anthropic", start, end, width, byModel, byKey, false)
 	page, next, err := pageOf(bs, q.Get("page"), limit, s.ledger.page())
 	if err != nil {
 		badQuery(w, "anthropic", err.Error())
@@ -452,7 +458,7 @@ func (s *Server) anthropicCosts(w http.ResponseWriter, q url.Values, _ string) {
 		return
 	}
 	_, _, byDesc := groupBy(q, "group_by[]")
-	costs := costBuckets(s.ledger.buckets("anthropic", start, end, width, true, false), byDesc)
+	costs := costBuckets(s.ledger.buckets("anthropic", start, end, width, true, false, true), byDesc)
 	page, next, err := pageOf(costs, q.Get("page"), limit, s.ledger.page())
 	if err != nil {
 		badQuery(w, "anthropic", err.Error())
@@ -496,7 +502,7 @@ func (s *Server) openrouterGeneration(w http.ResponseWriter, q url.Values, _ str
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
-		_, _ = fmt.Fprintf(w, `{"error":{"message":"Generation %s not found","code":404}}`, strconv.Quote(id)[1:len(strconv.Quote(id))-1])
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": "Generation " + id + " not found", "code": 404}})
 		return
 	}
 	total := json.Number(usdDecimal(moneyUnits(u.Cost)))

@@ -86,40 +86,43 @@ type namedCall struct {
 
 // directives are the [fake:...] instructions of a call.
 type directives struct {
-	raw        []string // every directive as written, in order
-	text       string
-	hasText    bool
-	tools      int
-	calls      []namedCall // [fake:call=NAME:ARGS], in order
-	reasoning  bool
-	cache      bool
-	cacheRead  int // -1: default
-	cache5m    int
-	cache1h    int
-	stop       string
-	status     int
-	retry      int
-	failFirst  int
-	failStatus int
-	slow       time.Duration
-	delay      time.Duration
-	hang       bool
-	breakAt    int // -1: off
-	errorAt    int // -1: off
-	malformed  bool
-	chunks     int
-	cost       string
-	retryMs    int    // -1: off
-	quota      string // Google's QuotaFailure quotaId on a 429 ("none": no QuotaFailure)
-	reset      bool   // close the connection with a reset, answering nothing
-	silent     bool   // send 200 headers, then nothing
-	on         string // the faults apply only to this vendor, model or vendor/model
-	searches   int    // hosted web searches the answer reports ([fake:searches=N])
-	fetches    int    // hosted web fetches ([fake:fetches=N], Anthropic)
-	container  bool   // the answer ran code in a container ([fake:container], Anthropic)
-	tier       string // the service tier the answer says served it ([fake:tier=NAME])
-	leak       string // answer with the system prompt in this form ([fake:leak=FORM], leak.go)
-	leakIn     string // where: "" the text, "reasoning", "tool" (a call of the first declared tool)
+	raw []string // every directive as written, in order
+	// reportTwice and reportOmit bend the reports (report.go): this
+	// request counted twice, or left out.
+	reportTwice, reportOmit bool
+	text                    string
+	hasText                 bool
+	tools                   int
+	calls                   []namedCall // [fake:call=NAME:ARGS], in order
+	reasoning               bool
+	cache                   bool
+	cacheRead               int // -1: default
+	cache5m                 int
+	cache1h                 int
+	stop                    string
+	status                  int
+	retry                   int
+	failFirst               int
+	failStatus              int
+	slow                    time.Duration
+	delay                   time.Duration
+	hang                    bool
+	breakAt                 int // -1: off
+	errorAt                 int // -1: off
+	malformed               bool
+	chunks                  int
+	cost                    string
+	retryMs                 int    // -1: off
+	quota                   string // Google's QuotaFailure quotaId on a 429 ("none": no QuotaFailure)
+	reset                   bool   // close the connection with a reset, answering nothing
+	silent                  bool   // send 200 headers, then nothing
+	on                      string // the faults apply only to this vendor, model or vendor/model
+	searches                int    // hosted web searches the answer reports ([fake:searches=N])
+	fetches                 int    // hosted web fetches ([fake:fetches=N], Anthropic)
+	container               bool   // the answer ran code in a container ([fake:container], Anthropic)
+	tier                    string // the service tier the answer says served it ([fake:tier=NAME])
+	leak                    string // answer with the system prompt in this form ([fake:leak=FORM], leak.go)
+	leakIn                  string // where: "" the text, "reasoning", "tool" (a call of the first declared tool)
 }
 
 // clearFaults drops the failures d scripts (for a call that on does not
@@ -251,6 +254,10 @@ func parseDirectives(text string) (directives, error) {
 			d.malformed = true
 		case "chunks":
 			d.chunks = num(1)
+		case "report-twice":
+			d.reportTwice = true
+		case "report-omit":
+			d.reportOmit = true
 		case "cost":
 			if _, e := strconv.ParseFloat(val, 64); e != nil || !json.Valid([]byte(val)) {
 				err = fmt.Errorf("directive %s: want a decimal number", m[0])

@@ -157,7 +157,9 @@ func extract(sc *scratch, lex *lexicon, text string) {
 	if !sc.sentencePass {
 		var played bool
 		sc.norm, played = appendWordGames(sc.norm, n0, lex)
-		shifted = shifted || played
+		var keyed bool
+		sc.norm, keyed = appendKeyed(sc.norm, n0, text)
+		shifted = shifted || played || keyed
 	}
 	if len(sc.norm) > n0 {
 		sc.viewFrom = n0

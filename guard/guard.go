@@ -333,6 +333,10 @@ func (g *Guard) check(sc *scratch, segs []Segment, p Policy) Verdict {
 		text := segs[i].Text
 		consider(i, g.cachedScore(&p, cacheSegment, text, func() result { return g.scoreText(sc, text) }), 0, nil, false)
 	}
+	if at, ok := forgedManyShot(segs, idx); ok {
+		// The same transcript as request turns, read as one.
+		consider(at, result{score: ruleScore, kind: KindExtraction, rule: "many-shot transcript of disclosed instructions in the request's turns"}, 0, nil, false)
+	}
 	if len(idx) > 1 {
 		g.scorePacks(sc, segs, idx, &p, consider)
 		// The user's spelled turns read together, without the replies
@@ -412,6 +416,10 @@ type result struct {
 // scoreText scores one segment through all its windows, the score
 // being the highest window's.
 func (g *Guard) scoreText(sc *scratch, text string) result {
+	if manyShot(text) {
+		// A made-up transcript of disclosures, read as one (manyshot.go).
+		return result{score: ruleScore, kind: KindExtraction, rule: "many-shot transcript of disclosed instructions"}
+	}
 	if len(text) <= windowSize {
 		return g.sentencesToo(sc, g.framedMention(sc, g.scoreWindow(sc, text), text), text, 0)
 	}

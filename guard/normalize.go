@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -642,7 +643,7 @@ func appendUnescaped(dst []byte, raw string) ([]byte, bool) {
 			found = true
 		}
 	}
-	if strings.Count(raw, "&#") >= minEscapes || strings.Count(raw, "&") >= minEscapes && strings.Count(raw, ";") >= minEscapes {
+	if (strings.Count(raw, "&#") >= minEscapes || strings.Count(raw, "&") >= minEscapes && strings.Count(raw, ";") >= minEscapes) && htmlReferences(raw) {
 		if u := html.UnescapeString(raw); len(u) < len(raw) {
 			dst = append(dst, '\n')
 			dst = normalize(dst, u)
@@ -651,6 +652,72 @@ func appendUnescaped(dst []byte, raw string) ([]byte, bool) {
 	}
 	return dst, found
 }
+
+// htmlReferences reports whether html.UnescapeString may change raw:
+// false only when no '&' of raw starts a character reference, so that
+// code full of "&&" and "&x" (which pass appendUnescaped's counts) is
+// not copied and scanned whole for nothing. Each '&' is decided alone:
+// the unescaper reads a reference from its '&' on and consumes no '&',
+// so a reference's bytes are the '&', its run of letters and digits and
+// an optional ';'. Those bytes alone are unescaped and compared; a '&#'
+// (a numeric reference, whose reading depends on the bytes after it)
+// or a run longer than maxReferenceRun answers true without looking.
+func htmlReferences(raw string) bool {
+	for i := strings.IndexByte(raw, '&'); i >= 0; {
+		j := i + 1
+		if j < len(raw) && raw[j] == '#' {
+			return true
+		}
+		for j < len(raw) && isAlnum(raw[j]) {
+			j++
+		}
+		if j-i-1 > maxReferenceRun {
+			return true
+		}
+		if j < len(raw) && raw[j] == ';' {
+			j++
+		}
+		if j-i > 1 && isReference(raw[i:j]) {
+			return true
+		}
+		k := strings.IndexByte(raw[j:], '&')
+		if k < 0 {
+			break
+		}
+		i = j + k
+	}
+	return false
+}
+
+// isReference reports whether the unescaper changes ref, a '&' and the
+// letters and digits after it (and a ';'). The answers are kept in a
+// small table shared by all goroutines, so that the few names code
+// repeats ("&it", "&buf") are unescaped once, not a copy a time.
+func isReference(ref string) bool {
+	h := uint32(2166136261)
+	for i := 0; i < len(ref); i++ {
+		h = (h ^ uint32(ref[i])) * 16777619
+	}
+	slot := &referenceMemo[h%uint32(len(referenceMemo))]
+	if e := slot.Load(); e != nil && e.ref == ref {
+		return e.changes
+	}
+	e := &referenceAnswer{ref: ref, changes: html.UnescapeString(ref) != ref}
+	e.ref = strings.Clone(ref) // not the window's text, which the caller reuses
+	slot.Store(e)
+	return e.changes
+}
+
+type referenceAnswer struct {
+	ref     string
+	changes bool
+}
+
+var referenceMemo [256]atomic.Pointer[referenceAnswer]
+
+// maxReferenceRun bounds the letters and digits after a '&' that
+// htmlReferences unescapes alone (the longest named reference is 32).
+const maxReferenceRun = 40
 
 // percentEscapes counts the %XX escapes of raw.
 func percentEscapes(raw string) int {

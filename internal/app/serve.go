@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -282,7 +283,13 @@ func (m *Main) startFakeVendors() (err error) {
 		if vc.APIKey == "" {
 			// Real keys win: a vendor with a configured key is
 			// the real one, the others are faked.
-			c.Vendors[v] = VendorConfig{BaseURL: m.fake.BaseURL(v), APIKey: m.fake.APIKey(v)}
+			fc := VendorConfig{BaseURL: m.fake.BaseURL(v), APIKey: m.fake.APIKey(v)}
+			if slices.Contains(AdminKeyVendors, v) {
+				// The fake's reports are read with its admin key,
+				// so reconciliation runs without vendor keys too.
+				fc.AdminKey = fakevendor.AdminKey(v)
+			}
+			c.Vendors[v] = fc
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwlabs/gateway/fakevendor"
 	"github.com/gwlabs/gateway/reconcile"
 )
 
@@ -41,3 +42,34 @@ func TestAdminKeysAreSettingsApartFromInferenceKeys(t *testing.T) {
 }
 
 func reconcileDay() time.Time { return time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC) }
+
+// serve --fake-vendors reads the fakes' reports with their admin keys, so
+// reconciliation runs with no vendor key at all; a vendor with a real key
+// keeps its own settings.
+func TestFakeVendorsHaveAdminKeys(t *testing.T) {
+	c, err := ConfigFromEnv(func(n string) string {
+		return map[string]string{"GATEWAY_ANTHROPIC_API_KEY": "sk-real"}[n]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.FakeVendors = true
+	m := &Main{Config: c}
+	if err := m.startFakeVendors(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.fake.Close() })
+	if got := m.Config.Vendors["openai"]; got.AdminKey != fakevendor.AdminKey("openai") || got.AdminKey == got.APIKey {
+		t.Errorf("openai: %+v", got)
+	}
+	if got := m.Config.Vendors["anthropic"]; got.AdminKey != "" || got.APIKey != "sk-real" {
+		t.Errorf("anthropic (a real key): %+v", got)
+	}
+	if got := m.Config.Vendors["groq"]; got.AdminKey != "" {
+		t.Errorf("groq has no report, got admin key %q", got.AdminKey)
+	}
+	rep, err := m.Config.VendorReports(nil, nil).Sources["openai"].Day(t.Context(), reconcileDay())
+	if err != nil || rep.Vendor != "openai" {
+		t.Errorf("openai report from the fake: %+v, %v", rep, err)
+	}
+}

@@ -148,3 +148,36 @@ func TestHonestReportMatchesTheCard(t *testing.T) {
 		t.Errorf("tokens %v cost %d, want 5 requests at the card", toks, cost)
 	}
 }
+
+func TestDriftDirectives(t *testing.T) {
+	srv, root := fake(t)
+	call(t, root, "openai", "gpt-4.1", "plain")
+	call(t, root, "openai", "gpt-4.1", "[fake:report-twice] counted twice")
+	call(t, root, "openai", "gpt-4.1", "[fake:report-omit] left out")
+	log := srv.UsageLog()
+	if len(log) != 3 {
+		t.Fatalf("usage log has %d entries, want 3", len(log))
+	}
+	var want expected
+	for i, n := range []int64{1, 2, 0} {
+		want.input += n * log[i].Input
+		want.output += n * log[i].Output
+		want.requests += n
+	}
+	toks, _, _ := model(day(t, vendorreport.NewOpenAI(cfg(root, "openai")), today()), "gpt-4.1")
+	if toks[reconcile.TokensInput] != want.input || toks[reconcile.TokensOutput] != want.output || toks[reconcile.TokensRequests] != 3 {
+		t.Errorf("tokens %v, want %+v (1 + 2 + 0 requests)", toks, want)
+	}
+}
+
+// OpenAI's cache writes (GPT-5.6 and later) are inside input_tokens; the
+// reader takes them out of input when the report breaks them out.
+func TestOpenAICacheWritesApartFromInput(t *testing.T) {
+	srv, root := fake(t)
+	srv.LogUsage(fakevendor.Usage{Vendor: "openai", Model: "gpt-5.6-sol", Key: fakevendor.APIKey("openai"),
+		Time: past.Add(time.Hour), Input: 500, CacheRead: 300, CacheWrite5m: 200, Output: 50})
+	toks, _, _ := model(day(t, vendorreport.NewOpenAI(cfg(root, "openai")), past), "gpt-5.6-sol")
+	if toks[reconcile.TokensInput] != 500 || toks[reconcile.TokensCacheRead] != 300 || toks[reconcile.TokensCacheWrite] != 200 {
+		t.Errorf("tokens %v, want input 500, cache_read 300, cache_write 200", toks)
+	}
+}

@@ -33,10 +33,14 @@ type openaiUsagePage struct {
 		Results   []struct {
 			InputTokens       *int64 `json:"input_tokens"` // cached tokens included
 			InputCachedTokens *int64 `json:"input_cached_tokens"`
-			OutputTokens      *int64 `json:"output_tokens"`
-			NumModelRequests  *int64 `json:"num_model_requests"`
-			APIKeyID          string `json:"api_key_id"`
-			Model             string `json:"model"`
+			// InputCacheWriteTokens are the cache writes inside
+			// input_tokens, where the report breaks them out (read when
+			// present; without it cache writes stay in input).
+			InputCacheWriteTokens *int64 `json:"input_cache_write_tokens"`
+			OutputTokens          *int64 `json:"output_tokens"`
+			NumModelRequests      *int64 `json:"num_model_requests"`
+			APIKeyID              string `json:"api_key_id"`
+			Model                 string `json:"model"`
 		} `json:"results"`
 	} `json:"data"`
 	HasMore  bool   `json:"has_more"`
@@ -94,9 +98,13 @@ func (o *OpenAI) Day(ctx context.Context, day time.Time) (reconcile.Report, erro
 					if r.InputCachedTokens != nil {
 						in -= *r.InputCachedTokens
 					}
+					if r.InputCacheWriteTokens != nil {
+						in -= *r.InputCacheWriteTokens
+					}
 					rs.addTokens(k, reconcile.TokensInput, &in)
 				}
 				rs.addTokens(k, reconcile.TokensCacheRead, r.InputCachedTokens)
+				rs.addTokens(k, reconcile.TokensCacheWrite, r.InputCacheWriteTokens)
 				rs.addTokens(k, reconcile.TokensOutput, r.OutputTokens)
 				rs.addTokens(k, reconcile.TokensRequests, r.NumModelRequests)
 			}

@@ -381,6 +381,11 @@ func TestKeysStayApart(t *testing.T) {
 	if _, _, err := vendorreport.NewOpenRouter(c).GenerationCost(ctx, "gen-1"); !errors.Is(err, vendorreport.ErrAdminKeyRefused) {
 		t.Errorf("openrouter generation with the inference key: %v", err)
 	}
+	d := cfg(root, "deepseek")
+	d.AdminKey = vendorreport.Secret(fakevendor.APIKey("deepseek"))
+	if _, err := vendorreport.NewDeepSeek(d).Balance(ctx); !errors.Is(err, vendorreport.ErrAdminKeyRefused) {
+		t.Errorf("deepseek balance with the inference key: %v", err)
+	}
 	// The admin key does not serve a request.
 	for _, v := range []string{"openai", "deepseek", "openrouter"} {
 		b := `{"model":"m/x","messages":[{"role":"user","content":"hi"}]}`
@@ -409,5 +414,32 @@ func TestSecretIsRedacted(t *testing.T) {
 		if strings.Contains(s, "secret") || !strings.Contains(s, "[redacted]") {
 			t.Errorf("shown: %s", s)
 		}
+	}
+}
+
+// OpenAI reports embeddings apart from completions: their cost is on the
+// Costs API, their tokens not in the completions usage.
+func TestOpenAIEmbeddingsCostOnly(t *testing.T) {
+	srv, root := fake(t)
+	req, _ := http.NewRequest(http.MethodPost, fakevendor.BaseURLAt(root, "openai")+"/embeddings",
+		strings.NewReader(`{"model":"text-embedding-3-small","input":["one two three","four five"]}`))
+	req.Header.Set("Authorization", "Bearer "+fakevendor.APIKey("openai"))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("embeddings: HTTP %d", resp.StatusCode)
+	}
+	rep, err := vendorreport.NewOpenAI(cfg(root, "openai")).Day(context.Background(), today())
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks, cost, has := model(rep, "text-embedding-3-small")
+	want := expect(t, srv, "openai", "text-embedding-3-small", nil)
+	if len(toks) != 0 || !has || cost != want.cost || want.input == 0 {
+		t.Fatalf("tokens %v cost %d (has %v), want no tokens and cost %d", toks, cost, has, want.cost)
 	}
 }
