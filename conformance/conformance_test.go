@@ -15,7 +15,11 @@
 // the gemini-api-key auth and GOOGLE_GEMINI_BASE_URL at the gateway: a
 // prompt, a run_shell_command round trip with a file written in its
 // working folder under --approval-mode yolo, and a thinking turn that
-// calls read_file); all on every vendor prefix. The clients are
+// calls read_file); and embeddings: openai-node's embeddings.create
+// (floats, base64 as sent and as the SDK decodes it), @google/genai's
+// embedContent (one content, a batch in order) and the AI SDK's embed and
+// embedMany (the prefixes without embeddings answer the 400 naming those
+// that do); all on every vendor prefix. The clients are
 // pinned in package-lock.json and installed with "npm ci" in this
 // directory; run.mjs holds the checks, runs them concurrently and prints
 // the matrix. TestCodexRequest checks what Codex sends on /v1/responses

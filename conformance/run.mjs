@@ -27,7 +27,7 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
 import { Agent, OpenAIResponsesModel, run as runAgent, setTracingDisabled, tool as agentTool } from '@openai/agents';
-import { generateText, stepCountIs, streamText, tool as aiTool } from 'ai';
+import { embed as aiEmbed, embedMany as aiEmbedMany, generateText, stepCountIs, streamText, tool as aiTool } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { z } from 'zod';
 import { GoogleGenAI, Type as GType } from '@google/genai';
@@ -648,6 +648,118 @@ const geminiChecks = {
   },
 };
 
+// Embeddings (E: POST /v1/embeddings; G: Gemini's embed methods). ------
+
+// The embedding model of each column's prefix; a column whose prefix has
+// none (anthropic, groq, deepseek, an operator route) checks the 400 that
+// names the prefixes that embed.
+const embedModels = {
+  openai: 'openai/text-embedding-3-small',
+  google: 'google/gemini-embedding-001',
+  mistral: 'mistral/codestral-embed',
+  together: 'together/BAAI/bge-large-en-v1.5',
+  fireworks: 'fireworks/nomic-ai/nomic-embed-text-v1.5',
+  openrouter: 'openrouter/openai/text-embedding-3-small',
+};
+const embedTexts = ['alpha beta', 'gamma', 'delta epsilon zeta'];
+// The length asked: 8, except on together's model, whose 1024 is fixed.
+const embedDims = (m) => (m.startsWith('together/') ? 1024 : 8);
+const embedModelOf = (model) => embedModels[model.split('/')[0]];
+
+// refusedForEmbeddings awaits p and wants it to fail with a 400 whose
+// message names the prefixes that embed.
+async function refusedForEmbeddings(p) {
+  try {
+    await p;
+  } catch (e) {
+    const status = e.status ?? e.statusCode ?? e.code;
+    must(status === 400 && /openai\//.test(e.message ?? ''), `status ${status}: ${e.message}`);
+    return;
+  }
+  throw new Error('a prefix without embeddings was served');
+}
+
+function vectorsOK(vecs, n, dims, what) {
+  must(vecs.length === n, `${what}: ${vecs.length} vectors for ${n} inputs`);
+  vecs.forEach((v, i) => must(v.length === dims && v.every(Number.isFinite), `${what}: vector ${i} has ${v.length} values, want ${dims}`));
+  must(new Set(vecs.map((v) => v.join(','))).size === n, `${what}: vectors of different inputs are equal`);
+}
+
+const embedChecks = {
+  // openai-node, floats asked explicitly.
+  'embeddings.create': async (model) => {
+    const m = embedModelOf(model);
+    if (!m) return refusedForEmbeddings(openai.embeddings.create({ model, input: embedTexts, encoding_format: 'float' }));
+    const dims = embedDims(m);
+    const r = await openai.embeddings.create({ model: m, input: embedTexts, dimensions: dims, encoding_format: 'float' });
+    must(r.object === 'list' && r.data.every((d, i) => d.index === i && d.object === 'embedding'), `data ${JSON.stringify(r.data.map((d) => d.index))}`);
+    vectorsOK(r.data.map((d) => d.embedding), 3, dims, 'float');
+    must(r.usage?.prompt_tokens > 0 && r.usage.total_tokens === r.usage.prompt_tokens, `usage ${JSON.stringify(r.usage)}`);
+  },
+  // openai-node, base64 asked (the string as sent) and by default (the
+  // SDK asks base64 and decodes it): both the floats of the float answer.
+  'embeddings.create base64': async (model) => {
+    const m = embedModelOf(model);
+    if (!m) return refusedForEmbeddings(openai.embeddings.create({ model, input: embedTexts, encoding_format: 'base64' }));
+    const dims = embedDims(m);
+    const floats = (await openai.embeddings.create({ model: m, input: embedTexts, dimensions: dims, encoding_format: 'float' })).data.map((d) => d.embedding);
+    const b64 = await openai.embeddings.create({ model: m, input: embedTexts, dimensions: dims, encoding_format: 'base64' });
+    b64.data.forEach((d, i) => {
+      must(typeof d.embedding === 'string', `base64 data[${i}] is ${typeof d.embedding}`);
+      const buf = Buffer.from(d.embedding, 'base64');
+      const f = new Float32Array(buf.buffer, buf.byteOffset, buf.length / 4);
+      must(f.length === dims && Array.from(f).every((x, j) => x === Math.fround(floats[i][j])), `base64 vector ${i} differs from the float one`);
+    });
+    const dflt = await openai.embeddings.create({ model: m, input: embedTexts, dimensions: dims });
+    dflt.data.forEach((d, i) =>
+      must(d.embedding.length === dims && d.embedding.every((x, j) => x === Math.fround(floats[i][j])), `SDK-decoded vector ${i} differs from the float one`),
+    );
+  },
+};
+
+// @google/genai: embedContent (the SDK sends batchEmbedContents), one
+// content and three.
+const genaiEmbedChecks = {
+  'genai.embedContent': async (model) => {
+    const m = embedModelOf(model);
+    if (!m) return refusedForEmbeddings(genai.models.embedContent({ model, contents: 'gamma' }));
+    const dims = embedDims(m);
+    const r = await genai.models.embedContent({ model: m, contents: 'gamma', config: { outputDimensionality: dims } });
+    vectorsOK((r.embeddings ?? []).map((e) => e.values ?? []), 1, dims, 'single');
+  },
+  'genai.embedContent batch': async (model) => {
+    const m = embedModelOf(model);
+    if (!m) return refusedForEmbeddings(genai.models.embedContent({ model, contents: embedTexts }));
+    const dims = embedDims(m);
+    const config = { outputDimensionality: dims, ...(m.startsWith('google/') ? { taskType: 'RETRIEVAL_DOCUMENT', title: 'Notes' } : {}) };
+    const r = await genai.models.embedContent({ model: m, contents: embedTexts, config });
+    const vecs = (r.embeddings ?? []).map((e) => e.values ?? []);
+    vectorsOK(vecs, 3, dims, 'batch');
+    const one = await genai.models.embedContent({ model: m, contents: 'gamma', config });
+    must(one.embeddings[0].values.every((x, j) => x === vecs[1][j]), 'batch order: vector 1 is not the vector of input 1');
+  },
+};
+
+// The AI SDK's embed and embedMany through its OpenAI provider.
+const aiEmbedChecks = {
+  'ai-sdk embed': async (model) => {
+    const m = embedModelOf(model);
+    if (!m) return refusedForEmbeddings(aiEmbed({ model: aiOpenAI.embedding(model), value: 'gamma', maxRetries: 0 }));
+    const dims = embedDims(m);
+    const r = await aiEmbed({ model: aiOpenAI.embedding(m), value: 'gamma', maxRetries: 0, providerOptions: { openai: { dimensions: dims } } });
+    vectorsOK([r.embedding], 1, dims, 'embed');
+    must(r.usage?.tokens > 0, `usage ${JSON.stringify(r.usage)}`);
+  },
+  'ai-sdk embedMany': async (model) => {
+    const m = embedModelOf(model);
+    if (!m) return refusedForEmbeddings(aiEmbedMany({ model: aiOpenAI.embedding(model), values: embedTexts, maxRetries: 0 }));
+    const dims = embedDims(m);
+    const r = await aiEmbedMany({ model: aiOpenAI.embedding(m), values: embedTexts, maxRetries: 0, providerOptions: { openai: { dimensions: dims } } });
+    vectorsOK(r.embeddings, 3, dims, 'embedMany');
+    must(r.usage?.tokens > 0, `usage ${JSON.stringify(r.usage)}`);
+  },
+};
+
 // The routes: the C endpoint for the OpenAI SDK, M for the Anthropic SDK
 // and Claude Code, R for the Responses clients, G for Google's SDK and
 // Gemini CLI.
@@ -661,6 +773,9 @@ const plan = [
   ...Object.entries(aiChecks).map(([c, fn]) => ({ client: c, endpoint: 'R', fn })),
   ...Object.entries(genaiChecks).map(([c, fn]) => ({ client: c, endpoint: 'G', fn })),
   ...Object.entries(geminiChecks).map(([c, fn]) => ({ client: c, endpoint: 'G', fn })),
+  ...Object.entries(embedChecks).map(([c, fn]) => ({ client: c, endpoint: 'E', fn })),
+  ...Object.entries(genaiEmbedChecks).map(([c, fn]) => ({ client: c, endpoint: 'G', fn })),
+  ...Object.entries(aiEmbedChecks).map(([c, fn]) => ({ client: c, endpoint: 'E', fn })),
   ...(process.env.CONFORMANCE_MCP ? mcpChecks({ runClaude, runCodex, runGemini, must, baseURL, apiKey }) : []),
 ].filter((p) => onlyClients.length === 0 || onlyClients.includes(p.client));
 

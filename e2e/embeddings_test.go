@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	gw "github.com/gwlabs/gateway"
 	"github.com/gwlabs/gateway/fakevendor"
@@ -168,7 +169,7 @@ func TestEmbeddingsOpenAIShape(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, func(c *app.Config) { c.DatabaseURL = dbURL })
 			ctx := context.Background()
-			secret, k, err := createKey(ctx, e.m.Store(), fmt.Sprintf("embed-%s", name), 10*gw.USD)
+			secret, k, err := createKey(ctx, e.m.Store(), fmt.Sprintf("embed-%s-%d", name, time.Now().UnixNano()), 10*gw.USD)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -436,5 +437,53 @@ func TestEmbeddingsGeminiShape(t *testing.T) {
 				t.Errorf("anthropic/ embedContent: %d %s; want Google's 400 naming the models that embed", resp.StatusCode, b)
 			}
 		})
+	}
+}
+
+// TestEmbeddingsLimitsBudgetsRuns: the key's RPM applies to embeddings
+// (429 with Retry-After, in each shape's envelope), an empty balance is
+// a 402 before the vendor is called, and a run's step is counted and
+// reported in X-Gateway-Run-Spend, the charge included.
+func TestEmbeddingsLimitsBudgetsRuns(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	body := embedBody("openai/text-embedding-3-small", embedTexts, 8, "")
+
+	limited, _, err := createKeyWithLimits(ctx, e.m.Store(), fmt.Sprintf("embed-rpm-%d", time.Now().UnixNano()), gw.USD, gw.Limit{RPM: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := e.post("/v1/embeddings", limited, body)
+	readAll(t, first.Body)
+	second := e.post("/v1/embeddings", limited, body)
+	b := readAll(t, second.Body)
+	if first.StatusCode != 200 || second.StatusCode != 429 || second.Header.Get("Retry-After") == "" || !bytes.Contains(b, []byte("rate limit")) {
+		t.Errorf("RPM 1: %d then %d %s (Retry-After %q)", first.StatusCode, second.StatusCode, b, second.Header.Get("Retry-After"))
+	}
+	g := e.post("/v1beta/models/openai/text-embedding-3-small:embedContent", "", []byte(`{"content":{"parts":[{"text":"x"}]}}`), "X-Goog-Api-Key", limited)
+	b = readAll(t, g.Body)
+	if g.StatusCode != 429 || !bytes.Contains(b, []byte("RESOURCE_EXHAUSTED")) {
+		t.Errorf("RPM 1, Gemini shape: %d %s", g.StatusCode, b)
+	}
+
+	before := len(e.fake.Requests())
+	broke, _, err := createKey(ctx, e.m.Store(), fmt.Sprintf("embed-broke-%d", time.Now().UnixNano()), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := e.post("/v1/embeddings", broke, body)
+	b = readAll(t, resp.Body)
+	if resp.StatusCode != 402 || len(e.fake.Requests()) != before {
+		t.Errorf("empty balance: %d %s, %d vendor calls", resp.StatusCode, b, len(e.fake.Requests())-before)
+	}
+
+	resp = e.post("/v1/embeddings", e.key, body, "X-Gateway-Run", "embed-run", "X-Gateway-Run-Budget", "1")
+	readAll(t, resp.Body)
+	charge, err := parseCents(resp.Header.Get("X-Gateway-Customer-Charge-Cents"))
+	if resp.StatusCode != 200 || err != nil || charge != 22 {
+		t.Fatalf("run request: %d, charge %q", resp.StatusCode, resp.Header.Get("X-Gateway-Customer-Charge-Cents"))
+	}
+	if spend := resp.Header.Get("X-Gateway-Run-Spend"); spend == "" {
+		t.Errorf("no X-Gateway-Run-Spend on an embeddings request of a run")
 	}
 }

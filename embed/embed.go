@@ -463,35 +463,33 @@ type Usage struct {
 // DecodeOpenAI reads an OpenAI-compatible /embeddings answer of n
 // vectors, each of dims values (0: any one length for all): data ordered
 // by index (each index 0..n-1 exactly once), usage prompt_tokens (else
-// total_tokens).
+// total_tokens). The answer is read with rawjson (a validating scan,
+// then spans), not encoding/json: its vectors are nearly all its bytes.
 func DecodeOpenAI(b []byte, n, dims int) ([][]float64, Usage, error) {
-	var a struct {
-		Data []struct {
-			Index     *int            `json:"index"`
-			Embedding json.RawMessage `json:"embedding"`
-		} `json:"data"`
-		Usage *struct {
-			PromptTokens *int64          `json:"prompt_tokens"`
-			TotalTokens  *int64          `json:"total_tokens"`
-			Cost         json.RawMessage `json:"cost"`
-		} `json:"usage"`
-	}
-	if err := json.Unmarshal(b, &a); err != nil {
+	if !rawjson.Valid(b) {
 		return nil, Usage{}, upstream("the vendor's embeddings answer is not readable JSON")
 	}
-	if len(a.Data) != n {
-		return nil, Usage{}, upstream("the vendor returned %d vectors for %d inputs", len(a.Data), n)
+	data := rawjson.Get(b, "data")
+	els, err := rawjson.Elements(data)
+	if err != nil {
+		return nil, Usage{}, upstream("the vendor's embeddings answer has no data array")
+	}
+	if len(els) != n {
+		return nil, Usage{}, upstream("the vendor returned %d vectors for %d inputs", len(els), n)
 	}
 	vecs := make([][]float64, n)
-	for i, d := range a.Data {
+	for i, sp := range els {
+		el := data[sp.Start:sp.End]
 		idx := i
-		if d.Index != nil {
-			idx = *d.Index
+		if raw := rawjson.Get(el, "index"); raw != nil {
+			if err := json.Unmarshal(raw, &idx); err != nil {
+				return nil, Usage{}, upstream("the vendor sent an index that is not an integer")
+			}
 		}
 		if idx < 0 || idx >= n || vecs[idx] != nil {
 			return nil, Usage{}, upstream("the vendor's vector indexes are not 0..%d once each", n-1)
 		}
-		v, err := floats(d.Embedding)
+		v, err := floats(rawjson.Get(el, "embedding"))
 		if err != nil {
 			return nil, Usage{}, err
 		}
@@ -501,15 +499,20 @@ func DecodeOpenAI(b []byte, n, dims int) ([][]float64, Usage, error) {
 		return nil, Usage{}, err
 	}
 	var u Usage
-	if a.Usage != nil {
+	var w struct {
+		PromptTokens *int64          `json:"prompt_tokens"`
+		TotalTokens  *int64          `json:"total_tokens"`
+		Cost         json.RawMessage `json:"cost"`
+	}
+	if raw := rawjson.Get(b, "usage"); raw != nil && json.Unmarshal(raw, &w) == nil {
 		switch {
-		case a.Usage.PromptTokens != nil && *a.Usage.PromptTokens > 0:
-			u.Tokens = *a.Usage.PromptTokens
-		case a.Usage.TotalTokens != nil && *a.Usage.TotalTokens > 0:
-			u.Tokens = *a.Usage.TotalTokens
+		case w.PromptTokens != nil && *w.PromptTokens > 0:
+			u.Tokens = *w.PromptTokens
+		case w.TotalTokens != nil && *w.TotalTokens > 0:
+			u.Tokens = *w.TotalTokens
 		}
 		u.Reported = u.Tokens > 0
-		if c := bytes.TrimSpace(a.Usage.Cost); len(c) > 0 && c[0] != 'n' {
+		if c := bytes.TrimSpace(w.Cost); len(c) > 0 && c[0] != 'n' {
 			u.Cost = string(c)
 		}
 	}
@@ -519,20 +522,20 @@ func DecodeOpenAI(b []byte, n, dims int) ([][]float64, Usage, error) {
 // DecodeGemini reads a batchEmbedContents answer of n vectors
 // ({"embeddings":[{"values":[...]}]}, in request order).
 func DecodeGemini(b []byte, n, dims int) ([][]float64, error) {
-	var a struct {
-		Embeddings []struct {
-			Values json.RawMessage `json:"values"`
-		} `json:"embeddings"`
-	}
-	if err := json.Unmarshal(b, &a); err != nil {
+	if !rawjson.Valid(b) {
 		return nil, upstream("the vendor's embeddings answer is not readable JSON")
 	}
-	if len(a.Embeddings) != n {
-		return nil, upstream("the vendor returned %d vectors for %d inputs", len(a.Embeddings), n)
+	list := rawjson.Get(b, "embeddings")
+	els, err := rawjson.Elements(list)
+	if err != nil {
+		return nil, upstream("the vendor's embeddings answer has no embeddings array")
+	}
+	if len(els) != n {
+		return nil, upstream("the vendor returned %d vectors for %d inputs", len(els), n)
 	}
 	vecs := make([][]float64, n)
-	for i, e := range a.Embeddings {
-		v, err := floats(e.Values)
+	for i, sp := range els {
+		v, err := floats(rawjson.Get(list[sp.Start:sp.End], "values"))
 		if err != nil {
 			return nil, err
 		}
@@ -543,17 +546,55 @@ func DecodeGemini(b []byte, n, dims int) ([][]float64, error) {
 
 func upstream(format string, a ...any) error { return gw.Errorf(gw.CodeUpstream, format, a...) }
 
+// floats reads a JSON array of numbers: a scan of its own (the vectors
+// are most of an answer's bytes, and encoding/json's reflection was ten
+// times the cost of the rest of the request).
 func floats(v []byte) ([]float64, error) {
-	var f []float64
-	if err := json.Unmarshal(v, &f); err != nil || len(f) == 0 {
-		return nil, upstream("the vendor sent a vector that is not an array of numbers")
+	notNumbers := upstream("the vendor sent a vector that is not an array of numbers")
+	i := skipSpace(v, 0)
+	if i >= len(v) || v[i] != '[' {
+		return nil, notNumbers
 	}
-	for _, x := range f {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, upstream("the vendor sent a vector with a value that is not finite")
+	out := make([]float64, 0, bytes.Count(v, []byte{','})+1)
+	i = skipSpace(v, i+1)
+	if i < len(v) && v[i] == ']' {
+		return nil, notNumbers
+	}
+	for {
+		j := i
+		for j < len(v) && (v[j] >= '0' && v[j] <= '9' || v[j] == '-' || v[j] == '+' || v[j] == '.' || v[j] == 'e' || v[j] == 'E') {
+			j++
 		}
+		if j == i || (v[i] != '-' && (v[i] < '0' || v[i] > '9')) {
+			return nil, notNumbers
+		}
+		x, err := strconv.ParseFloat(string(v[i:j]), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, upstream("the vendor sent a vector with a value that is not a finite number")
+		}
+		out = append(out, x)
+		i = skipSpace(v, j)
+		if i >= len(v) {
+			return nil, notNumbers
+		}
+		if v[i] == ']' {
+			if skipSpace(v, i+1) != len(v) {
+				return nil, notNumbers
+			}
+			return out, nil
+		}
+		if v[i] != ',' {
+			return nil, notNumbers
+		}
+		i = skipSpace(v, i+1)
 	}
-	return f, nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // checkLengths holds every vector to dims (0: to the first one's length).

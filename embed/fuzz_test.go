@@ -137,3 +137,29 @@ func TestDecodeOpenAIOrdersByIndex(t *testing.T) {
 		t.Error("a usage of 0 tokens counted as reported")
 	}
 }
+
+// FuzzDecode: any vendor answer decodes to n vectors of the asked length
+// with finite values, or to an upstream_error; never a panic.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"data":[{"index":1,"embedding":[3,4]},{"index":0,"embedding":[1,2]}],"usage":{"prompt_tokens":7}}`), false)
+	f.Add([]byte(`{"embeddings":[{"values":[1,2]},{"values":[-1e3,2.5e-1]}]}`), true)
+	f.Add([]byte(`{"data":[{"embedding":[1e400,2]},{"embedding":[1, 2 ]}]}`), false)
+	f.Fuzz(func(t *testing.T, b []byte, gemini bool) {
+		var vecs [][]float64
+		var err error
+		if gemini {
+			vecs, err = DecodeGemini(b, 2, 2)
+		} else {
+			vecs, _, err = DecodeOpenAI(b, 2, 2)
+		}
+		if err != nil {
+			if gw.ErrorCode(err) != gw.CodeUpstream {
+				t.Fatalf("error %v is not upstream_error", err)
+			}
+			return
+		}
+		if len(vecs) != 2 || len(vecs[0]) != 2 || len(vecs[1]) != 2 {
+			t.Fatalf("vectors %v", vecs)
+		}
+	})
+}

@@ -21,6 +21,14 @@
 //	google      POST /google/v1beta/models/{model}:generateContent
 //	            POST /google/v1beta/models/{model}:streamGenerateContent?alt=sse   x-goog-api-key (or ?key=)
 //
+// Embeddings (embed.go): POST <base>/embeddings on openai, together,
+// fireworks, mistral and openrouter (OpenAI's wire; usage prompt_tokens
+// and total_tokens, OpenRouter's with cost; Mistral reads
+// output_dimension and refuses dimensions, Together ignores it,
+// Fireworks lists data in reverse order with each index), and Google's
+// :embedContent and :batchEmbedContents (at most 100 requests, no
+// usage, as the real API). Vectors are Vector(vendor, model, text, n).
+//
 // The expected key is APIKey(vendor) = "fake-<vendor>-key". A wrong or
 // missing key gets the vendor's own answer: 401 with its error body, except
 // Google, which answers a wrong key with 400 INVALID_ARGUMENT (ErrorInfo

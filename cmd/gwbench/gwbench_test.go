@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 func TestHarnessEndToEnd(t *testing.T) {
 	cfg := Config{
 		Repeats: 2, Duration: 300 * time.Millisecond, Rates: []float64{20},
-		Latencies: []time.Duration{0}, Vendors: []string{"openai", "anthropic", "google", "responses", "gemini"},
+		Latencies: []time.Duration{0}, Vendors: []string{"openai", "anthropic", "google", "responses", "gemini", "embeddings"},
 		Streams: 4, Chunks: 3, Spacing: time.Millisecond,
 		MaxRate: true, Step: 200 * time.Millisecond, MaxStart: 100, Ceiling: 100, P99Limit: time.Second,
 		Searches: 2, Warmup: 100 * time.Millisecond, MaxOther: 64, Redo: 1,
@@ -47,10 +47,11 @@ func TestHarnessEndToEnd(t *testing.T) {
 	if got := strings.Join(rep.Targets, ","); got != "floor,gateway" {
 		t.Errorf("targets %s", got)
 	}
-	// 1 rate (openai JSON) + openai SSE + 4 vendors x 2 + streams +
-	// responses streams + gemini streams + max rate: each once.
-	if len(rep.Scenarios) != 14 {
-		t.Errorf("%d scenarios, want 14", len(rep.Scenarios))
+	// 1 rate (openai JSON) + openai SSE + 4 vendors x 2 + embeddings
+	// (JSON only) + streams + responses streams + gemini streams + max
+	// rate: each once.
+	if len(rep.Scenarios) != 15 {
+		t.Errorf("%d scenarios, want 15", len(rep.Scenarios))
 	}
 	seen := map[string]bool{}
 	for _, sc := range rep.Scenarios {

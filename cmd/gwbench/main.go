@@ -30,6 +30,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -224,7 +225,7 @@ func main() {
 		cfg.Vendors = nil
 		for _, v := range strings.Split(*vendors, ",") {
 			switch v = strings.TrimSpace(v); v {
-			case "openai", "anthropic", "google", "responses", "gemini":
+			case "openai", "anthropic", "google", "responses", "gemini", "embeddings":
 				cfg.Vendors = append(cfg.Vendors, v)
 			default:
 				fmt.Fprintf(os.Stderr, "-vendors: unknown vendor %q\n", v)
@@ -489,6 +490,12 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 			continue
 		}
 		for _, s := range []bool{false, true} {
+			if v == "embeddings" {
+				if !s {
+					scs = append(scs, scenario{Name: fmt.Sprintf("%g req/s, mock 0s, embeddings batch of %d", cfg.Rates[0], embedBatch), Kind: "rate", Vendor: v, Rate: cfg.Rates[0]})
+				}
+				continue
+			}
 			if v == "openai" && !s && len(cfg.Latencies) > 0 && cfg.Latencies[0] == 0 {
 				continue // the first rate row already is openai JSON with mock 0
 			}
@@ -696,10 +703,29 @@ const prompt = "Say hello in one short sentence."
 // see vendorRequest).
 func nativeRequest(stream bool) (string, http.Header, []byte) { return vendorRequest("openai", stream) }
 
+// embedBatch and embedDims are the embeddings row's request: a batch of
+// embedBatch inputs, vectors of embedDims values.
+const (
+	embedBatch = 64
+	embedDims  = 256
+)
+
+// embedBody is the embeddings row's body for model.
+func embedBody(model string) []byte {
+	in := make([]string, embedBatch)
+	for i := range in {
+		in[i] = fmt.Sprintf("Passage %d of the corpus: %s", i, prompt)
+	}
+	b, _ := json.Marshal(map[string]any{"model": model, "input": in, "dimensions": embedDims, "encoding_format": "float"})
+	return b
+}
+
 // vendorRequest is the request a client would send the vendor itself.
 func vendorRequest(vendor string, stream bool) (string, http.Header, []byte) {
 	h := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer mock"}}
 	switch vendor {
+	case "embeddings":
+		return "/v1/embeddings", h, embedBody("text-embedding-3-small")
 	case "responses":
 		return "/v1/responses", h, fmt.Appendf(nil, `{"model":"gpt-6-sol","stream":%t,"input":%q}`, stream, prompt)
 	case "anthropic":
@@ -726,6 +752,8 @@ func gatewayRequest(key, vendor string) func(bool) (string, http.Header, []byte)
 	return func(stream bool) (string, http.Header, []byte) {
 		h := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + key}}
 		switch vendor {
+		case "embeddings":
+			return "/v1/embeddings", h, embedBody("openai/text-embedding-3-small")
 		case "responses":
 			return "/v1/responses", h, fmt.Appendf(nil, `{"model":"openai/gpt-6-sol","stream":%t,"input":%q}`, stream, prompt)
 		case "anthropic":

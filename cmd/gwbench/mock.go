@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -35,6 +36,8 @@ type Mock struct {
 	// Messages those of them on /v1/messages (the fallback of a
 	// -fallback run).
 	Failed, Served, Messages atomic.Int64
+	// embedCache keeps the embeddings answers by [inputs, dimensions].
+	embedCache sync.Map
 }
 
 // NewMock returns a mock with cfg.
@@ -91,6 +94,8 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			writeJSON(w, openAIJSON(req.Model, cfg.Chunks))
 		}
+	case p == "/v1/embeddings":
+		writeJSON(w, m.embeddings(body))
 	case p == "/v1/responses":
 		if req.Stream {
 			m.responsesStream(w, req.Model, cfg)
@@ -245,4 +250,42 @@ func (m *Mock) responsesStream(w http.ResponseWriter, model string, cfg MockConf
 	item := `{"type":"message","id":"msg_mock","status":"completed","role":"assistant","content":[{"type":"output_text","text":` + t + `,"annotations":[]}]}`
 	ev("response.output_item.done", `"output_index":0,"item":`+item)
 	ev("response.completed", fmt.Sprintf(`"response":{%s,"status":"completed","output":[%s],"usage":{"input_tokens":12,"output_tokens":%d,"total_tokens":%d}}`, head, item, cfg.Chunks, 12+cfg.Chunks))
+}
+
+// embeddings answers an OpenAI embeddings request: one vector of the
+// asked dimensions (default 1536) per input, the same bytes for the same
+// count and length (kept).
+func (m *Mock) embeddings(body []byte) []byte {
+	var req struct {
+		Input      []json.RawMessage `json:"input"`
+		Dimensions int               `json:"dimensions"`
+	}
+	_ = json.Unmarshal(body, &req)
+	n, d := max(len(req.Input), 1), req.Dimensions
+	if d <= 0 || d > 4096 {
+		d = 1536
+	}
+	key := [2]int{n, d}
+	if b, ok := m.embedCache.Load(key); ok {
+		return b.([]byte)
+	}
+	var sb strings.Builder
+	sb.WriteString(`{"object":"list","data":[`)
+	for i := range n {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"object":"embedding","index":%d,"embedding":[`, i)
+		for j := range d {
+			if j > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, "%g", float64((i*31+j*17)%2049-1024)/1024)
+		}
+		sb.WriteString(`]}`)
+	}
+	fmt.Fprintf(&sb, `],"model":"text-embedding-3-small","usage":{"prompt_tokens":%d,"total_tokens":%d}}`, 10*n, 10*n)
+	b := []byte(sb.String())
+	m.embedCache.Store(key, b)
+	return b
 }
