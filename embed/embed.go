@@ -460,16 +460,45 @@ type Usage struct {
 	Cost string
 }
 
+// Vector is one embedding as the vendor wrote it: its values' number
+// text compacted into a JSON array ("[0.1,-2e-3]", the vendor's spacing
+// dropped) and how many values it holds. The caller's float answer
+// carries the vendor's digits unchanged; only base64 needs the values.
+type Vector struct {
+	JSON []byte
+	Len  int
+}
+
+// Floats are v's values (read back from its number text, which the
+// decoder checked are finite JSON numbers).
+func (v Vector) Floats() []float64 {
+	out := make([]float64, 0, v.Len)
+	b := v.JSON
+	for i := 1; i < len(b); {
+		j := i
+		for j < len(b) && b[j] != ',' && b[j] != ']' {
+			j++
+		}
+		if j > i {
+			x, _ := strconv.ParseFloat(string(b[i:j]), 64)
+			out = append(out, x)
+		}
+		i = j + 1
+	}
+	return out
+}
+
 // DecodeOpenAI reads an OpenAI-compatible /embeddings answer of n
 // vectors, each of dims values (0: any one length for all): data ordered
 // by index (each index 0..n-1 exactly once), usage prompt_tokens (else
 // total_tokens). The answer is read with rawjson (a validating scan,
 // then spans), not encoding/json: its vectors are nearly all its bytes.
-func DecodeOpenAI(b []byte, n, dims int) ([][]float64, Usage, error) {
+func DecodeOpenAI(b []byte, n, dims int) ([]Vector, Usage, error) {
 	if !rawjson.Valid(b) {
 		return nil, Usage{}, upstream("the vendor's embeddings answer is not readable JSON")
 	}
-	data := rawjson.Get(b, "data")
+	top := twoMembers(b, "data", "usage")
+	data, usage := top[0], top[1]
 	els, err := rawjson.Elements(data)
 	if err != nil {
 		return nil, Usage{}, upstream("the vendor's embeddings answer has no data array")
@@ -477,20 +506,23 @@ func DecodeOpenAI(b []byte, n, dims int) ([][]float64, Usage, error) {
 	if len(els) != n {
 		return nil, Usage{}, upstream("the vendor returned %d vectors for %d inputs", len(els), n)
 	}
-	vecs := make([][]float64, n)
+	vecs := make([]Vector, n)
+	seen := make([]bool, n)
+	buf := make([]byte, 0, len(data))
 	for i, sp := range els {
-		el := data[sp.Start:sp.End]
+		f := twoMembers(data[sp.Start:sp.End], "index", "embedding")
 		idx := i
-		if raw := rawjson.Get(el, "index"); raw != nil {
+		if raw := f[0]; raw != nil {
 			if err := json.Unmarshal(raw, &idx); err != nil {
 				return nil, Usage{}, upstream("the vendor sent an index that is not an integer")
 			}
 		}
-		if idx < 0 || idx >= n || vecs[idx] != nil {
+		if idx < 0 || idx >= n || seen[idx] {
 			return nil, Usage{}, upstream("the vendor's vector indexes are not 0..%d once each", n-1)
 		}
-		v, err := floats(rawjson.Get(el, "embedding"))
-		if err != nil {
+		seen[idx] = true
+		var v Vector
+		if v, buf, err = vector(f[1], buf); err != nil {
 			return nil, Usage{}, err
 		}
 		vecs[idx] = v
@@ -504,7 +536,7 @@ func DecodeOpenAI(b []byte, n, dims int) ([][]float64, Usage, error) {
 		TotalTokens  *int64          `json:"total_tokens"`
 		Cost         json.RawMessage `json:"cost"`
 	}
-	if raw := rawjson.Get(b, "usage"); raw != nil && json.Unmarshal(raw, &w) == nil {
+	if raw := usage; raw != nil && json.Unmarshal(raw, &w) == nil {
 		switch {
 		case w.PromptTokens != nil && *w.PromptTokens > 0:
 			u.Tokens = *w.PromptTokens
@@ -521,7 +553,7 @@ func DecodeOpenAI(b []byte, n, dims int) ([][]float64, Usage, error) {
 
 // DecodeGemini reads a batchEmbedContents answer of n vectors
 // ({"embeddings":[{"values":[...]}]}, in request order).
-func DecodeGemini(b []byte, n, dims int) ([][]float64, error) {
+func DecodeGemini(b []byte, n, dims int) ([]Vector, error) {
 	if !rawjson.Valid(b) {
 		return nil, upstream("the vendor's embeddings answer is not readable JSON")
 	}
@@ -533,61 +565,146 @@ func DecodeGemini(b []byte, n, dims int) ([][]float64, error) {
 	if len(els) != n {
 		return nil, upstream("the vendor returned %d vectors for %d inputs", len(els), n)
 	}
-	vecs := make([][]float64, n)
+	vecs := make([]Vector, n)
+	buf := make([]byte, 0, len(list))
 	for i, sp := range els {
-		v, err := floats(rawjson.Get(list[sp.Start:sp.End], "values"))
-		if err != nil {
+		if vecs[i], buf, err = vector(rawjson.Get(list[sp.Start:sp.End], "values"), buf); err != nil {
 			return nil, err
 		}
-		vecs[i] = v
 	}
 	return vecs, checkLengths(vecs, dims)
 }
 
+// twoMembers are the values of object b's two keys k0 and k1 (the last of
+// duplicates, as encoding/json reads them; nil when absent), found in
+// one pass: rawjson.Get would pass over a vector once a key.
+func twoMembers(b []byte, k0, k1 string) [2][]byte {
+	var out [2][]byte
+	ms, err := rawjson.Members(b)
+	if err != nil {
+		return out
+	}
+	for _, m := range ms {
+		switch m.Key {
+		case k0:
+			out[0] = b[m.ValStart:m.ValEnd]
+		case k1:
+			out[1] = b[m.ValStart:m.ValEnd]
+		}
+	}
+	return out
+}
+
 func upstream(format string, a ...any) error { return gw.Errorf(gw.CodeUpstream, format, a...) }
 
-// floats reads a JSON array of numbers: a scan of its own (the vectors
-// are most of an answer's bytes, and encoding/json's reflection was ten
-// times the cost of the rest of the request).
-func floats(v []byte) ([]float64, error) {
+// vector reads a JSON array of numbers into buf, compacted, and returns
+// it as a Vector sharing buf's array (buf's capacity is the answer's
+// size, so the vectors of one answer share one allocation). Each value
+// is checked to be a JSON number, and a finite one: only a number with
+// an exponent or of more than 300 digits can overflow a float64, so only
+// those are converted to check.
+func vector(v []byte, buf []byte) (Vector, []byte, error) {
 	notNumbers := upstream("the vendor sent a vector that is not an array of numbers")
 	i := skipSpace(v, 0)
 	if i >= len(v) || v[i] != '[' {
-		return nil, notNumbers
+		return Vector{}, buf, notNumbers
 	}
-	out := make([]float64, 0, bytes.Count(v, []byte{','})+1)
 	i = skipSpace(v, i+1)
 	if i < len(v) && v[i] == ']' {
-		return nil, notNumbers
+		return Vector{}, buf, notNumbers
 	}
+	start := len(buf)
+	buf = append(buf, '[')
+	n := 0
 	for {
 		j := i
-		for j < len(v) && (v[j] >= '0' && v[j] <= '9' || v[j] == '-' || v[j] == '+' || v[j] == '.' || v[j] == 'e' || v[j] == 'E') {
-			j++
+		exp := false
+		for j < len(v) {
+			c := v[j]
+			if c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' {
+				j++
+				continue
+			}
+			if c == 'e' || c == 'E' {
+				exp = true
+				j++
+				continue
+			}
+			break
 		}
-		if j == i || (v[i] != '-' && (v[i] < '0' || v[i] > '9')) {
-			return nil, notNumbers
+		if j == i || !jsonNumber(v[i:j]) {
+			return Vector{}, buf[:start], notNumbers
 		}
-		x, err := strconv.ParseFloat(string(v[i:j]), 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, upstream("the vendor sent a vector with a value that is not a finite number")
+		if exp || j-i > 300 {
+			x, err := strconv.ParseFloat(string(v[i:j]), 64)
+			if err != nil || math.IsInf(x, 0) {
+				return Vector{}, buf[:start], upstream("the vendor sent a vector with a value that is not a finite number")
+			}
 		}
-		out = append(out, x)
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, v[i:j]...)
+		n++
 		i = skipSpace(v, j)
 		if i >= len(v) {
-			return nil, notNumbers
+			return Vector{}, buf[:start], notNumbers
 		}
 		if v[i] == ']' {
 			if skipSpace(v, i+1) != len(v) {
-				return nil, notNumbers
+				return Vector{}, buf[:start], notNumbers
 			}
-			return out, nil
+			buf = append(buf, ']')
+			return Vector{JSON: buf[start:len(buf):len(buf)], Len: n}, buf, nil
 		}
 		if v[i] != ',' {
-			return nil, notNumbers
+			return Vector{}, buf[:start], notNumbers
 		}
 		i = skipSpace(v, i+1)
 	}
+}
+
+// jsonNumber says whether b is a number in JSON's grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func jsonNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	return i == len(b)
 }
 
 func skipSpace(b []byte, i int) int {
@@ -598,23 +715,29 @@ func skipSpace(b []byte, i int) int {
 }
 
 // checkLengths holds every vector to dims (0: to the first one's length).
-func checkLengths(vecs [][]float64, dims int) error {
+func checkLengths(vecs []Vector, dims int) error {
 	for i, v := range vecs {
 		if dims == 0 && i == 0 {
-			dims = len(v)
+			dims = v.Len
 		}
-		if len(v) != dims {
-			return upstream("the vendor sent a vector of %d values where %d were asked", len(v), dims)
+		if v.Len != dims {
+			return upstream("the vendor sent a vector of %d values where %d were asked", v.Len, dims)
 		}
 	}
 	return nil
 }
 
 // OpenAIAnswer is the caller's answer in OpenAI's shape: one embedding
-// object per vector, index in input order, floats or base64 (float32
-// little-endian), and usage prompt_tokens = total_tokens = tokens.
-func OpenAIAnswer(model string, vecs [][]float64, tokens int64, b64 bool) []byte {
+// object per vector, index in input order, the vendor's numbers or
+// base64 (float32 little-endian), and usage prompt_tokens = total_tokens
+// = tokens.
+func OpenAIAnswer(model string, vecs []Vector, tokens int64, b64 bool) []byte {
 	var sb bytes.Buffer
+	size := 128
+	for _, v := range vecs {
+		size += len(v.JSON) + 48
+	}
+	sb.Grow(size)
 	sb.WriteString(`{"object":"list","data":[`)
 	for i, v := range vecs {
 		if i > 0 {
@@ -625,10 +748,10 @@ func OpenAIAnswer(model string, vecs [][]float64, tokens int64, b64 bool) []byte
 		sb.WriteString(`,"embedding":`)
 		if b64 {
 			sb.WriteByte('"')
-			sb.WriteString(Base64(v))
+			sb.WriteString(Base64(v.Floats()))
 			sb.WriteByte('"')
 		} else {
-			writeFloats(&sb, v)
+			sb.Write(v.JSON)
 		}
 		sb.WriteByte('}')
 	}
@@ -647,36 +770,29 @@ func Base64(v []float64) string {
 	return base64.StdEncoding.EncodeToString(buf)
 }
 
-func writeFloats(sb *bytes.Buffer, v []float64) {
-	sb.WriteByte('[')
-	var tmp [32]byte
-	for i, x := range v {
-		if i > 0 {
-			sb.WriteByte(',')
-		}
-		sb.Write(strconv.AppendFloat(tmp[:0], x, 'g', -1, 64))
-	}
-	sb.WriteByte(']')
-}
-
 // GeminiAnswer is the caller's answer in Gemini's shape: embedContent's
 // {"embedding":{"values":[...]}} or batchEmbedContents'
 // {"embeddings":[{"values":[...]},...]}.
-func GeminiAnswer(vecs [][]float64, batch bool) []byte {
+func GeminiAnswer(vecs []Vector, batch bool) []byte {
 	var sb bytes.Buffer
 	if !batch {
 		sb.WriteString(`{"embedding":{"values":`)
-		writeFloats(&sb, vecs[0])
+		sb.Write(vecs[0].JSON)
 		sb.WriteString(`}}`)
 		return sb.Bytes()
 	}
+	size := 32
+	for _, v := range vecs {
+		size += len(v.JSON) + 16
+	}
+	sb.Grow(size)
 	sb.WriteString(`{"embeddings":[`)
 	for i, v := range vecs {
 		if i > 0 {
 			sb.WriteByte(',')
 		}
 		sb.WriteString(`{"values":`)
-		writeFloats(&sb, v)
+		sb.Write(v.JSON)
 		sb.WriteByte('}')
 	}
 	sb.WriteString(`]}`)

@@ -2,6 +2,7 @@ package embed
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	gw "github.com/gwlabs/gateway"
@@ -105,9 +106,9 @@ func checkMapping(t *testing.T, r *Request) {
 		t.Fatalf("%d inputs mapped of %d", i, len(r.Inputs))
 	}
 	// The answers hold one vector an input.
-	vecs := make([][]float64, len(r.Inputs))
+	vecs := make([]Vector, len(r.Inputs))
 	for i := range vecs {
-		vecs[i] = []float64{0.5, -1}
+		vecs[i] = Vector{JSON: []byte(`[0.5,-1]`), Len: 2}
 	}
 	var a struct {
 		Data []struct{ Index int } `json:"data"`
@@ -121,7 +122,7 @@ func checkMapping(t *testing.T, r *Request) {
 // index order; missing, repeated or short vectors are upstream errors.
 func TestDecodeOpenAIOrdersByIndex(t *testing.T) {
 	v, u, err := DecodeOpenAI([]byte(`{"data":[{"index":1,"embedding":[3,4]},{"index":0,"embedding":[1,2]}],"usage":{"prompt_tokens":7,"total_tokens":7}}`), 2, 2)
-	if err != nil || v[0][0] != 1 || v[1][0] != 3 || u.Tokens != 7 || !u.Reported {
+	if err != nil || v[0].Floats()[0] != 1 || v[1].Floats()[0] != 3 || u.Tokens != 7 || !u.Reported {
 		t.Fatalf("%v %v %+v", err, v, u)
 	}
 	for _, b := range []string{
@@ -145,7 +146,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"embeddings":[{"values":[1,2]},{"values":[-1e3,2.5e-1]}]}`), true)
 	f.Add([]byte(`{"data":[{"embedding":[1e400,2]},{"embedding":[1, 2 ]}]}`), false)
 	f.Fuzz(func(t *testing.T, b []byte, gemini bool) {
-		var vecs [][]float64
+		var vecs []Vector
 		var err error
 		if gemini {
 			vecs, err = DecodeGemini(b, 2, 2)
@@ -158,8 +159,21 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if len(vecs) != 2 || len(vecs[0]) != 2 || len(vecs[1]) != 2 {
-			t.Fatalf("vectors %v", vecs)
+		for _, v := range vecs {
+			// The caller gets the vector's text: JSON numbers, two of
+			// them, each finite.
+			var xs []float64
+			if err := json.Unmarshal(v.JSON, &xs); err != nil || len(xs) != 2 || v.Len != 2 {
+				t.Fatalf("vector %q: %v %v", v.JSON, xs, err)
+			}
+			for _, x := range xs {
+				if math.IsInf(x, 0) || math.IsNaN(x) {
+					t.Fatalf("vector %q holds %v", v.JSON, x)
+				}
+			}
+			if got := v.Floats(); len(got) != 2 || got[0] != xs[0] || got[1] != xs[1] {
+				t.Fatalf("Floats %v, the text reads %v", got, xs)
+			}
 		}
 	})
 }

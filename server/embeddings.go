@@ -42,13 +42,13 @@ type embedCall struct {
 	parse func(body []byte) (*embed.Request, error)
 	// model is the path's model (G), "" when the body names it.
 	model  string
-	answer func(req *embed.Request, vecs [][]float64, tokens int64) []byte
+	answer func(req *embed.Request, vecs []embed.Vector, tokens int64) []byte
 }
 
 // embeddings serves POST /v1/embeddings in OpenAI's shape.
 func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	s.serveEmbed(w, r, embedCall{sh: plain, parse: embed.ParseOpenAI,
-		answer: func(req *embed.Request, vecs [][]float64, tokens int64) []byte {
+		answer: func(req *embed.Request, vecs []embed.Vector, tokens int64) []byte {
 			return embed.OpenAIAnswer(req.Model, vecs, tokens, req.Base64)
 		}})
 }
@@ -58,7 +58,7 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 func (s *Server) geminiEmbed(w http.ResponseWriter, r *http.Request, model string, batch bool) {
 	s.serveEmbed(w, r, embedCall{sh: gShape, model: model,
 		parse: func(b []byte) (*embed.Request, error) { return embed.ParseGemini(b, model, batch) },
-		answer: func(_ *embed.Request, vecs [][]float64, _ int64) []byte {
+		answer: func(_ *embed.Request, vecs []embed.Vector, _ int64) []byte {
 			return embed.GeminiAnswer(vecs, batch)
 		}})
 }
@@ -238,8 +238,8 @@ func embedBound(req *embed.Request) int64 {
 // one per input, in input order, each of dims values. usage is the
 // vendor's report summed over the calls, Reported only when every call
 // reported a count.
-func (s *Server) callEmbed(ctx context.Context, em embedder, t route.Target, req *embed.Request, bodies [][]byte, dims int, start time.Time) (vecs [][]float64, usage gw.Usage, ttfb time.Duration, err error) {
-	vecs = make([][]float64, 0, len(req.Inputs))
+func (s *Server) callEmbed(ctx context.Context, em embedder, t route.Target, req *embed.Request, bodies [][]byte, dims int, start time.Time) (vecs []embed.Vector, usage gw.Usage, ttfb time.Duration, err error) {
+	vecs = make([]embed.Vector, 0, len(req.Inputs))
 	usage.Reported = true
 	for i, b := range bodies {
 		n := len(req.Inputs)
@@ -286,7 +286,7 @@ func (s *Server) callEmbed(ctx context.Context, em embedder, t route.Target, req
 	if dims == 0 && len(vecs) > 0 {
 		// openrouter/ without dimensions: one length for all.
 		for _, v := range vecs {
-			if len(v) != len(vecs[0]) {
+			if v.Len != vecs[0].Len {
 				return nil, gw.Usage{}, ttfb, gw.Errorf(gw.CodeUpstream, "the vendor sent vectors of different lengths")
 			}
 		}

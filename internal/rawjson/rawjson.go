@@ -251,6 +251,9 @@ func skipString(b []byte, i int) (int, error) {
 	return 0, errSyntax
 }
 
+// structural marks the bytes a container's skip must look at.
+var structural = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true}
+
 func skipValue(b []byte, i int) (int, error) {
 	if i >= len(b) {
 		return 0, errSyntax
@@ -261,6 +264,15 @@ func skipValue(b []byte, i int) (int, error) {
 	case '{', '[':
 		depth := 0
 		for ; i < len(b); i++ {
+			// The bytes between structural ones (numbers, spaces,
+			// commas, colons, literals: most of a vector's bytes) in
+			// one tight loop.
+			for i < len(b) && !structural[b[i]] {
+				i++
+			}
+			if i >= len(b) {
+				break
+			}
 			switch b[i] {
 			case '"':
 				e, err := skipString(b, i)
