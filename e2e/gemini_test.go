@@ -266,7 +266,10 @@ func TestGeminiKeysAndErrors(t *testing.T) {
 	check("unknown model", e.gpost(gPath("nosuch/model", "body"), body), http.StatusBadRequest, "INVALID_ARGUMENT")
 	check("cachedContent mapped", e.gpost(path, []byte(`{"cachedContent":"cachedContents/x","contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)), http.StatusBadRequest, "INVALID_ARGUMENT")
 	check("vendor 429", e.gpost(path, geminiBody("hi [fake:status=429]", "")), http.StatusTooManyRequests, "RESOURCE_EXHAUSTED")
-	check("bad method", e.gpost("/v1beta/models/openai/gpt-6-sol:embedContent", body), http.StatusNotFound, "NOT_FOUND")
+	check("bad method", e.gpost("/v1beta/models/openai/gpt-6-sol:predictLongRunning", body), http.StatusNotFound, "NOT_FOUND")
+	// embedContent is served (embeddings): a generateContent body sent
+	// to it is a 400 that names the fields it takes.
+	check("embed method, chat body", e.gpost("/v1beta/models/google/gemini-embedding-001:embedContent", body), http.StatusBadRequest, "INVALID_ARGUMENT")
 }
 
 // TestGeminiToolRoundTrip: a function call comes back with its id, and
