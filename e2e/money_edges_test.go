@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -544,7 +545,23 @@ func TestSlowReaderBilledAsAbandoned(t *testing.T) {
 	}
 	req, _ := http.NewRequest(http.MethodPost, e.url+"/v1/chat/completions", bytes.NewReader(chatBody("groq/llama-3.3-70b-versatile", "hi [case:firehose]", true, `,"max_tokens":32000`)))
 	req.Header.Set("Authorization", "Bearer "+secret)
-	resp, err := http.DefaultClient.Do(req)
+	// A caller whose receive buffer is fixed at 64 KB: the kernel would
+	// otherwise grow it (to 32 MB on Linux) while the first 64 KB are
+	// read, and the whole 8 MB could land in it unread, the gateway never
+	// held up by a slow reader.
+	small := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.(*net.TCPConn).SetReadBuffer(64 << 10); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	}}
+	defer small.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: small}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
