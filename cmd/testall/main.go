@@ -51,7 +51,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	requireAll := fs.Bool("require-all", false, "fail when any test was skipped (CI)")
 	race := fs.String("race", "auto", "race detector: auto (on when a C compiler is found), on or off")
 	runRE := fs.String("run", "", "run only tests matching this regular expression (go test -run)")
-	timeout := fs.Duration("timeout", 20*time.Minute, "go test -timeout")
+	// A package's binary gets 30 minutes: e2e under -race on a loaded
+	// two-core machine has come near 20.
+	timeout := fs.Duration("timeout", 30*time.Minute, "go test -timeout")
 	services := fs.String("services", "auto", "PostgreSQL and Redis for their suites: auto (find them on their default local ports when GATEWAY_TEST_*_URL are unset) or off")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -224,6 +226,20 @@ func (s *summary) finish(w io.Writer, k testKey, e event) {
 				s.pkgAlone++
 			}
 			fmt.Fprint(w, packageOutput(out))
+			// Tests that never ended (a timeout's panic names them and
+			// go test gives their output no end event): their output,
+			// so a timeout says where it was.
+			var open []testKey
+			for t := range s.output {
+				if t.pkg == k.pkg && t.test != "" {
+					open = append(open, t)
+				}
+			}
+			slices.SortFunc(open, func(a, b testKey) int { return strings.Compare(a.test, b.test) })
+			for _, t := range open {
+				fmt.Fprintf(w, "--- unfinished: %s (%s)\n%s", t.test, t.pkg, lastLines(s.output[t].String(), 20))
+				delete(s.output, t)
+			}
 			fmt.Fprintf(w, "FAIL\t%s\t%.3fs\n", k.pkg, e.Elapsed)
 		}
 		return
@@ -249,6 +265,15 @@ func (s *summary) finish(w io.Writer, k testKey, e event) {
 		s.skipped++
 		s.skips = append(s.skips, line)
 	}
+}
+
+// lastLines is the last n lines of out.
+func lastLines(out string, n int) string {
+	lines := strings.SplitAfter(out, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "")
 }
 
 // packageOutput is a failed package's own output without go test's

@@ -222,3 +222,23 @@ func TestLocalServices(t *testing.T) {
 		}
 	})
 }
+
+// TestUnfinishedTestsShown: a package that times out names the tests that
+// never ended, with their last output, before its FAIL line.
+func TestUnfinishedTestsShown(t *testing.T) {
+	const hung = `{"Action":"run","Package":"e","Test":"TestHang"}
+{"Action":"output","Package":"e","Test":"TestHang","Output":"    e_test.go:5: waiting for the vendor\n"}
+{"Action":"output","Package":"e","Output":"panic: test timed out after 30m0s\n"}
+{"Action":"fail","Package":"e","Elapsed":1800}
+`
+	var out strings.Builder
+	s := summarize(strings.NewReader(hung), &out)
+	got := out.String()
+	want := "--- unfinished: TestHang (e)\n    e_test.go:5: waiting for the vendor\nFAIL\te\t1800.000s\n"
+	if !strings.Contains(got, want) || !strings.Contains(got, "panic: test timed out") {
+		t.Errorf("output lacks the unfinished test before the FAIL line:\n%s", got)
+	}
+	if s.pkgFailed != 1 || s.pkgAlone != 1 || len(s.output) != 0 {
+		t.Errorf("pkgFailed %d pkgAlone %d, %d outputs left", s.pkgFailed, s.pkgAlone, len(s.output))
+	}
+}
